@@ -1,0 +1,51 @@
+# The two commands a newcomer needs: `make demo` and `make test`. Everything else is set up by
+# them (virtualenv, the package, the pinned helm/helmfile toolchain) and is fast the second time.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# Re-install only when the project metadata changes.
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
+TOOLS_STAMP := $(VENV)/.tools-installed
+DEMO ?= examples/openstack-minimal.yaml
+
+.PHONY: demo test setup tools lint typecheck unit bench snapshot-update clean help
+help:
+	@echo "make demo   - set up, then render an example cluster offline ($(DEMO))"
+	@echo "make test   - set up, then run the full test suite, ruff and mypy"
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev]'
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+setup: $(STAMP) tools
+
+tools: $(STAMP)
+	$(BIN)/scs-templates tools install --quiet
+
+demo: setup
+	$(BIN)/scs-templates render $(DEMO)
+
+lint: $(STAMP)
+	$(BIN)/ruff check scs_templates tests bench
+	$(BIN)/ruff format --check scs_templates tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: setup
+	$(BIN)/python -m pytest
+
+test: setup lint typecheck unit
+
+bench: setup
+	$(BIN)/python bench/run.py
+
+snapshot-update: setup
+	$(BIN)/python -m pytest --snapshot-update tests/test_snapshots.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,556 @@
+"""The standardized cluster settings model: ONE source of truth.
+
+Fields, defaults, descriptions and the published JSON Schema all come from these classes.
+Words are provider-neutral (machine type, zone); provider specifics live in one section per
+provider (``openstack``, ``docker``). Defaults are the values SCS tested and documented for
+KaaS v1 (see ``docs/migration-from-kaas-v1.md``). Cross-field rules live in :mod:`.rules`
+so that every problem is reported at once with its own path.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints
+
+API_VERSION = "scs-templates.scs.community/v1alpha1"
+KIND = "ClusterSettings"
+
+TEMPLATES = ("simple", "multi-md")
+PROVIDERS = ("openstack", "docker")
+
+# DNS-1123 label: lower-case alphanumerics and '-', starting and ending alphanumeric.
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+Dns1123Label = Annotated[str, StringConstraints(pattern=DNS_LABEL, max_length=63)]
+NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
+Cidr = Annotated[str, Field(json_schema_extra={"format": "cidr"})]
+LabelKey = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+        r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$",
+        max_length=317,
+    ),
+]
+LabelValue = Annotated[
+    str, StringConstraints(pattern=r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+]
+ServiceVersion = Annotated[
+    str,
+    StringConstraints(pattern=r"^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$"),
+    Field(description="A chart version to pin instead of the tested default, e.g. 1.16.3."),
+]
+
+
+_ACRONYMS = {
+    "api": "API",
+    "cidr": "CIDR",
+    "cidrs": "CIDRs",
+    "csi": "CSI",
+    "fs": "FS",
+    "gb": "GB",
+    "gib": "GiB",
+    "id": "ID",
+    "qps": "QPS",
+}
+
+
+def alias_for(name: str) -> str:
+    """snake_case field name -> the camelCase YAML key (``pod_cidr`` -> ``podCIDR``)."""
+    head, *rest = name.split("_")
+    return head + "".join(_ACRONYMS.get(part, part.capitalize()) for part in rest)
+
+
+class _Model(BaseModel):
+    """Strict base: unknown keys are errors, YAML keys are camelCase, objects are immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=alias_for,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        frozen=True,
+        validate_default=True,
+        use_attribute_docstrings=False,
+    )
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+class Metadata(_Model):
+    name: Dns1123Label = Field(
+        description="Cluster name, DNS-1123 label. Becomes the Cluster object's name and "
+        "$CLUSTER in $PREFIX-$CLUSTER-$RESOURCE names."
+    )
+    namespace: Dns1123Label = Field(
+        default="default",
+        description="Namespace on the management cluster that holds the cluster's objects.",
+    )
+
+
+# --------------------------------------------------------------------------- machines
+
+
+class Taint(_Model):
+    key: LabelKey = Field(description="Taint key, e.g. dedicated.")
+    value: LabelValue = Field(default="", description="Taint value (may be empty).")
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(
+        description="What the taint does to pods that do not tolerate it."
+    )
+
+
+class Autoscaling(_Model):
+    min: StrictInt = Field(ge=0, le=1000, description="Lowest number of machines.")
+    max: StrictInt = Field(ge=1, le=1000, description="Highest number of machines.")
+
+
+class ControlPlane(_Model):
+    replicas: Literal[1, 3, 5] = Field(
+        default=3,
+        description="Control-plane machines: 1 (no high availability), 3 or 5. An odd count "
+        "keeps etcd quorum.",
+    )
+    machine_type: NonEmptyStr | None = Field(
+        default=None,
+        description="Machine type (OpenStack flavor). Required for OpenStack; ignored by "
+        "Docker. KaaS v1 default: SCS-2V-4-20s.",
+    )
+    zones: list[NonEmptyStr] = Field(
+        default_factory=list,
+        description="Zones (OpenStack availability zones) to spread control-plane machines "
+        "over; empty means the provider's default placement.",
+    )
+    root_disk_gb: StrictInt = Field(
+        default=0,
+        ge=0,
+        le=10000,
+        description="Root volume size in GB; 0 boots from the machine type's own disk.",
+    )
+    image: NonEmptyStr | None = Field(
+        default=None, description="Image override for control-plane machines."
+    )
+    remediation_max_retry: StrictInt = Field(
+        default=3,
+        ge=0,
+        le=100,
+        description="How often a failed control-plane machine is replaced before remediation "
+        "gives up.",
+    )
+
+
+class WorkerGroup(_Model):
+    name: Dns1123Label = Field(
+        description="Group name, DNS-1123, unique; $RESOURCE of the group's objects."
+    )
+    replicas: StrictInt | None = Field(
+        default=None,
+        ge=0,
+        le=1000,
+        description="Fixed number of machines. Leave out when `autoscaling` is set; default 3.",
+    )
+    autoscaling: Autoscaling | None = Field(
+        default=None,
+        description="Let the cluster-autoscaler scale between min and max machines.",
+    )
+    machine_type: NonEmptyStr | None = Field(
+        default=None,
+        description="Machine type (OpenStack flavor). Required for OpenStack; ignored by "
+        "Docker. KaaS v1 default: SCS-2V-4-20s.",
+    )
+    zone: NonEmptyStr | None = Field(
+        default=None, description="Zone (OpenStack availability zone) of the group's machines."
+    )
+    labels: dict[LabelKey, LabelValue] = Field(
+        default_factory=dict, description="Kubernetes node labels of the group's nodes."
+    )
+    taints: list[Taint] = Field(
+        default_factory=list, description="Kubernetes node taints of the group's nodes."
+    )
+    root_disk_gb: StrictInt = Field(
+        default=0,
+        ge=0,
+        le=10000,
+        description="Root volume size in GB; 0 boots from the machine type's own disk.",
+    )
+    image: NonEmptyStr | None = Field(
+        default=None, description="Image override for this group's machines."
+    )
+
+    @property
+    def effective_replicas(self) -> int | None:
+        """Replicas to set on the MachineDeployment (None: the autoscaler owns it)."""
+        if self.autoscaling is not None:
+            return None
+        return 3 if self.replicas is None else self.replicas
+
+
+# --------------------------------------------------------------------------- network
+
+
+class ApiAccess(_Model):
+    mode: Literal["open", "internal", "cidrs"] = Field(
+        default="open",
+        description="Who may reach the Kubernetes API load balancer: `open` (anyone), "
+        "`internal` (the cluster's own network and the management cluster only; KaaS v1 "
+        "RESTRICT_KUBEAPI=[ none ]), or `cidrs` (the listed networks, plus internal).",
+    )
+    cidrs: list[Cidr] = Field(
+        default_factory=list, description="Allowed source networks when mode is `cidrs`."
+    )
+    management_cidrs: list[Cidr] = Field(
+        default_factory=list,
+        description="Egress networks of the management cluster, always allowed when access "
+        "is restricted (so Cluster API keeps reaching the API).",
+    )
+
+
+class Network(_Model):
+    pod_cidr: Cidr = Field(default="192.168.0.0/16", description="Pod network.")
+    service_cidr: Cidr = Field(default="10.96.0.0/12", description="Service network.")
+    node_cidr: Cidr = Field(
+        default="10.8.0.0/20", description="Network of the nodes (the OpenStack subnet)."
+    )
+    mtu: StrictInt = Field(
+        default=0,
+        ge=0,
+        le=9000,
+        description="MTU of the node network and the CNI; 0 lets the provider decide.",
+    )
+    dns_servers: list[NonEmptyStr] = Field(
+        default_factory=lambda: ["5.1.66.255", "185.150.99.255"],
+        description="DNS servers of the node subnet (KaaS v1 default: the FFMUC resolvers).",
+    )
+    service_domain: NonEmptyStr = Field(
+        default="cluster.local", description="DNS domain of Services."
+    )
+    api_access: ApiAccess = Field(
+        default_factory=ApiAccess, description="Allow-list of the API load balancer."
+    )
+
+
+# --------------------------------------------------------------------------- services
+
+
+class Service(_Model):
+    enabled: StrictBool = Field(default=True, description="Deploy this service.")
+    version: ServiceVersion | None = Field(
+        default=None, description="Chart version override; empty = the tested default."
+    )
+    values: dict[str, object] = Field(
+        default_factory=dict, description="Extra helm values merged over ours."
+    )
+
+
+class OptionalService(Service):
+    enabled: StrictBool = Field(default=False, description="Deploy this service.")
+
+
+class Cni(_Model):
+    type: Literal["cilium", "calico"] = Field(
+        default="cilium", description="The CNI: Cilium (default) or Calico."
+    )
+    version: ServiceVersion | None = Field(
+        default=None, description="Chart version override; empty = the tested default."
+    )
+    values: dict[str, object] = Field(
+        default_factory=dict, description="Extra helm values merged over ours."
+    )
+
+
+class IngressNginx(OptionalService):
+    proxy_protocol: StrictBool = Field(
+        default=True,
+        description="Use the PROXY protocol on the load balancer so pods see real client "
+        "addresses (KaaS v1 NGINX_INGRESS_PROXY).",
+    )
+
+
+class Services(_Model):
+    cni: Cni = Field(default_factory=Cni, description="Container network interface.")
+    cloud_controller_manager: Service = Field(
+        default_factory=Service,
+        description="OpenStack cloud controller manager (needed: nodes stay uninitialized "
+        "without it on OpenStack).",
+    )
+    cinder_csi: Service = Field(
+        default_factory=Service, description="Cinder CSI driver with the snapshot controller."
+    )
+    metrics_server: Service = Field(
+        default_factory=Service,
+        description="metrics-server, with real TLS to kubelets (serving certificates).",
+    )
+    ingress_nginx: IngressNginx = Field(
+        default_factory=IngressNginx, description="ingress-nginx controller."
+    )
+    cert_manager: OptionalService = Field(
+        default_factory=OptionalService, description="cert-manager."
+    )
+    flux: OptionalService = Field(default_factory=OptionalService, description="Flux (GitOps).")
+    gateway_api: OptionalService = Field(
+        default_factory=OptionalService,
+        description="Gateway API CRDs with Cilium's implementation (needs Cilium).",
+    )
+
+
+# --------------------------------------------------------------------------- etcd
+
+
+class EtcdDefrag(_Model):
+    enabled: StrictBool = Field(
+        default=True, description="Nightly, leader-aware defragmentation with a snapshot."
+    )
+    schedule: NonEmptyStr = Field(
+        default="*-*-* 02:30:00",
+        description="systemd OnCalendar expression of the defragmentation timer.",
+    )
+
+
+class Etcd(_Model):
+    unsafe_fs: StrictBool = Field(
+        default=False,
+        description="Remount the control-plane root filesystem with barrier=0,commit=20. Only "
+        "for multi-node control planes on network (ceph) disks: faster fsync, but a power "
+        "loss can corrupt the local etcd member.",
+    )
+    quota_gib: StrictInt = Field(
+        default=2, ge=1, le=8, description="etcd backend quota in GiB (quota-backend-bytes)."
+    )
+    snapshot_count: StrictInt = Field(
+        default=6400, ge=100, le=1000000, description="etcd snapshot-count."
+    )
+    auto_compaction_retention: NonEmptyStr = Field(
+        default="8h", description="Periodic auto-compaction retention (scs-0215: 8h)."
+    )
+    defrag: EtcdDefrag = Field(
+        default_factory=EtcdDefrag, description="Nightly defragmentation timer."
+    )
+    prio_boost: StrictBool | None = Field(
+        default=None,
+        deprecated=True,
+        description="Obsolete (KaaS v1 ETCD_PRIO_BOOST): heartbeat 250 ms, election timeout "
+        "2500 ms and I/O priority are always set now; it is ignored.",
+    )
+    backup_retention: StrictInt = Field(
+        default=3,
+        ge=0,
+        le=365,
+        description="Compressed snapshots kept on each control-plane node by the nightly job.",
+    )
+
+
+# --------------------------------------------------------------------------- security
+
+PodSecurityLevel = Literal["privileged", "baseline", "restricted"]
+
+
+class PodSecurity(_Model):
+    enforce: PodSecurityLevel = Field(default="baseline", description="Enforced level.")
+    warn: PodSecurityLevel = Field(default="restricted", description="Level that warns.")
+    audit: PodSecurityLevel = Field(default="restricted", description="Level that audits.")
+    exempt_namespaces: list[Dns1123Label] = Field(
+        default_factory=lambda: ["kube-system"],
+        description="Namespaces exempt from Pod Security admission.",
+    )
+
+
+class ApiRateLimits(_Model):
+    max_requests_inflight: StrictInt = Field(
+        default=400, ge=1, description="kube-apiserver --max-requests-inflight (scs-0215)."
+    )
+    max_mutating_requests_inflight: StrictInt = Field(
+        default=200,
+        ge=1,
+        description="kube-apiserver --max-mutating-requests-inflight (scs-0215).",
+    )
+    min_request_timeout: StrictInt = Field(
+        default=1800, ge=1, description="kube-apiserver --min-request-timeout in seconds."
+    )
+    event_qps: StrictInt = Field(
+        default=5000, ge=1, description="EventRateLimit server-wide QPS (scs-0215)."
+    )
+    event_burst: StrictInt = Field(
+        default=20000, ge=1, description="EventRateLimit server-wide burst (scs-0215)."
+    )
+
+
+class Security(_Model):
+    pod_security: PodSecurity = Field(
+        default_factory=PodSecurity, description="Pod Security admission defaults."
+    )
+    api_rate_limits: ApiRateLimits = Field(
+        default_factory=ApiRateLimits, description="API server request limits (scs-0215)."
+    )
+    certificate_rollout_days: StrictInt = Field(
+        default=21,
+        ge=7,
+        le=365,
+        description="Roll control-plane machines this many days before their certificates "
+        "expire (KubeadmControlPlane rolloutBefore.certificatesExpiryDays; at least 7).",
+    )
+
+
+# --------------------------------------------------------------------------- registries
+
+
+class RegistryMirror(_Model):
+    registry: NonEmptyStr = Field(
+        description="Registry host to mirror, e.g. docker.io, registry.k8s.io, ghcr.io."
+    )
+    endpoints: list[Annotated[str, StringConstraints(pattern=r"^https?://\S+$")]] = Field(
+        min_length=1, description="Mirror URLs tried in order (e.g. a Harbor proxy project)."
+    )
+    skip_verify: StrictBool = Field(
+        default=False, description="Do not verify the mirror's TLS certificate."
+    )
+    override_path: StrictBool = Field(
+        default=False,
+        description="The endpoint URL already contains the API path (e.g. /v2/proxy).",
+    )
+
+
+# --------------------------------------------------------------------------- providers
+
+
+class ApplicationCredential(_Model):
+    per_cluster: StrictBool = Field(
+        default=True,
+        description="Create a restricted application credential $PREFIX-$CLUSTER-appcred "
+        "for this cluster (a leak then affects one cluster only).",
+    )
+    separate_workload: StrictBool = Field(
+        default=False,
+        description="Use a second restricted credential ($PREFIX-$CLUSTER-appcred-workload) "
+        "for the in-cluster cloud controller manager and Cinder CSI.",
+    )
+
+
+class AntiAffinity(_Model):
+    control_plane: Literal["hard", "soft", "none"] = Field(
+        default="hard", description="Server-group policy of control-plane machines."
+    )
+    workers: Literal["hard", "soft", "none"] = Field(
+        default="soft", description="Server-group policy of each worker group."
+    )
+
+
+class ServerMetadata(_Model):
+    control_plane: dict[NonEmptyStr, str] = Field(
+        default_factory=dict, description="Nova server metadata of control-plane machines."
+    )
+    workers: dict[NonEmptyStr, str] = Field(
+        default_factory=dict, description="Nova server metadata of worker machines."
+    )
+
+
+class OpenStack(_Model):
+    cloud: NonEmptyStr = Field(
+        default="openstack", description="Name of the cloud entry in clouds.yaml."
+    )
+    external_network_id: NonEmptyStr | None = Field(
+        default=None,
+        description="ID of the external network; empty = auto-detect (exactly one external "
+        "network).",
+    )
+    image: NonEmptyStr = Field(
+        default="ubuntu-capi-image-{version}",
+        description="Node image name; {version} is replaced by the Kubernetes version "
+        "(v1.33.5).",
+    )
+    ssh_key_name: NonEmptyStr | None = Field(
+        default=None, description="Nova keypair injected into nodes; empty = none."
+    )
+    load_balancer_provider: Literal["amphora", "ovn"] = Field(
+        default="amphora", description="Octavia provider of the API load balancer."
+    )
+    application_credential: ApplicationCredential = Field(
+        default_factory=ApplicationCredential, description="Per-cluster credentials."
+    )
+    anti_affinity: AntiAffinity = Field(
+        default_factory=AntiAffinity, description="Server groups (scs-0214)."
+    )
+    server_metadata: ServerMetadata = Field(
+        default_factory=ServerMetadata, description="Nova server metadata."
+    )
+    instance_create_timeout_minutes: StrictInt | None = Field(
+        default=None,
+        ge=1,
+        le=120,
+        deprecated=True,
+        description="Deprecated (KaaS v1 CLUSTER_API_OPENSTACK_INSTANCE_CREATE_TIMEOUT): CAPO "
+        "has no per-cluster setting for it any more; it is ignored.",
+    )
+    credentials_secret: Dns1123Label | None = Field(
+        default=None,
+        description="Existing Secret with clouds.yaml and cacert to use instead of the one "
+        "scs-templates creates; empty = $PREFIX-$CLUSTER-cloud-config.",
+    )
+
+
+class Docker(_Model):
+    node_image_repository: NonEmptyStr = Field(
+        default="kindest/node",
+        description="Repository of the kind node images; the tag is the Kubernetes version.",
+    )
+
+
+# --------------------------------------------------------------------------- spec + document
+
+
+class Kubernetes(_Model):
+    version: NonEmptyStr = Field(
+        default="1.34.x",
+        description="Kubernetes version: 1.33.x (newest tested patch) or 1.33.5. Upgrades go "
+        "one minor version at a time.",
+    )
+
+
+class Spec(_Model):
+    template: Literal["simple", "multi-md"] = Field(
+        default="simple",
+        description="Cluster template: `simple` (one worker group, the KaaS v1 shape) or "
+        "`multi-md` (any number of named worker groups).",
+    )
+    provider: Literal["openstack", "docker"] = Field(
+        default="openstack", description="Infrastructure provider."
+    )
+    prefix: Dns1123Label = Field(
+        default="capi", description="$PREFIX of resource names $PREFIX-$CLUSTER-$RESOURCE."
+    )
+    kubernetes: Kubernetes = Field(default_factory=Kubernetes, description="Kubernetes.")
+    control_plane: ControlPlane = Field(
+        default_factory=ControlPlane, description="Control-plane machines."
+    )
+    workers: list[WorkerGroup] = Field(
+        default_factory=lambda: [WorkerGroup(name="workers")],
+        description="Worker groups (one MachineDeployment each).",
+    )
+    network: Network = Field(default_factory=Network, description="Networks and API access.")
+    services: Services = Field(default_factory=Services, description="Standard services.")
+    etcd: Etcd = Field(default_factory=Etcd, description="etcd tuning and maintenance.")
+    security: Security = Field(default_factory=Security, description="Security defaults.")
+    registry_mirrors: list[RegistryMirror] = Field(
+        default_factory=list, description="Registry mirrors written to every node's containerd."
+    )
+    openstack: OpenStack = Field(
+        default_factory=OpenStack, description="OpenStack specifics (provider openstack)."
+    )
+    docker: Docker = Field(
+        default_factory=Docker, description="Docker specifics (provider docker, development)."
+    )
+
+
+class ClusterSettings(_Model):
+    """A versioned settings document: apiVersion, kind, metadata and spec."""
+
+    api_version: Literal["scs-templates.scs.community/v1alpha1"] = Field(
+        alias="apiVersion", description="Format version of this document."
+    )
+    kind: Literal["ClusterSettings"] = Field(description="Always ClusterSettings.")
+    metadata: Metadata = Field(description="Name and namespace of the cluster.")
+    spec: Spec = Field(default_factory=Spec, description="The wanted cluster.")
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name

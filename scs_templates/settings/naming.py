@@ -1,0 +1,34 @@
+"""Names of the objects we create: ``$PREFIX-$CLUSTER-$RESOURCE``, DNS-1123, <= 63 chars.
+
+The settings rules keep names short enough that shortening never happens for valid settings
+(see :data:`MACHINE_OWNER_BUDGET`); :func:`fit` is the safety net for everything else and
+shortens with a hash suffix, never leaving a trailing '-'.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+MAX_NAME = 63
+# Cluster API appends "-xxxxx" to a MachineDeployment for its MachineSets and another
+# "-xxxxx" for Machines, and the Machine name becomes the server and node host name.
+# A MachineDeployment or KubeadmControlPlane name must therefore leave room for 12 chars.
+MACHINE_OWNER_BUDGET = MAX_NAME - 12
+# Machine and bootstrap templates get "-" + 8 hex chars of their spec hash (in the chart).
+TEMPLATE_HASH_SUFFIX = 9
+CONTROL_PLANE = "control-plane"
+
+
+def fit(name: str, limit: int = MAX_NAME) -> str:
+    """Return ``name`` if it fits, else a prefix of it plus '-' and a 7-hex hash."""
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:7]
+    head = name[: limit - len(digest) - 1].rstrip("-")
+    return f"{head}-{digest}"
+
+
+def resource_name(prefix: str, cluster: str, resource: str = "") -> str:
+    """``$PREFIX-$CLUSTER-$RESOURCE`` (or ``$PREFIX-$CLUSTER``), fitted to 63 chars."""
+    parts = [prefix, cluster] + ([resource] if resource else [])
+    return fit("-".join(parts))

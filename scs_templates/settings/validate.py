@@ -1,0 +1,216 @@
+"""Turn plain data (or a file) into a validated :class:`ClusterSettings`, or ALL problems.
+
+Structural problems come from pydantic and are rewritten into short messages with the YAML
+path and the file position; unknown keys get a did-you-mean suggestion. Cross-field rules
+(:mod:`.rules`) run once the structure is valid.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path as FsPath
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from scs_templates.settings import rules
+from scs_templates.settings.loader import Positions, parse_yaml, read_text
+from scs_templates.settings.model import API_VERSION, KIND, ClusterSettings
+from scs_templates.settings.problems import Path, Problem, SettingsError, did_you_mean
+
+
+@dataclass(frozen=True)
+class LoadedSettings:
+    """Validated settings plus the warnings found while loading them."""
+
+    settings: ClusterSettings
+    warnings: tuple[Problem, ...] = ()
+    file: str = ""
+    positions: Positions = field(default_factory=dict, repr=False, compare=False)
+
+
+def load_settings(path: str | FsPath) -> LoadedSettings:
+    """Read, parse and validate a settings file. Raises :class:`SettingsError`."""
+    file_path = FsPath(path)
+    text = read_text(file_path)
+    return parse_settings_text(text, file=str(path))
+
+
+def parse_settings_text(text: str, *, file: str = "<settings>") -> LoadedSettings:
+    """Parse and validate settings given as YAML text."""
+    data, positions, problems = parse_yaml(text, file)
+    return validate_data(data, file=file, positions=positions, earlier=problems)
+
+
+def validate_data(
+    data: Any,
+    *,
+    file: str = "",
+    positions: Positions | None = None,
+    earlier: list[Problem] | None = None,
+) -> LoadedSettings:
+    """Validate already-parsed data (e.g. from another tool). Raises :class:`SettingsError`.
+
+    ``earlier`` are problems the YAML reader found in single values; they are reported
+    together with the validation problems, which are dropped where they repeat a path.
+    """
+    positions = positions or {}
+    earlier = earlier or []
+    reported = {p.path for p in earlier}
+
+    def problem(path: Path, message: str, severity: str = "error") -> Problem:
+        line, column = _position(positions, path)
+        return Problem(line, column, path, message, file=file, severity=severity)
+
+    if not isinstance(data, Mapping):
+        raise SettingsError([problem((), "expected a mapping with apiVersion, kind, metadata, spec")])
+    header = _check_header(data)
+    if header:
+        raise SettingsError([*earlier, *(problem(path, message) for path, message in header)])
+    try:
+        settings = ClusterSettings.model_validate(data, by_alias=True, by_name=False)
+    except ValidationError as error:
+        raise SettingsError(
+            [
+                *earlier,
+                *(
+                    problem(path, message)
+                    for path, message in _translate(error)
+                    if path not in reported
+                ),
+            ]
+        ) from None
+    if earlier:
+        raise SettingsError(earlier)
+    errors = [problem(path, message) for path, message in rules.errors(settings)]
+    if errors:
+        raise SettingsError(errors)
+    found = [problem(path, message, "warning") for path, message in rules.warnings(settings)]
+    return LoadedSettings(settings, tuple(sorted(found)), file, positions)
+
+
+def _check_header(data: Mapping[str, Any]) -> list[tuple[Path, str]]:
+    """apiVersion and kind first: with a wrong version, field errors would only confuse."""
+    found: list[tuple[Path, str]] = []
+    version = data.get("apiVersion")
+    if version is None:
+        found.append((("apiVersion",), f"missing; this format is {API_VERSION}"))
+    elif version != API_VERSION:
+        found.append(
+            (("apiVersion",), f"unknown version {version!r}; this release reads {API_VERSION}")
+        )
+    kind = data.get("kind")
+    if kind is None:
+        found.append((("kind",), f"missing; expected {KIND}"))
+    elif kind != KIND:
+        found.append((("kind",), f"unknown kind {kind!r}; expected {KIND}"))
+    return found
+
+
+def _position(positions: Positions, path: Path) -> tuple[int, int]:
+    for end in range(len(path), -1, -1):
+        if path[:end] in positions:
+            return positions[path[:end]]
+    return (0, 0)
+
+
+_PATTERN_HELP = {
+    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$": (
+        "must be a DNS-1123 label: lower-case letters, digits and '-', starting and ending "
+        "with a letter or digit"
+    ),
+}
+
+
+def _translate(error: ValidationError) -> list[tuple[Path, str]]:
+    found: list[tuple[Path, str]] = []
+    for item in error.errors(include_url=False):
+        loc = tuple(part for part in item["loc"] if part != "[key]")
+        path: Path = tuple(p for p in loc if isinstance(p, str | int))
+        kind = item["type"]
+        value = item.get("input")
+        ctx = item.get("ctx") or {}
+        if kind == "extra_forbidden":
+            known = _known_keys(path[:-1])
+            key = str(path[-1])
+            found.append((path, f"unknown key {key!r}{did_you_mean(key, known)}"))
+            continue
+        if kind == "missing":
+            found.append((path, "required but missing"))
+            continue
+        if kind == "literal_error":
+            expected = ctx.get("expected", "")
+            hint = ""
+            if isinstance(value, str):
+                choices = [c.strip().strip("'") for c in expected.replace(" or ", ", ").split(",")]
+                hint = did_you_mean(value, choices)
+            found.append((path, f"{value!r} is not allowed; expected {expected}{hint}"))
+            continue
+        if kind == "string_pattern_mismatch":
+            message = _PATTERN_HELP.get(str(ctx.get("pattern")), "has the wrong format")
+            found.append((path, f"{value!r} {message}"))
+            continue
+        found.append((path, _message(kind, item["msg"], value)))
+    return found
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _message(kind: str, msg: str, value: Any) -> str:
+    expected = {
+        "int_type": "a whole number",
+        "bool_type": "true or false",
+        "string_type": "a string",
+        "model_type": "a mapping",
+        "model_attributes_type": "a mapping",
+        "dict_type": "a mapping",
+        "list_type": "a list",
+    }.get(kind)
+    if expected:
+        return f"expected {expected}, found {_describe(value)}"
+    text = msg[0].lower() + msg[1:] if msg else kind
+    return text.replace("input should be", "must be").replace("Value error, ", "")
+
+
+def _known_keys(path: Path) -> list[str]:
+    """The YAML keys allowed at ``path`` (for did-you-mean)."""
+    model: Any = ClusterSettings
+    for part in path:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return []
+        fields = {info.alias or name: info for name, info in model.model_fields.items()}
+        info = fields.get(part)
+        if info is None:
+            return []
+        model = _model_of(info.annotation)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return sorted(info.alias or name for name, info in model.model_fields.items())
+    return []
+
+
+def _model_of(annotation: Any) -> Any:
+    """Unwrap ``X | None``, ``list[X]`` and ``Annotated`` down to a model class."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _model_of(typing.get_args(annotation)[0])
+    if origin in (list, types.UnionType, typing.Union):
+        for arg in typing.get_args(annotation):
+            found = _model_of(arg)
+            if isinstance(found, type) and issubclass(found, BaseModel):
+                return found
+    return annotation
