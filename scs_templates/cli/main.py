@@ -16,6 +16,7 @@ from scs_templates.errors import ScsTemplatesError
 
 # Subcommand modules, in the order they appear in --help. Each exposes register(subparsers).
 COMMAND_MODULES: tuple[str, ...] = (
+    "scs_templates.cli.cmd_settings",
     "scs_templates.cli.cmd_tools",
 )
 
@@ -54,7 +55,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ScsTemplatesError as error:
         if args.debug:
             raise
-        print(f"{PROG}: error: {error}", file=sys.stderr)
+        problems = getattr(error, "problems", None)
+        if problems:  # a SettingsError: one line per problem, FILE:LINE:COL: field: message
+            for problem in problems:
+                print(str(problem), file=sys.stderr)
+        else:
+            print(f"{PROG}: error: {error}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

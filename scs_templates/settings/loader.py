@@ -32,9 +32,7 @@ class _Collector:
 
     def add(self, node: Any, path: Path, message: str) -> None:
         mark = node.start_mark
-        self.problems.append(
-            Problem(mark.line + 1, mark.column + 1, path, message, file=self.file)
-        )
+        self.problems.append(Problem(mark.line + 1, mark.column + 1, path, message, file=self.file))
 
 
 def read_text(path: FsPath) -> str:
@@ -46,7 +44,12 @@ def read_text(path: FsPath) -> str:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             raise SettingsError(
-                [Problem(message=f"file is too large ({size} bytes; limit {MAX_FILE_BYTES})", file=file)]
+                [
+                    Problem(
+                        message=f"file is too large ({size} bytes; limit {MAX_FILE_BYTES})",
+                        file=file,
+                    )
+                ]
             )
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -54,7 +57,9 @@ def read_text(path: FsPath) -> str:
     except PermissionError:
         raise SettingsError([Problem(message="permission denied", file=file)]) from None
     except OSError as error:
-        raise SettingsError([Problem(message=f"cannot read: {error.strerror}", file=file)]) from None
+        raise SettingsError(
+            [Problem(message=f"cannot read: {error.strerror}", file=file)]
+        ) from None
     return decode(raw, file)
 
 
@@ -107,7 +112,9 @@ def parse_yaml(text: str, file: str) -> tuple[Any, Positions, list[Problem]]:
     collector = _Collector(file)
     if node.id != "mapping":
         what = "a list" if node.id == "sequence" else "a single value"
-        collector.add(node, (), f"expected a mapping (apiVersion, kind, metadata, spec), found {what}")
+        collector.add(
+            node, (), f"expected a mapping (apiVersion, kind, metadata, spec), found {what}"
+        )
         raise SettingsError(collector.problems)
     data = _convert(node, (), collector)
     return data, collector.positions, collector.problems

@@ -455,8 +455,7 @@ class OpenStack(_Model):
     )
     image: NonEmptyStr = Field(
         default="ubuntu-capi-image-{version}",
-        description="Node image name; {version} is replaced by the Kubernetes version "
-        "(v1.33.5).",
+        description="Node image name; {version} is replaced by the Kubernetes version (v1.33.5).",
     )
     ssh_key_name: NonEmptyStr | None = Field(
         default=None, description="Nova keypair injected into nodes; empty = none."

@@ -64,9 +64,7 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
         if net is not None:
             for other_alias, other in nets.items():
                 if net.version == other.version and net.overlaps(other):
-                    yield (*s, "network", alias), (
-                        f"{value} overlaps {other_alias} {other}"
-                    )
+                    yield (*s, "network", alias), (f"{value} overlaps {other_alias} {other}")
             nets[alias] = net
     for index, server in enumerate(spec.network.dns_servers):
         try:
@@ -83,16 +81,20 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
     if access.mode == "cidrs" and not access.cidrs:
         yield (*access_path, "cidrs"), "mode 'cidrs' needs at least one CIDR"
     if access.mode != "cidrs" and access.cidrs:
-        yield (*access_path, "cidrs"), (
-            f"cidrs are only used with mode 'cidrs' (mode is {access.mode!r})"
+        yield (
+            (*access_path, "cidrs"),
+            (f"cidrs are only used with mode 'cidrs' (mode is {access.mode!r})"),
         )
 
     # Worker groups.
     workers_path = (*s, "workers")
     if spec.template == "simple" and len(spec.workers) != 1:
-        yield workers_path, (
-            f"template 'simple' takes exactly one worker group, found {len(spec.workers)}; "
-            "use template 'multi-md' for more"
+        yield (
+            workers_path,
+            (
+                f"template 'simple' takes exactly one worker group, found {len(spec.workers)}; "
+                "use template 'multi-md' for more"
+            ),
         )
     if not spec.workers and spec.template != "simple":
         yield workers_path, "at least one worker group is needed"
@@ -100,56 +102,76 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
     for index, group in enumerate(spec.workers):
         path = (*workers_path, index)
         if group.name in seen:
-            yield (*path, "name"), f"duplicate group name {group.name!r} (also workers[{seen[group.name]}])"
+            yield (
+                (*path, "name"),
+                f"duplicate group name {group.name!r} (also workers[{seen[group.name]}])",
+            )
         seen.setdefault(group.name, index)
         if group.autoscaling is not None:
             if group.replicas is not None:
                 yield (*path, "replicas"), "set either replicas or autoscaling, not both"
             if group.autoscaling.min > group.autoscaling.max:
-                yield (*path, "autoscaling", "min"), (
-                    f"min ({group.autoscaling.min}) is greater than max "
-                    f"({group.autoscaling.max})"
+                yield (
+                    (*path, "autoscaling", "min"),
+                    (
+                        f"min ({group.autoscaling.min}) is greater than max "
+                        f"({group.autoscaling.max})"
+                    ),
                 )
         md_name = f"{spec.prefix}-{settings.name}-{group.name}"
         if len(md_name) > naming.MACHINE_OWNER_BUDGET:
-            yield (*path, "name"), (
-                f"{md_name!r} is {len(md_name)} characters; $PREFIX-$CLUSTER-$GROUP must fit "
-                f"in {naming.MACHINE_OWNER_BUDGET} (machine names add 12 and must stay <= 63)"
+            yield (
+                (*path, "name"),
+                (
+                    f"{md_name!r} is {len(md_name)} characters; $PREFIX-$CLUSTER-$GROUP must fit "
+                    f"in {naming.MACHINE_OWNER_BUDGET} (machine names add 12 and must stay <= 63)"
+                ),
             )
         if spec.provider == "openstack" and group.machine_type is None:
             yield (*path, "machineType"), "required for provider 'openstack' (a flavor name)"
-        keys = [(t.key, t.effect) for t in group.taints]
-        for t_index, key in enumerate(keys):
-            if key in keys[:t_index]:
-                yield (*path, "taints", t_index), f"duplicate taint {key[0]}:{key[1]}"
+        taint_keys = [(t.key, t.effect) for t in group.taints]
+        for t_index, (t_key, t_effect) in enumerate(taint_keys):
+            if (t_key, t_effect) in taint_keys[:t_index]:
+                yield (*path, "taints", t_index), f"duplicate taint {t_key}:{t_effect}"
     cp_name = f"{spec.prefix}-{settings.name}-{naming.CONTROL_PLANE}"
     if len(cp_name) > naming.MACHINE_OWNER_BUDGET:
-        yield ("metadata", "name"), (
-            f"{cp_name!r} is {len(cp_name)} characters; $PREFIX-$CLUSTER-control-plane must "
-            f"fit in {naming.MACHINE_OWNER_BUDGET}: shorten the prefix or the cluster name"
+        yield (
+            ("metadata", "name"),
+            (
+                f"{cp_name!r} is {len(cp_name)} characters; $PREFIX-$CLUSTER-control-plane must "
+                f"fit in {naming.MACHINE_OWNER_BUDGET}: shorten the prefix or the cluster name"
+            ),
         )
     if spec.provider == "openstack" and spec.control_plane.machine_type is None:
-        yield (*s, "controlPlane", "machineType"), (
-            "required for provider 'openstack' (a flavor name)"
+        yield (
+            (*s, "controlPlane", "machineType"),
+            ("required for provider 'openstack' (a flavor name)"),
         )
 
     # Services.
     services = spec.services
     if services.gateway_api.enabled and services.cni.type != "cilium":
-        yield (*s, "services", "gatewayAPI", "enabled"), (
-            f"Gateway API needs cni.type 'cilium' (it is {services.cni.type!r})"
+        yield (
+            (*s, "services", "gatewayAPI", "enabled"),
+            (f"Gateway API needs cni.type 'cilium' (it is {services.cni.type!r})"),
         )
     if spec.provider == "openstack" and not services.cloud_controller_manager.enabled:
-        yield (*s, "services", "cloudControllerManager", "enabled"), (
-            "must stay enabled on OpenStack: nodes stay uninitialized without the cloud "
-            "controller manager"
+        yield (
+            (*s, "services", "cloudControllerManager", "enabled"),
+            (
+                "must stay enabled on OpenStack: nodes stay uninitialized without the cloud "
+                "controller manager"
+            ),
         )
 
     # etcd, registries.
     if not _ON_CALENDAR.match(spec.etcd.defrag.schedule):
-        yield (*s, "etcd", "defrag", "schedule"), (
-            f"{spec.etcd.defrag.schedule!r} is not a systemd OnCalendar expression such as "
-            "'*-*-* 02:30:00'"
+        yield (
+            (*s, "etcd", "defrag", "schedule"),
+            (
+                f"{spec.etcd.defrag.schedule!r} is not a systemd OnCalendar expression such as "
+                "'*-*-* 02:30:00'"
+            ),
         )
     registries = [m.registry for m in spec.registry_mirrors]
     for index, registry in enumerate(registries):
@@ -161,18 +183,25 @@ def warnings(settings: ClusterSettings) -> Iterator[Finding]:
     """Yield (path, message) for settings that work but deserve a second look."""
     spec = settings.spec
     if "prio_boost" in spec.etcd.model_fields_set:
-        yield ("spec", "etcd", "prioBoost"), (
-            "obsolete and ignored: etcd heartbeat, election timeout and I/O priority are "
-            "always tuned now; remove it"
+        yield (
+            ("spec", "etcd", "prioBoost"),
+            (
+                "obsolete and ignored: etcd heartbeat, election timeout and I/O priority are "
+                "always tuned now; remove it"
+            ),
         )
     if "instance_create_timeout_minutes" in spec.openstack.model_fields_set:
-        yield ("spec", "openstack", "instanceCreateTimeoutMinutes"), (
-            "deprecated and ignored: CAPO has no per-cluster server creation timeout; remove it"
+        yield (
+            ("spec", "openstack", "instanceCreateTimeoutMinutes"),
+            ("deprecated and ignored: CAPO has no per-cluster server creation timeout; remove it"),
         )
     if spec.etcd.unsafe_fs and spec.control_plane.replicas == 1:
-        yield ("spec", "etcd", "unsafeFS"), (
-            "unsafe-FS with a single control-plane machine risks losing etcd on power loss "
-            "with no other member to recover from"
+        yield (
+            ("spec", "etcd", "unsafeFS"),
+            (
+                "unsafe-FS with a single control-plane machine risks losing etcd on power loss "
+                "with no other member to recover from"
+            ),
         )
     if spec.provider == "docker":
         for index, group in enumerate(spec.workers):

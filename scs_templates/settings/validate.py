@@ -66,7 +66,9 @@ def validate_data(
         return Problem(line, column, path, message, file=file, severity=severity)
 
     if not isinstance(data, Mapping):
-        raise SettingsError([problem((), "expected a mapping with apiVersion, kind, metadata, spec")])
+        raise SettingsError(
+            [problem((), "expected a mapping with apiVersion, kind, metadata, spec")]
+        )
     header = _check_header(data)
     if header:
         raise SettingsError([*earlier, *(problem(path, message) for path, message in header)])

@@ -21,7 +21,9 @@ TESTED_PATCHES: dict[tuple[int, int], int] = {
 SUPPORTED_MINORS: tuple[tuple[int, int], ...] = tuple(sorted(TESTED_PATCHES))
 DEFAULT_VERSION = "1.34.x"
 
-_VERSION_RE = re.compile(r"^v?(?P<major>0|[1-9]\d*)\.(?P<minor>0|[1-9]\d*)\.(?P<patch>0|[1-9]\d*|x)$")
+_VERSION_RE = re.compile(
+    r"^v?(?P<major>0|[1-9]\d*)\.(?P<minor>0|[1-9]\d*)\.(?P<patch>0|[1-9]\d*|x)$"
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -59,8 +61,7 @@ def parse_version(text: str) -> KubernetesVersion:
     major, minor = int(match["major"]), int(match["minor"])
     if (major, minor) not in TESTED_PATCHES:
         raise ValueError(
-            f"Kubernetes {major}.{minor} is outside the supported range "
-            f"({supported_range_text()})"
+            f"Kubernetes {major}.{minor} is outside the supported range ({supported_range_text()})"
         )
     patch_text = match["patch"]
     patch = TESTED_PATCHES[(major, minor)] if patch_text == "x" else int(patch_text)
