@@ -1,0 +1,316 @@
+"""Find helm and helmfile, and tell which version each one is.
+
+Order, per tool: an explicit argument (library API) or environment variable, then ``PATH``
+when the version found there is supported, then the project's tools cache. An explicit
+choice that is missing or unsupported is an error, never silently replaced by another binary:
+a user who named a binary must get that binary or be told why not.
+
+Version checks start a process (~65 ms each), and rendering resolves tools often, so results
+are cached in-process keyed by path, mtime and size: replacing a binary invalidates its entry.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from scs_templates.errors import ToolError, ToolNotFoundError
+from scs_templates.toolchain import pins
+
+ENV_HELM = "SCS_TEMPLATES_HELM"
+ENV_HELM4 = "SCS_TEMPLATES_HELM4"
+ENV_HELMFILE = "SCS_TEMPLATES_HELMFILE"
+ENV_CACHE_DIR = "SCS_TEMPLATES_CACHE_DIR"
+
+SOURCE_ARGUMENT = "argument"
+SOURCE_PATH = "PATH"
+SOURCE_CACHE = "cache"
+
+#: A version check that takes longer than this is treated as a broken binary.
+VERSION_TIMEOUT_SECONDS = 30.0
+
+_SEMVER = re.compile(r"(?<![\w.])v?(\d+)\.(\d+)\.(\d+)")
+_HELMFILE_VERSION_LINE = re.compile(r"^\s*Version\s+v?(\d+\.\d+\.\d+)", re.MULTILINE)
+
+_INSTALL_HINT = "run `scs-templates tools install`"
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A resolved binary: what it is, where it is and why that one was chosen.
+
+    ``source`` records the reason (``argument``, the environment variable's name, ``PATH`` or
+    ``cache``) so ``scs-templates tools status`` and error messages can explain the choice.
+    """
+
+    name: str
+    path: Path
+    version: str
+    major: int
+    source: str
+
+    @property
+    def version_info(self) -> tuple[int, int, int]:
+        """The version as a comparable tuple, e.g. ``(3, 15, 3)``."""
+        return parse_version(self.version)
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    """Parse ``"v3.15.3+g3bb50bb"`` or ``"0.166.0"`` into ``(major, minor, patch)``."""
+    match = _SEMVER.search(text)
+    if not match:
+        raise ToolError(f"cannot read a version from {text.strip()[:80]!r}")
+    return int(match.group(1)), int(match.group(2)), int(match.group(3))
+
+
+def is_supported(name: str, version: str) -> bool:
+    """helm 3.15+ or 4.x; helmfile 0.166+ (older ones miss flags the project relies on)."""
+    major, minor, patch = parse_version(version)
+    if name == "helm":
+        return (major == 3 and minor >= 15) or major == 4
+    if name == "helmfile":
+        return (major, minor, patch) >= (0, 166, 0)
+    raise ValueError(f"unknown tool {name!r}")
+
+
+def requirement_text(name: str) -> str:
+    """Human wording of :func:`is_supported`, for error messages."""
+    return "3.15+ or 4.x" if name == "helm" else "0.166+"
+
+
+def cache_root() -> Path:
+    """The project's cache directory: ``$SCS_TEMPLATES_CACHE_DIR``, XDG, or ``~/.cache``."""
+    configured = os.environ.get(ENV_CACHE_DIR)
+    if configured:
+        return Path(configured).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg).expanduser() / "scs-templates"
+    return Path.home() / ".cache" / "scs-templates"
+
+
+def tools_dir(cache_dir: Path | None = None) -> Path:
+    """Where ``scs-templates tools install`` puts binaries: ``<cache>/tools``."""
+    return (cache_dir if cache_dir is not None else cache_root()) / "tools"
+
+
+def hermetic_env(helm_home: Path) -> dict[str, str]:
+    """Environment for running helm/helmfile without touching the user's helm state.
+
+    helm keeps repositories, plugins and registry logins under $HOME; pointing its three
+    homes at ``helm_home`` keeps version checks (and anything else) from reading or writing
+    them, and stops helmfile from calling the network to announce upgrades.
+    """
+    env = {key: value for key, value in os.environ.items() if not key.startswith("HELM_")}
+    env.update(
+        HELM_CACHE_HOME=str(helm_home / "cache"),
+        HELM_CONFIG_HOME=str(helm_home / "config"),
+        HELM_DATA_HOME=str(helm_home / "data"),
+        HELMFILE_UPGRADE_NOTICE_DISABLED="1",
+    )
+    return env
+
+
+def _kind_of(path: Path) -> str:
+    """Guess helm vs helmfile from the file name (``helmfile*`` is helmfile, else helm)."""
+    return "helmfile" if path.name.startswith("helmfile") else "helm"
+
+
+def tool_version(path: str | Path, name: str | None = None) -> str:
+    """Run the binary's version command and return its version, e.g. ``"3.15.3"``.
+
+    ``name`` is ``helm`` or ``helmfile``; by default it is guessed from the file name. The
+    result is cached per (path, mtime, size), so repeated lookups cost a ``stat`` only.
+    """
+    binary = Path(path)
+    try:
+        stat = binary.stat()
+    except OSError as error:
+        raise ToolError(f"{binary}: {error.strerror or error}") from error
+    kind = name or _kind_of(binary)
+    return _cached_version(str(binary), stat.st_mtime_ns, stat.st_size, kind)
+
+
+def clear_version_cache() -> None:
+    """Forget cached version checks (tests rewrite binaries in place)."""
+    _cached_version.cache_clear()
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_version(path: str, mtime_ns: int, size: int, kind: str) -> str:
+    del mtime_ns, size  # only part of the cache key
+    if kind == "helm":
+        # `--template` works on helm 3 and 4 (`--client` is gone in helm 4).
+        argv = [path, "version", "--template", "{{.Version}}"]
+    elif kind == "helmfile":
+        argv = [path, "version"]
+    else:
+        raise ValueError(f"unknown tool {kind!r}")
+    with tempfile.TemporaryDirectory(prefix="scs-templates-helm-") as helm_home:
+        try:
+            result = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=VERSION_TIMEOUT_SECONDS,
+                env=hermetic_env(Path(helm_home)),
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as error:
+            raise ToolError(
+                f"{path}: `{kind} version` did not finish within {VERSION_TIMEOUT_SECONDS:.0f} s"
+            ) from error
+        except OSError as error:
+            raise ToolError(f"{path}: cannot run: {error.strerror or error}") from error
+    if result.returncode != 0:
+        lines = (result.stderr or result.stdout).strip().splitlines()
+        detail = lines[-1] if lines else "no output"
+        raise ToolError(f"{path}: `{kind} version` exited {result.returncode}: {detail}")
+    output = result.stdout
+    if kind == "helmfile":
+        line = _HELMFILE_VERSION_LINE.search(output)
+        if line:
+            return line.group(1)
+    major, minor, patch = parse_version(output)
+    return f"{major}.{minor}.{patch}"
+
+
+def _executable(candidate: str | Path) -> Path | None:
+    """An executable regular file for ``candidate`` (a path, or a bare name looked up on PATH)."""
+    text = str(candidate)
+    if os.sep not in text:
+        found = shutil.which(text)
+        return Path(found) if found else None
+    path = Path(text).expanduser()
+    if path.is_file() and os.access(path, os.X_OK):
+        return path
+    return None
+
+
+def _make_tool(name: str, path: Path, source: str) -> Tool:
+    version = tool_version(path, name)
+    return Tool(
+        name=name, path=path, version=version, major=parse_version(version)[0], source=source
+    )
+
+
+def _describe(name: str, major: int | None) -> str:
+    return f"helm {major}" if name == "helm" and major is not None else name
+
+
+def _explicit_tool(name: str, candidate: str | Path, source: str, major: int | None) -> Tool:
+    """Resolve a binary the user named; anything wrong with it is an error."""
+    if source == SOURCE_ARGUMENT:
+        where, hint = str(candidate), "pass another binary"
+    else:
+        where, hint = f"{source}={candidate}", f"fix or unset {source}"
+    path = _executable(candidate)
+    if path is None:
+        raise ToolNotFoundError(f"{where}: no such executable file ({hint})")
+    try:
+        tool = _make_tool(name, path, source)
+    except ToolError as error:
+        raise ToolNotFoundError(f"{where}: not a working {name}: {error}") from error
+    if not is_supported(name, tool.version):
+        raise ToolNotFoundError(
+            f"{where}: {name} {tool.version} is not supported "
+            f"(need {requirement_text(name)}; {hint})"
+        )
+    if major is not None and tool.major != major:
+        raise ToolNotFoundError(
+            f"{where}: is {name} {tool.version}, but {_describe(name, major)} is needed"
+            f"{' (helmfile 0.166 fails with helm 4)' if major == 3 else ''} ({hint})"
+        )
+    return tool
+
+
+def _find(
+    name: str,
+    explicit: str | Path | None,
+    env_var: str,
+    path_names: tuple[str, ...],
+    cache_role: str,
+    major: int | None,
+    cache_dir: Path | None,
+) -> Tool:
+    what = _describe(name, major)
+    hint = f"{_INSTALL_HINT} or set {env_var}"
+    if explicit is not None and str(explicit) != "":
+        return _explicit_tool(name, explicit, SOURCE_ARGUMENT, major)
+    from_env = os.environ.get(env_var)
+    if from_env:
+        return _explicit_tool(name, from_env, env_var, major)
+
+    skipped: list[str] = []
+    for path_name in path_names:
+        found = shutil.which(path_name)
+        if not found:
+            continue
+        try:
+            tool = _make_tool(name, Path(found), SOURCE_PATH)
+        except ToolError as error:
+            skipped.append(f"{found} is broken: {error}")
+            continue
+        if not is_supported(name, tool.version):
+            skipped.append(f"{found} is {tool.version}, need {requirement_text(name)}")
+        elif major is not None and tool.major != major:
+            skipped.append(f"{found} is {tool.version}, need {what}")
+        else:
+            return tool
+
+    pin = pins.binary_pin(cache_role)
+    if pin is not None:
+        cached = tools_dir(cache_dir) / pin.dirname / pin.tool
+        if cached.is_file():
+            try:
+                return _make_tool(name, cached, SOURCE_CACHE)
+            except ToolError as error:
+                raise ToolNotFoundError(
+                    f"{what} in the tools cache is broken ({error}): remove "
+                    f"{cached.parent} and {_INSTALL_HINT}"
+                ) from error
+    note = f" (skipped on PATH: {'; '.join(skipped)})" if skipped else ""
+    raise ToolNotFoundError(f"{what} not found: {hint}{note}")
+
+
+def find_helm(
+    explicit: str | Path | None = None,
+    *,
+    major: int | None = None,
+    cache_dir: Path | None = None,
+) -> Tool:
+    """Find the helm to run.
+
+    ``major=None`` accepts any supported helm (3.15+ or 4.x) and falls back to the cached
+    helm 3.15.3. ``major=3`` insists on helm 3 (what helmfile 0.166 needs); ``major=4``
+    selects helm 4 via ``SCS_TEMPLATES_HELM4``, ``helm4``/``helm`` on PATH, or the cached 4.1.4.
+    ``cache_dir`` overrides the cache root (as ``SCS_TEMPLATES_CACHE_DIR`` does).
+    """
+    if major not in (None, 3, 4):
+        raise ValueError(f"unsupported helm major version {major!r}")
+    if major == 4:
+        return _find("helm", explicit, ENV_HELM4, ("helm4", "helm"), "helm4", 4, cache_dir)
+    return _find("helm", explicit, ENV_HELM, ("helm",), "helm", major, cache_dir)
+
+
+def find_helm_for_helmfile(
+    explicit: str | Path | None = None, *, cache_dir: Path | None = None
+) -> Tool:
+    """Find a helm 3 to hand to helmfile (``--helm-binary``).
+
+    helmfile 0.166 calls ``helm version --client``, which helm 4 removed, and then panics on
+    every command; so helmfile must always get a helm 3, even when renders use helm 4.
+    """
+    return find_helm(explicit, major=3, cache_dir=cache_dir)
+
+
+def find_helmfile(explicit: str | Path | None = None, *, cache_dir: Path | None = None) -> Tool:
+    """Find helmfile 0.166+ (argument, ``SCS_TEMPLATES_HELMFILE``, PATH, then the cache)."""
+    return _find("helmfile", explicit, ENV_HELMFILE, ("helmfile",), "helmfile", None, cache_dir)
