@@ -1,0 +1,65 @@
+"""``scs-templates migrate``: turn a KaaS v1 ``clusterctl.yaml`` into a settings document."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add ``migrate``; importing this module stays cheap."""
+    parser = subparsers.add_parser(
+        "migrate",
+        help="convert a SCS KaaS v1 clusterctl.yaml into a commented settings file",
+        description=(
+            "Read a KaaS v1 (k8s-cluster-api-provider R3..R6) clusterctl.yaml and print the "
+            "equivalent ClusterSettings document, with comments naming the source keys, on "
+            "stdout. Every input key is reported on stderr: mapped, obsolete, secret (never "
+            "copied) or unknown. See docs/migration-from-kaas-v1.md."
+        ),
+    )
+    parser.add_argument("file", metavar="CLUSTERCTL_YAML", help="the KaaS v1 clusterctl.yaml")
+    parser.add_argument(
+        "--name",
+        default="testcluster",
+        help="cluster name, metadata.name (default: testcluster, the KaaS v1 default)",
+    )
+    parser.add_argument(
+        "--prefix", default="capi", help="resource name prefix, spec.prefix (default: capi)"
+    )
+    parser.add_argument(
+        "--output",
+        "-o",
+        type=Path,
+        metavar="FILE",
+        help="write the settings to FILE instead of stdout (refuses to overwrite)",
+    )
+    parser.set_defaults(func=_migrate)
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from scs_templates.errors import InputError
+    from scs_templates.migrate import migrate_kaas_v1
+    from scs_templates.migrate.kaas_v1 import read_input
+
+    text = read_input(Path(args.file))
+    result = migrate_kaas_v1(text, name=args.name, prefix=args.prefix, file=args.file)
+    output: Path | None = args.output
+    if output is not None:
+        try:
+            with output.open("x", encoding="utf-8") as stream:
+                stream.write(result.text)
+        except FileExistsError:
+            raise InputError(f"{output}: exists already; not overwritten") from None
+        except OSError as error:
+            raise InputError(f"{output}: cannot write: {error.strerror}") from None
+    else:
+        sys.stdout.write(result.text)
+        sys.stdout.flush()
+    for line in result.report_lines:
+        print(line, file=sys.stderr)
+    return 0
