@@ -1,0 +1,213 @@
+"""``render``, ``values`` and ``templates``: turn a settings file into manifests, offline.
+
+Exit codes follow :mod:`scs_templates.cli.main`: 0 success, 2 invalid settings or
+arguments (every problem printed on stderr, one per line, like ``validate``), 1 when helm
+fails. Warnings of the settings go to stderr and never fail a command. Heavy imports (helm
+runner, values, ruamel) happen inside the commands so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
+
+    from scs_templates.settings import LoadedSettings
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add ``render``, ``values`` and ``templates``; importing this module stays cheap."""
+    render = subparsers.add_parser(
+        "render",
+        help="render the cluster's Cluster API manifests (offline, deterministic)",
+        description=(
+            "Render the manifests of the cluster described by SETTINGS with helm, offline. "
+            "Without -o: the multi-document YAML exactly as `helm template` prints it, on "
+            "stdout. With -o DIR: one file per object (NN-kind-name.yaml, in helm's order), "
+            "written atomically; DIR is replaced as a whole and must hold only .yaml files. "
+            "Secrets are placeholders (<redacted>). Exit 0 ok, 2 invalid settings, 1 helm "
+            "failed."
+        ),
+    )
+    render.add_argument("settings", metavar="SETTINGS", help="cluster settings file")
+    render.add_argument(
+        "-o", "--output-dir", type=Path, metavar="DIR", help="write one file per object into DIR"
+    )
+    render.set_defaults(func=run_render)
+
+    values = subparsers.add_parser(
+        "values",
+        help="print the helm values of the cluster, or write them with the helm command line",
+        description=(
+            "Print the helm values built from SETTINGS as YAML (secrets redacted). With -o DIR: "
+            "write DIR/values.json (mode 0600) and print the plain `helm template` command that "
+            "reproduces `scs-templates render` byte for byte with helm alone."
+        ),
+    )
+    values.add_argument("settings", metavar="SETTINGS", help="cluster settings file")
+    values.add_argument(
+        "-o", "--output-dir", type=Path, metavar="DIR", help="write DIR/values.json"
+    )
+    values.set_defaults(func=run_values)
+
+    templates = subparsers.add_parser(
+        "templates",
+        help="list the cluster templates and providers",
+        description="List every cluster template on every provider, with its chart and when "
+        "to use it.",
+    )
+    templates.set_defaults(func=run_templates)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _load(path: str) -> LoadedSettings | None:
+    """Load settings; print problems (one per line) and return None when invalid."""
+    from scs_templates.settings import SettingsError, load_settings
+
+    try:
+        loaded = load_settings(path)
+    except SettingsError as error:
+        for problem in error.problems:
+            print(str(problem), file=sys.stderr)
+        return None
+    for warning in loaded.warnings:
+        print(str(warning), file=sys.stderr)
+    return loaded
+
+
+def write_stdout(text: str) -> None:
+    """Write to stdout so that ``| head`` ends us quietly.
+
+    On a closed pipe, stdout is pointed at /dev/null before the error propagates (``main``
+    turns it into exit 0); otherwise the interpreter's final flush would fail again and
+    print a traceback-like message.
+    """
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+        raise
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def run_render(args: argparse.Namespace) -> int:
+    loaded = _load(args.settings)
+    if loaded is None:
+        return 2
+    from scs_templates.render import render, write_manifests
+
+    result = render(loaded.settings)
+    if args.output_dir is None:
+        write_stdout(result.manifests)
+        return 0
+    paths = write_manifests(result, args.output_dir)
+    print(f"wrote {len(paths)} manifests to {args.output_dir}", file=sys.stderr)
+    return 0
+
+
+def values_yaml(values: Any) -> str:
+    """Values as YAML 1.2 with strings quoted where a YAML 1.1 reader would misread them."""
+    import io
+    import re
+
+    from ruamel.yaml import YAML
+
+    traps = re.compile(
+        r"^(?:[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|true|True|TRUE|false|False"
+        r"|FALSE|null|Null|NULL|~|[-+]?0[0-9_]+|[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?"
+        r"|[0-9]+(?::[0-5]?[0-9])+)$"
+    )
+
+    def represent_str(representer: Any, value: str) -> Any:
+        style = "'" if traps.match(value) else None
+        return representer.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.representer.add_representer(str, represent_str)
+    yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
+    stream = io.StringIO()
+    yaml.dump(values, stream)
+    return stream.getvalue()
+
+
+def run_values(args: argparse.Namespace) -> int:
+    loaded = _load(args.settings)
+    if loaded is None:
+        return 2
+    from scs_templates.charts import chart_for
+    from scs_templates.render import kube_version_of
+    from scs_templates.values import build_values
+
+    settings = loaded.settings
+    values = build_values(settings)  # no secrets: placeholders only
+    if args.output_dir is None:
+        write_stdout(values_yaml(values))
+        return 0
+
+    import json
+
+    from scs_templates import atomic
+    from scs_templates.errors import InputError
+    from scs_templates.helm import Helm
+
+    directory: Path = args.output_dir
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"{directory}: {error.strerror or error}") from None
+    file = atomic.write_file(
+        directory / "values.json",
+        json.dumps(values, indent=2, ensure_ascii=False) + "\n",
+        private=True,
+    )
+    chart = chart_for(settings.spec.provider)
+    args_list = Helm.template_args(
+        settings.metadata.name,
+        chart.path,
+        namespace=settings.metadata.namespace,
+        kube_version=kube_version_of(settings),
+    )
+    write_stdout(shlex.join(["helm", *args_list, "-f", str(file)]) + "\n")
+    print(
+        f"wrote {file}; secrets in it are placeholders ({_redacted()}), as in "
+        "`scs-templates render`",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _redacted() -> str:
+    from scs_templates.values import REDACTED
+
+    return REDACTED
+
+
+def run_templates(args: argparse.Namespace) -> int:
+    del args
+    from scs_templates.catalogue import catalogue
+
+    rows = catalogue()
+    header = ("TEMPLATE", "PROVIDER", "CHART", "DESCRIPTION")
+    table = [header, *((r.template, r.provider, r.chart, r.description) for r in rows)]
+    widths = [max(len(row[i]) for row in table) for i in range(3)]
+    lines = [
+        "  ".join([*(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])), row[3]])
+        for row in table
+    ]
+    write_stdout("\n".join(lines) + "\n")
+    return 0

@@ -1,0 +1,124 @@
+"""Run one tool process (helm, helmfile) safely: argument lists, a wall clock, a clean kill.
+
+Why this is not just ``subprocess.run(timeout=...)``: on timeout ``run`` kills only the direct
+child. helm and helmfile start children of their own (helmfile runs helm; helm runs plugins and
+post-renderers) and those keep the output pipes open, so ``run`` can hang long after its
+timeout and leave orphans behind. Every tool here starts in a NEW SESSION (its own process
+group) and a timeout kills the whole group.
+
+stdout and stderr are read separately (``communicate``) because helm prints warnings on stderr
+while succeeding; the caller decides on the exit code alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+#: After SIGTERM to the group, wait this long before SIGKILL.
+KILL_GRACE_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class Completed:
+    """A finished process: exit code, both outputs as text, and how long it took."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+class ProcessTimeout(Exception):
+    """The process group ran past its deadline and was killed (outputs so far attached)."""
+
+    def __init__(self, seconds: float, stdout: str, stderr: str) -> None:
+        super().__init__(f"timed out after {seconds:g} s")
+        self.seconds = seconds
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the whole process group, then SIGKILL whatever is left after a grace period."""
+    try:
+        pgid = os.getpgid(process.pid)
+    except ProcessLookupError:
+        return
+    for sig, grace in ((signal.SIGTERM, KILL_GRACE_SECONDS), (signal.SIGKILL, 0.0)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, sig)
+        if grace:
+            try:
+                process.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                continue
+            # The leader is gone; children may still linger in the group.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+            return
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    timeout: float,
+    stdin: bytes | None = None,
+    cwd: Path | None = None,
+) -> Completed:
+    """Run ``argv`` (never through a shell) and return its outputs whatever the exit code.
+
+    ``stdin`` is written to the process (helm reads values from ``-f -``); without it stdin
+    is ``/dev/null``, so a tool that wants to prompt fails instead of hanging. Raises
+    :class:`ProcessTimeout` after ``timeout`` seconds of wall clock and ``OSError`` when the
+    binary cannot be started.
+    """
+    started = time.monotonic()
+    process = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(env),
+        cwd=cwd,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(input=stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        out, err = _drain(process)
+        raise ProcessTimeout(timeout, _text(out), _text(err)) from None
+    except BaseException:  # KeyboardInterrupt, SystemExit: leave no orphans behind
+        _kill_group(process)
+        _drain(process)
+        raise
+    return Completed(process.returncode, _text(out), _text(err), time.monotonic() - started)
+
+
+def _drain(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+    """Collect what the killed group wrote; never block forever on a pipe held elsewhere."""
+    try:
+        return process.communicate(timeout=KILL_GRACE_SECONDS)
+    except (subprocess.TimeoutExpired, ValueError):
+        process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=KILL_GRACE_SECONDS)
+        return b"", b""
+
+
+def _text(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", errors="replace")

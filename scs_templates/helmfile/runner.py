@@ -1,0 +1,360 @@
+"""Drive helmfile over ``helmfile.d/`` with state values generated from the settings.
+
+Rules, each for a measured reason (see ``docs/helmfile.md``):
+
+* helmfile 0.166 works with helm 3 only (it calls ``helm version --client``, gone in helm 4,
+  and panics): it always gets a helm 3 through ``--helm-binary``, never helm from PATH;
+* charts are made ready ONCE (``chart_for`` vendors the library chart; charts that still
+  lack dependencies get ``helm dependency build`` under a per-chart file lock, because
+  parallel builds of one chart directory race) and every command runs with ``--skip-deps``;
+  otherwise helmfile rebuilds dependencies per release and per call;
+* never interactive: stdin is /dev/null and ``helmfile init`` is never run;
+* hermetic: helm homes and ``HELMFILE_TEMPDIR`` in a private directory, no upgrade notice
+  (it calls the network and exits 3 offline);
+* the generated state values file and the values file are JSON, mode 0600 (values may hold
+  secrets), in a temporary directory removed after the call;
+* a wall-clock timeout kills helmfile's whole process group (it runs helm as a child).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import fcntl
+import json
+import logging
+import re
+import shlex
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scs_templates import atomic
+from scs_templates.charts import chart_for
+from scs_templates.errors import ScsTemplatesError, ToolError
+from scs_templates.helm import process
+from scs_templates.helm.errors import error_text, redact
+from scs_templates.helm.runner import _default_home, _secret_strings
+from scs_templates.render import kube_version_of
+from scs_templates.toolchain import Tool, find_helm_for_helmfile, find_helmfile, hermetic_env
+from scs_templates.values import build_values
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from scs_templates.charts import ChartRef
+    from scs_templates.settings.model import ClusterSettings
+
+log = logging.getLogger(__name__)
+
+_STDERR_BLOCK = re.compile(r"^STDERR:\s*$(.*?)^(?:COMBINED OUTPUT:|\Z)", re.M | re.S)
+
+
+class HelmfileError(ToolError):
+    """helmfile exited non-zero. ``command`` holds no values; ``stderr`` is redacted."""
+
+    def __init__(self, message: str, *, command: Sequence[str], returncode: int, stderr: str):
+        super().__init__(message)
+        self.command: list[str] = list(command)
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+class HelmfileTimeout(HelmfileError):
+    """helmfile ran past its deadline; its process group (helm included) was killed."""
+
+
+def helmfile_dir() -> Path:
+    """``helmfile.d`` of a source checkout, or the copy inside the installed wheel."""
+    package = Path(__file__).resolve().parent.parent
+    for candidate in (package / "_data" / "helmfile.d", package.parent / "helmfile.d"):
+        if candidate.is_dir():
+            return candidate
+    raise ScsTemplatesError(
+        f"helmfile.d is missing (looked in {package / '_data'} and {package.parent}); "
+        "reinstall scs-templates"
+    )
+
+
+def _error_message(stderr: str) -> str:
+    """helm's error from helmfile's PATH/ARGS/STDERR block, else helmfile's own last lines."""
+    match = _STDERR_BLOCK.search(stderr)
+    if match:
+        inner = "\n".join(line.strip() for line in match.group(1).splitlines())
+        text = error_text(inner)
+        if text:
+            return text
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if "err" in line.lower()]
+    return "\n".join((errors or lines)[-5:]) or "no message"
+
+
+@contextlib.contextmanager
+def _chart_lock(chart: Path) -> Iterator[None]:
+    lock_dir = Path(tempfile.gettempdir()) / "scs-templates-locks"
+    lock_dir.mkdir(exist_ok=True)
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", str(chart.resolve()))[-200:]
+    with (lock_dir / f"{name}.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@dataclass(frozen=True)
+class StateValues:
+    """What :meth:`Helmfile.write_state` produced: the state values file and its content."""
+
+    file: Path
+    values_file: Path
+    data: dict[str, Any]
+
+
+class Helmfile:
+    """helmfile over ``helmfile.d`` for one management cluster.
+
+    ``helmfile``/``helm`` default to :func:`find_helmfile` and :func:`find_helm_for_helmfile`
+    (a helm 3). ``state_dir`` defaults to the project's ``helmfile.d``. ``kubeconfig`` and
+    ``kube_context`` select the management cluster for ``sync``/``destroy``/``list``.
+    """
+
+    def __init__(
+        self,
+        helmfile: Tool | None = None,
+        helm: Tool | None = None,
+        *,
+        timeout: float = 900.0,
+        state_dir: Path | None = None,
+        kubeconfig: str | None = None,
+        kube_context: str | None = None,
+        home: Path | None = None,
+    ) -> None:
+        self.helmfile = helmfile if helmfile is not None else find_helmfile()
+        self.helm = helm if helm is not None else find_helm_for_helmfile()
+        if self.helm.major != 3:
+            raise ToolError(
+                f"helmfile {self.helmfile.version} needs helm 3, got helm {self.helm.version}"
+            )
+        self.timeout = timeout
+        self.state_dir = state_dir if state_dir is not None else helmfile_dir()
+        self.kubeconfig = kubeconfig
+        self.kube_context = kube_context
+        self.home = home
+
+    # ------------------------------------------------------------------ preparation
+
+    def prepare_chart(self, chart: ChartRef) -> None:
+        """Make sure ``chart`` renders with ``--skip-deps`` (dependencies in ``charts/``).
+
+        ``chart_for`` already vendors the library chart, so usually nothing runs. A chart
+        whose declared dependencies are missing gets one ``helm dependency build``, under
+        a lock per chart directory.
+        """
+        path = Path(chart.path)
+        if not _needs_dependency_build(path):
+            return
+        with _chart_lock(path):
+            if not _needs_dependency_build(path):
+                return
+            self._run_helm(["dependency", "build", str(path), "--skip-refresh"])
+
+    def state_values(
+        self, settings: ClusterSettings, *, secrets: Mapping[str, str] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any], ChartRef]:
+        """The state values (without file paths) and helm values for ``settings``."""
+        chart = chart_for(settings.spec.provider)
+        values = build_values(settings, secrets=secrets)
+        cluster = {
+            "release": settings.metadata.name,
+            "namespace": settings.metadata.namespace,
+            "chart": str(Path(chart.path).resolve()),
+            "chartName": chart.name,
+            "chartVersion": chart.version,
+            "kubeVersion": kube_version_of(settings),
+            "provider": settings.spec.provider,
+            "template": settings.spec.template,
+        }
+        return {"cluster": cluster}, values, chart
+
+    def write_state(
+        self,
+        settings: ClusterSettings,
+        directory: Path,
+        *,
+        secrets: Mapping[str, str] | None = None,
+    ) -> StateValues:
+        """Write ``state-values.json`` and ``values.json`` (both 0600) into ``directory``."""
+        state, values, chart = self.state_values(settings, secrets=secrets)
+        self.prepare_chart(chart)
+        values_file = atomic.write_file(
+            directory / "values.json", json.dumps(values, indent=2) + "\n", private=True
+        )
+        state["cluster"]["valuesFile"] = str(values_file.resolve())
+        file = atomic.write_file(
+            directory / "state-values.json", json.dumps(state, indent=2) + "\n", private=True
+        )
+        return StateValues(file, values_file, state)
+
+    # ------------------------------------------------------------------ running
+
+    def _home(self) -> Path:
+        return self.home if self.home is not None else _default_home()
+
+    def environment(self, tempdir: Path) -> dict[str, str]:
+        env = hermetic_env(self._home())
+        env["HELMFILE_UPGRADE_NOTICE_DISABLED"] = "1"
+        env["HELMFILE_TEMPDIR"] = str(tempdir)
+        env.pop("HELMFILE_ENVIRONMENT", None)
+        if self.kubeconfig is not None:
+            env["KUBECONFIG"] = self.kubeconfig
+        return env
+
+    def _run_helm(self, args: Sequence[str]) -> None:
+        argv = [str(self.helm.path), *args]
+        with tempfile.TemporaryDirectory(prefix="scs-templates-helmfile-") as temp:
+            done = process.run(argv, env=self.environment(Path(temp)), timeout=self.timeout)
+        if done.returncode != 0:
+            raise ToolError(f"helm {' '.join(args[:2])} failed: {error_text(done.stderr)}")
+
+    def run(
+        self,
+        settings: ClusterSettings,
+        command: Sequence[str],
+        *,
+        secrets: Mapping[str, str] | None = None,
+        cluster: bool = False,
+        kubeconfig: str | None = None,
+    ) -> process.Completed:
+        """Run ``helmfile [global flags] COMMAND`` with fresh state values for ``settings``.
+
+        ``cluster`` adds ``--kubeconfig``/``--kube-context`` (commands that reach the API);
+        ``kubeconfig`` overrides the instance's for this call (and implies ``cluster``).
+        Raises :class:`HelmfileError` on a non-zero exit, :class:`HelmfileTimeout` on timeout.
+        """
+        with tempfile.TemporaryDirectory(prefix="scs-templates-helmfile-") as temp:
+            temp_dir = Path(temp)
+            (temp_dir / "helmfile-tmp").mkdir()
+            state = self.write_state(settings, temp_dir, secrets=secrets)
+            argv = [
+                str(self.helmfile.path),
+                "--file",
+                str(self.state_dir),
+                "--helm-binary",
+                str(self.helm.path),
+                "--state-values-file",
+                str(state.file),
+                "--no-color",
+            ]
+            kubeconfig = kubeconfig if kubeconfig is not None else self.kubeconfig
+            cluster = cluster or kubeconfig is not None
+            if cluster and kubeconfig is not None:
+                argv += ["--kubeconfig", kubeconfig]
+            if cluster and self.kube_context is not None:
+                argv += ["--kube-context", self.kube_context]
+            argv += list(command)
+            label = f"helmfile {command[0]}"
+            sensitive = set(secrets.values()) if secrets else set()
+            sensitive |= _secret_strings(build_values(settings, secrets=secrets))
+            log.debug("running %s", shlex.join(argv))
+            try:
+                env = self.environment(temp_dir / "helmfile-tmp")
+                if kubeconfig is not None:
+                    env["KUBECONFIG"] = kubeconfig
+                done = process.run(argv, env=env, timeout=self.timeout)
+            except process.ProcessTimeout as error:
+                raise HelmfileTimeout(
+                    f"{label} did not finish within {self.timeout:g} s and was stopped",
+                    command=argv,
+                    returncode=-9,
+                    stderr=redact(error.stderr, sensitive),
+                ) from None
+            except OSError as error:
+                raise ToolError(
+                    f"cannot run {self.helmfile.path}: {error.strerror or error}"
+                ) from None
+        stderr = redact(done.stderr, sensitive)
+        if done.returncode != 0:
+            raise HelmfileError(
+                f"{label} failed (exit {done.returncode}): {_error_message(stderr)}",
+                command=argv,
+                returncode=done.returncode,
+                stderr=stderr,
+            )
+        if stderr.strip():
+            log.debug("%s wrote on stderr (exit 0):\n%s", label, stderr.rstrip())
+        return done
+
+    # ------------------------------------------------------------------ commands
+
+    def template(self, settings: ClusterSettings) -> str:
+        """``helmfile template``: the manifests of every release, offline (placeholders)."""
+        return self.run(settings, ["template", "--skip-deps"]).stdout
+
+    def build(self, settings: ClusterSettings) -> str:
+        """``helmfile build``: the fully rendered helmfile state (what would be deployed)."""
+        return self.run(settings, ["build"]).stdout
+
+    def list(self, settings: ClusterSettings) -> list[dict[str, Any]]:
+        """``helmfile list --output json``: the releases declared for this cluster (offline)."""
+        done = self.run(settings, ["list", "--skip-charts", "--output", "json"])
+        data = json.loads(done.stdout or "[]")
+        return [row for row in data if isinstance(row, dict)] if isinstance(data, list) else []
+
+    def write_values(self, settings: ClusterSettings, directory: Path) -> builtins.list[Path]:
+        """``helmfile write-values``: each release's merged values as ``DIR/RELEASE.yaml``.
+
+        The files contain placeholders, never real secrets.
+        """
+        directory.mkdir(parents=True, exist_ok=True)
+        target = str(directory.resolve()) + "/{{ .Release.Name }}.yaml"
+        self.run(settings, ["write-values", "--skip-deps", "--output-file-template", target])
+        return sorted(directory.glob("*.yaml"))
+
+    def sync(
+        self,
+        settings: ClusterSettings,
+        *,
+        kubeconfig: str | None = None,
+        secrets: Mapping[str, str] | None = None,
+    ) -> str:
+        """``helmfile sync`` to the management cluster (no helm-diff plugin needed)."""
+        done = self.run(
+            settings, ["sync", "--skip-deps"], secrets=secrets, cluster=True, kubeconfig=kubeconfig
+        )
+        return done.stdout
+
+    def destroy(self, settings: ClusterSettings, *, kubeconfig: str | None = None) -> str:
+        """``helmfile destroy``: uninstall the cluster's releases (never prompts)."""
+        done = self.run(settings, ["destroy", "--skip-deps"], cluster=True, kubeconfig=kubeconfig)
+        return done.stdout
+
+
+def _needs_dependency_build(chart: Path) -> bool:
+    """True when Chart.yaml declares dependencies that ``charts/`` does not hold."""
+    from ruamel.yaml import YAML
+
+    try:
+        meta = YAML(typ="safe").load((chart / "Chart.yaml").read_text(encoding="utf-8"))
+    except OSError:
+        return False
+    dependencies = (meta or {}).get("dependencies") or []
+    if not dependencies:
+        return False
+    vendored = chart / "charts"
+    for dependency in dependencies:
+        name = str(dependency.get("name", ""))
+        if not (vendored / name).is_dir() and not list(vendored.glob(f"{name}-*.tgz")):
+            return True
+    return False
+
+
+__all__ = [
+    "Helmfile",
+    "HelmfileError",
+    "HelmfileTimeout",
+    "StateValues",
+    "helmfile_dir",
+]

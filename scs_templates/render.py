@@ -1,0 +1,208 @@
+"""Render a cluster: settings -> helm values -> ``helm template`` -> manifests.
+
+Decision on the output text: :attr:`RenderResult.manifests` is EXACTLY what ``helm template``
+printed, ``# Source:`` comments included. Keeping helm's bytes means the output can be
+reproduced with helm alone (``scs-templates values -o DIR`` prints the command), compared
+with ``helmfile template`` or ``helm get manifest``, and diffed across versions without a
+re-serialisation step that could itself introduce changes (key order, quoting, YAML 1.1
+booleans). Whoever needs data uses :attr:`RenderResult.objects` (parsed) instead.
+
+Everything that makes a render non-reproducible is pinned: the namespace (``-n``), the
+Kubernetes version (``--kube-version``, resolved from the settings, e.g. ``1.33.x`` ->
+``v1.33.5``), the chart (vendored in the package) and helm's environment (hermetic homes).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ruamel.yaml import YAML
+
+from scs_templates import atomic
+from scs_templates.charts import chart_for
+from scs_templates.helm import Helm, TemplateJob
+from scs_templates.settings.versions import parse_version
+from scs_templates.values import build_values
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from scs_templates.charts import ChartRef
+    from scs_templates.settings.model import ClusterSettings
+
+_DOCUMENT_SEPARATOR = re.compile(r"^---[ \t]*(?:#.*)?$", re.MULTILINE)
+_UNSAFE_NAME = re.compile(r"[^a-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    """One rendered cluster.
+
+    ``manifests``: multi-document YAML exactly as helm printed it (see the module doc).
+    ``documents``: the same text split into one string per object, in helm's order.
+    ``objects``: the parsed objects, same order. ``values``: the helm values used (with
+    ``<redacted>`` placeholders unless real secrets were passed). ``contains_secrets``: real
+    secrets went in, so the output must be written privately.
+    """
+
+    release: str
+    namespace: str
+    chart: ChartRef
+    kube_version: str
+    values: dict[str, Any] = field(repr=False)
+    manifests: str = field(repr=False)
+    documents: tuple[str, ...] = field(repr=False)
+    objects: tuple[dict[str, Any], ...] = field(repr=False)
+    contains_secrets: bool = False
+
+    def file_names(self) -> list[str]:
+        """Deterministic file names, one per object: ``NN-kind-name.yaml`` in helm's order.
+
+        The number keeps helm's install order (namespaces and CRDs first) when the files are
+        applied in name order, and makes names unique even for equal kind/name pairs.
+        """
+        width = max(2, len(str(len(self.objects))))
+        names = []
+        for index, obj in enumerate(self.objects, start=1):
+            kind = _safe_part(str(obj.get("kind") or "object"))
+            metadata = obj.get("metadata")
+            name = metadata.get("name") if isinstance(metadata, dict) else None
+            names.append(f"{index:0{width}d}-{kind}-{_safe_part(str(name or 'unnamed'))}.yaml")
+        return names
+
+
+def _safe_part(text: str) -> str:
+    return _UNSAFE_NAME.sub("-", text.lower()).strip("-.") or "x"
+
+
+def kube_version_of(settings: ClusterSettings) -> str:
+    """The concrete Kubernetes version passed as ``--kube-version`` (``1.33.x`` -> ``v1.33.5``)."""
+    return str(parse_version(settings.spec.kubernetes.version))
+
+
+def split_documents(manifests: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """Split helm output into per-object texts and parsed objects (empty documents dropped)."""
+    yaml = YAML(typ="safe")
+    texts: list[str] = []
+    objects: list[dict[str, Any]] = []
+    for chunk in _DOCUMENT_SEPARATOR.split(manifests):
+        if not chunk.strip():
+            continue
+        data = yaml.load(chunk)
+        if data is None:  # only comments
+            continue
+        if not isinstance(data, dict):
+            raise ValueError(f"helm printed a document that is not an object: {chunk[:80]!r}")
+        texts.append(chunk.lstrip("\n").rstrip() + "\n")
+        objects.append(data)
+    return texts, objects
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    job: TemplateJob
+    chart: ChartRef
+    kube_version: str
+    values: dict[str, Any]
+    secret: bool
+
+
+def _prepare(settings: ClusterSettings, secrets: Mapping[str, str] | None) -> _Prepared:
+    values = build_values(settings, secrets=secrets)
+    chart = chart_for(settings.spec.provider)
+    kube_version = kube_version_of(settings)
+    job = TemplateJob(
+        release=settings.metadata.name,
+        chart=Path(chart.path),
+        namespace=settings.metadata.namespace,
+        values=values,
+        kube_version=kube_version,
+        sensitive=tuple(secrets.values()) if secrets else (),
+    )
+    return _Prepared(job, chart, kube_version, values, secrets is not None)
+
+
+def _result(prepared: _Prepared, manifests: str) -> RenderResult:
+    documents, objects = split_documents(manifests)
+    return RenderResult(
+        release=prepared.job.release,
+        namespace=prepared.job.namespace,
+        chart=prepared.chart,
+        kube_version=prepared.kube_version,
+        values=prepared.values,
+        manifests=manifests,
+        documents=tuple(documents),
+        objects=tuple(objects),
+        contains_secrets=prepared.secret,
+    )
+
+
+def render(
+    settings: ClusterSettings,
+    *,
+    helm: Helm | None = None,
+    secrets: Mapping[str, str] | None = None,
+) -> RenderResult:
+    """Render one cluster offline. Raises :class:`~scs_templates.helm.HelmError` if helm fails.
+
+    ``secrets`` (e.g. the clouds.yaml content) go into the values; without them the values
+    hold ``<redacted>`` placeholders, which is what previews, snapshots and CI want.
+    """
+    prepared = _prepare(settings, secrets)
+    runner = helm if helm is not None else Helm()
+    job = prepared.job
+    manifests = runner.template(
+        job.release,
+        job.chart,
+        namespace=job.namespace,
+        values=job.values,
+        kube_version=job.kube_version,
+        sensitive=job.sensitive,
+    )
+    return _result(prepared, manifests)
+
+
+def render_many(
+    fleet: Sequence[ClusterSettings],
+    *,
+    helm: Helm | None = None,
+    secrets: Sequence[Mapping[str, str] | None] | None = None,
+) -> list[RenderResult]:
+    """Render many clusters, in parallel helm processes (bounded by the CPU count).
+
+    ``secrets``, if given, holds one entry per cluster. Results come back in input order.
+    """
+    if secrets is not None and len(secrets) != len(fleet):
+        raise ValueError("secrets must hold one entry per cluster")
+    prepared = [
+        _prepare(settings, secrets[i] if secrets is not None else None)
+        for i, settings in enumerate(fleet)
+    ]
+    runner = helm if helm is not None else Helm()
+    outputs = runner.template_many([p.job for p in prepared])
+    return [_result(p, out) for p, out in zip(prepared, outputs, strict=True)]
+
+
+def _is_manifest_file(entry: Path) -> bool:
+    return entry.is_file() and not entry.is_symlink() and entry.suffix == ".yaml"
+
+
+def write_manifests(
+    result: RenderResult, directory: str | Path, *, private: bool | None = None
+) -> list[Path]:
+    """Write one file per object into ``directory``, atomically; return the paths.
+
+    Each file holds the object's document exactly as helm printed it. The directory is
+    replaced as a whole (see :func:`scs_templates.atomic.write_directory`): stale files of a
+    previous render disappear, but only after the new set is complete. An existing directory
+    holding anything but ``*.yaml`` files is refused. ``private`` (default: the result holds
+    real secrets) writes a 0700 directory with 0600 files.
+    """
+    names = result.file_names()
+    files = dict(zip(names, result.documents, strict=True))
+    secret = result.contains_secrets if private is None else private
+    target = atomic.write_directory(directory, files, private=secret, replaceable=_is_manifest_file)
+    return [target / name for name in names]

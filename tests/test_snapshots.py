@@ -1,0 +1,214 @@
+"""Snapshots of the rendered manifests: every template x provider x scenario.
+
+Each case is stored as one readable YAML file under ``tests/__snapshots__/test_snapshots/``
+holding the raw ``helm template`` output, so a review shows exactly which objects a change
+touches. Regenerate with ``make snapshot-update`` and review the diff.
+
+CI must fail on a missing or stale snapshot: syrupy fails a missing snapshot when it is not
+updating, and reports unused snapshot files as a failure; ``--snapshot-update`` itself is
+refused when ``CI=true`` (below), so CI can never rewrite the expectations it checks.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+from scs_templates import api
+from scs_templates.errors import ToolNotFoundError
+from scs_templates.settings.model import PROVIDERS, TEMPLATES
+from scs_templates.toolchain import find_helm
+from tests.support import in_ci, skip_or_fail
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from syrupy.assertion import SnapshotAssertion
+
+pytestmark = pytest.mark.helm
+
+
+class YAMLSnapshot(SingleFileSnapshotExtension):
+    """One ``.yaml`` file per case with the manifests as text (diffable, reviewable)."""
+
+    file_extension = "yaml"
+    _file_extension = "yaml"  # older syrupy releases read this name
+    _write_mode = WriteMode.TEXT
+
+
+Spec = dict[str, Any]
+
+
+def _workers(spec: Spec) -> list[dict[str, Any]]:
+    workers: list[dict[str, Any]] = spec["workers"]
+    return workers
+
+
+def minimal(spec: Spec) -> None:
+    del spec
+
+
+def production(spec: Spec) -> None:
+    spec["prefix"] = "scs"
+    spec["controlPlane"].update(replicas=3, zones=["az1", "az2", "az3"], rootDiskGB=50)
+    for group in _workers(spec):
+        group["rootDiskGB"] = 100
+    spec["services"] = {"certManager": {"enabled": True}, "flux": {"enabled": True}}
+    spec["security"] = {"podSecurity": {"enforce": "restricted"}, "certificateRolloutDays": 30}
+
+
+def autoscaling(spec: Spec) -> None:
+    group = _workers(spec)[0]
+    group.pop("replicas", None)
+    group["autoscaling"] = {"min": 1, "max": 5}
+
+
+def taints_labels(spec: Spec) -> None:
+    group = _workers(spec)[-1]
+    group["labels"] = {"scs.community/accelerator": "gpu", "node-role.kubernetes.io/worker": ""}
+    group["taints"] = [
+        {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
+        {"key": "dedicated", "effect": "NoExecute"},
+    ]
+
+
+def api_cidrs(spec: Spec) -> None:
+    spec["network"] = {
+        "apiAccess": {
+            "mode": "cidrs",
+            "cidrs": ["203.0.113.0/24", "198.51.100.17/32"],
+            "managementCIDRs": ["192.0.2.10/32"],
+        }
+    }
+
+
+def api_internal(spec: Spec) -> None:
+    spec["network"] = {"apiAccess": {"mode": "internal", "managementCIDRs": ["192.0.2.10/32"]}}
+
+
+def registry_mirrors(spec: Spec) -> None:
+    spec["registryMirrors"] = [
+        {
+            "registry": "docker.io",
+            "endpoints": ["https://harbor.example.com/v2/dockerhub"],
+            "overridePath": True,
+        },
+        {"registry": "ghcr.io", "endpoints": ["https://mirror.example.com"], "skipVerify": True},
+    ]
+
+
+def unsafe_fs_etcd(spec: Spec) -> None:
+    spec["controlPlane"]["replicas"] = 3
+    spec["etcd"] = {
+        "unsafeFS": True,
+        "quotaGiB": 4,
+        "snapshotCount": 10000,
+        "autoCompactionRetention": "4h",
+        "defrag": {"schedule": "*-*-* 03:15:00"},
+        "backupRetention": 7,
+    }
+
+
+def calico_services_off(spec: Spec) -> None:
+    spec["services"] = {
+        "cni": {"type": "calico"},
+        "cinderCSI": {"enabled": False},
+        "metricsServer": {"enabled": False},
+        "ingressNginx": {"enabled": False},
+    }
+
+
+def network_k8s_135(spec: Spec) -> None:
+    spec["kubernetes"] = {"version": "1.35.x"}
+    spec["network"] = {
+        "podCIDR": "172.16.0.0/16",
+        "serviceCIDR": "10.128.0.0/12",
+        "nodeCIDR": "10.20.0.0/20",
+        "mtu": 1450,
+        "dnsServers": ["9.9.9.9"],
+    }
+
+
+SCENARIOS: dict[str, Callable[[Spec], None]] = {
+    "minimal": minimal,
+    "production": production,
+    "autoscaling": autoscaling,
+    "taints-labels": taints_labels,
+    "api-cidrs": api_cidrs,
+    "api-internal": api_internal,
+    "registry-mirrors": registry_mirrors,
+    "unsafe-fs-etcd": unsafe_fs_etcd,
+    "calico-services-off": calico_services_off,
+    "network-k8s-1.35": network_k8s_135,
+}
+
+
+def settings_for(template: str, provider: str, scenario: str) -> api.ClusterSettings:
+    """The scenario's settings on one template and provider."""
+    group: dict[str, Any] = {"name": "md-0", "replicas": 2}
+    workers = [group] if template == "simple" else [group, {"name": "md-1", "replicas": 1}]
+    spec: Spec = {
+        "template": template,
+        "provider": provider,
+        "kubernetes": {"version": "1.34.x"},
+        "controlPlane": {"replicas": 1},
+        "workers": copy.deepcopy(workers),
+    }
+    SCENARIOS[scenario](spec)
+    if provider == "openstack":
+        spec["controlPlane"]["machineType"] = "SCS-2V-4"
+        for worker in _workers(spec):
+            worker["machineType"] = "SCS-4V-8"
+    data = {
+        "apiVersion": "scs-templates.scs.community/v1alpha1",
+        "kind": "ClusterSettings",
+        "metadata": {"name": "snap", "namespace": "snapshots"},
+        "spec": spec,
+    }
+    return api.validate_data(data, file=f"{template}-{provider}-{scenario}").settings
+
+
+CASES = [
+    pytest.param(t, p, s, id=f"{t}-{p}-{s}")
+    for t in TEMPLATES
+    for p in PROVIDERS
+    for s in SCENARIOS
+]
+
+
+@pytest.fixture(scope="module")
+def helm() -> api.Helm:
+    try:
+        return api.Helm(find_helm())
+    except ToolNotFoundError as error:
+        skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
+        raise
+
+
+@pytest.fixture(autouse=True)
+def _no_snapshot_update_in_ci(request: pytest.FixtureRequest) -> None:
+    """CI compares against the committed snapshots; it must never regenerate them."""
+    if in_ci() and request.config.getoption("--snapshot-update", default=False):
+        pytest.fail("--snapshot-update is not allowed in CI (CI=true): update snapshots locally")
+
+
+@pytest.fixture
+def snapshot_yaml(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(YAMLSnapshot)
+
+
+def test_there_are_enough_scenarios() -> None:
+    assert len(SCENARIOS) >= 8
+    assert len(CASES) == len(TEMPLATES) * len(PROVIDERS) * len(SCENARIOS)
+
+
+@pytest.mark.parametrize(("template", "provider", "scenario"), CASES)
+def test_rendered_manifests(
+    helm: api.Helm, snapshot_yaml: SnapshotAssertion, template: str, provider: str, scenario: str
+) -> None:
+    result = api.render(settings_for(template, provider, scenario), helm=helm)
+    assert result.objects, "a render without objects"
+    assert result.manifests == snapshot_yaml
