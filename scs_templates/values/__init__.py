@@ -1,22 +1,340 @@
-"""Values builders: pure functions settings -> helm values (INTERFACE STUB, to be built).
+"""Values builders: pure functions settings -> helm values of the cluster charts.
 
 Contract used by the render engine:
     build_values(settings: ClusterSettings, *, secrets: Mapping[str, str] | None = None)
         -> dict[str, Any]      # JSON-serialisable, deterministic key order
     REDACTED: str               # placeholder used for secret values when secrets is None
+
+Division of labour: Python DECIDES (names, the resolved Kubernetes version, image names,
+CIDR lists, flags, which node label goes where), the charts only ARRANGE those decisions
+into Cluster API objects. A chart never re-derives a name or a version, so the rules live in
+one tested place and the charts stay dumb. The one thing the charts compute themselves is
+the spec hash in immutable template names: it must follow the rendered spec, including
+changes that come from the chart rather than from the settings.
+
+Top-level keys (each chart's ``values.schema.json`` is the exact contract):
+``cluster``, ``labels``, ``kubernetes``, ``network``, ``controlPlane``, ``workers``,
+``etcd``, ``apiServer``, ``admission``, ``kubelet``, ``registryMirrors`` and, for provider
+``openstack`` only, ``openstack``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from scs_templates.settings.model import ClusterSettings
+from scs_templates.settings import naming
+from scs_templates.settings.model import ClusterSettings, RegistryMirror, WorkerGroup
+from scs_templates.settings.versions import parse_version
 
+__all__ = ["CACERT_KEY", "CLOUDS_YAML_KEY", "REDACTED", "build_values", "server_groups"]
+
+#: Placeholder for secret material when no secrets are given (dry renders, snapshots).
 REDACTED = "<redacted>"
+#: Keys of ``secrets`` (and of the credentials Secret) that the OpenStack chart uses.
+CLOUDS_YAML_KEY = "clouds.yaml"
+CACERT_KEY = "cacert"
+
+#: Template base names leave room for "-" + 8 hex characters of the spec hash.
+TEMPLATE_BASE_LIMIT = naming.MAX_NAME - naming.TEMPLATE_HASH_SUFFIX
+
+# etcd timing for cloud disks and networks (KaaS v1 ETCD_PRIO_BOOST, now always on).
+ETCD_HEARTBEAT_MS = 250
+ETCD_ELECTION_TIMEOUT_MS = 2500
+
+# Upstream endpoints of registries whose API host differs from their name.
+_REGISTRY_SERVERS = {"docker.io": "https://registry-1.docker.io"}
+
+# Node labels the kubelet may not set itself (NodeRestriction, kubelet --node-labels refuses
+# them) but Cluster API copies from the Machine to the Node: they go on the Machine.
+_CAPI_SYNCED_LABEL_DOMAINS = ("node-role.kubernetes.io", "node-restriction.kubernetes.io")
+_CAPI_SYNCED_LABEL_SUFFIXES = (".node-restriction.kubernetes.io", ".node.cluster.x-k8s.io")
+
+# Kubelet flags of kind nodes, as the CAPD quickstart sets them: disk pressure on the
+# developer's machine must not evict everything.
+_DOCKER_KUBELET_ARGS = {
+    "eviction-hard": "nodefs.available<0%,nodefs.inodesFree<0%,imagefs.available<0%"
+}
+_DOCKER_API_CERT_SANS = ["localhost", "127.0.0.1", "0.0.0.0", "host.docker.internal"]  # noqa: S104
 
 
 def build_values(
     settings: ClusterSettings, *, secrets: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    raise NotImplementedError
+    """Turn validated settings into the values of the provider's cluster chart.
+
+    Pure and deterministic: the same settings give an equal dict with the same key order
+    (maps sorted by key, lists in the user's order), which keeps ``helm template`` output
+    byte-stable. ``secrets`` carries the credentials Secret content (``clouds.yaml``,
+    ``cacert``) for a real install; without it the Secret is rendered with :data:`REDACTED`
+    so that dry renders and snapshots never hold secret material.
+
+    Raises ValueError when the Kubernetes version does not resolve (settings validation
+    reports that earlier, with the field's position).
+    """
+    spec = settings.spec
+    version = str(parse_version(spec.kubernetes.version))
+    prefix, cluster = spec.prefix, settings.name
+    provider = spec.provider
+
+    def name(resource: str = "") -> str:
+        return naming.resource_name(prefix, cluster, resource)
+
+    def template_base(resource: str) -> str:
+        return naming.fit(name(resource), TEMPLATE_BASE_LIMIT)
+
+    def image(override: str | None) -> str:
+        if provider == "docker":
+            return override or f"{spec.docker.node_image_repository}:{version}"
+        return (override or spec.openstack.image).replace("{version}", version)
+
+    anti_affinity = spec.openstack.anti_affinity
+    cp = spec.control_plane
+    control_plane: dict[str, Any] = {
+        "name": name(naming.CONTROL_PLANE),
+        "templateBase": template_base(naming.CONTROL_PLANE),
+        "healthCheckName": name(naming.CONTROL_PLANE),
+        "replicas": cp.replicas,
+        "image": image(cp.image),
+        "remediationMaxRetry": cp.remediation_max_retry,
+        "certificateExpiryDays": spec.security.certificate_rollout_days,
+    }
+    if provider == "openstack":
+        control_plane.update(
+            machineType=cp.machine_type or "",
+            zones=list(cp.zones),
+            rootDiskGB=cp.root_disk_gb,
+            serverGroup=(
+                name(naming.CONTROL_PLANE) if anti_affinity.control_plane != "none" else ""
+            ),
+        )
+
+    workers = [_worker(group, name, template_base, image, settings) for group in spec.workers]
+
+    values: dict[str, Any] = {
+        "cluster": {
+            "name": cluster,
+            "namespace": settings.metadata.namespace,
+            "prefix": prefix,
+            "template": spec.template,
+            "provider": provider,
+            "infraName": name(),
+        },
+        "labels": {"scs.community/cluster": cluster, "app.kubernetes.io/managed-by": "Helm"},
+        "kubernetes": {"version": version},
+        "network": _network(settings),
+        "controlPlane": control_plane,
+        "workers": workers,
+        "etcd": _etcd(settings),
+        "apiServer": _api_server(settings),
+        "admission": _admission(settings),
+        "kubelet": {
+            "extraArgs": dict(_DOCKER_KUBELET_ARGS)
+            if provider == "docker"
+            else {"cloud-provider": "external"}
+        },
+        "registryMirrors": [_mirror(m) for m in spec.registry_mirrors],
+    }
+    if provider == "openstack":
+        values["openstack"] = _openstack(settings, name, secrets)
+    result: dict[str, Any] = _sorted(values)
+    return result
+
+
+_SERVER_GROUP_POLICIES = {"hard": "anti-affinity", "soft": "soft-anti-affinity"}
+
+
+def server_groups(settings: ClusterSettings) -> list[tuple[str, str]]:
+    """The Nova server groups the OpenStack machine templates reference: (name, policy).
+
+    CAPO v0.14 can only reference a server group (by ID or name), not create one, so the
+    OpenStack integration must create these before the cluster is applied. Names are the
+    ones in ``controlPlane.serverGroup`` / ``workers[].serverGroup`` of the values; empty
+    for other providers or with anti-affinity ``none``.
+    """
+    spec = settings.spec
+    if spec.provider != "openstack":
+        return []
+    policy = spec.openstack.anti_affinity
+    groups: list[tuple[str, str]] = []
+    if policy.control_plane != "none":
+        groups.append(
+            (
+                naming.resource_name(spec.prefix, settings.name, naming.CONTROL_PLANE),
+                _SERVER_GROUP_POLICIES[policy.control_plane],
+            )
+        )
+    if policy.workers != "none":
+        groups.extend(
+            (
+                naming.resource_name(spec.prefix, settings.name, group.name),
+                _SERVER_GROUP_POLICIES[policy.workers],
+            )
+            for group in spec.workers
+        )
+    return groups
+
+
+def _worker(
+    group: WorkerGroup,
+    name: Callable[[str], str],
+    template_base: Callable[[str], str],
+    image: Callable[[str | None], str],
+    settings: ClusterSettings,
+) -> dict[str, Any]:
+    """One worker group: names, size, machine and node settings."""
+    spec = settings.spec
+    node_labels: dict[str, str] = {}
+    machine_labels: dict[str, str] = {}
+    for key, value in group.labels.items():
+        (machine_labels if _synced_by_capi(key) else node_labels)[key] = value
+    worker: dict[str, Any] = {
+        "name": group.name,
+        "deploymentName": name(group.name),
+        "templateBase": template_base(group.name),
+        "healthCheckName": name(group.name),
+        "image": image(group.image),
+        "nodeLabels": node_labels,
+        "machineLabels": machine_labels,
+        "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in group.taints],
+    }
+    if group.autoscaling is not None:
+        worker["autoscaling"] = {"min": group.autoscaling.min, "max": group.autoscaling.max}
+    else:
+        worker["replicas"] = group.effective_replicas
+    if spec.provider == "openstack":
+        worker.update(
+            machineType=group.machine_type or "",
+            zone=group.zone or "",
+            rootDiskGB=group.root_disk_gb,
+            serverGroup=(
+                name(group.name) if spec.openstack.anti_affinity.workers != "none" else ""
+            ),
+        )
+    return worker
+
+
+def _synced_by_capi(key: str) -> bool:
+    """True for node labels that must be set on the Machine (Cluster API syncs them)."""
+    domain = key.split("/", 1)[0] if "/" in key else ""
+    return domain in _CAPI_SYNCED_LABEL_DOMAINS or domain.endswith(_CAPI_SYNCED_LABEL_SUFFIXES)
+
+
+def _network(settings: ClusterSettings) -> dict[str, Any]:
+    net = settings.spec.network
+    access = net.api_access
+    # KaaS v1 RESTRICT_KUBEAPI: [] open, [none] internal, [cidr,...] the list plus internal.
+    allowed: list[str] = []
+    if access.mode == "cidrs":
+        allowed.extend(access.cidrs)
+    if access.mode in ("internal", "cidrs"):
+        allowed.append(net.node_cidr)
+        allowed.extend(access.management_cidrs)
+    return {
+        "podCIDRs": [net.pod_cidr],
+        "serviceCIDRs": [net.service_cidr],
+        "serviceDomain": net.service_domain,
+        "nodeCIDR": net.node_cidr,
+        "dnsServers": list(net.dns_servers),
+        "mtu": net.mtu,
+        "apiAllowedCIDRs": list(dict.fromkeys(allowed)),
+    }
+
+
+def _etcd(settings: ClusterSettings) -> dict[str, Any]:
+    etcd = settings.spec.etcd
+    return {
+        "heartbeatInterval": ETCD_HEARTBEAT_MS,
+        "electionTimeout": ETCD_ELECTION_TIMEOUT_MS,
+        "autoCompactionRetention": etcd.auto_compaction_retention,
+        "snapshotCount": etcd.snapshot_count,
+        "quotaBackendBytes": etcd.quota_gib * 1024**3,
+        "unsafeFS": etcd.unsafe_fs,
+        "defrag": {
+            "enabled": etcd.defrag.enabled,
+            "schedule": etcd.defrag.schedule,
+            "backupRetention": etcd.backup_retention,
+        },
+    }
+
+
+def _api_server(settings: ClusterSettings) -> dict[str, Any]:
+    limits = settings.spec.security.api_rate_limits
+    return {
+        "maxRequestsInflight": limits.max_requests_inflight,
+        "maxMutatingRequestsInflight": limits.max_mutating_requests_inflight,
+        "minRequestTimeout": limits.min_request_timeout,
+        "certSANs": list(_DOCKER_API_CERT_SANS) if settings.spec.provider == "docker" else [],
+    }
+
+
+def _admission(settings: ClusterSettings) -> dict[str, Any]:
+    security = settings.spec.security
+    pss = security.pod_security
+    return {
+        "podSecurity": {
+            "enforce": pss.enforce,
+            "warn": pss.warn,
+            "audit": pss.audit,
+            "exemptNamespaces": list(pss.exempt_namespaces),
+        },
+        "eventRateLimit": {
+            "qps": security.api_rate_limits.event_qps,
+            "burst": security.api_rate_limits.event_burst,
+        },
+    }
+
+
+def _mirror(mirror: RegistryMirror) -> dict[str, Any]:
+    return {
+        "registry": mirror.registry,
+        "server": _REGISTRY_SERVERS.get(mirror.registry, f"https://{mirror.registry}"),
+        "hosts": [
+            {"url": url, "skipVerify": mirror.skip_verify, "overridePath": mirror.override_path}
+            for url in mirror.endpoints
+        ],
+    }
+
+
+def _openstack(
+    settings: ClusterSettings, name: Callable[[str], str], secrets: Mapping[str, str] | None
+) -> dict[str, Any]:
+    os_settings = settings.spec.openstack
+    create = os_settings.credentials_secret is None
+    credentials: dict[str, Any] = {
+        "create": create,
+        "secretName": os_settings.credentials_secret or name("cloud-config"),
+    }
+    if create:
+        if secrets is None:
+            credentials.update(cloudsYaml=REDACTED, cacert=REDACTED)
+        else:
+            credentials.update(
+                cloudsYaml=secrets.get(CLOUDS_YAML_KEY, ""), cacert=secrets.get(CACERT_KEY, "")
+            )
+    metadata = os_settings.server_metadata
+    return {
+        "cloud": os_settings.cloud,
+        "externalNetworkID": os_settings.external_network_id or "",
+        "sshKeyName": os_settings.ssh_key_name or "",
+        "loadBalancerProvider": os_settings.load_balancer_provider,
+        "serverMetadata": {
+            "controlPlane": _key_values(metadata.control_plane),
+            "workers": _key_values(metadata.workers),
+        },
+        "credentials": credentials,
+    }
+
+
+def _key_values(mapping: Mapping[str, str]) -> list[dict[str, str]]:
+    """A map as a key-sorted list of {key, value} (CAPO's serverMetadata shape)."""
+    return [{"key": key, "value": mapping[key]} for key in sorted(mapping)]
+
+
+def _sorted(value: Any) -> Any:
+    """Sort every mapping by key (recursively); lists keep their order."""
+    if isinstance(value, Mapping):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value

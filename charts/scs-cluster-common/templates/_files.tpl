@@ -1,0 +1,162 @@
+{{/*
+Files written by kubeadm bootstrap (cloud-init or CAPD) on the nodes. Each helper returns
+YAML list items (possibly none) so that lists can be concatenated.
+*/}}
+
+{{- define "scs.kubeletPatchPath" -}}/etc/kubernetes/patches{{- end -}}
+{{- define "scs.admissionDir" -}}/etc/kubernetes/admission{{- end -}}
+
+{{/*
+Files on every node: the KubeletConfiguration patch (serving certificates signed by the
+cluster CA, so metrics-server needs no --kubelet-insecure-tls; anonymous access off) and one
+containerd hosts.toml per registry mirror. Context: root.
+*/}}
+{{- define "scs.nodeFiles" -}}
+{{- $files := list -}}
+{{- $patch := dict "serverTLSBootstrap" true "authentication" (dict "anonymous" (dict "enabled" false)) "authorization" (dict "mode" "Webhook") -}}
+{{- $files = append $files (dict "path" (printf "%s/kubeletconfiguration0+merge.json" (include "scs.kubeletPatchPath" .)) "owner" "root:root" "permissions" "0644" "content" (toJson $patch)) -}}
+{{- range .Values.registryMirrors -}}
+{{- $files = append $files (dict "path" (printf "/etc/containerd/certs.d/%s/hosts.toml" .registry) "owner" "root:root" "permissions" "0644" "content" (include "scs.hostsToml" .)) -}}
+{{- end -}}
+{{- toYaml $files -}}
+{{- end -}}
+
+{{/* containerd hosts.toml of one registry mirror. Context: one registryMirrors entry. */}}
+{{- define "scs.hostsToml" -}}
+server = {{ .server | toJson }}
+{{- range .hosts }}
+
+[host.{{ .url | toJson }}]
+  capabilities = ["pull", "resolve"]
+  skip_verify = {{ .skipVerify }}
+  override_path = {{ .overridePath }}
+{{- end }}
+{{ end -}}
+
+{{/*
+Files on control-plane nodes only: the admission configuration and the etcd maintenance
+script with its systemd service and timer. Context: root.
+*/}}
+{{- define "scs.controlPlaneFiles" -}}
+{{- $v := .Values -}}
+{{- $files := list -}}
+{{- $files = append $files (dict "path" (printf "%s/admission-config.yaml" (include "scs.admissionDir" .)) "owner" "root:root" "permissions" "0644" "content" (include "scs.admissionConfig" .)) -}}
+{{- if $v.etcd.defrag.enabled -}}
+{{- $files = append $files (dict "path" "/usr/local/sbin/etcd-defrag.sh" "owner" "root:root" "permissions" "0755" "content" (include "scs.etcdDefragScript" .)) -}}
+{{- $files = append $files (dict "path" "/etc/systemd/system/etcd-defrag.service" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdDefragService" .)) -}}
+{{- $files = append $files (dict "path" "/etc/systemd/system/etcd-defrag.timer" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdDefragTimer" .)) -}}
+{{- end -}}
+{{- toYaml $files -}}
+{{- end -}}
+
+{{/*
+AdmissionConfiguration read by kube-apiserver (--admission-control-config-file): Pod
+Security defaults and exemptions, and a server-wide EventRateLimit (scs-0215, scs-0217).
+*/}}
+{{- define "scs.admissionConfig" -}}
+{{- $a := .Values.admission -}}
+{{- $pss := dict "apiVersion" "pod-security.admission.config.k8s.io/v1" "kind" "PodSecurityConfiguration" "defaults" (dict "enforce" $a.podSecurity.enforce "enforce-version" "latest" "warn" $a.podSecurity.warn "warn-version" "latest" "audit" $a.podSecurity.audit "audit-version" "latest") "exemptions" (dict "usernames" (list) "runtimeClasses" (list) "namespaces" $a.podSecurity.exemptNamespaces) -}}
+{{- $erl := dict "apiVersion" "eventratelimit.admission.k8s.io/v1alpha1" "kind" "Configuration" "limits" (list (dict "type" "Server" "qps" (int64 $a.eventRateLimit.qps) "burst" (int64 $a.eventRateLimit.burst))) -}}
+{{- $config := dict "apiVersion" "apiserver.config.k8s.io/v1" "kind" "AdmissionConfiguration" "plugins" (list (dict "name" "PodSecurity" "configuration" $pss) (dict "name" "EventRateLimit" "configuration" $erl)) -}}
+{{- toYaml $config }}
+{{ end -}}
+
+{{- define "scs.etcdDefragService" -}}
+[Unit]
+Description=etcd defragmentation and snapshot (scs-templates)
+Documentation=https://github.com/SovereignCloudStack/scs-templates/blob/main/docs/maintenance.md
+After=kubelet.service
+
+[Service]
+Type=oneshot
+ExecStart=/usr/local/sbin/etcd-defrag.sh
+Nice=10
+IOSchedulingClass=best-effort
+IOSchedulingPriority=7
+{{ end -}}
+
+{{- define "scs.etcdDefragTimer" -}}
+[Unit]
+Description=Nightly etcd defragmentation and snapshot (scs-templates)
+
+[Timer]
+OnCalendar={{ .Values.etcd.defrag.schedule }}
+Persistent=false
+
+[Install]
+WantedBy=timers.target
+{{ end -}}
+
+{{/*
+Leader-aware etcd maintenance. Every control-plane node runs the timer; only the current
+leader acts, so the cluster is defragmented once per night: followers first (one at a
+time), then leadership moves to a defragmented follower and the old leader defragments
+itself (a defragmenting member blocks its reads and writes, a leader must not do that). Then
+a compressed snapshot (kept: backupRetention newest) and fstrim. etcdctl runs inside the
+etcd static pod (crictl exec): the node needs no etcdctl and always uses a matching one.
+*/}}
+{{- define "scs.etcdDefragScript" -}}
+#!/bin/bash
+# etcd defragmentation and snapshot, written by scs-templates (docs/maintenance.md).
+set -euo pipefail
+
+BACKUP_DIR=/var/backups/etcd
+RETENTION={{ include "scs.int" .Values.etcd.defrag.backupRetention }}
+LOCAL=https://127.0.0.1:2379
+PKI=/etc/kubernetes/pki/etcd
+log() { echo "etcd-defrag: $*"; }
+
+CID=$(crictl ps --quiet --state running --name '^etcd$' | head -n1)
+if [ -z "$CID" ]; then
+  log "no running etcd container on this node; nothing to do"
+  exit 0
+fi
+etcdctl() {
+  crictl exec "$CID" etcdctl --cacert="$PKI/ca.crt" --cert="$PKI/healthcheck-client.crt" \
+    --key="$PKI/healthcheck-client.key" --command-timeout=120s "$@"
+}
+# "simple" rows: endpoint, ID (hex), version, ..., is-leader, is-learner, ...; the first
+# true/false column after the version is the leader flag (etcd 3.5 and 3.6).
+leader_flag='{for (i = 3; i <= NF; i++) if ($i == "true" || $i == "false") { print $i; exit }}'
+
+SELF=$(etcdctl --endpoints="$LOCAL" endpoint status -w simple)
+SELF_ID=$(echo "$SELF" | awk -F', ' 'NR == 1 {print $2}')
+if [ "$(echo "$SELF" | awk -F', ' "$leader_flag")" != "true" ]; then
+  log "member $SELF_ID is not the leader; the leader does the work"
+  exit 0
+fi
+
+FOLLOWERS=$(etcdctl --endpoints="$LOCAL" endpoint status --cluster -w simple \
+  | awk -F', ' -v self="$SELF_ID" '$2 != self {print $1 " " $2}')
+NEXT_LEADER=""
+while read -r endpoint id; do
+  [ -n "$endpoint" ] || continue
+  log "defragmenting follower $id ($endpoint)"
+  etcdctl --endpoints="$endpoint" defrag
+  NEXT_LEADER=${NEXT_LEADER:-$id}
+done <<< "$FOLLOWERS"
+
+if [ -n "$NEXT_LEADER" ]; then
+  log "moving leadership from $SELF_ID to $NEXT_LEADER"
+  etcdctl --endpoints="$LOCAL" move-leader "$NEXT_LEADER"
+fi
+log "defragmenting this member $SELF_ID"
+etcdctl --endpoints="$LOCAL" defrag
+
+if [ "$RETENTION" -gt 0 ]; then
+  mkdir -p "$BACKUP_DIR"
+  chmod 0700 "$BACKUP_DIR"
+  # The etcd container sees /var/lib/etcd (its data dir) at the same path as the host.
+  TMP=/var/lib/etcd/scs-snapshot.db
+  rm -f "$TMP" "$TMP.part"
+  etcdctl --endpoints="$LOCAL" snapshot save "$TMP"
+  TARGET="$BACKUP_DIR/etcd-snapshot-$(date -u +%Y%m%dT%H%M%SZ).db.gz"
+  gzip -c "$TMP" > "$TARGET.part"
+  mv "$TARGET.part" "$TARGET"
+  rm -f "$TMP"
+  log "saved $TARGET"
+  ls -1t "$BACKUP_DIR"/etcd-snapshot-*.db.gz | tail -n +$((RETENTION + 1)) | xargs -r rm -f --
+fi
+
+fstrim --verbose / || log "fstrim failed (ignored)"
+{{ end -}}

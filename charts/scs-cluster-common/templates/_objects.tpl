@@ -1,0 +1,310 @@
+{{/*
+The provider-independent Cluster API objects (core and kubeadm, v1beta2).
+
+A provider chart renders them all with
+
+    {{ include "scs.clusterApiObjects" . }}
+
+and defines these hooks (named templates, context: dict root machine role):
+  provider.infraApiVersion        apiVersion of its infrastructure kinds
+  provider.infraClusterKind       e.g. OpenStackCluster
+  provider.machineTemplateKind    e.g. OpenStackMachineTemplate
+  provider.machineSpec            the machine template's spec.template.spec (YAML)
+"machine" is .Values.controlPlane or one entry of .Values.workers; "role" is
+"control-plane" or "worker".
+*/}}
+
+{{- define "scs.clusterApiObjects" -}}
+{{- $root := . -}}
+{{- include "scs.cluster" $root }}
+---
+{{- $cpInfra := include "scs.machineTemplateName" (dict "root" $root "machine" .Values.controlPlane "role" "control-plane") }}
+{{ include "scs.machineTemplate" (dict "root" $root "machine" .Values.controlPlane "role" "control-plane") }}
+---
+{{ include "scs.kubeadmControlPlane" (dict "root" $root "infraName" $cpInfra) }}
+---
+{{ include "scs.controlPlaneHealthCheck" $root }}
+{{- range $group := .Values.workers }}
+{{- $ctx := dict "root" $root "machine" $group "role" "worker" }}
+---
+{{ include "scs.machineTemplate" $ctx }}
+---
+{{ include "scs.kubeadmConfigTemplate" $ctx }}
+---
+{{ include "scs.machineDeployment" $ctx }}
+---
+{{ include "scs.workerHealthCheck" $ctx }}
+{{- end }}
+{{- end -}}
+
+{{- define "scs.cluster" -}}
+{{- $v := .Values -}}
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+metadata:
+  {{- include "scs.metadata" (dict "root" . "name" $v.cluster.name) | nindent 2 }}
+spec:
+  clusterNetwork:
+    pods:
+      cidrBlocks: {{ toJson $v.network.podCIDRs }}
+    services:
+      cidrBlocks: {{ toJson $v.network.serviceCIDRs }}
+    serviceDomain: {{ $v.network.serviceDomain | quote }}
+  controlPlaneRef:
+    {{- include "scs.ref" (dict "apiGroup" "controlplane.cluster.x-k8s.io" "kind" "KubeadmControlPlane" "name" $v.controlPlane.name) | nindent 4 }}
+  infrastructureRef:
+    {{- include "scs.ref" (dict "apiGroup" "infrastructure.cluster.x-k8s.io" "kind" (include "provider.infraClusterKind" .) "name" $v.cluster.infraName) | nindent 4 }}
+{{- end -}}
+
+{{/* Machine templates: immutable, named after the hash of their rendered spec. */}}
+{{- define "scs.machineTemplateName" -}}
+{{- include "scs.hashedName" (dict "base" .machine.templateBase "spec" (include "provider.machineSpec" .)) -}}
+{{- end -}}
+
+{{- define "scs.machineTemplate" -}}
+apiVersion: {{ include "provider.infraApiVersion" .root }}
+kind: {{ include "provider.machineTemplateKind" .root }}
+metadata:
+  {{- include "scs.metadata" (dict "root" .root "name" (include "scs.machineTemplateName" .) "annotations" (include "scs.keepAnnotations" . | fromYaml)) | nindent 2 }}
+spec:
+  template:
+    spec:
+      {{- include "provider.machineSpec" . | nindent 6 }}
+{{- end -}}
+
+{{/* kubelet arguments of a node: the provider's flags plus the group's node labels. */}}
+{{- define "scs.kubeletArgs" -}}
+{{- $args := deepCopy .root.Values.kubelet.extraArgs -}}
+{{- $labels := list -}}
+{{- range $key, $value := (.machine.nodeLabels | default dict) -}}
+{{- $labels = append $labels (printf "%s=%s" $key $value) -}}
+{{- end -}}
+{{- if $labels -}}
+{{- $_ := set $args "node-labels" (join "," $labels) -}}
+{{- end -}}
+{{- include "scs.argList" $args -}}
+{{- end -}}
+
+{{- define "scs.kubeadmControlPlane" -}}
+{{- $root := .root -}}
+{{- $v := $root.Values -}}
+{{- $cp := $v.controlPlane -}}
+{{- $kubelet := include "scs.kubeletArgs" (dict "root" $root "machine" $cp) -}}
+{{- $apiArgs := dict
+  "admission-control-config-file" (printf "%s/admission-config.yaml" (include "scs.admissionDir" $root))
+  "enable-admission-plugins" "NodeRestriction,EventRateLimit"
+  "max-requests-inflight" (include "scs.int" $v.apiServer.maxRequestsInflight)
+  "max-mutating-requests-inflight" (include "scs.int" $v.apiServer.maxMutatingRequestsInflight)
+  "min-request-timeout" (include "scs.int" $v.apiServer.minRequestTimeout)
+-}}
+{{- $etcdArgs := dict
+  "heartbeat-interval" (include "scs.int" $v.etcd.heartbeatInterval)
+  "election-timeout" (include "scs.int" $v.etcd.electionTimeout)
+  "auto-compaction-mode" "periodic"
+  "auto-compaction-retention" $v.etcd.autoCompactionRetention
+  "snapshot-count" (include "scs.int" $v.etcd.snapshotCount)
+  "quota-backend-bytes" (include "scs.int" $v.etcd.quotaBackendBytes)
+-}}
+apiVersion: controlplane.cluster.x-k8s.io/v1beta2
+kind: KubeadmControlPlane
+metadata:
+  {{- include "scs.metadata" (dict "root" $root "name" $cp.name) | nindent 2 }}
+spec:
+  replicas: {{ include "scs.int" $cp.replicas }}
+  version: {{ $v.kubernetes.version }}
+  machineTemplate:
+    metadata:
+      labels:
+        {{- toYaml $v.labels | nindent 8 }}
+    spec:
+      infrastructureRef:
+        {{- include "scs.ref" (dict "apiGroup" "infrastructure.cluster.x-k8s.io" "kind" (include "provider.machineTemplateKind" $root) "name" .infraName) | nindent 8 }}
+  rollout:
+    before:
+      certificatesExpiryDays: {{ include "scs.int" $cp.certificateExpiryDays }}
+    strategy:
+      type: RollingUpdate
+      rollingUpdate:
+        maxSurge: 1
+  remediation:
+    maxRetry: {{ include "scs.int" $cp.remediationMaxRetry }}
+  kubeadmConfigSpec:
+    clusterConfiguration:
+      apiServer:
+        {{- with $v.apiServer.certSANs }}
+        certSANs: {{ toJson . }}
+        {{- end }}
+        extraArgs:
+          {{- include "scs.argList" $apiArgs | nindent 10 }}
+        extraVolumes:
+          - name: admission-config
+            hostPath: {{ include "scs.admissionDir" $root }}
+            mountPath: {{ include "scs.admissionDir" $root }}
+            pathType: DirectoryOrCreate
+            readOnly: true
+      etcd:
+        local:
+          extraArgs:
+            {{- include "scs.argList" $etcdArgs | nindent 12 }}
+    initConfiguration:
+      nodeRegistration:
+        kubeletExtraArgs:
+          {{- $kubelet | nindent 10 }}
+      patches:
+        directory: {{ include "scs.kubeletPatchPath" $root }}
+    joinConfiguration:
+      nodeRegistration:
+        kubeletExtraArgs:
+          {{- $kubelet | nindent 10 }}
+      patches:
+        directory: {{ include "scs.kubeletPatchPath" $root }}
+    files:
+      {{- include "scs.nodeFiles" $root | nindent 6 }}
+      {{- include "scs.controlPlaneFiles" $root | nindent 6 }}
+    {{- if $v.etcd.unsafeFS }}
+    preKubeadmCommands:
+      # etcd.unsafeFS: faster fsync on network disks, at the risk of a corrupt member on power loss.
+      - mount -o remount,barrier=0,commit=20 /
+    {{- end }}
+    {{- if $v.etcd.defrag.enabled }}
+    postKubeadmCommands:
+      - systemctl daemon-reload
+      - systemctl enable --now etcd-defrag.timer
+    {{- end }}
+{{- end -}}
+
+{{/* The worker bootstrap spec: what kubeadm join and cloud-init do on a worker. */}}
+{{- define "scs.kubeadmConfigSpec.worker" -}}
+joinConfiguration:
+  nodeRegistration:
+    kubeletExtraArgs:
+      {{- include "scs.kubeletArgs" . | nindent 6 }}
+    {{- with .machine.taints }}
+    taints:
+      {{- range . }}
+      - key: {{ .key | quote }}
+        {{- if .value }}
+        value: {{ .value | quote }}
+        {{- end }}
+        effect: {{ .effect }}
+      {{- end }}
+    {{- end }}
+  patches:
+    directory: {{ include "scs.kubeletPatchPath" .root }}
+files:
+  {{- include "scs.nodeFiles" .root | nindent 2 }}
+{{- end -}}
+
+{{- define "scs.kubeadmConfigTemplateName" -}}
+{{- include "scs.hashedName" (dict "base" .machine.templateBase "spec" (include "scs.kubeadmConfigSpec.worker" .)) -}}
+{{- end -}}
+
+{{- define "scs.kubeadmConfigTemplate" -}}
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta2
+kind: KubeadmConfigTemplate
+metadata:
+  {{- include "scs.metadata" (dict "root" .root "name" (include "scs.kubeadmConfigTemplateName" .) "annotations" (include "scs.keepAnnotations" . | fromYaml)) | nindent 2 }}
+spec:
+  template:
+    spec:
+      {{- include "scs.kubeadmConfigSpec.worker" . | nindent 6 }}
+{{- end -}}
+
+{{- define "scs.machineDeployment" -}}
+{{- $root := .root -}}
+{{- $v := $root.Values -}}
+{{- $g := .machine -}}
+{{- $selector := dict "cluster.x-k8s.io/cluster-name" $v.cluster.name "cluster.x-k8s.io/deployment-name" $g.deploymentName -}}
+{{- $annotations := dict -}}
+{{- with $g.autoscaling -}}
+{{- $annotations = dict "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size" (include "scs.int" .min) "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size" (include "scs.int" .max) -}}
+{{- end -}}
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata:
+  {{- include "scs.metadata" (dict "root" $root "name" $g.deploymentName "annotations" $annotations) | nindent 2 }}
+spec:
+  clusterName: {{ $v.cluster.name }}
+  {{- if not $g.autoscaling }}
+  replicas: {{ include "scs.int" $g.replicas }}
+  {{- end }}
+  selector:
+    matchLabels:
+      {{- toYaml $selector | nindent 6 }}
+  rollout:
+    strategy:
+      type: RollingUpdate
+      rollingUpdate:
+        maxSurge: 1
+        maxUnavailable: 0
+  template:
+    metadata:
+      labels:
+        {{- toYaml (merge (dict) $selector ($g.machineLabels | default dict) $v.labels) | nindent 8 }}
+    spec:
+      clusterName: {{ $v.cluster.name }}
+      version: {{ $v.kubernetes.version }}
+      {{- with $g.zone }}
+      failureDomain: {{ . | quote }}
+      {{- end }}
+      bootstrap:
+        configRef:
+          {{- include "scs.ref" (dict "apiGroup" "bootstrap.cluster.x-k8s.io" "kind" "KubeadmConfigTemplate" "name" (include "scs.kubeadmConfigTemplateName" .)) | nindent 10 }}
+      infrastructureRef:
+        {{- include "scs.ref" (dict "apiGroup" "infrastructure.cluster.x-k8s.io" "kind" (include "provider.machineTemplateKind" $root) "name" (include "scs.machineTemplateName" .)) | nindent 8 }}
+{{- end -}}
+
+{{/* Node checks shared by all health checks: a node not Ready for 5 minutes is replaced. */}}
+{{- define "scs.healthChecks" -}}
+nodeStartupTimeoutSeconds: {{ .startup }}
+unhealthyNodeConditions:
+  - type: Ready
+    status: Unknown
+    timeoutSeconds: 300
+  - type: Ready
+    status: "False"
+    timeoutSeconds: 300
+{{- end -}}
+
+{{/*
+Control-plane health check: KubeadmControlPlane remediates (one machine at a time, never
+when etcd would lose quorum, at most remediation.maxRetry times).
+*/}}
+{{- define "scs.controlPlaneHealthCheck" -}}
+{{- $v := .Values -}}
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineHealthCheck
+metadata:
+  {{- include "scs.metadata" (dict "root" . "name" $v.controlPlane.healthCheckName) | nindent 2 }}
+spec:
+  clusterName: {{ $v.cluster.name }}
+  selector:
+    matchLabels:
+      cluster.x-k8s.io/cluster-name: {{ $v.cluster.name }}
+      cluster.x-k8s.io/control-plane: ""
+  checks:
+    {{- include "scs.healthChecks" (dict "startup" 1200) | nindent 4 }}
+{{- end -}}
+
+{{/*
+Worker health check: remediation stops when more than 40% of the group is unhealthy (then
+the cause is likely not the machines: a broken image, network or cloud outage).
+*/}}
+{{- define "scs.workerHealthCheck" -}}
+{{- $v := .root.Values -}}
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineHealthCheck
+metadata:
+  {{- include "scs.metadata" (dict "root" .root "name" .machine.healthCheckName) | nindent 2 }}
+spec:
+  clusterName: {{ $v.cluster.name }}
+  selector:
+    matchLabels:
+      cluster.x-k8s.io/cluster-name: {{ $v.cluster.name }}
+      cluster.x-k8s.io/deployment-name: {{ .machine.deploymentName }}
+  checks:
+    {{- include "scs.healthChecks" (dict "startup" 600) | nindent 4 }}
+  remediation:
+    triggerIf:
+      unhealthyLessThanOrEqualTo: 40%
+{{- end -}}
