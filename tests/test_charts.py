@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +46,13 @@ HASHED = re.compile(r"^(?P<base>.+)-[0-9a-f]{8}$")
 # --------------------------------------------------------------------------- fixtures
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _chart_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Assemble charts in a private cache (never the user's)."""
+@pytest.fixture(scope="module", autouse=True)
+def _chart_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Assemble charts in a private cache (never the user's).
+
+    Module scope: a session-scoped autouse fixture would keep the variable set for every
+    later test module of the session, hiding the user's tools cache from them.
+    """
     mp = pytest.MonkeyPatch()
     mp.setenv("SCS_TEMPLATES_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     yield
