@@ -1,0 +1,312 @@
+"""``scs-templates openstack``: per-cluster credentials, preflight checks and cleanup.
+
+openstacksdk is imported only when a command runs (inside :mod:`scs_templates.openstack`).
+Secrets are never printed: ``appcred create`` shows the credential ID and name, and writes
+the Secret's content only to the file named by ``--write-secret`` (mode 0600, atomic).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scs_templates.errors import InputError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from scs_templates.openstack.connection import Secret
+    from scs_templates.settings.model import ClusterSettings
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add ``openstack appcred create|delete``, ``openstack preflight``, ``openstack cleanup``."""
+    openstack = subparsers.add_parser(
+        "openstack",
+        help="per-cluster OpenStack credentials, preflight checks and cleanup",
+        description=(
+            "Talk to the OpenStack cloud of a cluster. The cloud entry comes from clouds.yaml "
+            "(OS_CLIENT_CONFIG_FILE, ./clouds.yaml, ~/.config/openstack/clouds.yaml, "
+            "/etc/openstack/clouds.yaml); its name from --os-cloud or spec.openstack.cloud."
+        ),
+    )
+    openstack.set_defaults(func=lambda _args: _usage(openstack))
+    actions = openstack.add_subparsers(dest="openstack_command", metavar="ACTION")
+
+    appcred = actions.add_parser(
+        "appcred",
+        help="create or delete the cluster's restricted application credential(s)",
+        description=(
+            "Manage $PREFIX-$CLUSTER-appcred (and $PREFIX-$CLUSTER-appcred-workload when "
+            "spec.openstack.applicationCredential.separateWorkload): restricted application "
+            "credentials created with the cloud entry's own (unrestricted) credential."
+        ),
+    )
+    appcred.set_defaults(func=lambda _args: _usage(appcred))
+    appcred_actions = appcred.add_subparsers(dest="appcred_command", metavar="ACTION")
+    create = appcred_actions.add_parser(
+        "create",
+        help="create the credential(s), or reuse them when the stored secret still works",
+        description=(
+            "Create the restricted credential(s), or reuse existing ones whose secret (read "
+            "from --existing-secret, default: the --write-secret file if it exists) still "
+            "authenticates; otherwise they are deleted and created again. Prints ID and name "
+            "only, never the secret."
+        ),
+    )
+    _common(create)
+    create.add_argument(
+        "--write-secret",
+        type=Path,
+        metavar="FILE",
+        help="write the cluster's credentials Secret (a Kubernetes Secret manifest with "
+        "clouds.yaml and cloud.conf) to FILE, mode 0600, atomically",
+    )
+    create.add_argument(
+        "--existing-secret",
+        type=Path,
+        metavar="FILE",
+        help="a credentials Secret manifest from an earlier run whose secrets are reused "
+        "(default: the --write-secret FILE when it exists)",
+    )
+    create.set_defaults(func=_appcred_create)
+    delete = appcred_actions.add_parser(
+        "delete",
+        help="delete the cluster's credential(s); deleting again is harmless",
+    )
+    _common(delete)
+    delete.set_defaults(func=_appcred_delete)
+
+    preflight = actions.add_parser(
+        "preflight",
+        help="check the cloud before installing: external network, node CIDR, names, "
+        "flavors, images",
+        description=(
+            "Print one line per check (ok / failed / skipped). Exit 0 when nothing failed, "
+            "2 when a failure is in the settings (a named network, flavor or image is missing, "
+            "the node CIDR overlaps), 1 when only the cloud's state is at fault."
+        ),
+    )
+    _common(preflight)
+    preflight.set_defaults(func=_preflight)
+
+    cleanup = actions.add_parser(
+        "cleanup",
+        help="delete the leftover ports, security groups, subnet and network of a deleted cluster",
+    )
+    _common(cleanup)
+    cleanup.add_argument(
+        "--dry-run", action="store_true", help="list what would be deleted; change nothing"
+    )
+    cleanup.set_defaults(func=_cleanup)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("settings", metavar="SETTINGS", help="the cluster settings file")
+    parser.add_argument(
+        "--os-cloud",
+        metavar="NAME",
+        help="clouds.yaml entry to use (default: spec.openstack.cloud of the settings)",
+    )
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _load(args: argparse.Namespace) -> ClusterSettings:
+    from scs_templates.settings import load_settings
+
+    loaded = load_settings(args.settings)
+    for warning in loaded.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    settings = loaded.settings
+    if settings.spec.provider != "openstack":
+        raise InputError(
+            f"{args.settings}: spec.provider is {settings.spec.provider}; the openstack "
+            "commands need provider openstack"
+        )
+    return settings
+
+
+def _connect(args: argparse.Namespace, settings: ClusterSettings) -> Any:
+    from scs_templates.openstack.connection import open_cloud
+
+    return open_cloud(args.os_cloud or settings.spec.openstack.cloud)
+
+
+# --------------------------------------------------------------------------- appcred
+
+
+def _appcred_create(args: argparse.Namespace) -> int:
+    from scs_templates.openstack.appcred import (
+        credentials_secret_data,
+        credentials_secret_name,
+        ensure_cluster_credentials,
+    )
+
+    settings = _load(args)
+    if not settings.spec.openstack.application_credential.per_cluster:
+        print(
+            "spec.openstack.applicationCredential.perCluster is false: no per-cluster "
+            "credential to create"
+        )
+        return 0
+    existing_file: Path | None = args.existing_secret
+    if existing_file is None and args.write_secret is not None and args.write_secret.exists():
+        existing_file = args.write_secret
+    existing = _read_secret_manifest(existing_file) if existing_file else None
+    conn = _connect(args, settings)
+    try:
+        credentials = ensure_cluster_credentials(conn, settings, existing)
+        results = [credentials.cluster] + ([credentials.workload] if credentials.workload else [])
+        for result in results:
+            state = "created" if result.created else "reused"
+            print(
+                f"{state} application credential {result.credential.name} "
+                f"(ID {result.credential.id}): {result.reason}"
+            )
+        if args.write_secret is not None:
+            data = credentials_secret_data(credentials, settings)
+            name = credentials_secret_name(settings)
+            _write_secret_manifest(args.write_secret, name, settings.metadata.namespace, data)
+            print(f"wrote Secret {settings.metadata.namespace}/{name} to {args.write_secret}")
+        elif any(result.created for result in results):
+            print(
+                "warning: the new secret was not saved anywhere (use --write-secret FILE); "
+                "the next run will have to replace the credential",
+                file=sys.stderr,
+            )
+    finally:
+        conn.close()
+    return 0
+
+
+def _appcred_delete(args: argparse.Namespace) -> int:
+    from scs_templates.openstack.appcred import delete_cluster_credentials
+
+    settings = _load(args)
+    conn = _connect(args, settings)
+    try:
+        for name, deleted in delete_cluster_credentials(conn, settings).items():
+            print(
+                f"{'deleted' if deleted else 'not found (nothing to delete)'}: "
+                f"application credential {name}"
+            )
+    finally:
+        conn.close()
+    return 0
+
+
+# --------------------------------------------------------------------------- preflight
+
+
+def _preflight(args: argparse.Namespace) -> int:
+    from scs_templates.openstack.preflight import run_preflight
+
+    settings = _load(args)
+    conn = _connect(args, settings)
+    try:
+        report = run_preflight(conn, settings)
+    finally:
+        conn.close()
+    for result in report.results:
+        print(result.line)
+    if report.failed:
+        where = "settings" if report.exit_code == 2 else "cloud"
+        print(
+            f"preflight: {len(report.failed)} check(s) failed (fix in the {where})",
+            file=sys.stderr,
+        )
+    return report.exit_code
+
+
+# --------------------------------------------------------------------------- cleanup
+
+
+def _cleanup(args: argparse.Namespace) -> int:
+    from scs_templates.openstack.cleanup import cleanup_cluster_network
+
+    settings = _load(args)
+    conn = _connect(args, settings)
+    try:
+        report = cleanup_cluster_network(conn, settings, dry_run=args.dry_run)
+    finally:
+        conn.close()
+    for line in report.lines():
+        print(line)
+    return report.exit_code
+
+
+# --------------------------------------------------------------------------- Secret files
+
+
+def _read_secret_manifest(path: Path) -> dict[str, str]:
+    """``stringData`` (or base64 ``data``) of a Kubernetes Secret manifest."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        document = YAML(typ="safe").load(path.read_text())
+    except OSError as error:
+        raise InputError(f"{path}: {error.strerror}") from None
+    except YAMLError:
+        raise InputError(f"{path}: not a YAML Kubernetes Secret manifest") from None
+    if not isinstance(document, dict) or document.get("kind") != "Secret":
+        raise InputError(f"{path}: not a Kubernetes Secret manifest (kind: Secret)")
+    result: dict[str, str] = {}
+    for key, value in (document.get("data") or {}).items():
+        try:
+            result[str(key)] = base64.b64decode(str(value), validate=True).decode()
+        except ValueError:
+            raise InputError(f"{path}: data.{key} is not base64") from None
+    for key, value in (document.get("stringData") or {}).items():
+        result[str(key)] = str(value)
+    return result
+
+
+def _write_secret_manifest(path: Path, name: str, namespace: str, data: dict[str, Secret]) -> None:
+    """Write a Secret manifest with ``stringData`` to ``path``: 0600, atomic (temp + rename)."""
+    import io
+
+    from ruamel.yaml import YAML
+    from ruamel.yaml.scalarstring import LiteralScalarString
+
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"app.kubernetes.io/managed-by": "scs-templates"},
+        },
+        "type": "Opaque",
+        "stringData": {key: LiteralScalarString(value.reveal()) for key, value in data.items()},
+    }
+    buffer = io.StringIO()
+    yaml = YAML()
+    yaml.default_flow_style = False
+    yaml.dump(manifest, buffer)
+    target = path.expanduser()
+    directory = target.parent if str(target.parent) else Path()
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+    except OSError as error:
+        raise InputError(f"--write-secret {path}: {error.strerror}") from None
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(buffer.getvalue())
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(temporary).replace(target)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            Path(temporary).unlink()
+        raise InputError(f"--write-secret {path}: {error.strerror}") from None

@@ -1,0 +1,141 @@
+"""OpenStack integration: per-cluster application credentials, preflight checks, cleanup.
+
+Importing this package is cheap: the names below are loaded on first use, and openstacksdk
+only when a function talks to a cloud.
+
+Typical use::
+
+    from scs_templates.openstack import (
+        open_cloud, ensure_cluster_credentials, credentials_secret_data, run_preflight,
+    )
+
+    conn = open_cloud(settings.spec.openstack.cloud)
+    report = run_preflight(conn, settings)
+    creds = ensure_cluster_credentials(conn, settings, existing=current_secret_data_or_None)
+    data = credentials_secret_data(creds, settings)  # {"clouds.yaml": Secret, ...}
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scs_templates.openstack.appcred import (
+        AppCredential,
+        ClusterCredentials,
+        EnsuredCredential,
+        StoredCredential,
+        create_app_credential,
+        credential_authenticates,
+        credential_names,
+        credentials_secret_data,
+        credentials_secret_name,
+        delete_app_credential,
+        delete_cluster_credentials,
+        ensure_app_credential,
+        ensure_cluster_credentials,
+        find_app_credential,
+        parse_credentials_secret,
+        render_cloud_conf,
+        render_clouds_yaml,
+    )
+    from scs_templates.openstack.cleanup import CleanupReport, cleanup_cluster_network
+    from scs_templates.openstack.connection import (
+        CloudAccess,
+        Secret,
+        cloud_access,
+        has_service,
+        open_cloud,
+        redact,
+    )
+    from scs_templates.openstack.preflight import (
+        CheckResult,
+        PreflightReport,
+        capo_network_name,
+        capo_security_group_names,
+        run_preflight,
+    )
+
+_EXPORTS: dict[str, str] = {
+    # connection
+    "CloudAccess": "connection",
+    "Secret": "connection",
+    "cloud_access": "connection",
+    "has_service": "connection",
+    "open_cloud": "connection",
+    "redact": "connection",
+    # application credentials
+    "AppCredential": "appcred",
+    "ClusterCredentials": "appcred",
+    "EnsuredCredential": "appcred",
+    "StoredCredential": "appcred",
+    "create_app_credential": "appcred",
+    "credential_authenticates": "appcred",
+    "credential_names": "appcred",
+    "credentials_secret_data": "appcred",
+    "credentials_secret_name": "appcred",
+    "delete_app_credential": "appcred",
+    "delete_cluster_credentials": "appcred",
+    "ensure_app_credential": "appcred",
+    "ensure_cluster_credentials": "appcred",
+    "find_app_credential": "appcred",
+    "parse_credentials_secret": "appcred",
+    "render_cloud_conf": "appcred",
+    "render_clouds_yaml": "appcred",
+    # preflight
+    "CheckResult": "preflight",
+    "PreflightReport": "preflight",
+    "capo_network_name": "preflight",
+    "capo_security_group_names": "preflight",
+    "run_preflight": "preflight",
+    # cleanup
+    "CleanupReport": "cleanup",
+    "cleanup_cluster_network": "cleanup",
+}
+
+__all__ = [
+    "AppCredential",
+    "CheckResult",
+    "CleanupReport",
+    "CloudAccess",
+    "ClusterCredentials",
+    "EnsuredCredential",
+    "PreflightReport",
+    "Secret",
+    "StoredCredential",
+    "capo_network_name",
+    "capo_security_group_names",
+    "cleanup_cluster_network",
+    "cloud_access",
+    "create_app_credential",
+    "credential_authenticates",
+    "credential_names",
+    "credentials_secret_data",
+    "credentials_secret_name",
+    "delete_app_credential",
+    "delete_cluster_credentials",
+    "ensure_app_credential",
+    "ensure_cluster_credentials",
+    "find_app_credential",
+    "has_service",
+    "open_cloud",
+    "parse_credentials_secret",
+    "redact",
+    "render_cloud_conf",
+    "render_clouds_yaml",
+    "run_preflight",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -1,0 +1,474 @@
+"""Per-cluster application credentials and the content of the cluster's credentials Secret.
+
+Design (see docs/openstack.md):
+
+- Each cluster gets a RESTRICTED application credential ``$PREFIX-$CLUSTER-appcred``
+  (``unrestricted=False``: it cannot create or delete application credentials, itself
+  included), created with the user's own credential (the clouds.yaml entry: an unrestricted
+  application credential or a password login). A leak affects one cluster only.
+- Keystone shows a secret exactly once, at creation. We keep it in the cluster's credentials
+  Secret on the management cluster. The caller passes the stored secret (or None) to
+  :func:`ensure_app_credential`; an existing credential is REUSED when that secret still
+  authenticates, otherwise (secret unknown, wrong, credential expired) it is deleted and
+  created again.
+- Deleting the cluster deletes the credential with the parent credential (a restricted one
+  cannot delete itself).
+- Optionally a second credential ``$PREFIX-$CLUSTER-appcred-workload`` for the in-cluster
+  cloud controller manager and Cinder CSI (``cloud.conf``), so the credential inside the
+  workload cluster is not the one Cluster API uses.
+
+Secrets travel as :class:`~scs_templates.openstack.connection.Secret`; the creation request is
+sent with keystoneauth's request logging switched off, because its response carries the secret.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scs_templates.errors import InputError, ToolError
+from scs_templates.openstack.connection import (
+    CloudAccess,
+    Secret,
+    cloud_access,
+    error_summary,
+    http_status,
+    tool_error,
+)
+from scs_templates.settings.naming import resource_name
+
+if TYPE_CHECKING:
+    from openstack.connection import Connection
+
+    from scs_templates.settings.model import ClusterSettings
+
+CLUSTER_SUFFIX = "appcred"
+WORKLOAD_SUFFIX = "appcred-workload"
+SECRET_SUFFIX = "cloud-config"  # noqa: S105 - a name suffix, not a password
+CLOUDS_YAML_KEY = "clouds.yaml"
+CLOUD_CONF_KEY = "cloud.conf"
+CACERT_KEY = "cacert"
+
+
+@dataclass(frozen=True)
+class StoredCredential:
+    """What the credentials Secret remembers about a credential: its ID and secret."""
+
+    id: str
+    secret: Secret = field(repr=False)
+
+
+@dataclass(frozen=True)
+class AppCredential:
+    """An application credential together with its secret."""
+
+    id: str
+    name: str
+    secret: Secret = field(repr=False)
+    project_id: str
+    restricted: bool = True
+
+
+@dataclass(frozen=True)
+class EnsuredCredential:
+    """The result of :func:`ensure_app_credential`."""
+
+    credential: AppCredential
+    created: bool
+    """False: an existing credential was reused."""
+    reason: str
+    """Why it was created or reused, for a log line (never contains the secret)."""
+
+
+@dataclass(frozen=True)
+class ClusterCredentials:
+    """The cluster's credential(s) plus what the credentials Secret needs besides them."""
+
+    cloud_name: str
+    access: CloudAccess
+    cluster: EnsuredCredential
+    workload: EnsuredCredential | None = None
+
+    @property
+    def for_workload(self) -> AppCredential:
+        """The credential the in-cluster OCCM/CSI use (the cluster one unless split)."""
+        return (self.workload or self.cluster).credential
+
+
+def credential_names(settings: ClusterSettings) -> tuple[str, str | None]:
+    """``($PREFIX-$CLUSTER-appcred, $PREFIX-$CLUSTER-appcred-workload or None)``."""
+    spec = settings.spec
+    cluster = resource_name(spec.prefix, settings.metadata.name, CLUSTER_SUFFIX)
+    workload = None
+    if spec.openstack.application_credential.separate_workload:
+        workload = resource_name(spec.prefix, settings.metadata.name, WORKLOAD_SUFFIX)
+    return cluster, workload
+
+
+def credentials_secret_name(settings: ClusterSettings) -> str:
+    """Name of the cluster's credentials Secret (``$PREFIX-$CLUSTER-cloud-config``)."""
+    spec = settings.spec
+    return spec.openstack.credentials_secret or resource_name(
+        spec.prefix, settings.metadata.name, SECRET_SUFFIX
+    )
+
+
+# --------------------------------------------------------------------------- keystone calls
+
+
+def find_app_credential(conn: Connection, name: str) -> Any | None:
+    """The current user's application credential called ``name``, or None."""
+    identity: Any = conn.identity
+    try:
+        found = list(identity.application_credentials(user=conn.current_user_id, name=name))
+    except Exception as error:
+        raise tool_error(f"listing application credentials named {name}", error) from None
+    matches = [item for item in found if item.name == name]
+    return matches[0] if matches else None
+
+
+def credential_authenticates(access: CloudAccess, credential_id: str, secret: Secret) -> bool:
+    """Log in with the credential: True when Keystone accepts it.
+
+    Unauthorized/not found -> False (wrong secret, deleted or expired credential). Anything
+    else (cloud unreachable, 5xx) raises ToolError: we must not recreate on a hiccup.
+    """
+    from keystoneauth1 import exceptions as ks_exceptions
+    from keystoneauth1 import session as ks_session
+    from keystoneauth1.identity import v3
+
+    auth = v3.ApplicationCredential(
+        auth_url=access.auth_url,
+        application_credential_id=credential_id,
+        application_credential_secret=secret.reveal(),
+    )
+    session = ks_session.Session(auth=auth, verify=access.verify)
+    try:
+        auth.get_auth_ref(session)
+    except (ks_exceptions.Unauthorized, ks_exceptions.NotFound, ks_exceptions.Forbidden):
+        return False
+    except Exception as error:
+        raise tool_error(
+            f"checking application credential {credential_id}", error, [secret]
+        ) from None
+    return True
+
+
+def create_app_credential(
+    conn: Connection, name: str, *, description: str, expires_at: str | None = None
+) -> AppCredential:
+    """Create a RESTRICTED application credential (``unrestricted: false``) for the current
+    user and project, with the user's roles in the project."""
+    from openstack import exceptions as sdk_exceptions
+
+    body: dict[str, Any] = {"name": name, "description": description, "unrestricted": False}
+    if expires_at:
+        body["expires_at"] = expires_at
+    try:
+        # log=False: keystoneauth would otherwise log the response body (with the secret)
+        # at debug level.
+        response = conn.identity.post(
+            f"/users/{conn.current_user_id}/application_credentials",
+            json={"application_credential": body},
+            log=False,
+        )
+        sdk_exceptions.raise_from_response(response)
+        data = response.json()["application_credential"]
+    except Exception as error:
+        if http_status(error) == 403:
+            raise ToolError(
+                f"creating application credential {name}: HTTP 403: the login of this cloud "
+                "entry may not create application credentials. A restricted application "
+                "credential cannot create others: use an UNRESTRICTED application credential "
+                "(openstack application credential create --unrestricted ...) or a password "
+                f"login in clouds.yaml ({error_summary(error)})"
+            ) from None
+        raise tool_error(f"creating application credential {name}", error) from None
+    return AppCredential(
+        id=str(data["id"]),
+        name=str(data["name"]),
+        secret=Secret(str(data["secret"])),
+        project_id=str(data.get("project_id") or conn.current_project_id),
+        restricted=not data.get("unrestricted", False),
+    )
+
+
+def delete_app_credential(conn: Connection, name: str) -> bool:
+    """Delete the current user's credential ``name``. True if one was deleted, False if there
+    was none (deleting twice is harmless)."""
+    existing = find_app_credential(conn, name)
+    if existing is None:
+        return False
+    identity: Any = conn.identity
+    try:
+        identity.delete_application_credential(
+            conn.current_user_id, existing.id, ignore_missing=True
+        )
+    except Exception as error:
+        if http_status(error) == 403:
+            raise ToolError(
+                f"deleting application credential {name}: HTTP 403: a restricted application "
+                "credential cannot delete application credentials (not even itself); use the "
+                "parent credential (the unrestricted one or a password login that created it)"
+            ) from None
+        raise tool_error(f"deleting application credential {name}", error) from None
+    return True
+
+
+def ensure_app_credential(
+    conn: Connection,
+    name: str,
+    existing_secret: Secret | None,
+    *,
+    existing_id: str | None = None,
+    description: str = "",
+    access: CloudAccess | None = None,
+) -> EnsuredCredential:
+    """Reuse the credential ``name`` if ``existing_secret`` still authenticates it, else
+    (re)create it restricted.
+
+    ``existing_secret`` is the secret stored at the last run (from the credentials Secret),
+    None when unknown. ``existing_id``, when given, must match the credential found by name
+    (a stored secret of an older credential with the same name is not tried).
+    """
+    access = access or cloud_access(conn)
+    description = description or "scs-templates per-cluster credential (restricted)"
+    found = find_app_credential(conn, name)
+    reason = "created: none existed"
+    if found is not None:
+        if bool(getattr(found, "unrestricted", False)):
+            reason = "recreated: the existing one is unrestricted"
+        elif existing_secret is None:
+            reason = "recreated: its secret is not known (not in the credentials Secret)"
+        elif existing_id is not None and existing_id != found.id:
+            reason = "recreated: the stored secret belongs to another credential"
+        elif credential_authenticates(access, str(found.id), existing_secret):
+            credential = AppCredential(
+                id=str(found.id),
+                name=name,
+                secret=existing_secret,
+                project_id=str(getattr(found, "project_id", "") or access.project_id),
+                restricted=True,
+            )
+            return EnsuredCredential(credential, created=False, reason="reused")
+        else:
+            reason = "recreated: the stored secret no longer authenticates"
+        delete_app_credential(conn, name)
+    credential = create_app_credential(conn, name, description=description)
+    return EnsuredCredential(credential, created=True, reason=reason)
+
+
+def ensure_cluster_credentials(
+    conn: Connection,
+    settings: ClusterSettings,
+    existing: Mapping[str, str | bytes] | None = None,
+) -> ClusterCredentials:
+    """Ensure the cluster's credential(s). ``existing`` is the data of the cluster's current
+    credentials Secret (decoded values) or None; its secrets are reused when they still work.
+    """
+    stored = parse_credentials_secret(existing, settings.spec.openstack.cloud) if existing else {}
+    access = cloud_access(conn)
+    cluster_name, workload_name = credential_names(settings)
+    purpose = f"cluster {settings.metadata.namespace}/{settings.metadata.name}"
+
+    def ensure(name: str, key: str, what: str) -> EnsuredCredential:
+        known = stored.get(key)
+        return ensure_app_credential(
+            conn,
+            name,
+            known.secret if known else None,
+            existing_id=known.id if known else None,
+            description=f"scs-templates: {what} of {purpose} (restricted)",
+            access=access,
+        )
+
+    cluster = ensure(cluster_name, CLOUDS_YAML_KEY, "Cluster API credential")
+    workload = None
+    if workload_name:
+        workload = ensure(workload_name, CLOUD_CONF_KEY, "in-cluster OCCM/CSI credential")
+    return ClusterCredentials(settings.spec.openstack.cloud, access, cluster, workload)
+
+
+def delete_cluster_credentials(conn: Connection, settings: ClusterSettings) -> dict[str, bool]:
+    """Delete both possible credentials of the cluster; name -> whether one was deleted."""
+    cluster_name = resource_name(settings.spec.prefix, settings.metadata.name, CLUSTER_SUFFIX)
+    workload_name = resource_name(settings.spec.prefix, settings.metadata.name, WORKLOAD_SUFFIX)
+    return {name: delete_app_credential(conn, name) for name in (cluster_name, workload_name)}
+
+
+# --------------------------------------------------------------------------- Secret content
+
+
+def render_clouds_yaml(cloud_name: str, access: CloudAccess, credential: AppCredential) -> Secret:
+    """clouds.yaml for Cluster API (CAPO's identityRef Secret)."""
+    from ruamel.yaml import YAML
+
+    entry: dict[str, Any] = {
+        "auth": {
+            "auth_url": access.auth_url,
+            "application_credential_id": credential.id,
+            "application_credential_secret": credential.secret.reveal(),
+        },
+        "auth_type": "v3applicationcredential",
+        "identity_api_version": 3,
+        "interface": access.interface,
+    }
+    if access.region_name:
+        entry["region_name"] = access.region_name
+    if access.verify is False:
+        entry["verify"] = False
+    yaml = YAML(typ="safe")
+    yaml.default_flow_style = False
+    buffer = io.StringIO()
+    yaml.dump({"clouds": {cloud_name: entry}}, buffer)
+    return Secret(buffer.getvalue())
+
+
+def render_cloud_conf(
+    access: CloudAccess,
+    credential: AppCredential,
+    *,
+    load_balancer_provider: str = "amphora",
+    floating_network_id: str | None = None,
+    ca_file: str | None = None,
+) -> Secret:
+    """cloud.conf (gcfg) for the OpenStack cloud controller manager and Cinder CSI."""
+    lines = [
+        "[Global]",
+        f"auth-url={_gcfg(access.auth_url)}",
+        f"application-credential-id={_gcfg(credential.id)}",
+        f"application-credential-secret={_gcfg(credential.secret.reveal())}",
+    ]
+    if access.region_name:
+        lines.append(f"region={_gcfg(access.region_name)}")
+    if access.verify is False:
+        lines.append("tls-insecure=true")
+    elif ca_file:
+        lines.append(f"ca-file={_gcfg(ca_file)}")
+    lines += [
+        "",
+        "[LoadBalancer]",
+        "manage-security-groups=true",
+        "create-monitor=true",
+        "enable-ingress-hostname=true",
+    ]
+    if floating_network_id:
+        lines.append(f"floating-network-id={_gcfg(floating_network_id)}")
+    if load_balancer_provider == "ovn":
+        lines += ["lb-provider=ovn", "lb-method=SOURCE_IP_PORT"]
+    return Secret("\n".join(lines) + "\n")
+
+
+def credentials_secret_data(
+    credentials: ClusterCredentials,
+    settings: ClusterSettings,
+    *,
+    floating_network_id: str | None = None,
+) -> dict[str, Secret]:
+    """The data of the cluster's credentials Secret: clouds.yaml, cloud.conf and, when the
+    cloud entry names a CA bundle, cacert (its PEM content)."""
+    floating = floating_network_id or settings.spec.openstack.external_network_id
+    data = {
+        CLOUDS_YAML_KEY: render_clouds_yaml(
+            credentials.cloud_name, credentials.access, credentials.cluster.credential
+        ),
+        CLOUD_CONF_KEY: render_cloud_conf(
+            credentials.access,
+            credentials.for_workload,
+            load_balancer_provider=settings.spec.openstack.load_balancer_provider,
+            floating_network_id=floating,
+        ),
+    }
+    if credentials.access.cacert_file:
+        try:
+            pem = Path(credentials.access.cacert_file).expanduser().read_text()
+        except OSError as error:
+            raise InputError(
+                f"cacert {credentials.access.cacert_file} of the cloud entry: {error.strerror}"
+            ) from None
+        data[CACERT_KEY] = Secret(pem)
+    return data
+
+
+def parse_credentials_secret(
+    data: Mapping[str, str | bytes], cloud_name: str
+) -> dict[str, StoredCredential]:
+    """Read back the credentials from a credentials Secret's data.
+
+    Returns ``{"clouds.yaml": ..., "cloud.conf": ...}`` for the parts that hold an application
+    credential; malformed parts are ignored (the credential is then recreated).
+    """
+    result: dict[str, StoredCredential] = {}
+    clouds = _text(data.get(CLOUDS_YAML_KEY))
+    if clouds:
+        stored = _from_clouds_yaml(clouds, cloud_name)
+        if stored:
+            result[CLOUDS_YAML_KEY] = stored
+    conf = _text(data.get(CLOUD_CONF_KEY))
+    if conf:
+        stored = _from_cloud_conf(conf)
+        if stored:
+            result[CLOUD_CONF_KEY] = stored
+    return result
+
+
+def _from_clouds_yaml(text: str, cloud_name: str) -> StoredCredential | None:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        document = YAML(typ="safe").load(text)
+    except YAMLError:
+        return None
+    try:
+        auth = document["clouds"][cloud_name]["auth"]
+        credential_id = auth["application_credential_id"]
+        secret = auth["application_credential_secret"]
+    except (KeyError, TypeError):
+        return None
+    if isinstance(credential_id, str) and isinstance(secret, str) and credential_id and secret:
+        return StoredCredential(credential_id, Secret(secret))
+    return None
+
+
+def _from_cloud_conf(text: str) -> StoredCredential | None:
+    values: dict[str, str] = {}
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip().lower()
+            continue
+        if section == "global" and "=" in line:
+            key, _, value = line.partition("=")
+            values[key.strip().lower()] = _ungcfg(value.strip())
+    credential_id = values.get("application-credential-id")
+    secret = values.get("application-credential-secret")
+    if credential_id and secret:
+        return StoredCredential(credential_id, Secret(secret))
+    return None
+
+
+def _gcfg(value: str) -> str:
+    """A gcfg string value, quoted (so ';', '#' and spaces survive)."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def _ungcfg(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    return value
+
+
+def _text(value: str | bytes | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value

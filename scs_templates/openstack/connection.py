@@ -1,0 +1,175 @@
+"""Connecting to the user's cloud, turning SDK failures into our errors, and :class:`Secret`.
+
+openstacksdk is imported inside the functions: importing this module stays cheap and works
+without it. Error messages never contain credentials: they are built from our own words, the
+HTTP status and the service's message, and pass through :func:`redact` for every secret known
+at that point.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scs_templates.errors import InputError, ToolError
+
+if TYPE_CHECKING:
+    from openstack.connection import Connection
+
+REDACTED = "**redacted**"
+
+
+class Secret:
+    """A credential value that never shows itself in ``repr``, ``str``, f-strings or logs.
+
+    Call :meth:`reveal` at the one place that must write the value (the Secret's content, an
+    authentication request).
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        if not isinstance(value, str):
+            raise TypeError("Secret wraps a str")
+        self._value = value
+
+    def reveal(self) -> str:
+        """The wrapped value. Do not print or log it."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return f"Secret({REDACTED!r})"
+
+    def __str__(self) -> str:
+        return REDACTED
+
+    def __format__(self, spec: str) -> str:
+        return REDACTED
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Secret):
+            return NotImplemented
+        return hmac.compare_digest(self._value.encode(), other._value.encode())
+
+    def __hash__(self) -> int:
+        return hash((Secret, self._value))
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a Secret is not pickled")
+
+
+def redact(text: str, secrets: Iterable[Secret | str | None]) -> str:
+    """Replace every non-trivial secret value in ``text``."""
+    for secret in secrets:
+        value = secret.reveal() if isinstance(secret, Secret) else secret
+        if value and len(value) >= 4:
+            text = text.replace(value, REDACTED)
+    return text
+
+
+@dataclass(frozen=True)
+class CloudAccess:
+    """Where and how to reach the cloud: what the per-cluster credentials need besides the ID
+    and secret, taken from the user's clouds.yaml entry."""
+
+    auth_url: str
+    region_name: str | None
+    interface: str
+    verify: bool | str
+    """True, False (insecure) or the path of a CA bundle."""
+    cacert_file: str | None
+    user_id: str
+    project_id: str
+
+
+def open_cloud(cloud: str) -> Connection:
+    """Connect to ``cloud`` from clouds.yaml (OS_CLIENT_CONFIG_FILE and the usual places)
+    and authenticate once, so a wrong entry or credential fails here with a clear message.
+
+    Raises InputError (exit 2) when the entry does not exist or is incomplete, ToolError
+    (exit 1) when the cloud refuses the login or cannot be reached.
+    """
+    import openstack
+    from openstack.config import exceptions as config_exceptions
+
+    try:
+        conn = openstack.connect(cloud=cloud)
+    except config_exceptions.OpenStackConfigException as error:
+        raise InputError(
+            f"cloud {cloud!r}: {_first_line(str(error))} (clouds.yaml is found through "
+            "OS_CLIENT_CONFIG_FILE, ./clouds.yaml, ~/.config/openstack/clouds.yaml, "
+            "/etc/openstack/clouds.yaml; pick another entry with --os-cloud)"
+        ) from None
+    except Exception as error:
+        raise tool_error(f"cloud {cloud!r}: cannot read its configuration", error) from None
+    try:
+        conn.authorize()
+    except Exception as error:
+        raise tool_error(f"cloud {cloud!r}: login failed", error) from None
+    return conn
+
+
+def cloud_access(conn: Connection) -> CloudAccess:
+    """Auth URL, region, interface and TLS settings of an open connection."""
+    config = conn.config
+    auth_args = config.get_auth_args()
+    auth_url = str(auth_args.get("auth_url") or "")
+    if not auth_url:
+        raise InputError("the cloud entry has no auth_url")
+    verify, _cert = config.get_requests_verify_args()
+    cacert = config.config.get("cacert")
+    return CloudAccess(
+        auth_url=auth_url,
+        region_name=config.get_region_name() or None,
+        interface=str(config.get_interface() or "public"),
+        verify=True if verify is None else verify,
+        cacert_file=str(cacert) if cacert else None,
+        user_id=str(conn.current_user_id),
+        project_id=str(conn.current_project_id),
+    )
+
+
+def has_service(conn: Connection, service_type: str) -> bool:
+    """True when the service catalog has an endpoint for ``service_type``."""
+    try:
+        return bool(conn.has_service(service_type))
+    except Exception:
+        return False
+
+
+def http_status(error: BaseException) -> int | None:
+    """The HTTP status of an openstacksdk/keystoneauth error, if it has one."""
+    for attribute in ("status_code", "http_status"):
+        value = getattr(error, attribute, None)
+        if isinstance(value, int):
+            return value
+    response = getattr(error, "response", None)
+    status = getattr(response, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def error_summary(error: BaseException, secrets: Iterable[Secret | str | None] = ()) -> str:
+    """One line about an SDK error: HTTP status and the service's message, redacted."""
+    status = http_status(error)
+    details = getattr(error, "details", None)
+    message = str(details) if details else str(error)
+    message = _first_line(message) or type(error).__name__
+    text = f"HTTP {status}: {message}" if status else message
+    return redact(text, secrets)
+
+
+def tool_error(
+    what: str, error: BaseException, secrets: Iterable[Secret | str | None] = ()
+) -> ToolError:
+    """A ToolError ``what: <summary>`` for an SDK failure."""
+    return ToolError(f"{what}: {error_summary(error, secrets)}")
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0] if lines else ""

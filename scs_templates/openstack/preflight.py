@@ -1,0 +1,354 @@
+"""Preflight checks: does the cloud fit the settings, before anything is installed?
+
+Each check yields a :class:`CheckResult` (ok / failed / skipped). A failed result also says
+whether the fix belongs in the settings (``in_settings``: a value written in the settings names
+something missing or conflicting) or in the cloud. The CLI exits 2 when any failure is in the
+settings, 1 when only the cloud's state is at fault, 0 when nothing failed.
+
+Names follow Cluster API Provider OpenStack (CAPO) v0.14 (read in its source,
+pkg/cloud/services/networking and pkg/utils/names): network, subnet and router
+``k8s-clusterapi-cluster-<namespace>-<name>`` with description
+``Created by cluster-api-provider-openstack cluster <namespace>-<name>``; security groups
+``k8s-cluster-<namespace>-<name>-secgroup-{controlplane,worker,bastion}`` with description
+``Cluster API managed group``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from scs_templates.openstack.connection import error_summary, has_service
+
+if TYPE_CHECKING:
+    from openstack.connection import Connection
+
+    from scs_templates.settings.model import ClusterSettings
+
+Status = Literal["ok", "failed", "skipped"]
+
+CAPO_NETWORK_PREFIX = "k8s-clusterapi-cluster"
+CAPO_SECGROUP_PREFIX = "k8s-cluster"
+CAPO_SECGROUP_SUFFIXES = ("controlplane", "worker", "bastion")
+CAPO_SECGROUP_DESCRIPTION = "Cluster API managed group"
+
+
+def capo_resource_name(settings: ClusterSettings) -> str:
+    """CAPO's ``clusterResourceName``: ``<namespace>-<name>``."""
+    return f"{settings.metadata.namespace}-{settings.metadata.name}"
+
+
+def capo_network_name(settings: ClusterSettings) -> str:
+    """Name CAPO gives the cluster's network, subnet and router."""
+    return f"{CAPO_NETWORK_PREFIX}-{capo_resource_name(settings)}"
+
+
+def capo_description(settings: ClusterSettings) -> str:
+    """Description CAPO puts on the network, subnet and router it creates."""
+    return f"Created by cluster-api-provider-openstack cluster {capo_resource_name(settings)}"
+
+
+def capo_security_group_names(settings: ClusterSettings) -> list[str]:
+    base = f"{CAPO_SECGROUP_PREFIX}-{capo_resource_name(settings)}-secgroup"
+    return [f"{base}-{suffix}" for suffix in CAPO_SECGROUP_SUFFIXES]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    status: Status
+    message: str
+    in_settings: bool = False
+    """For a failure: the fix belongs in the settings file (exit 2), not in the cloud."""
+
+    @property
+    def line(self) -> str:
+        return f"{self.status:<7} {self.name}: {self.message}"
+
+
+@dataclass(frozen=True)
+class PreflightReport:
+    results: tuple[CheckResult, ...]
+    external_network_id: str | None = None
+    """The external network found (given or auto-detected), for the caller's use."""
+
+    @property
+    def failed(self) -> tuple[CheckResult, ...]:
+        return tuple(result for result in self.results if result.status == "failed")
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    @property
+    def exit_code(self) -> int:
+        if not self.failed:
+            return 0
+        return 2 if any(result.in_settings for result in self.failed) else 1
+
+
+@dataclass
+class _Context:
+    conn: Any
+    settings: ClusterSettings
+    project_id: str
+    external_network_id: str | None = None
+    results: list[CheckResult] = field(default_factory=list)
+
+
+def run_preflight(conn: Connection, settings: ClusterSettings) -> PreflightReport:
+    """Run every check; a check that errors becomes a failed result, the others still run."""
+    context = _Context(conn, settings, str(conn.current_project_id))
+    checks: list[tuple[str, Callable[[_Context], Iterator[CheckResult]]]] = [
+        ("external-network", _external_network),
+        ("node-cidr", _node_cidr),
+        ("names", _names),
+        ("flavors", _flavors),
+        ("images", _images),
+        ("ssh-key", _ssh_key),
+    ]
+    for name, check in checks:
+        try:
+            context.results.extend(check(context))
+        except Exception as error:
+            context.results.append(
+                CheckResult(name, "failed", f"could not check: {error_summary(error)}")
+            )
+    return PreflightReport(tuple(context.results), context.external_network_id)
+
+
+def _find(finder: Callable[..., Any], name_or_id: str) -> Any | None:
+    """``find_*`` of openstacksdk, None when not found (without the deprecated
+    ``ignore_missing=True``)."""
+    from openstack import exceptions
+
+    try:
+        return finder(name_or_id, ignore_missing=False)
+    except exceptions.NotFoundException:
+        return None
+
+
+# --------------------------------------------------------------------------- network
+
+
+def _external_network(ctx: _Context) -> Iterator[CheckResult]:
+    name = "external-network"
+    network_api = ctx.conn.network
+    given = ctx.settings.spec.openstack.external_network_id
+    if given:
+        network = _find(network_api.find_network, given)
+        if network is None or network.id != given:
+            yield CheckResult(
+                name,
+                "failed",
+                f"spec.openstack.externalNetworkID {given} does not exist (or is not visible "
+                "to this project)",
+                in_settings=True,
+            )
+            return
+        if not network.is_router_external:
+            yield CheckResult(
+                name,
+                "failed",
+                f"spec.openstack.externalNetworkID {given} ({network.name}) is not an external "
+                "network (router:external is false)",
+                in_settings=True,
+            )
+            return
+        ctx.external_network_id = network.id
+        yield CheckResult(name, "ok", f"{network.name} ({network.id})")
+        return
+    external = sorted(network_api.networks(is_router_external=True), key=lambda n: n.name or "")
+    if len(external) == 1:
+        ctx.external_network_id = external[0].id
+        yield CheckResult(name, "ok", f"auto-detected {external[0].name} ({external[0].id})")
+    elif not external:
+        yield CheckResult(
+            name,
+            "failed",
+            "no external network (router:external) is visible to this project; ask the cloud "
+            "operator, or set spec.openstack.externalNetworkID",
+        )
+    else:
+        listing = ", ".join(f"{n.name} ({n.id})" for n in external)
+        yield CheckResult(
+            name,
+            "failed",
+            f"{len(external)} external networks, cannot pick one: {listing}; set "
+            "spec.openstack.externalNetworkID to one of them",
+        )
+
+
+def _node_cidr(ctx: _Context) -> Iterator[CheckResult]:
+    name = "node-cidr"
+    text = ctx.settings.spec.network.node_cidr
+    try:
+        node_net = ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        yield CheckResult(
+            name, "failed", f"spec.network.nodeCIDR {text!r} is not a network", in_settings=True
+        )
+        return
+    own_name = capo_network_name(ctx.settings)
+    own_ids = {
+        net.id for net in ctx.conn.network.networks(name=own_name, project_id=ctx.project_id)
+    }
+    collisions = []
+    for subnet in ctx.conn.network.subnets(project_id=ctx.project_id):
+        if subnet.network_id in own_ids or not subnet.cidr:
+            continue
+        other = ipaddress.ip_network(subnet.cidr, strict=False)
+        if other.version == node_net.version and other.overlaps(node_net):
+            collisions.append(f"{subnet.name or '(no name)'} {subnet.cidr} ({subnet.id})")
+    if collisions:
+        yield CheckResult(
+            name,
+            "failed",
+            f"spec.network.nodeCIDR {text} overlaps subnet(s) of the project: "
+            + ", ".join(sorted(collisions))
+            + "; choose another nodeCIDR",
+            in_settings=True,
+        )
+    else:
+        yield CheckResult(name, "ok", f"{text} does not overlap any other subnet of the project")
+
+
+def _names(ctx: _Context) -> Iterator[CheckResult]:
+    """Networks/subnets/security groups with CAPO's names for THIS cluster must be CAPO's own
+    (its description) and unique; otherwise CAPO would adopt or trip over them."""
+    name = "names"
+    network_api = ctx.conn.network
+    problems: list[str] = []
+    own = capo_network_name(ctx.settings)
+    description = capo_description(ctx.settings)
+    for kind, items in (
+        ("network", list(network_api.networks(name=own, project_id=ctx.project_id))),
+        ("subnet", list(network_api.subnets(name=own, project_id=ctx.project_id))),
+    ):
+        if len(items) > 1:
+            problems.append(f"{len(items)} {kind}s named {own} (CAPO expects at most one)")
+        for item in items:
+            if (item.description or "") != description:
+                problems.append(
+                    f"{kind} {own} ({item.id}) was not created by CAPO for this cluster "
+                    f"(description {item.description!r})"
+                )
+    for group_name in capo_security_group_names(ctx.settings):
+        groups = list(network_api.security_groups(name=group_name, project_id=ctx.project_id))
+        if len(groups) > 1:
+            problems.append(f"{len(groups)} security groups named {group_name}")
+        for group in groups:
+            if (group.description or "") != CAPO_SECGROUP_DESCRIPTION:
+                problems.append(
+                    f"security group {group_name} ({group.id}) was not created by CAPO "
+                    f"(description {group.description!r})"
+                )
+    if problems:
+        yield CheckResult(
+            name,
+            "failed",
+            "; ".join(problems) + ": rename or delete them, or pick another cluster name/namespace",
+        )
+    else:
+        pattern = f"{CAPO_SECGROUP_PREFIX}-{capo_resource_name(ctx.settings)}-secgroup-*"
+        yield CheckResult(
+            name, "ok", f"no foreign network/subnet {own} or security groups {pattern}"
+        )
+
+
+# --------------------------------------------------------------------------- compute / image
+
+
+def _not_checked(name: str, service: str) -> CheckResult:
+    return CheckResult(
+        name, "skipped", f"not checked: no {service} endpoint in the service catalog"
+    )
+
+
+def _flavors(ctx: _Context) -> Iterator[CheckResult]:
+    name = "flavors"
+    spec = ctx.settings.spec
+    wanted: dict[str, list[str]] = {}
+    if spec.control_plane.machine_type:
+        wanted.setdefault(spec.control_plane.machine_type, []).append("controlPlane")
+    for group in spec.workers:
+        if group.machine_type:
+            wanted.setdefault(group.machine_type, []).append(f"workers[{group.name}]")
+    if not wanted:
+        yield CheckResult(name, "skipped", "no machineType in the settings")
+        return
+    if not has_service(ctx.conn, "compute"):
+        yield _not_checked(name, "compute")
+        return
+    missing = []
+    for flavor, users in wanted.items():
+        if _find(ctx.conn.compute.find_flavor, flavor) is None:
+            missing.append(f"{flavor} (used by {', '.join(users)})")
+    if missing:
+        yield CheckResult(
+            name, "failed", "flavor(s) not found: " + ", ".join(missing), in_settings=True
+        )
+    else:
+        yield CheckResult(name, "ok", "found: " + ", ".join(sorted(wanted)))
+
+
+def image_names(settings: ClusterSettings) -> dict[str, list[str]]:
+    """Image name -> who uses it, with ``{version}`` replaced by the resolved version."""
+    from scs_templates.settings.versions import parse_version
+
+    spec = settings.spec
+    try:
+        version = str(parse_version(spec.kubernetes.version))
+    except ValueError:
+        version = spec.kubernetes.version
+    default = spec.openstack.image
+
+    def resolve(image: str | None) -> str:
+        return (image or default).replace("{version}", version)
+
+    images: dict[str, list[str]] = {}
+    images.setdefault(resolve(spec.control_plane.image), []).append("controlPlane")
+    for group in spec.workers:
+        images.setdefault(resolve(group.image), []).append(f"workers[{group.name}]")
+    return images
+
+
+def _images(ctx: _Context) -> Iterator[CheckResult]:
+    name = "images"
+    wanted = image_names(ctx.settings)
+    if not has_service(ctx.conn, "image"):
+        yield _not_checked(name, "image")
+        return
+    missing = []
+    for image, users in wanted.items():
+        if _find(ctx.conn.image.find_image, image) is None:
+            missing.append(f"{image} (used by {', '.join(users)})")
+    if missing:
+        yield CheckResult(
+            name,
+            "failed",
+            "image(s) not found: " + ", ".join(missing) + " (upload them or set "
+            "spec.openstack.image / the image overrides)",
+            in_settings=True,
+        )
+    else:
+        yield CheckResult(name, "ok", "found: " + ", ".join(sorted(wanted)))
+
+
+def _ssh_key(ctx: _Context) -> Iterator[CheckResult]:
+    name = "ssh-key"
+    key = ctx.settings.spec.openstack.ssh_key_name
+    if not key:
+        yield CheckResult(name, "skipped", "no spec.openstack.sshKeyName")
+        return
+    if not has_service(ctx.conn, "compute"):
+        yield _not_checked(name, "compute")
+        return
+    if _find(ctx.conn.compute.find_keypair, key) is None:
+        yield CheckResult(
+            name, "failed", f"keypair {key} not found for this user", in_settings=True
+        )
+    else:
+        yield CheckResult(name, "ok", f"keypair {key} exists")

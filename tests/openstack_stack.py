@@ -1,0 +1,402 @@
+"""Launch a REAL Keystone and Neutron on 127.0.0.1 for the OpenStack tests (no mocks).
+
+- The services run from their own virtualenv at
+  ``${SCS_TEMPLATES_CACHE_DIR:-~/.cache/scs-templates}/openstack-stack-venv/<hash>``, built on
+  first use from ``.ci/openstack-stack-requirements.txt`` (keyed by the hash of that file, so a
+  changed pin builds a new venv; about 30-60 s once) and reused afterwards.
+- State (SQLite databases, fernet keys, configuration, logs) lives in a temporary directory.
+- Each WSGI app is served by ``tests/openstack_wsgi.py`` (stdlib wsgiref, one request at a
+  time: SQLite does not like concurrent writers) in its own subprocess, on a free port.
+- Keystone: SQLite, fernet tokens, in-process cache, cheap password hashing. Neutron: ML2 with
+  no mechanism drivers and no agents (ports stay DOWN, like leftovers of deleted servers), no
+  L3/router plugin, schema created like Neutron's own unit tests do (``neutron-db-manage``
+  fails on SQLite).
+
+The client side (openstacksdk) is the project venv's: the admin setup below uses it too.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import hashlib
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+REQUIREMENTS = REPO / ".ci" / "openstack-stack-requirements.txt"
+WSGI_SCRIPT = Path(__file__).resolve().parent / "openstack_wsgi.py"
+REGION = "RegionOne"
+
+
+class StackError(RuntimeError):
+    """The stack could not be built or started (the message says which step and where logs are)."""
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("SCS_TEMPLATES_CACHE_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg) / "scs-templates"
+    return Path.home() / ".cache" / "scs-templates"
+
+
+def requirements_hash() -> str:
+    return hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()[:16]
+
+
+def stack_venv(log: Any = None) -> Path:
+    """Return the stack virtualenv, building it on first use (locked, atomic)."""
+    base = cache_root() / "openstack-stack-venv"
+    final = base / requirements_hash()
+    marker = final / ".complete"
+    if marker.exists():
+        return final
+    base.mkdir(parents=True, exist_ok=True)
+    with (base / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists():
+            return final
+        staging = base / f".staging-{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        _run([sys.executable, "-m", "venv", str(staging)], "create the stack venv")
+        started = time.monotonic()
+        _run(
+            [
+                str(staging / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "-r",
+                str(REQUIREMENTS),
+            ],
+            "pip install the stack requirements (needs PyPI)",
+            timeout=900,
+        )
+        if log:
+            log(f"stack venv built in {time.monotonic() - started:.0f}s")
+        # Console scripts keep the staging path in their shebangs; we never use them (tools
+        # run as `python -c`/`python <script>` with the venv's interpreter), so renaming is fine.
+        shutil.rmtree(final, ignore_errors=True)
+        staging.rename(final)
+        marker.write_text(REQUIREMENTS.read_text())
+    return final
+
+
+def _run(
+    command: list[str], what: str, *, env: dict[str, str] | None = None, timeout: float = 300
+) -> str:
+    try:
+        result = subprocess.run(
+            command, capture_output=True, text=True, env=env, timeout=timeout, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise StackError(f"{what}: {error}") from error
+    if result.returncode != 0:
+        tail = (result.stderr or result.stdout).strip().splitlines()[-15:]
+        raise StackError(f"{what} failed (exit {result.returncode}):\n" + "\n".join(tail))
+    return result.stdout
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Stack:
+    """A running Keystone + Neutron. Use :func:`start_stack` and :meth:`stop`."""
+
+    state_dir: Path
+    venv: Path
+    keystone_port: int = 0
+    neutron_port: int = 0
+    admin_password: str = field(default_factory=lambda: secrets.token_urlsafe(16), repr=False)
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list, repr=False)
+
+    @property
+    def auth_url(self) -> str:
+        return f"http://127.0.0.1:{self.keystone_port}/v3"
+
+    @property
+    def neutron_url(self) -> str:
+        return f"http://127.0.0.1:{self.neutron_port}"
+
+    def admin_auth(self) -> dict[str, str]:
+        return {
+            "auth_url": self.auth_url,
+            "username": "admin",
+            "password": self.admin_password,
+            "project_name": "admin",
+            "user_domain_name": "Default",
+            "project_domain_name": "Default",
+        }
+
+    def admin_connection(self) -> Any:
+        import openstack
+
+        return openstack.connect(
+            auth=self.admin_auth(), auth_type="password", region_name=REGION, interface="public"
+        )
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def python(self) -> str:
+        return str(self.venv / "bin" / "python")
+
+    def start(self) -> None:
+        started = time.monotonic()
+        self.keystone_port = free_port()
+        self.neutron_port = free_port()
+        self._setup_keystone()
+        self._serve("keystone", self.keystone_port, {"OS_KEYSTONE_CONFIG_DIR": str(self.kdir)})
+        self._wait("keystone", f"{self.auth_url}")
+        self._register_neutron()
+        self._setup_neutron()
+        self._serve(
+            "neutron",
+            self.neutron_port,
+            {
+                "OS_NEUTRON_CONFIG_DIR": str(self.ndir),
+                "OS_NEUTRON_CONFIG_FILES": "neutron.conf;ml2_conf.ini",
+            },
+        )
+        self._wait("neutron", f"{self.neutron_url}/")
+        self.startup_seconds = time.monotonic() - started
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+        self.processes.clear()
+
+    # ------------------------------------------------------------------ keystone
+
+    @property
+    def kdir(self) -> Path:
+        return self.state_dir / "keystone"
+
+    @property
+    def ndir(self) -> Path:
+        return self.state_dir / "neutron"
+
+    def _setup_keystone(self) -> None:
+        d = self.kdir
+        (d / "fernet-keys").mkdir(parents=True)
+        (d / "credential-keys").mkdir()
+        conf = d / "keystone.conf"
+        conf.write_text(
+            f"""[DEFAULT]
+use_stderr = true
+[database]
+connection = sqlite:///{d}/keystone.db
+[token]
+provider = fernet
+[fernet_tokens]
+key_repository = {d}/fernet-keys
+[fernet_receipts]
+key_repository = {d}/fernet-keys
+[credential]
+key_repository = {d}/credential-keys
+[identity]
+password_hash_rounds = 4
+[cache]
+enabled = true
+backend = oslo_cache.dict
+"""
+        )
+        manage = [self.python(), "-c", "from keystone.cmd.manage import main; main()"]
+        base = [*manage, "--config-file", str(conf)]
+        import grp
+        import pwd
+
+        user = pwd.getpwuid(os.getuid()).pw_name
+        group = grp.getgrgid(os.getgid()).gr_name
+        owner = ["--keystone-user", user, "--keystone-group", group]
+        _run([*base, "db_sync"], "keystone-manage db_sync")
+        _run([*base, "fernet_setup", *owner], "keystone-manage fernet_setup")
+        _run([*base, "credential_setup", *owner], "keystone-manage credential_setup")
+        url = self.auth_url
+        _run(
+            [
+                *base,
+                "bootstrap",
+                "--bootstrap-password",
+                self.admin_password,
+                "--bootstrap-username",
+                "admin",
+                "--bootstrap-project-name",
+                "admin",
+                "--bootstrap-role-name",
+                "admin",
+                "--bootstrap-service-name",
+                "keystone",
+                "--bootstrap-region-id",
+                REGION,
+                "--bootstrap-admin-url",
+                url,
+                "--bootstrap-public-url",
+                url,
+                "--bootstrap-internal-url",
+                url,
+            ],
+            "keystone-manage bootstrap",
+        )
+
+    def _register_neutron(self) -> None:
+        conn = self.admin_connection()
+        identity = conn.identity
+        self.neutron_password = secrets.token_urlsafe(16)
+        service_project = identity.create_project(name="service", domain_id="default")
+        user = identity.create_user(
+            name="neutron", password=self.neutron_password, domain_id="default"
+        )
+        for role_name in ("admin", "service"):
+            role = identity.find_role(role_name) or identity.create_role(name=role_name)
+            identity.assign_project_role_to_user(service_project, user, role)
+        for role_name in ("member", "reader", "manager"):
+            if identity.find_role(role_name) is None:
+                identity.create_role(name=role_name)
+        service = identity.create_service(name="neutron", type="network")
+        for interface in ("public", "internal", "admin"):
+            identity.create_endpoint(
+                service_id=service.id,
+                interface=interface,
+                url=self.neutron_url,
+                region_id=REGION,
+            )
+        conn.close()
+
+    # ------------------------------------------------------------------ neutron
+
+    def _setup_neutron(self) -> None:
+        d = self.ndir
+        d.mkdir(parents=True)
+        (d / "lock").mkdir()
+        paste = self.venv / "etc" / "neutron" / "api-paste.ini"
+        (d / "neutron.conf").write_text(
+            f"""[DEFAULT]
+core_plugin = ml2
+service_plugins =
+auth_strategy = keystone
+transport_url = fake://
+notify_nova_on_port_status_changes = false
+notify_nova_on_port_data_changes = false
+dhcp_agent_notification = false
+api_paste_config = {paste}
+use_stderr = true
+[database]
+connection = sqlite:///{d}/neutron.db
+[keystone_authtoken]
+www_authenticate_uri = {self.auth_url}
+auth_url = {self.auth_url}
+auth_type = password
+username = neutron
+password = {self.neutron_password}
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
+region_name = {REGION}
+[oslo_messaging_notifications]
+driver = noop
+[oslo_concurrency]
+lock_path = {d}/lock
+"""
+        )
+        (d / "ml2_conf.ini").write_text(
+            """[ml2]
+type_drivers = flat,vlan,vxlan
+tenant_network_types = vxlan
+mechanism_drivers =
+extension_drivers = port_security
+[ml2_type_vxlan]
+vni_ranges = 1:1000
+"""
+        )
+        code = (
+            "import sqlalchemy\n"
+            "from neutron.db.migration.models import head\n"
+            f"engine = sqlalchemy.create_engine('sqlite:///{d}/neutron.db')\n"
+            "head.get_metadata().create_all(engine)\n"
+        )
+        _run([self.python(), "-c", code], "create the Neutron schema")
+
+    # ------------------------------------------------------------------ processes
+
+    def _serve(self, service: str, port: int, extra_env: dict[str, str]) -> None:
+        env = {**os.environ, **extra_env}
+        for name in ("OS_CLOUD", "OS_CLIENT_CONFIG_FILE", "PYTHONPATH", "VIRTUAL_ENV"):
+            env.pop(name, None)
+        log = (self.state_dir / f"{service}.log").open("wb")
+        process = subprocess.Popen(
+            [self.python(), str(WSGI_SCRIPT), service, str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=self.state_dir,
+            start_new_session=True,
+        )
+        log.close()
+        self.processes.append(process)
+
+    def _wait(self, service: str, url: str, timeout: float = 120) -> None:
+        process = self.processes[-1]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise StackError(
+                    f"{service} exited with {process.returncode}: {self.log_tail(service)}"
+                )
+            try:
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    if response.status < 500:
+                        return
+            except urllib.error.HTTPError as error:
+                if error.code < 500:
+                    return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.3)
+        raise StackError(
+            f"{service} did not answer within {timeout:.0f}s: {self.log_tail(service)}"
+        )
+
+    def log_tail(self, service: str, lines: int = 20) -> str:
+        path = self.state_dir / f"{service}.log"
+        with contextlib.suppress(OSError):
+            return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+        return "(no log)"
+
+
+def start_stack(state_dir: Path, log: Any = None) -> Stack:
+    """Build (or reuse) the stack venv and start Keystone + Neutron with state in ``state_dir``."""
+    venv = stack_venv(log)
+    stack = Stack(state_dir=state_dir, venv=venv)
+    atexit.register(stack.stop)  # also when the session ends without fixture teardown
+    try:
+        stack.start()
+    except BaseException:
+        stack.stop()
+        raise
+    return stack

@@ -1,0 +1,576 @@
+"""OpenStack integration against a REAL Keystone and Neutron (tests/openstack_stack.py).
+
+No mocks: the services run locally from their own virtualenv; the client is the project's
+openstacksdk. The stack has no compute or image service, so the flavor/image/keypair checks
+are only seen skipping here.
+"""
+
+from __future__ import annotations
+
+import logging
+import stat
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openstack_fixtures import Tenant, make_tenant, start_or_skip
+from openstack_stack import Stack
+from ruamel.yaml import YAML
+
+from scs_templates.cli.main import main
+from scs_templates.errors import ToolError
+from scs_templates.openstack import (
+    Secret,
+    credentials_secret_data,
+    ensure_app_credential,
+    ensure_cluster_credentials,
+    find_app_credential,
+    parse_credentials_secret,
+    run_preflight,
+)
+from scs_templates.openstack.appcred import create_app_credential, delete_app_credential
+from scs_templates.openstack.connection import CloudAccess, cloud_access
+from scs_templates.openstack.preflight import (
+    CAPO_SECGROUP_DESCRIPTION,
+    capo_description,
+    capo_network_name,
+    capo_security_group_names,
+)
+from scs_templates.settings import parse_settings_text
+
+REPO = Path(__file__).resolve().parent.parent
+
+# --------------------------------------------------------------------------- no stack needed
+
+
+def test_importing_package_and_cli_does_not_import_openstacksdk() -> None:
+    code = (
+        "import sys\n"
+        "import scs_templates.openstack\n"
+        "from scs_templates.cli.main import build_parser\n"
+        "build_parser()\n"
+        "bad = sorted(m for m in sys.modules if m == 'openstack' or m.startswith('openstack.')"
+        " or m.startswith('keystoneauth1'))\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+
+
+def test_secret_never_shows_itself() -> None:
+    secret = Secret("s3cr3t-value")
+    assert "s3cr3t" not in repr(secret)
+    assert "s3cr3t" not in str(secret)
+    assert "s3cr3t" not in f"{secret} {secret!r} {secret:>20}"
+    assert "s3cr3t" not in repr({"k": secret})
+    assert secret.reveal() == "s3cr3t-value"
+    assert secret == Secret("s3cr3t-value")
+
+
+def test_secret_content_round_trip() -> None:
+    from scs_templates.openstack.appcred import (
+        AppCredential,
+        ClusterCredentials,
+        EnsuredCredential,
+    )
+
+    settings = _settings("roundtrip", "10.199.0.0/20", extra="      separateWorkload: true\n")
+    access = CloudAccess("https://keystone.example/v3", "RegionOne", "public", True, None, "u", "p")
+    cluster = AppCredential("id-1", "capi-roundtrip-appcred", Secret("sec;ret#1"), "p")
+    workload = AppCredential("id-2", "capi-roundtrip-appcred-workload", Secret('se"c\\2'), "p")
+    credentials = ClusterCredentials(
+        "demo",
+        access,
+        EnsuredCredential(cluster, True, "created"),
+        EnsuredCredential(workload, True, "created"),
+    )
+    data = credentials_secret_data(credentials, settings, floating_network_id="ext-id")
+    assert "sec;ret#1" not in repr(data)
+    clouds = YAML(typ="safe").load(data["clouds.yaml"].reveal())
+    entry = clouds["clouds"]["demo"]
+    assert entry["auth_type"] == "v3applicationcredential"
+    assert entry["auth"]["application_credential_id"] == "id-1"
+    assert entry["region_name"] == "RegionOne"
+    assert entry["interface"] == "public"
+    conf = data["cloud.conf"].reveal()
+    assert "[Global]" in conf and "[LoadBalancer]" in conf
+    assert 'application-credential-id="id-2"' in conf
+    assert 'floating-network-id="ext-id"' in conf
+    stored = parse_credentials_secret({k: v.reveal() for k, v in data.items()}, "demo")
+    assert stored["clouds.yaml"].id == "id-1"
+    assert stored["clouds.yaml"].secret.reveal() == "sec;ret#1"
+    assert stored["cloud.conf"].id == "id-2"
+    assert stored["cloud.conf"].secret.reveal() == 'se"c\\2'
+
+
+# --------------------------------------------------------------------------- the real stack
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """A running Keystone + Neutron (skips, or fails under CI=true, when it cannot start)."""
+    started = start_or_skip(tmp_path_factory.mktemp("openstack-stack"))
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="session")
+def demo(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Tenant:
+    """The demo user: project, member role, unrestricted application credential, clouds.yaml."""
+    return make_tenant(stack, tmp_path_factory.mktemp("demo-cloud"), "demo")
+
+
+@pytest.fixture
+def admin(stack: Stack) -> Iterator[Any]:
+    conn = stack.admin_connection()
+    yield conn
+    conn.close()
+
+
+@pytest.fixture
+def conn(demo: Tenant) -> Iterator[Any]:
+    connection = demo.connect()
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def cli_env(demo: Tenant, monkeypatch: pytest.MonkeyPatch) -> Tenant:
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(demo.clouds_yaml))
+    monkeypatch.delenv("OS_CLOUD", raising=False)
+    return demo
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+    log: str
+
+    @property
+    def everything(self) -> str:
+        return self.out + self.err + self.log
+
+
+@pytest.fixture
+def run_cli(
+    cli_env: Tenant, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> Any:
+    """Run the CLI in-process; capture stdout, stderr and every log record (DEBUG)."""
+    caplog.set_level(logging.DEBUG)
+
+    def run(*args: str) -> CliResult:
+        capsys.readouterr()
+        caplog.clear()
+        code = main(list(args))
+        captured = capsys.readouterr()
+        log = "\n".join(
+            f"{record.name} {record.getMessage()} {record.args!r}" for record in caplog.records
+        )
+        return CliResult(code, captured.out, captured.err, log)
+
+    return run
+
+
+def _settings_text(name: str, node_cidr: str, *, extra: str = "", external: str = "") -> str:
+    return f"""apiVersion: scs-templates.scs.community/v1alpha1
+kind: ClusterSettings
+metadata:
+  name: {name}
+spec:
+  provider: openstack
+  controlPlane:
+    replicas: 1
+    machineType: SCS-2V-4-20s
+  workers:
+    - name: workers
+      replicas: 1
+      machineType: SCS-4V-8-50s
+  network:
+    nodeCIDR: {node_cidr}
+  openstack:
+    cloud: demo
+{external}    applicationCredential:
+      perCluster: true
+{extra}"""
+
+
+def _settings(name: str, node_cidr: str, **kwargs: str) -> Any:
+    return parse_settings_text(_settings_text(name, node_cidr, **kwargs)).settings
+
+
+def _settings_file(tmp_path: Path, name: str, node_cidr: str, **kwargs: str) -> Path:
+    path = tmp_path / f"{name}-{uuid.uuid4().hex[:4]}.yaml"
+    path.write_text(_settings_text(name, node_cidr, **kwargs))
+    return path
+
+
+def _unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+def _assert_no_secrets(text: str, *secrets: str) -> None:
+    for secret in secrets:
+        assert secret, "empty secret in the check list"
+        assert secret not in text
+
+
+# --------------------------------------------------------------------------- credentials
+
+
+@pytest.mark.openstack
+def test_restricted_credential_cannot_create_or_delete_credentials(conn: Any, demo: Tenant) -> None:
+    name = _unique("capi-restricted") + "-appcred"
+    ensured = ensure_app_credential(conn, name, None)
+    assert ensured.created
+    assert ensured.credential.restricted
+    assert ensured.credential.secret.reveal() not in repr(ensured)
+    restricted = demo.connect_with_appcred(
+        ensured.credential.id, ensured.credential.secret.reveal()
+    )
+    try:
+        with pytest.raises(ToolError, match="403") as raised:
+            create_app_credential(restricted, _unique("nested"), description="must fail")
+        assert "unrestricted" in str(raised.value)
+        # It cannot delete itself either: the parent must do it.
+        with pytest.raises(ToolError, match="403"):
+            delete_app_credential(restricted, name)
+    finally:
+        restricted.close()
+    assert delete_app_credential(conn, name) is True
+    assert find_app_credential(conn, name) is None
+
+
+@pytest.mark.openstack
+def test_create_then_reuse_via_cli(run_cli: Any, tmp_path: Path, conn: Any, demo: Tenant) -> None:
+    cluster = _unique("reuse")
+    settings_file = _settings_file(tmp_path, cluster, "10.61.0.0/20")
+    secret_file = tmp_path / "out" / "secret.yaml"
+    secret_file.parent.mkdir()
+
+    first = run_cli(
+        "openstack", "appcred", "create", str(settings_file), "--write-secret", str(secret_file)
+    )
+    assert first.code == 0, first.err
+    assert f"created application credential capi-{cluster}-appcred (ID " in first.out
+    assert stat.S_IMODE(secret_file.stat().st_mode) == 0o600
+    assert not list(secret_file.parent.glob(".secret.yaml.*")), "temporary file left behind"
+    manifest = YAML(typ="safe").load(secret_file.read_text())
+    assert manifest["kind"] == "Secret"
+    assert manifest["metadata"]["name"] == f"capi-{cluster}-cloud-config"
+    clouds = YAML(typ="safe").load(manifest["stringData"]["clouds.yaml"])
+    auth = clouds["clouds"]["demo"]["auth"]
+    credential_id, secret = auth["application_credential_id"], auth["application_credential_secret"]
+    assert f"ID {credential_id}" in first.out
+    assert f'application-credential-id="{credential_id}"' in manifest["stringData"]["cloud.conf"]
+
+    # The written credential really works, and is restricted.
+    restricted = demo.connect_with_appcred(credential_id, secret)
+    assert list(restricted.network.networks()) is not None
+    restricted.close()
+
+    second = run_cli(
+        "openstack", "appcred", "create", str(settings_file), "--write-secret", str(secret_file)
+    )
+    assert second.code == 0, second.err
+    assert (
+        f"reused application credential capi-{cluster}-appcred (ID {credential_id})" in second.out
+    )
+    found = [
+        c
+        for c in conn.identity.application_credentials(user=conn.current_user_id)
+        if c.name == f"capi-{cluster}-appcred"
+    ]
+    assert [c.id for c in found] == [credential_id]
+
+    deleted = run_cli("openstack", "appcred", "delete", str(settings_file))
+    assert deleted.code == 0
+    assert f"deleted: application credential capi-{cluster}-appcred" in deleted.out
+    again = run_cli("openstack", "appcred", "delete", str(settings_file))
+    assert again.code == 0
+    assert (
+        f"not found (nothing to delete): application credential capi-{cluster}-appcred" in again.out
+    )
+    assert find_app_credential(conn, f"capi-{cluster}-appcred") is None
+
+    for result in (first, second, deleted, again):
+        _assert_no_secrets(result.everything, secret, demo.parent_secret, demo.password)
+        assert result.log, "expected DEBUG log records to check"
+
+
+@pytest.mark.openstack
+def test_recreated_when_stored_secret_no_longer_authenticates(conn: Any) -> None:
+    name = _unique("capi-stale") + "-appcred"
+    first = ensure_app_credential(conn, name, None)
+    assert first.created
+    reused = ensure_app_credential(
+        conn, name, first.credential.secret, existing_id=first.credential.id
+    )
+    assert not reused.created
+    assert reused.credential.id == first.credential.id
+
+    stale = ensure_app_credential(conn, name, Secret("not-the-secret-anymore"))
+    assert stale.created
+    assert "no longer authenticates" in stale.reason
+    assert stale.credential.id != first.credential.id
+    assert find_app_credential(conn, name).id == stale.credential.id
+
+    unknown = ensure_app_credential(conn, name, None)
+    assert unknown.created and "not known" in unknown.reason
+    assert unknown.credential.id != stale.credential.id
+    assert delete_app_credential(conn, name)
+    assert not delete_app_credential(conn, name)
+
+
+@pytest.mark.openstack
+def test_separate_workload_credential(conn: Any) -> None:
+    cluster = _unique("split")
+    settings = _settings(cluster, "10.62.0.0/20", extra="      separateWorkload: true\n")
+    credentials = ensure_cluster_credentials(conn, settings)
+    assert credentials.workload is not None
+    assert credentials.workload.credential.name == f"capi-{cluster}-appcred-workload"
+    data = {k: v.reveal() for k, v in credentials_secret_data(credentials, settings).items()}
+    assert credentials.cluster.credential.id in data["clouds.yaml"]
+    assert credentials.workload.credential.id in data["cloud.conf"]
+    assert credentials.cluster.credential.id not in data["cloud.conf"]
+    again = ensure_cluster_credentials(conn, settings, existing=data)
+    assert not again.cluster.created and not again.workload.created  # type: ignore[union-attr]
+    from scs_templates.openstack import delete_cluster_credentials
+
+    assert delete_cluster_credentials(conn, settings) == {
+        f"capi-{cluster}-appcred": True,
+        f"capi-{cluster}-appcred-workload": True,
+    }
+
+
+@pytest.mark.openstack
+def test_wrong_own_credential_fails_without_leaking(
+    run_cli: Any, tmp_path: Path, demo: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad_secret = "definitely-wrong-" + uuid.uuid4().hex
+    clouds = YAML(typ="safe").load(demo.clouds_yaml.read_text())
+    clouds["clouds"]["demo"]["auth"]["application_credential_secret"] = bad_secret
+    path = tmp_path / "clouds.yaml"
+    YAML(typ="safe").dump(clouds, path)
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(path))
+    settings_file = _settings_file(tmp_path, _unique("badlogin"), "10.63.0.0/20")
+    result = run_cli("openstack", "appcred", "create", str(settings_file))
+    assert result.code == 1
+    assert "login failed" in result.err
+    _assert_no_secrets(result.everything, bad_secret, demo.parent_secret)
+    missing = run_cli("openstack", "preflight", str(settings_file), "--os-cloud", "nope")
+    assert missing.code == 2
+    assert "'nope'" in missing.err
+
+
+# --------------------------------------------------------------------------- cleanup
+
+
+def _capo_network(conn: Any, settings: Any, cidr: str) -> tuple[Any, Any, list[Any]]:
+    """What CAPO would have made: network + subnet (with its description) + security groups."""
+    name = capo_network_name(settings)
+    network = conn.network.create_network(name=name, description=capo_description(settings))
+    subnet = conn.network.create_subnet(
+        name=name,
+        network_id=network.id,
+        ip_version=4,
+        cidr=cidr,
+        description=capo_description(settings),
+    )
+    groups = [
+        conn.network.create_security_group(name=n, description=CAPO_SECGROUP_DESCRIPTION)
+        for n in capo_security_group_names(settings)[:2]
+    ]
+    return network, subnet, groups
+
+
+@pytest.mark.openstack
+def test_cleanup_leftover_port(run_cli: Any, tmp_path: Path, conn: Any) -> None:
+    from openstack import exceptions
+
+    cluster = _unique("leftover")
+    settings_file = _settings_file(tmp_path, cluster, "10.64.0.0/20")
+    settings = _settings(cluster, "10.64.0.0/20")
+    network, subnet, groups = _capo_network(conn, settings, "10.64.0.0/20")
+    port = conn.network.create_port(
+        network_id=network.id,
+        name=f"{cluster}-control-plane-abcde",
+        security_group_ids=[groups[0].id],
+        fixed_ips=[{"subnet_id": subnet.id}],
+    )
+    assert port.status == "DOWN"
+
+    # The situation: the leftover port blocks the security group, the subnet and the network.
+    with pytest.raises(exceptions.ConflictException, match="in use"):
+        conn.network.delete_security_group(groups[0].id)
+    with pytest.raises(exceptions.ConflictException):
+        conn.network.delete_subnet(subnet.id)
+    with pytest.raises(exceptions.ConflictException):
+        conn.network.delete_network(network.id)
+
+    dry = run_cli("openstack", "cleanup", str(settings_file), "--dry-run")
+    assert dry.code == 0, dry.err
+    assert f"would delete port {port.name} {port.id}" in dry.out
+    for group in groups:
+        assert f"would delete security group {group.name} {group.id}" in dry.out
+    assert f"would delete subnet {subnet.name} {subnet.id}" in dry.out
+    assert f"would delete network {network.name} {network.id}" in dry.out
+    assert conn.network.get_port(port.id).id == port.id  # nothing changed
+
+    real = run_cli("openstack", "cleanup", str(settings_file))
+    assert real.code == 0, real.out + real.err
+    assert f"deleted port {port.name} {port.id}" in real.out
+    assert f"deleted network {network.name} {network.id}" in real.out
+    assert conn.network.find_port(port.id, ignore_missing=True) is None
+    assert conn.network.find_network(network.id, ignore_missing=True) is None
+    assert conn.network.find_subnet(subnet.id, ignore_missing=True) is None
+    for group in groups:
+        assert conn.network.find_security_group(group.id, ignore_missing=True) is None
+
+    second = run_cli("openstack", "cleanup", str(settings_file))
+    assert second.code == 0
+    assert "nothing to do" in second.out
+
+
+@pytest.mark.openstack
+def test_cleanup_reports_compute_owned_port_403(
+    run_cli: Any, tmp_path: Path, conn: Any, admin: Any, demo: Tenant
+) -> None:
+    cluster = _unique("computeport")
+    settings_file = _settings_file(tmp_path, cluster, "10.65.0.0/20")
+    settings = _settings(cluster, "10.65.0.0/20")
+    network, subnet, groups = _capo_network(conn, settings, "10.65.0.0/20")
+    device = str(uuid.uuid4())
+    # A port as Nova would leave it: created by an admin in the member's project.
+    port = admin.network.create_port(
+        project_id=demo.project_id,
+        network_id=network.id,
+        device_owner="compute:nova",
+        device_id=device,
+        security_group_ids=[groups[1].id],
+        fixed_ips=[{"subnet_id": subnet.id}],
+    )
+    plain = conn.network.create_port(network_id=network.id, security_group_ids=[groups[0].id])
+
+    result = run_cli("openstack", "cleanup", str(settings_file))
+    assert result.code == 1
+    assert f"deleted port {plain.id}" in result.out.replace(f" {plain.name} ", " ")
+    failure = [line for line in result.out.splitlines() if line.startswith("FAILED port")]
+    assert len(failure) == 1 and port.id in failure[0]
+    assert "HTTP 403" in failure[0] and "compute:nova" in failure[0]
+    assert "administrators" in failure[0] and device in failure[0]
+    assert "cloud operator" in failure[0]
+    assert f"security group {groups[0].name} {groups[0].id}" in result.out  # freed: deleted
+    assert f"FAILED security group {groups[1].name} {groups[1].id}" in result.out
+    assert f"still in use by port(s) {port.id}" in result.out
+    assert conn.network.find_network(network.id, ignore_missing=True) is not None
+
+    # What the message tells the user to do, then the cleanup finishes.
+    admin.network.delete_port(port.id)
+    finish = run_cli("openstack", "cleanup", str(settings_file))
+    assert finish.code == 0, finish.out
+    assert conn.network.find_network(network.id, ignore_missing=True) is None
+    assert "nothing to do" in run_cli("openstack", "cleanup", str(settings_file)).out
+
+
+# --------------------------------------------------------------------------- preflight
+
+
+def _lines(result: CliResult) -> dict[str, str]:
+    return {line.split()[1].rstrip(":"): line for line in result.out.splitlines() if line.strip()}
+
+
+@pytest.mark.openstack
+def test_preflight(run_cli: Any, tmp_path: Path, conn: Any, admin: Any) -> None:
+    cluster = _unique("pre")
+    cidr = "10.66.0.0/20"
+    settings_file = _settings_file(tmp_path, cluster, cidr)
+    created: list[Any] = []
+    try:
+        # No external network at all.
+        none = run_cli("openstack", "preflight", str(settings_file))
+        assert none.code == 1, none.out
+        assert _lines(none)["external-network"].startswith("failed")
+        assert "no external network" in _lines(none)["external-network"]
+
+        # Two: both named, no guess.
+        for name in ("public-a", "public-b"):
+            created.append(admin.network.create_network(name=name, is_router_external=True))
+        two = run_cli("openstack", "preflight", str(settings_file))
+        assert two.code == 1
+        line = _lines(two)["external-network"]
+        assert "2 external networks" in line and "public-a" in line and "public-b" in line
+
+        # A given ID that does not exist: the settings are wrong (exit 2).
+        missing_id = str(uuid.uuid4())
+        given = _settings_file(
+            tmp_path, cluster, cidr, external=f"    externalNetworkID: {missing_id}\n"
+        )
+        bad = run_cli("openstack", "preflight", str(given))
+        assert bad.code == 2
+        assert missing_id in _lines(bad)["external-network"]
+
+        # Exactly one: success; compute/image checks say plainly they were not checked.
+        admin.network.delete_network(created.pop().id)
+        good = run_cli("openstack", "preflight", str(settings_file))
+        assert good.code == 0, good.out
+        lines = _lines(good)
+        assert (
+            lines["external-network"].startswith("ok") and "public-a" in lines["external-network"]
+        )
+        assert lines["node-cidr"].startswith("ok")
+        assert lines["names"].startswith("ok")
+        for check, service in (("flavors", "compute"), ("images", "image")):
+            assert lines[check] == (
+                f"skipped {check}: not checked: no {service} endpoint in the service catalog"
+            )
+
+        # The cluster's own network (CAPO's name) may use the node CIDR.
+        settings = _settings(cluster, cidr)
+        network, _subnet, _groups = _capo_network(conn, settings, cidr)
+        own = run_cli("openstack", "preflight", str(settings_file))
+        assert own.code == 0, own.out
+
+        # Another subnet of the project overlapping the node CIDR: settings problem.
+        other = conn.network.create_network(name=f"{cluster}-other")
+        conn.network.create_subnet(
+            network_id=other.id, ip_version=4, cidr="10.66.8.0/24", name="other-subnet"
+        )
+        overlap = run_cli("openstack", "preflight", str(settings_file))
+        assert overlap.code == 2
+        assert "overlaps" in _lines(overlap)["node-cidr"]
+        assert "other-subnet 10.66.8.0/24" in _lines(overlap)["node-cidr"]
+        conn.network.delete_network(other.id)
+
+        # A network with CAPO's name that CAPO did not create: name collision (cloud, exit 1).
+        conn.network.update_network(network, description="made by hand")
+        foreign = run_cli("openstack", "preflight", str(settings_file))
+        assert foreign.code == 1
+        assert "was not created by CAPO" in _lines(foreign)["names"]
+
+        report = run_preflight(conn, settings)
+        assert report.external_network_id == created[0].id
+        assert [r.name for r in report.failed] == ["names"]
+    finally:
+        for network in created:
+            admin.network.delete_network(network.id, ignore_missing=True)
+        settings = _settings(cluster, cidr)
+        for net in conn.network.networks(name=capo_network_name(settings)):
+            conn.network.delete_network(net.id)
+        for group in conn.network.security_groups(project_id=conn.current_project_id):
+            if group.name in capo_security_group_names(settings):
+                conn.network.delete_security_group(group.id)
+
+
+@pytest.mark.openstack
+def test_cloud_access_reads_the_cloud_entry(conn: Any, demo: Tenant) -> None:
+    access = cloud_access(conn)
+    assert access.auth_url == demo.auth_url
+    assert access.region_name == "RegionOne"
+    assert access.interface == "public"
+    assert access.project_id == demo.project_id
