@@ -574,3 +574,54 @@ def test_cloud_access_reads_the_cloud_entry(conn: Any, demo: Tenant) -> None:
     assert access.region_name == "RegionOne"
     assert access.interface == "public"
     assert access.project_id == demo.project_id
+
+
+# --------------------------------------------------------------------------- server groups
+
+
+@pytest.mark.parametrize(
+    ("anti_affinity", "expected"),
+    [
+        (
+            "",
+            [
+                ("capi-sg-control-plane", "anti-affinity"),
+                ("capi-sg-a", "soft-anti-affinity"),
+                ("capi-sg-b", "soft-anti-affinity"),
+            ],
+        ),
+        (
+            "antiAffinity: {controlPlane: soft, workers: none}",
+            [("capi-sg-control-plane", "soft-anti-affinity")],
+        ),
+        ("antiAffinity: {controlPlane: none, workers: none}", []),
+    ],
+    ids=["defaults", "soft-cp-no-workers", "none"],
+)
+def test_wanted_server_groups_follow_the_settings(
+    anti_affinity: str, expected: list[tuple[str, str]]
+) -> None:
+    from scs_templates.openstack import wanted_server_groups
+    from scs_templates.settings import parse_settings_text
+
+    text = (
+        "apiVersion: scs-templates.scs.community/v1alpha1\nkind: ClusterSettings\n"
+        "metadata: {name: sg}\nspec:\n  template: multi-md\n"
+        "  controlPlane: {machineType: m}\n"
+        "  workers: [{name: a, machineType: m}, {name: b, machineType: m}]\n"
+        f"  openstack: {{{anti_affinity}}}\n"
+    )
+    assert wanted_server_groups(parse_settings_text(text).settings) == expected
+
+
+def test_server_groups_need_a_compute_endpoint(conn: Any) -> None:
+    """The local stack has no Nova: creation refuses clearly, deletion reports absence."""
+    from scs_templates.errors import ToolError
+    from scs_templates.openstack import delete_server_groups, ensure_server_groups
+
+    settings = _settings("sg", "10.77.0.0/24")
+    with pytest.raises(ToolError, match="no compute endpoint in the service catalog"):
+        ensure_server_groups(conn, settings)
+    actions = delete_server_groups(conn, settings)
+    assert [a.action for a in actions] == ["absent"] * len(actions)
+    assert actions

@@ -56,6 +56,12 @@ if TYPE_CHECKING:
         capo_security_group_names,
         run_preflight,
     )
+    from scs_templates.openstack.servergroups import (
+        ServerGroupAction,
+        delete_server_groups,
+        ensure_server_groups,
+        wanted_server_groups,
+    )
 
 _EXPORTS: dict[str, str] = {
     # connection
@@ -92,6 +98,11 @@ _EXPORTS: dict[str, str] = {
     # cleanup
     "CleanupReport": "cleanup",
     "cleanup_cluster_network": "cleanup",
+    # server groups
+    "ServerGroupAction": "servergroups",
+    "delete_server_groups": "servergroups",
+    "ensure_server_groups": "servergroups",
+    "wanted_server_groups": "servergroups",
 }
 
 __all__ = [
@@ -103,6 +114,7 @@ __all__ = [
     "EnsuredCredential",
     "PreflightReport",
     "Secret",
+    "ServerGroupAction",
     "StoredCredential",
     "capo_network_name",
     "capo_security_group_names",
@@ -115,8 +127,10 @@ __all__ = [
     "credentials_secret_name",
     "delete_app_credential",
     "delete_cluster_credentials",
+    "delete_server_groups",
     "ensure_app_credential",
     "ensure_cluster_credentials",
+    "ensure_server_groups",
     "find_app_credential",
     "has_service",
     "open_cloud",
@@ -125,6 +139,7 @@ __all__ = [
     "render_cloud_conf",
     "render_clouds_yaml",
     "run_preflight",
+    "wanted_server_groups",
 ]
 
 
