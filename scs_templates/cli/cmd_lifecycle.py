@@ -1,0 +1,337 @@
+"""``install``, ``status``, ``diff`` and ``delete``: the cluster on the management cluster.
+
+Exit codes follow :mod:`scs_templates.cli.main`: 0 success, 2 bad input (invalid settings,
+refused version change, unreadable kubeconfig, missing ``--yes``), 1 when helm or the API
+fails or a wait times out. ``diff`` exits 0 and prints a summary; with ``--exit-code`` it
+exits 3 when there are differences. Progress goes to stderr (one rewritten line on a
+terminal, plain lines otherwise); results go to stdout. Secrets are never printed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    import argparse
+
+    from scs_templates.settings import LoadedSettings
+
+#: ``diff --exit-code`` when the installed release differs from the rendered manifests.
+EXIT_DIFFERENCES = 3
+
+_DURATION = re.compile(r"^\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?\s*$")
+
+
+def parse_duration(text: str) -> float:
+    """``30m``, ``1h30m``, ``90s`` or ``90`` (seconds) -> seconds (argparse type)."""
+    import argparse
+
+    match = _DURATION.match(text)
+    if not text.strip() or not match or not any(match.groups()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 30m, 1h, 90s)")
+    hours, minutes, seconds = (int(part or 0) for part in match.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if total <= 0:
+        raise argparse.ArgumentTypeError("the duration must be positive")
+    return float(total)
+
+
+def _cluster_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("settings", metavar="SETTINGS", help="cluster settings file")
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="kubeconfig of the management cluster (default: $KUBECONFIG or ~/.kube/config)",
+    )
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context to use")
+
+
+def _poll_option(parser: argparse.ArgumentParser) -> None:
+    import argparse
+
+    # seconds between two reads of the Cluster; hidden: only tests need a different value
+    parser.add_argument("--poll-interval", type=float, default=5.0, help=argparse.SUPPRESS)
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add ``install``, ``status``, ``diff`` and ``delete``; importing stays cheap."""
+    install = subparsers.add_parser(
+        "install",
+        help="install or upgrade the cluster on the management cluster (helm upgrade --install)",
+        description=(
+            "Install or upgrade the cluster described by SETTINGS: helm upgrade --install into "
+            "the settings' namespace (created if missing), rolled back if it fails. Kubernetes "
+            "may move up one minor version at a time and never back (exit 2 otherwise). With "
+            "--wait, follow the Cluster's conditions until it is Available (exit 1 on "
+            "timeout). Exit 0 ok, 2 bad input, 1 helm/API failure or timeout."
+        ),
+    )
+    _cluster_options(install)
+    install.add_argument(
+        "--wait", action="store_true", help="wait until the Cluster's Available condition is True"
+    )
+    install.add_argument(
+        "--timeout",
+        type=parse_duration,
+        default=1800.0,
+        metavar="DURATION",
+        help="how long --wait waits (default 30m; e.g. 45m, 1h, 90s)",
+    )
+    install.add_argument(
+        "--clouds-yaml",
+        type=Path,
+        metavar="FILE",
+        help="OpenStack: clouds.yaml for the cluster's credentials Secret (never printed)",
+    )
+    install.add_argument(
+        "--cacert", type=Path, metavar="FILE", help="OpenStack: CA certificate for the Secret"
+    )
+    _poll_option(install)
+    install.set_defaults(func=run_install)
+
+    status = subparsers.add_parser(
+        "status",
+        help="show the release and the Cluster's phase and conditions",
+        description=(
+            "Show the helm release of SETTINGS and the Cluster object's phase and conditions. "
+            "Exit 0 also when nothing is installed (the output says so)."
+        ),
+    )
+    _cluster_options(status)
+    status.add_argument(
+        "-o", "--output", choices=("text", "json"), default="text", help="output format"
+    )
+    status.set_defaults(func=run_status)
+
+    diff = subparsers.add_parser(
+        "diff",
+        help="compare the rendered manifests with the installed release",
+        description=(
+            "Render SETTINGS and compare each object (by kind/namespace/name) with the installed "
+            "release's manifest (helm get manifest): a unified diff per added, removed or "
+            "changed object, then a summary. Secret values are never compared or shown. Exit 0 "
+            f"(with --exit-code: {EXIT_DIFFERENCES} when there are differences); 1 is kept for "
+            "helm/API failures."
+        ),
+    )
+    _cluster_options(diff)
+    diff.add_argument(
+        "--exit-code",
+        action="store_true",
+        help=f"exit {EXIT_DIFFERENCES} when there are differences",
+    )
+    diff.set_defaults(func=run_diff)
+
+    delete = subparsers.add_parser(
+        "delete",
+        help="delete the cluster: the Cluster object first, then the release and its leftovers",
+        description=(
+            "Delete the cluster of SETTINGS: delete the Cluster object and wait until Cluster "
+            "API has removed it (its machines and infrastructure are gone), then uninstall the "
+            "release and remove the kept templates and the credentials Secret. On timeout "
+            "nothing else is deleted (exit 1). Asks for confirmation unless --yes."
+        ),
+    )
+    _cluster_options(delete)
+    delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    delete.add_argument(
+        "--timeout",
+        type=parse_duration,
+        default=1800.0,
+        metavar="DURATION",
+        help="how long to wait for the Cluster to disappear (default 30m)",
+    )
+    _poll_option(delete)
+    delete.set_defaults(func=run_delete)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+class ProgressLine:
+    """Progress on stderr: one line rewritten with ``\\r`` on a terminal, else plain lines
+    (only when the text changes, so logs do not fill with repeats)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last = ""
+        self._open = False
+
+    def __call__(self, text: str) -> None:
+        if self.tty:
+            self.stream.write("\r" + text + "\x1b[K")
+            self._open = True
+        elif _without_clock(text) != _without_clock(self._last):
+            self.stream.write(text + "\n")
+        self._last = text
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self._open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._open = False
+
+
+def _without_clock(text: str) -> str:
+    return re.sub(r" \[[0-9ms]+\]$", "", text)
+
+
+def _load(args: argparse.Namespace) -> LoadedSettings:
+    from scs_templates.settings import load_settings
+
+    loaded = load_settings(args.settings)
+    for warning in loaded.warnings:
+        print(str(warning), file=sys.stderr)
+    return loaded
+
+
+def _helm(args: argparse.Namespace) -> Any:
+    from scs_templates.helm import Helm
+
+    return Helm(kubeconfig=args.kubeconfig, kube_context=args.context)
+
+
+def _read_secret_file(path: Path, what: str) -> str:
+    from scs_templates.errors import InputError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"{what} {path}: {error.strerror or error}") from None
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def run_install(args: argparse.Namespace) -> int:
+    from scs_templates import lifecycle
+    from scs_templates.values import CACERT_KEY, CLOUDS_YAML_KEY
+
+    loaded = _load(args)
+    secrets: dict[str, str] | None = None
+    if args.clouds_yaml is not None:
+        secrets = {CLOUDS_YAML_KEY: _read_secret_file(args.clouds_yaml, "--clouds-yaml")}
+        if args.cacert is not None:
+            secrets[CACERT_KEY] = _read_secret_file(args.cacert, "--cacert")
+    progress = ProgressLine()
+    try:
+        result = lifecycle.install(
+            loaded.settings,
+            helm=_helm(args),
+            kubeconfig=args.kubeconfig,
+            context=args.context,
+            secrets=secrets,
+            wait=args.wait,
+            timeout=args.timeout,
+            poll_interval=args.poll_interval,
+            progress=progress,
+        )
+    finally:
+        progress.done()
+    release = result.release
+    change = (
+        f"Kubernetes {result.previous_version} -> {result.kubernetes_version}"
+        if result.previous_version and result.previous_version != result.kubernetes_version
+        else f"Kubernetes {result.kubernetes_version}"
+    )
+    print(
+        f"release {release.name} in namespace {release.namespace}: revision {release.revision}, "
+        f"{release.status} ({change})"
+    )
+    if result.cluster is not None:
+        print(f"Cluster {result.cluster.name}: {result.cluster.summary()}")
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from scs_templates import lifecycle
+
+    loaded = _load(args)
+    result = lifecycle.status(
+        loaded.settings, helm=_helm(args), kubeconfig=args.kubeconfig, context=args.context
+    )
+    if args.output == "json":
+        print(json.dumps(result.to_dict(), indent=2))
+        return 0
+    target = result.target
+    if result.release is None:
+        print(f"release {target.release} is not installed in namespace {target.namespace}")
+    else:
+        r = result.release
+        print(
+            f"release {r.name} in namespace {r.namespace}: revision {r.revision}, {r.status}, "
+            f"chart {r.chart}, Kubernetes {result.kubernetes_version or 'unknown'}, "
+            f"updated {r.updated}"
+        )
+    if result.cluster is None:
+        print(f"Cluster {target.cluster}: not found")
+    else:
+        print(f"Cluster {result.cluster.name}: {result.cluster.summary()}")
+        for line in result.cluster.details():
+            print(f"  {line}")
+    return 0
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    from scs_templates import lifecycle
+
+    loaded = _load(args)
+    result = lifecycle.diff(
+        loaded.settings, helm=_helm(args), kubeconfig=args.kubeconfig, context=args.context
+    )
+    for change in result.changes:
+        note = f" ({change.note})" if change.note else ""
+        print(f"{change.change}: {change.key}{note}")
+        if change.diff:
+            sys.stdout.write(change.diff if change.diff.endswith("\n") else change.diff + "\n")
+    print(result.summary())
+    return EXIT_DIFFERENCES if args.exit_code and result.has_changes else 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    from scs_templates import lifecycle
+    from scs_templates.errors import InputError
+
+    loaded = _load(args)
+    target = lifecycle.target_of(loaded.settings)
+    if not args.yes:
+        question = (
+            f"Delete cluster {target.cluster} in namespace {target.namespace} with all its "
+            "machines? [y/N] "
+        )
+        if not sys.stdin.isatty():
+            raise InputError("delete needs confirmation: pass --yes (stdin is not a terminal)")
+        answer = input(question)
+        if answer.strip().lower() not in ("y", "yes"):
+            print("not deleted", file=sys.stderr)
+            return 2
+    progress = ProgressLine()
+    try:
+        result = lifecycle.delete(
+            loaded.settings,
+            helm=_helm(args),
+            kubeconfig=args.kubeconfig,
+            context=args.context,
+            timeout=args.timeout,
+            poll_interval=args.poll_interval,
+            progress=progress,
+        )
+    finally:
+        progress.done()
+    done = []
+    if result.cluster_deleted:
+        done.append(f"Cluster {target.cluster} deleted")
+    if result.release_uninstalled:
+        done.append(f"release {target.release} uninstalled")
+    if result.removed:
+        done.append(
+            f"removed {len(result.removed)} leftover object(s): {', '.join(result.removed)}"
+        )
+    print("; ".join(done) if done else f"nothing to delete for {target.cluster}")
+    return 0

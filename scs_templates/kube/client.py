@@ -1,0 +1,225 @@
+"""A small, typed wrapper over the ``kubernetes`` client for the objects scs-templates manages.
+
+Generic by design: any object is addressed by :class:`ObjectRef` (apiVersion, kind,
+namespace, name) and fetched as plain JSON, so Cluster API kinds need no generated client.
+Plural resource names come from the API's discovery documents (cached per client).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from scs_templates.errors import InputError, ToolError
+from scs_templates.kube.cluster import ClusterState, cluster_state
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+#: The Cluster API group and version the charts render Clusters in.
+CLUSTER_API_VERSION = "cluster.x-k8s.io/v1beta2"
+#: Seconds to connect / to read one answer.
+REQUEST_TIMEOUT = (10.0, 60.0)
+
+
+@dataclass(frozen=True, order=True)
+class ObjectRef:
+    """Where an object lives: apiVersion, kind, namespace ("" if cluster-wide) and name."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+    def __str__(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name}"
+
+    @classmethod
+    def of(cls, obj: Mapping[str, Any], default_namespace: str = "") -> ObjectRef:
+        """The reference of a manifest object (namespace defaulted for namespaced objects)."""
+        meta = obj.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        return cls(
+            str(obj.get("apiVersion", "")),
+            str(obj.get("kind", "")),
+            str(meta.get("namespace") or default_namespace),
+            str(meta.get("name", "")),
+        )
+
+
+def _message(error: Any) -> str:
+    """The ``message`` of a Status body, else the HTTP reason (never the request body)."""
+    body = getattr(error, "body", None)
+    try:
+        data = json.loads(body) if body else None
+    except (TypeError, ValueError):
+        data = None
+    if isinstance(data, dict) and data.get("message"):
+        return str(data["message"])
+    return str(getattr(error, "reason", "") or "no message")
+
+
+class KubeClient:
+    """The management cluster's API, from a kubeconfig file and an optional context.
+
+    ``kubeconfig`` defaults to ``$KUBECONFIG`` (may list several files) or
+    ``~/.kube/config``; ``context`` to the kubeconfig's current context.
+    """
+
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None) -> None:
+        from kubernetes import client, config
+
+        self._client_module = client
+        path = kubeconfig or os.environ.get("KUBECONFIG") or str(Path.home() / ".kube" / "config")
+        self.kubeconfig = path
+        self.context = context
+        try:
+            self.api = config.new_client_from_config(config_file=path, context=context)
+        except config.ConfigException as error:
+            raise InputError(f"kubeconfig {path}: {error}") from None
+        except OSError as error:
+            raise InputError(f"kubeconfig {path}: {error.strerror or error}") from None
+        self._plurals: dict[tuple[str, str], tuple[str, bool]] = {}
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self.api.close()
+
+    def __enter__(self) -> KubeClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ raw calls
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Iterable[tuple[str, str]] = (),
+        body: Any = None,
+        what: str,
+    ) -> Any:
+        """One API call returning the decoded JSON, or None for 404."""
+        from urllib3.exceptions import HTTPError as Urllib3Error
+
+        try:
+            return self.api.call_api(
+                path,
+                method,
+                query_params=list(query),
+                header_params={"Accept": "application/json", "Content-Type": "application/json"},
+                body=body,
+                response_type="object",
+                auth_settings=["BearerToken"],
+                _return_http_data_only=True,
+                _preload_content=True,
+                _request_timeout=REQUEST_TIMEOUT,
+            )
+        except self._client_module.ApiException as error:
+            if error.status == 404:
+                return None
+            raise ToolError(
+                f"Kubernetes API: {what} failed: {error.status} {_message(error)}"
+            ) from None
+        except (Urllib3Error, OSError) as error:
+            host = self.api.configuration.host
+            raise ToolError(f"cannot reach the Kubernetes API at {host}: {error}") from None
+
+    def resource(self, api_version: str, kind: str) -> tuple[str, bool]:
+        """(plural, namespaced) of a kind, from discovery; ToolError when not served."""
+        key = (api_version, kind)
+        with self._lock:
+            if key in self._plurals:
+                return self._plurals[key]
+        path = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+        listing = self._call("GET", path, what=f"discovery of {api_version}")
+        for entry in (listing or {}).get("resources", []):
+            if entry.get("kind") == kind and "/" not in str(entry.get("name", "")):
+                found = (str(entry["name"]), bool(entry.get("namespaced")))
+                with self._lock:
+                    self._plurals[key] = found
+                return found
+        raise ToolError(
+            f"the API does not serve {kind} in {api_version}; are the Cluster API providers "
+            "installed on the management cluster?"
+        )
+
+    def _path(self, api_version: str, kind: str, namespace: str, name: str = "") -> str:
+        plural, namespaced = self.resource(api_version, kind)
+        base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+        if namespaced and namespace:
+            base += f"/namespaces/{quote(namespace, safe='')}"
+        path = f"{base}/{plural}"
+        return f"{path}/{quote(name, safe='')}" if name else path
+
+    # ------------------------------------------------------------------ objects
+
+    def get(self, ref: ObjectRef) -> dict[str, Any] | None:
+        """The object, or None when it does not exist."""
+        path = self._path(ref.api_version, ref.kind, ref.namespace, ref.name)
+        found = self._call("GET", path, what=f"reading {ref}")
+        return found if isinstance(found, dict) else None
+
+    def delete(self, ref: ObjectRef) -> bool:
+        """Delete the object (background propagation); False when it was already gone."""
+        path = self._path(ref.api_version, ref.kind, ref.namespace, ref.name)
+        body = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"}
+        return self._call("DELETE", path, body=body, what=f"deleting {ref}") is not None
+
+    def list(
+        self, api_version: str, kind: str, namespace: str, *, label_selector: str = ""
+    ) -> list[dict[str, Any]]:
+        """Objects of a kind in a namespace, optionally filtered by a label selector."""
+        path = self._path(api_version, kind, namespace)
+        query = [("labelSelector", label_selector)] if label_selector else []
+        found = self._call("GET", path, query=query, what=f"listing {kind} in {namespace}")
+        items = (found or {}).get("items", [])
+        result = []
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict):
+                item.setdefault("apiVersion", api_version)
+                item.setdefault("kind", kind)
+                result.append(item)
+        return result
+
+    def serves(self, api_version: str, kind: str) -> bool:
+        try:
+            self.resource(api_version, kind)
+        except ToolError:
+            return False
+        return True
+
+    # ------------------------------------------------------------------ clusters
+
+    def cluster(
+        self, namespace: str, name: str, *, api_version: str = CLUSTER_API_VERSION
+    ) -> ClusterState | None:
+        """The Cluster object's state, or None when it does not exist."""
+        found = self.get(ObjectRef(api_version, "Cluster", namespace, name))
+        return cluster_state(found) if found is not None else None
+
+    def cluster_kubeconfig(self, namespace: str, cluster: str) -> str | None:
+        """The workload cluster's admin kubeconfig (Secret ``<cluster>-kubeconfig``, key
+        ``value``), or None. It is a credential: never print or log it."""
+        import base64
+
+        found = self.get(ObjectRef("v1", "Secret", namespace, f"{cluster}-kubeconfig"))
+        data = (found or {}).get("data") or {}
+        value = data.get("value") if isinstance(data, dict) else None
+        if not value:
+            return None
+        return base64.b64decode(value).decode("utf-8")

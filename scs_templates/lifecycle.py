@@ -1,0 +1,624 @@
+"""Install, inspect, diff and delete a cluster on the management cluster.
+
+The CLI commands ``install``, ``status``, ``diff`` and ``delete`` are thin layers over the
+functions here; see ``docs/install.md`` for the user's view.
+
+* :func:`install` runs ``helm upgrade --install`` (namespace created, rolled back on
+  failure) after the Kubernetes version guard: a release may move to the same or the next
+  minor version only, never skip one and never go back. With ``wait`` it follows the
+  Cluster's v1beta2 conditions until ``Available`` is True.
+* :func:`status` reports the release and the Cluster's phase and conditions.
+* :func:`diff` compares the rendered manifests with the installed release's manifest, object
+  by object (keyed by kind/namespace/name), without the helm-diff plugin. Secret values are
+  never compared or shown.
+* :func:`delete` removes the Cluster object FIRST and waits until Cluster API has torn the
+  infrastructure down (the object is gone); only then does it uninstall the release and
+  remove what helm keeps (templates with ``helm.sh/resource-policy: keep``) and the
+  credentials Secret. The templates and the credentials are needed by the controllers while
+  they delete machines: removing them earlier could strand machines in the cloud.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from scs_templates.errors import InputError, ToolError
+from scs_templates.settings.versions import KubernetesVersion, parse_version
+
+if TYPE_CHECKING:
+    from scs_templates.helm import Helm, ReleaseInfo
+    from scs_templates.kube import ClusterState, KubeClient, ObjectRef
+    from scs_templates.settings.model import ClusterSettings
+
+__all__ = [
+    "CLUSTER_LABEL",
+    "DeleteResult",
+    "DiffResult",
+    "InstallResult",
+    "ObjectChange",
+    "StatusResult",
+    "Target",
+    "check_version_change",
+    "delete",
+    "diff",
+    "install",
+    "installed_kubernetes_version",
+    "status",
+    "target_of",
+    "wait_for_cluster",
+]
+
+#: The label the charts put on every object of a cluster (value: the cluster name).
+CLUSTER_LABEL = "scs.community/cluster"
+KEEP_ANNOTATION = "helm.sh/resource-policy"
+#: Kinds the charts keep across upgrades (immutable templates with hashed names): after the
+#: Cluster is gone they are found by :data:`CLUSTER_LABEL` and removed.
+KEPT_KINDS: tuple[tuple[str, str], ...] = (
+    ("bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfigTemplate"),
+    ("infrastructure.cluster.x-k8s.io/v1beta1", "OpenStackMachineTemplate"),
+    ("infrastructure.cluster.x-k8s.io/v1beta2", "DockerMachineTemplate"),
+)
+DEFAULT_WAIT_TIMEOUT = 1800.0
+DEFAULT_POLL_INTERVAL = 5.0
+SECRET_PLACEHOLDER = "<redacted>"  # noqa: S105 - the placeholder, not a secret
+
+Progress = Callable[[str], None]
+
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)")
+
+
+# --------------------------------------------------------------------------- targets
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a settings file lives on the management cluster."""
+
+    release: str
+    namespace: str
+    cluster: str
+
+
+def target_of(settings: ClusterSettings) -> Target:
+    """Release name and namespace are the settings' ``metadata``; the Cluster has its name."""
+    return Target(settings.metadata.name, settings.metadata.namespace, settings.name)
+
+
+def _helm(helm: Helm | None, kubeconfig: str | None, context: str | None) -> Helm:
+    if helm is not None:
+        return helm
+    from scs_templates.helm import Helm
+
+    return Helm(kubeconfig=kubeconfig, kube_context=context)
+
+
+def _kube(kube: KubeClient | None, kubeconfig: str | None, context: str | None) -> KubeClient:
+    if kube is not None:
+        return kube
+    from scs_templates.kube import KubeClient
+
+    return KubeClient(kubeconfig, context)
+
+
+def _objects(manifest: str) -> list[dict[str, Any]]:
+    from scs_templates.render import split_documents
+
+    try:
+        return split_documents(manifest)[1]
+    except ValueError as error:
+        raise ToolError(f"cannot read the release's manifest: {error}") from None
+
+
+def _cluster_ref(objects: list[dict[str, Any]], target: Target) -> ObjectRef:
+    """The Cluster object of a manifest, else the settings' cluster name in v1beta2."""
+    from scs_templates.kube import ObjectRef
+    from scs_templates.kube.client import CLUSTER_API_VERSION
+
+    for obj in objects:
+        api_version = str(obj.get("apiVersion", ""))
+        if obj.get("kind") == "Cluster" and api_version.startswith("cluster.x-k8s.io/"):
+            return ObjectRef.of(obj, target.namespace)
+    return ObjectRef(CLUSTER_API_VERSION, "Cluster", target.namespace, target.cluster)
+
+
+# --------------------------------------------------------------------------- version guard
+
+
+def _parse_installed(text: Any) -> KubernetesVersion | None:
+    match = _VERSION.match(str(text or "").strip())
+    if not match:
+        return None
+    return KubernetesVersion(int(match[1]), int(match[2]), int(match[3]))
+
+
+def installed_kubernetes_version(
+    helm: Helm, target: Target, manifest_objects: list[dict[str, Any]] | None = None
+) -> KubernetesVersion | None:
+    """The Kubernetes version of the installed release, or None when not installed.
+
+    Read from the release's values (``kubernetes.version``, what scs-templates resolved at
+    install time); for a release whose values lack it, from the KubeadmControlPlane's
+    ``spec.version`` in the installed manifest.
+    """
+    values = helm.get_values(target.release, namespace=target.namespace)
+    section = values.get("kubernetes")
+    if isinstance(section, Mapping):
+        found = _parse_installed(section.get("version"))
+        if found is not None:
+            return found
+    objects = (
+        manifest_objects
+        if manifest_objects is not None
+        else _objects(helm.get_manifest(target.release, namespace=target.namespace))
+    )
+    for obj in objects:
+        if obj.get("kind") == "KubeadmControlPlane":
+            spec = obj.get("spec")
+            if isinstance(spec, Mapping):
+                return _parse_installed(spec.get("version"))
+    return None
+
+
+def check_version_change(installed: KubernetesVersion | None, wanted: KubernetesVersion) -> None:
+    """Refuse to skip a minor version or to go back; InputError (exit 2) with the way out.
+
+    Kubernetes (and kubeadm) upgrade one minor version at a time, and a control plane
+    cannot be downgraded; Cluster API would start a rollout that can never succeed.
+    """
+    if installed is None:
+        return
+    if wanted < installed:
+        raise InputError(
+            f"refusing to downgrade Kubernetes from {installed} to {wanted}: the installed "
+            "cluster cannot go back; set spec.kubernetes.version to "
+            f"{installed.major}.{installed.minor}.x or newer"
+        )
+    if wanted.minor_key > (installed.major, installed.minor + 1):
+        step = f"{installed.major}.{installed.minor + 1}.x"
+        raise InputError(
+            f"refusing to upgrade Kubernetes from {installed} to {wanted}: minor versions "
+            f"cannot be skipped; upgrade to {step} first, then to "
+            f"{wanted.major}.{wanted.minor}.x"
+        )
+
+
+# --------------------------------------------------------------------------- waiting
+
+
+def _elapsed(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def wait_for_cluster(
+    kube: KubeClient,
+    ref: ObjectRef,
+    *,
+    timeout: float = DEFAULT_WAIT_TIMEOUT,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
+    progress: Progress | None = None,
+) -> ClusterState:
+    """Poll the Cluster until its ``Available`` condition is True; return its state.
+
+    ``progress`` receives one line per poll (the phase and the main conditions). On timeout
+    a :class:`ToolError` names the last phase and every condition.
+    """
+    start = time.monotonic()
+    last: ClusterState | None = None
+    while True:
+        last = kube.cluster(ref.namespace, ref.name, api_version=ref.api_version)
+        waited = time.monotonic() - start
+        if last is not None and last.available:
+            if progress:
+                progress(f"Cluster {ref.name}: Available after {_elapsed(waited)}")
+            return last
+        if progress:
+            state = last.summary() if last is not None else "not found yet"
+            progress(f"Cluster {ref.name}: {state} [{_elapsed(waited)}]")
+        if waited >= timeout:
+            detail = "the Cluster object does not exist"
+            if last is not None:
+                detail = last.summary()
+                if last.details():
+                    detail += "; conditions: " + " | ".join(last.details())
+            raise ToolError(
+                f"Cluster {ref.namespace}/{ref.name} is not Available after "
+                f"{_elapsed(timeout)}: {detail}"
+            )
+        time.sleep(min(poll_interval, max(0.0, timeout - waited)) or poll_interval)
+
+
+def _wait_until_gone(
+    kube: KubeClient,
+    ref: ObjectRef,
+    *,
+    timeout: float,
+    poll_interval: float,
+    progress: Progress | None,
+) -> None:
+    start = time.monotonic()
+    while True:
+        state = kube.cluster(ref.namespace, ref.name, api_version=ref.api_version)
+        waited = time.monotonic() - start
+        if state is None:
+            if progress:
+                progress(f"Cluster {ref.name}: deleted after {_elapsed(waited)}")
+            return
+        if progress:
+            progress(f"Cluster {ref.name}: being deleted, {state.summary()} [{_elapsed(waited)}]")
+        if waited >= timeout:
+            raise ToolError(
+                f"Cluster {ref.namespace}/{ref.name} still exists after {_elapsed(timeout)} "
+                f"({state.summary()}); nothing else was deleted. Cluster API is still tearing "
+                "the infrastructure down or is stuck: check the provider controllers' logs, "
+                "then run delete again"
+            )
+        time.sleep(min(poll_interval, max(0.0, timeout - waited)) or poll_interval)
+
+
+# --------------------------------------------------------------------------- install
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    target: Target
+    release: ReleaseInfo
+    kubernetes_version: str
+    previous_version: str | None
+    cluster: ClusterState | None = None
+
+
+def _contains_placeholder(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return any(_contains_placeholder(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_contains_placeholder(v) for v in value)
+    return isinstance(value, str) and SECRET_PLACEHOLDER in value
+
+
+def install(
+    settings: ClusterSettings,
+    *,
+    helm: Helm | None = None,
+    kube: KubeClient | None = None,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    secrets: Mapping[str, str] | None = None,
+    wait: bool = False,
+    timeout: float = DEFAULT_WAIT_TIMEOUT,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
+    helm_timeout: float | None = None,
+    progress: Progress | None = None,
+) -> InstallResult:
+    """Install or upgrade the cluster's release; optionally wait until it is Available.
+
+    Raises InputError (exit 2) when the version guard refuses the change or when secrets
+    are needed but missing, HelmError/ToolError (exit 1) when helm or the API fails, and
+    ToolError when ``wait`` times out. ``helm_timeout`` is helm's own ``--timeout``.
+    """
+    from scs_templates.charts import chart_for
+    from scs_templates.values import build_values
+
+    target = target_of(settings)
+    # with wait, a bad kubeconfig/context is found (exit 2) before anything is installed
+    client = _kube(kube, kubeconfig, context) if wait else None
+    runner = _helm(helm, kubeconfig, context)
+    wanted = parse_version(settings.spec.kubernetes.version)
+    values = build_values(settings, secrets=secrets)
+    if _contains_placeholder(values):
+        raise InputError(
+            f"the values of {target.release} hold {SECRET_PLACEHOLDER} placeholders: installing "
+            "needs the real credentials (pass secrets, e.g. the clouds.yaml content)"
+        )
+    previous: KubernetesVersion | None = None
+    if runner.status(target.release, namespace=target.namespace) is not None:
+        previous = installed_kubernetes_version(runner, target)
+        check_version_change(previous, wanted)
+    chart = chart_for(settings.spec.provider)
+    release = runner.upgrade_install(
+        target.release,
+        chart.path,
+        namespace=target.namespace,
+        values=values,
+        create_namespace=True,
+        rollback_on_failure=True,
+        timeout=helm_timeout,
+        sensitive=tuple(secrets.values()) if secrets else (),
+    )
+    state = None
+    if client is not None:
+        from scs_templates.kube import ObjectRef
+        from scs_templates.kube.client import CLUSTER_API_VERSION
+
+        cluster = values.get("cluster", {}).get("name") or target.cluster
+        ref = ObjectRef(CLUSTER_API_VERSION, "Cluster", target.namespace, str(cluster))
+        state = wait_for_cluster(
+            client, ref, timeout=timeout, poll_interval=poll_interval, progress=progress
+        )
+    return InstallResult(
+        target, release, str(wanted), str(previous) if previous is not None else None, state
+    )
+
+
+# --------------------------------------------------------------------------- status
+
+
+@dataclass(frozen=True)
+class StatusResult:
+    target: Target
+    release: ReleaseInfo | None
+    kubernetes_version: str | None = None
+    cluster: ClusterState | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        release = None
+        if self.release is not None:
+            r = self.release
+            release = {
+                "name": r.name,
+                "namespace": r.namespace,
+                "revision": r.revision,
+                "status": r.status,
+                "chart": r.chart,
+                "updated": r.updated,
+            }
+        return {
+            "release": release,
+            "kubernetesVersion": self.kubernetes_version,
+            "cluster": self.cluster.to_dict() if self.cluster is not None else None,
+        }
+
+
+def status(
+    settings: ClusterSettings,
+    *,
+    helm: Helm | None = None,
+    kube: KubeClient | None = None,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+) -> StatusResult:
+    """The release (None if not installed) and the Cluster's phase and conditions."""
+    target = target_of(settings)
+    client = _kube(kube, kubeconfig, context)
+    runner = _helm(helm, kubeconfig, context)
+    release = runner.status(target.release, namespace=target.namespace)
+    objects: list[dict[str, Any]] = []
+    version = None
+    if release is not None:
+        objects = _objects(runner.get_manifest(target.release, namespace=target.namespace))
+        found = installed_kubernetes_version(runner, target, objects)
+        version = str(found) if found is not None else None
+    ref = _cluster_ref(objects, target)
+    cluster = None
+    if client.serves(ref.api_version, "Cluster"):
+        cluster = client.cluster(ref.namespace, ref.name, api_version=ref.api_version)
+    return StatusResult(target, release, version, cluster)
+
+
+# --------------------------------------------------------------------------- diff
+
+
+@dataclass(frozen=True)
+class ObjectChange:
+    """One object that differs: ``added`` (only rendered), ``removed`` (only installed) or
+    ``changed``; ``diff`` is a unified diff of the object's YAML (secret values hidden)."""
+
+    kind: str
+    namespace: str
+    name: str
+    change: Literal["added", "removed", "changed"]
+    diff: str = ""
+    note: str = ""
+
+    @property
+    def key(self) -> str:
+        return (
+            f"{self.kind}/{self.namespace}/{self.name}"
+            if self.namespace
+            else f"{self.kind}/{self.name}"
+        )
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    target: Target
+    installed: bool
+    changes: list[ObjectChange] = field(default_factory=list)
+    unchanged: int = 0
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.changes)
+
+    def summary(self) -> str:
+        counts = {
+            kind: sum(1 for c in self.changes if c.change == kind)
+            for kind in ("added", "changed", "removed")
+        }
+        head = "" if self.installed else "not installed yet: "
+        return (
+            f"{head}{counts['added']} to add, {counts['changed']} to change, "
+            f"{counts['removed']} to remove, {self.unchanged} unchanged"
+        )
+
+
+def _hide_secret(obj: dict[str, Any]) -> dict[str, Any]:
+    """A Secret with every value replaced by a marker: only keys and metadata compare."""
+    if obj.get("kind") != "Secret" or str(obj.get("apiVersion")) != "v1":
+        return obj
+    hidden = dict(obj)
+    for section in ("data", "stringData"):
+        content = obj.get(section)
+        if isinstance(content, Mapping):
+            hidden.pop(section)
+            hidden.setdefault("keys", [])
+            hidden["keys"] = sorted({*hidden["keys"], *(str(k) for k in content)})
+    return hidden
+
+
+def _yaml_text(obj: Mapping[str, Any]) -> str:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    stream = io.StringIO()
+    yaml.dump(dict(obj), stream)
+    return stream.getvalue()
+
+
+def _index(
+    objects: list[dict[str, Any]], namespace: str
+) -> dict[tuple[str, str, str], dict[str, Any]]:
+    from scs_templates.kube import ObjectRef
+
+    index: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for obj in objects:
+        ref = ObjectRef.of(obj, namespace if obj.get("kind") != "Namespace" else "")
+        index[(ref.kind, ref.namespace, ref.name)] = _hide_secret(obj)
+    return index
+
+
+def _kept(obj: Mapping[str, Any]) -> bool:
+    meta = obj.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    return isinstance(annotations, Mapping) and annotations.get(KEEP_ANNOTATION) == "keep"
+
+
+def diff(
+    settings: ClusterSettings,
+    *,
+    helm: Helm | None = None,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    secrets: Mapping[str, str] | None = None,
+) -> DiffResult:
+    """What an install of ``settings`` would change in the installed release's objects."""
+    from scs_templates.render import render
+
+    target = target_of(settings)
+    runner = _helm(helm, kubeconfig, context)
+    rendered = _index(
+        list(render(settings, helm=runner, secrets=secrets).objects), target.namespace
+    )
+    installed_release = runner.status(target.release, namespace=target.namespace) is not None
+    installed: dict[tuple[str, str, str], dict[str, Any]] = {}
+    if installed_release:
+        manifest = runner.get_manifest(target.release, namespace=target.namespace)
+        installed = _index(_objects(manifest), target.namespace)
+    changes: list[ObjectChange] = []
+    unchanged = 0
+    for key in sorted(set(rendered) | set(installed)):
+        kind, namespace, name = key
+        old, new = installed.get(key), rendered.get(key)
+        note = "secret values are not compared" if kind == "Secret" else ""
+        if old is None and new is not None:
+            text = "".join(
+                difflib.unified_diff(
+                    [],
+                    _yaml_text(new).splitlines(keepends=True),
+                    "/dev/null",
+                    f"rendered/{kind}/{name}",
+                )
+            )
+            changes.append(ObjectChange(kind, namespace, name, "added", text, note))
+        elif new is None and old is not None:
+            if _kept(old):
+                note = "kept by helm (helm.sh/resource-policy: keep) until the cluster is deleted"
+            changes.append(ObjectChange(kind, namespace, name, "removed", "", note))
+        elif old is not None and new is not None:
+            before, after = _yaml_text(old), _yaml_text(new)
+            if before == after:
+                unchanged += 1
+                continue
+            text = "".join(
+                difflib.unified_diff(
+                    before.splitlines(keepends=True),
+                    after.splitlines(keepends=True),
+                    f"installed/{kind}/{name}",
+                    f"rendered/{kind}/{name}",
+                )
+            )
+            changes.append(ObjectChange(kind, namespace, name, "changed", text, note))
+    return DiffResult(target, installed_release, changes, unchanged)
+
+
+# --------------------------------------------------------------------------- delete
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    target: Target
+    cluster_deleted: bool
+    release_uninstalled: bool
+    removed: list[str] = field(default_factory=list)
+
+
+def delete(
+    settings: ClusterSettings,
+    *,
+    helm: Helm | None = None,
+    kube: KubeClient | None = None,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    timeout: float = DEFAULT_WAIT_TIMEOUT,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
+    progress: Progress | None = None,
+) -> DeleteResult:
+    """Delete the cluster: the Cluster object first (and wait until it is gone), then the
+    release, the kept templates and the credentials Secret.
+
+    Idempotent: what is already gone is skipped. On timeout a ToolError is raised and
+    NOTHING else has been deleted, so the controllers keep what they need to finish.
+    """
+    from scs_templates.kube import ObjectRef
+
+    target = target_of(settings)
+    client = _kube(kube, kubeconfig, context)
+    runner = _helm(helm, kubeconfig, context)
+    release = runner.status(target.release, namespace=target.namespace)
+    objects: list[dict[str, Any]] = []
+    if release is not None:
+        objects = _objects(runner.get_manifest(target.release, namespace=target.namespace))
+    ref = _cluster_ref(objects, target)
+
+    cluster_deleted = False
+    if client.serves(ref.api_version, "Cluster") and client.get(ref) is not None:
+        if progress:
+            progress(f"deleting Cluster {ref.namespace}/{ref.name}")
+        cluster_deleted = client.delete(ref)
+        _wait_until_gone(
+            client, ref, timeout=timeout, poll_interval=poll_interval, progress=progress
+        )
+
+    if release is not None:
+        if progress:
+            progress(f"uninstalling release {target.release}")
+        runner.uninstall(target.release, namespace=target.namespace)
+
+    # What helm keeps (and the credentials): the current manifest's kept objects by name, and
+    # every object of the kept kinds (older template generations too) by the cluster label.
+    leftovers: dict[ObjectRef, None] = {}
+    for obj in objects:
+        if _kept(obj):
+            leftovers[ObjectRef.of(obj, target.namespace)] = None
+    selector = f"{CLUSTER_LABEL}={target.cluster}"
+    kinds = dict.fromkeys([*KEPT_KINDS, ("v1", "Secret")])
+    for obj in objects:
+        if _kept(obj):
+            kinds[(str(obj.get("apiVersion")), str(obj.get("kind")))] = None
+    for api_version, kind in kinds:
+        if not client.serves(api_version, kind):
+            continue
+        for found in client.list(api_version, kind, target.namespace, label_selector=selector):
+            leftovers[ObjectRef.of(found, target.namespace)] = None
+    removed = []
+    for leftover in sorted(leftovers):
+        if client.delete(leftover):
+            removed.append(str(leftover))
+    return DeleteResult(target, cluster_deleted, release is not None, removed)
