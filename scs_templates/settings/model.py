@@ -267,6 +267,13 @@ class IngressNginx(OptionalService):
     )
 
 
+# A chart mirror: oci://HOST/PATH, https://HOST/PATH (a helm repository), file:///DIR or /DIR.
+ChartMirror = Annotated[
+    str,
+    StringConstraints(pattern=r"^(oci://[^\s/]+(/\S*)?|https?://[^\s/]+(/\S*)?|file:///\S*|/\S*)$"),
+]
+
+
 class Services(_Model):
     cni: Cni = Field(default_factory=Cni, description="Container network interface.")
     cloud_controller_manager: Service = Field(
@@ -291,6 +298,16 @@ class Services(_Model):
     gateway_api: OptionalService = Field(
         default_factory=OptionalService,
         description="Gateway API CRDs with Cilium's implementation (needs Cilium).",
+    )
+    # -- chart mirror (air-gapped installs); owned by scs_templates/services, see
+    # docs/services.md
+    chart_mirror: ChartMirror | None = Field(
+        default=None,
+        description="Where to take the service charts from instead of their upstream "
+        "repositories (air-gapped installs): an OCI registry (oci://harbor.example/charts, "
+        "chart NAME at oci://.../NAME), a helm repository (https://...), or a local "
+        "directory of packaged charts NAME-VERSION.tgz (file:///srv/charts or an absolute "
+        "path).",
     )
 
 

@@ -1,0 +1,140 @@
+"""``apply``: the cluster plus its standard services (CNI, CCM, CSI, metrics-server, ...).
+
+Exit codes follow :mod:`scs_templates.cli.main`: 0 success (also when nothing changed),
+2 bad input (invalid settings, a refused CNI switch, a local chart mirror missing charts,
+an unreadable kubeconfig), 1 when helm, helmfile or the API fails. The plan (one line per
+release: install, upgrade, unchanged, keep, remove) goes to stdout; progress to stderr. The
+workload kubeconfig is never printed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add ``apply``; importing this module stays cheap."""
+    from scs_templates.cli.cmd_lifecycle import parse_duration
+
+    apply = subparsers.add_parser(
+        "apply",
+        help="install/upgrade the cluster and its standard services (helmfile sync)",
+        description=(
+            "Install or upgrade the cluster of SETTINGS on the management cluster, read the "
+            "workload cluster's kubeconfig from the Secret <cluster>-kubeconfig, then "
+            "`helmfile sync` the standard services (CNI, OpenStack CCM and Cinder CSI, "
+            "metrics-server, ingress-nginx, cert-manager, Flux, Gateway API) into the "
+            "workload cluster. Only releases whose chart, version or values differ are "
+            "synced: a second run with the same settings changes nothing. Disabled services "
+            "that are deployed are kept unless --force-remove. A CNI switch is refused "
+            "(exit 2) unless --allow-cni-switch. Exit 0 ok, 2 bad input, 1 tool/API failure."
+        ),
+    )
+    apply.add_argument("settings", metavar="SETTINGS", help="cluster settings file")
+    apply.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="kubeconfig of the MANAGEMENT cluster (default: $KUBECONFIG or ~/.kube/config)",
+    )
+    apply.add_argument("--context", metavar="NAME", help="management kubeconfig context")
+    apply.add_argument(
+        "--force-remove",
+        action="store_true",
+        help="uninstall deployed services that the settings disable (default: keep them)",
+    )
+    apply.add_argument(
+        "--allow-cni-switch",
+        action="store_true",
+        help="allow replacing the deployed CNI (disruptive: all nodes need a restart)",
+    )
+    apply.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="change nothing: print what would be installed, upgraded, kept or removed",
+    )
+    apply.add_argument(
+        "--services-only",
+        action="store_true",
+        help="skip the cluster release; only sync the services of an existing cluster",
+    )
+    apply.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="do not wait for each service release to become ready (helm --wait)",
+    )
+    apply.add_argument(
+        "--timeout",
+        type=parse_duration,
+        default=1800.0,
+        metavar="DURATION",
+        help="how long to wait for the workload kubeconfig Secret (default 30m)",
+    )
+    apply.add_argument(
+        "--clouds-yaml",
+        type=Path,
+        metavar="FILE",
+        help="OpenStack: clouds.yaml for the cluster's credentials Secret (never printed)",
+    )
+    apply.add_argument(
+        "--cacert", type=Path, metavar="FILE", help="OpenStack: CA certificate for the Secret"
+    )
+    # seconds between polls; hidden: only tests need another value
+    import argparse as _argparse
+
+    apply.add_argument("--poll-interval", type=float, default=5.0, help=_argparse.SUPPRESS)
+    apply.set_defaults(func=run_apply)
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    from scs_templates.cli.cmd_lifecycle import ProgressLine, _load, _read_secret_file
+    from scs_templates.services.deploy import apply
+
+    loaded = _load(args)
+    secrets: dict[str, str] | None = None
+    if args.clouds_yaml is not None:
+        from scs_templates.values import CACERT_KEY, CLOUDS_YAML_KEY
+
+        secrets = {CLOUDS_YAML_KEY: _read_secret_file(args.clouds_yaml, "--clouds-yaml")}
+        if args.cacert is not None:
+            secrets[CACERT_KEY] = _read_secret_file(args.cacert, "--cacert")
+    progress = ProgressLine()
+    try:
+        result = apply(
+            loaded.settings,
+            kubeconfig=args.kubeconfig,
+            context=args.context,
+            secrets=secrets,
+            force_remove=args.force_remove,
+            allow_cni_switch=args.allow_cni_switch,
+            dry_run=args.dry_run,
+            install_cluster=not args.services_only,
+            wait=not args.no_wait,
+            kubeconfig_timeout=args.timeout,
+            poll_interval=args.poll_interval,
+            progress=progress,
+        )
+    finally:
+        progress.done()
+    if result.cluster is not None:
+        release = result.cluster.release
+        print(
+            f"cluster release {release.name} in namespace {release.namespace}: "
+            f"revision {release.revision}, {release.status}"
+        )
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    prefix = "would " if result.dry_run else ""
+    for plan in result.plan:
+        print(prefix + plan.line())
+    if not result.dry_run:
+        print(
+            f"services: synced {', '.join(result.synced)}"
+            if result.synced
+            else "services: nothing to change"
+        )
+    return 0

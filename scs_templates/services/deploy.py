@@ -1,0 +1,327 @@
+"""``apply``: the cluster release, then the standard services of the workload cluster.
+
+Plan (see ``docs/services.md``):
+
+1. install/upgrade the cluster release on the management cluster
+   (:func:`scs_templates.lifecycle.install`, without waiting for ``Available``: nodes only
+   become Ready once the CNI below runs);
+2. wait for Cluster API's Secret ``<cluster>-kubeconfig`` and write it to a private 0600
+   temporary file, removed at the end (never printed);
+3. read the releases deployed in the workload cluster (``helm list``), refuse a CNI switch
+   unless allowed, compute the state values (:func:`services_state_values`) and compare
+   each wanted release with what is deployed (chart, version, status and the values from
+   ``helm get values``); then ``helmfile sync`` ONLY the releases to install, upgrade or
+   remove (``--selector name=...``). A sync of an unchanged release would still create a
+   new helm revision, so unchanged releases are skipped and a second ``apply`` with the
+   same settings changes nothing.
+
+Disabled services that are deployed stay (``installed: true``) and are left untouched
+unless ``force_remove`` (then ``installed: false``: helmfile uninstalls them).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from scs_templates.errors import InputError, ToolError
+from scs_templates.services.catalogue import CATALOGUE
+from scs_templates.services.releases import (
+    STATE_KEY,
+    ServiceRelease,
+    local_mirror_dir,
+    plan_releases,
+    state_of,
+)
+
+if TYPE_CHECKING:
+    from scs_templates.helm import Helm, ReleaseInfo
+    from scs_templates.kube import KubeClient
+    from scs_templates.lifecycle import InstallResult
+    from scs_templates.services.runner import ServicesHelmfile
+    from scs_templates.settings.model import ClusterSettings
+
+__all__ = [
+    "CNI_RELEASES",
+    "CNI_SWITCH_RISK",
+    "ApplyResult",
+    "CniSwitchError",
+    "ReleasePlan",
+    "apply",
+    "plan_actions",
+]
+
+Action = Literal["install", "upgrade", "unchanged", "keep", "remove"]
+Progress = Callable[[str], None]
+
+#: CNI release of each ``cni.type``.
+CNI_RELEASES: dict[str, str] = {"cilium": "cilium", "calico": "tigera-operator"}
+CNI_SWITCH_RISK = (
+    "switching the CNI of a running cluster disrupts it: pods lose networking until every "
+    "node has been restarted with the new CNI, and leftovers of the old CNI (interfaces, "
+    "routes, BPF programs, iptables rules) stay on the nodes until then. Plan a maintenance "
+    "window, then rerun with --allow-cni-switch (the old CNI release is uninstalled and the "
+    "new one installed) and restart (or replace) all nodes"
+)
+
+
+class CniSwitchError(InputError):
+    """The settings ask for another CNI than the one deployed (exit 2)."""
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """What ``apply`` does (or, with ``dry_run``, would do) with one release."""
+
+    name: str
+    namespace: str
+    chart: str
+    version: str
+    action: Action
+    reason: str = ""
+
+    def line(self) -> str:
+        text = f"{self.action:<9} {self.namespace}/{self.name} ({self.chart}-{self.version})"
+        return f"{text}: {self.reason}" if self.reason else text
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """The outcome of :func:`apply`."""
+
+    plan: tuple[ReleasePlan, ...]
+    synced: tuple[str, ...]
+    dry_run: bool
+    cluster: InstallResult | None = None
+    state_values: dict[str, Any] = field(default_factory=dict, repr=False)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.synced)
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def _normalized(value: Any) -> Any:
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
+def plan_actions(
+    releases: list[ServiceRelease],
+    deployed: Mapping[str, ReleaseInfo],
+    deployed_values: Callable[[ServiceRelease], Mapping[str, Any]],
+    wanted: set[str],
+) -> list[ReleasePlan]:
+    """Decide per release: install, upgrade, unchanged, keep (disabled, left alone), remove.
+
+    ``deployed``: the workload cluster's catalogue releases by name. ``deployed_values``
+    reads a deployed release's user-supplied values (``helm get values``); it is called
+    only when chart, version and status already match.
+    """
+    plans: list[ReleasePlan] = []
+    for release in releases:
+        current = deployed.get(release.name)
+
+        def plan(action: Action, reason: str = "", release: ServiceRelease = release) -> None:
+            plans.append(
+                ReleasePlan(
+                    release.name,
+                    release.namespace,
+                    release.chart_name,
+                    release.version,
+                    action,
+                    reason,
+                )
+            )
+
+        if not release.installed:
+            plan("remove", "disabled, removal forced" if current else "")
+        elif release.name not in wanted:
+            plan("keep", "disabled in the settings but deployed: kept (see --force-remove)")
+        elif current is None:
+            plan("install")
+        elif current.chart != release.chart_label:
+            plan("upgrade", f"chart {current.chart} -> {release.chart_label}")
+        elif current.status != "deployed":
+            plan("upgrade", f"status {current.status}")
+        elif _normalized(deployed_values(release)) != _normalized(release.values):
+            plan("upgrade", "values changed")
+        else:
+            plan("unchanged")
+    return plans
+
+
+# --------------------------------------------------------------------------- workload access
+
+
+def _deployed_releases(
+    helm: Helm, *, timeout: float, poll_interval: float, progress: Progress | None
+) -> dict[str, ReleaseInfo]:
+    """Catalogue releases deployed in the workload cluster (retries while the API is down)."""
+    from scs_templates.helm import HelmError
+    from scs_templates.helm.runner import _release_from_row
+
+    args = ["list", "--all-namespaces", "--all", "--max", "10000", "-o", "json"]
+    if helm.kubeconfig is not None:
+        args += ["--kubeconfig", helm.kubeconfig]
+    started = time.monotonic()
+    while True:
+        try:
+            done = helm.run(args, what="helm list (workload cluster)")
+            break
+        except HelmError as error:
+            waited = time.monotonic() - started
+            if waited >= timeout:
+                raise ToolError(
+                    f"the workload cluster's API did not answer within {timeout:g} s: {error}"
+                ) from None
+            if progress is not None:
+                progress(f"waiting for the workload cluster's API [{int(waited)}s]")
+            time.sleep(min(poll_interval, max(0.1, timeout - waited)))
+    rows = json.loads(done.stdout or "[]") or []
+    known = {(info.release, info.namespace) for info in CATALOGUE}
+    found: dict[str, ReleaseInfo] = {}
+    for row in rows:
+        if isinstance(row, dict):
+            info = _release_from_row(row, str(row.get("namespace", "")))
+            if (info.name, info.namespace) in known:
+                found[info.name] = info
+    return found
+
+
+def _check_mirror(releases: list[ServiceRelease], mirror: str | None) -> None:
+    """A local mirror must hold every chart that will be installed or upgraded."""
+    if not mirror or local_mirror_dir(mirror) is None:
+        return
+    missing = [r.chart for r in releases if r.installed and not Path(r.chart).is_file()]
+    if missing:
+        raise InputError(
+            "spec.services.chartMirror: missing packaged charts: " + ", ".join(missing)
+        )
+
+
+def _cni_switch(settings: ClusterSettings, deployed: Mapping[str, ReleaseInfo]) -> set[str]:
+    wanted = CNI_RELEASES[settings.spec.services.cni.type]
+    return {name for name in CNI_RELEASES.values() if name in deployed and name != wanted}
+
+
+# --------------------------------------------------------------------------- apply
+
+
+def apply(
+    settings: ClusterSettings,
+    *,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    secrets: Mapping[str, str] | None = None,
+    force_remove: bool = False,
+    allow_cni_switch: bool = False,
+    dry_run: bool = False,
+    install_cluster: bool = True,
+    wait: bool = True,
+    kubeconfig_timeout: float = 1800.0,
+    api_timeout: float = 900.0,
+    poll_interval: float = 5.0,
+    helmfile: ServicesHelmfile | None = None,
+    kube: KubeClient | None = None,
+    progress: Progress | None = None,
+) -> ApplyResult:
+    """Install/upgrade the cluster, then sync its standard services (see the module doc).
+
+    ``kubeconfig``/``context``: the MANAGEMENT cluster. ``secrets``: the cluster release's
+    secrets (OpenStack clouds.yaml/cacert), passed to :func:`lifecycle.install`.
+    ``install_cluster=False`` skips step 1 (services only). ``dry_run`` changes nothing:
+    no install, no sync; the plan is computed from what is deployed (all ``install`` when
+    the workload cluster does not exist yet). ``wait`` passes ``--wait`` to helmfile.
+    Raises :class:`CniSwitchError` (exit 2) on a refused CNI switch, InputError for a
+    local mirror that lacks charts, ToolError/HelmError/HelmfileError (exit 1) otherwise.
+    """
+    from scs_templates.helm import Helm
+    from scs_templates.kube import KubeClient
+    from scs_templates.services.kubeconfig import (
+        private_kubeconfig,
+        read_workload_kubeconfig,
+        wait_for_workload_kubeconfig,
+    )
+    from scs_templates.services.runner import ServicesHelmfile
+    from scs_templates.toolchain import find_helm_for_helmfile
+
+    say = progress or (lambda text: None)
+    notes: list[str] = []
+    cluster_result: InstallResult | None = None
+    if install_cluster and not dry_run:
+        from scs_templates import lifecycle
+
+        say(f"installing/upgrading the cluster release {settings.metadata.name}")
+        cluster_result = lifecycle.install(
+            settings, kubeconfig=kubeconfig, context=context, secrets=secrets, wait=False
+        )
+
+    client = kube if kube is not None else KubeClient(kubeconfig, context)
+    namespace = settings.metadata.namespace
+    if dry_run:
+        text = read_workload_kubeconfig(client, namespace, settings.name)
+    else:
+        say(f"reading the workload kubeconfig Secret {namespace}/{settings.name}-kubeconfig")
+        text = wait_for_workload_kubeconfig(
+            client,
+            namespace,
+            settings.name,
+            timeout=kubeconfig_timeout,
+            poll_interval=poll_interval,
+            progress=say,
+        )
+
+    wanted = {r.name for r in plan_releases(settings, frozenset(), False)}
+    if text is None:  # dry run before the cluster exists
+        notes.append("the workload cluster does not exist yet: every service would be installed")
+        releases = plan_releases(settings, frozenset(), force_remove)
+        plans = plan_actions(releases, {}, lambda release: {}, wanted)
+        state = {STATE_KEY: state_of(releases)}
+        return ApplyResult(tuple(plans), (), True, cluster_result, state, tuple(notes))
+
+    with private_kubeconfig(text) as path:
+        helm3 = find_helm_for_helmfile() if helmfile is None else helmfile.helm
+        helm = Helm(helm3, kubeconfig=str(path))
+        deployed = _deployed_releases(
+            helm,
+            timeout=0.0 if dry_run else api_timeout,
+            poll_interval=poll_interval,
+            progress=say,
+        )
+        old_cni = _cni_switch(settings, deployed)
+        if old_cni and not allow_cni_switch:
+            raise CniSwitchError(
+                f"the workload cluster runs {', '.join(sorted(old_cni))} but the settings ask "
+                f"for cni.type {settings.spec.services.cni.type!r}; refused: {CNI_SWITCH_RISK}"
+            )
+        if old_cni:
+            notes.append(
+                f"CNI switch allowed: {', '.join(sorted(old_cni))} is removed; restart all "
+                "nodes now"
+            )
+        releases = plan_releases(settings, frozenset(deployed), force_remove, old_cni)
+        state = {STATE_KEY: state_of(releases)}
+
+        def values_of(release: ServiceRelease) -> Mapping[str, Any]:
+            return helm.get_values(release.name, namespace=release.namespace)
+
+        plans = plan_actions(releases, deployed, values_of, wanted)
+        selected = tuple(p.name for p in plans if p.action in ("install", "upgrade", "remove"))
+        if dry_run or not selected:
+            return ApplyResult(tuple(plans), (), dry_run, cluster_result, state, tuple(notes))
+        _check_mirror(
+            [r for r in releases if r.name in selected], settings.spec.services.chart_mirror
+        )
+        runner = helmfile if helmfile is not None else ServicesHelmfile()
+        runner.kubeconfig = str(path)
+        runner.kube_context = None
+        say("helmfile sync: " + ", ".join(selected))
+        runner.sync(state, releases=selected, wait=wait)
+    return ApplyResult(tuple(plans), selected, False, cluster_result, state, tuple(notes))

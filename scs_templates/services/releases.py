@@ -1,0 +1,333 @@
+"""Settings -> the service releases and the helmfile state values that describe them.
+
+:func:`service_releases` lists the releases the settings ask for, each with its chart
+source, version and final values. :func:`services_state_values` adds what is currently
+installed in the workload cluster (kept unless removal is forced) and produces the state
+values ``helmfile.d/10-services.yaml.gotmpl`` reads. The template copies these values; it
+decides nothing itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import unquote, urlparse
+
+from scs_templates.services.catalogue import CATALOGUE, ServiceInfo
+from scs_templates.services.values import base_values, deep_merge
+from scs_templates.settings.model import ClusterSettings, Service
+
+__all__ = [
+    "MIRROR_REPOSITORY",
+    "STATE_KEY",
+    "ChartSource",
+    "Repository",
+    "ServiceRelease",
+    "chart_source",
+    "local_mirror_dir",
+    "normalize_version",
+    "release_needs",
+    "service_releases",
+    "services_state_values",
+    "state_of",
+]
+
+#: Top-level key of the state values (the cluster release's helmfile uses other keys).
+STATE_KEY = "services"
+#: helmfile repository name of a chart mirror (OCI registry or helm repository).
+MIRROR_REPOSITORY = "scs-chart-mirror"
+#: Per-release helm timeout in seconds (a CNI or CSI can take minutes to become ready).
+RELEASE_TIMEOUT_SECONDS = 600
+
+SourceKind = Literal["upstream", "oci-mirror", "repo-mirror", "local-mirror"]
+
+
+@dataclass(frozen=True)
+class Repository:
+    """A helmfile ``repositories:`` entry."""
+
+    name: str
+    url: str
+    oci: bool = False
+
+    def to_state(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"name": self.name, "url": self.url}
+        if self.oci:
+            entry["oci"] = True
+        return entry
+
+
+@dataclass(frozen=True)
+class ChartSource:
+    """Where a release's chart comes from: the ``chart:`` reference and its repository."""
+
+    kind: SourceKind
+    chart: str
+    repository: Repository | None
+
+
+@dataclass(frozen=True)
+class ServiceRelease:
+    """One standard-service release as helmfile will handle it.
+
+    ``chart`` is the helmfile chart reference (``repo/name``, or the path of a packaged
+    chart in a local mirror); ``chart_name`` the chart's own name; ``installed`` is
+    helmfile's flag (False = uninstall it); ``needs`` the releases (``namespace/name``)
+    that must be synced first.
+    """
+
+    name: str
+    namespace: str
+    chart: str
+    chart_name: str
+    version: str
+    values: dict[str, Any] = field(repr=False)
+    installed: bool = True
+    needs: tuple[str, ...] = ()
+    source: ChartSource | None = None
+    setting: str | None = None
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, as helmfile's ``needs:`` refers to a release."""
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def chart_label(self) -> str:
+        """``NAME-VERSION`` as ``helm list`` shows it in its ``chart`` column."""
+        return f"{self.chart_name}-{self.version}"
+
+    def to_state(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "namespace": self.namespace,
+            "chart": self.chart,
+            "version": self.version,
+            "installed": self.installed,
+            "needs": list(self.needs),
+            "timeout": RELEASE_TIMEOUT_SECONDS,
+            "labels": {"component": "services", "service": self.setting or self.name},
+            "values": self.values,
+        }
+
+
+# --------------------------------------------------------------------------- settings access
+
+
+def _setting_attr(camel: str) -> str:
+    """``cinderCSI`` -> ``cinder_csi`` (the settings model's attribute)."""
+    return {
+        "cni": "cni",
+        "gatewayAPI": "gateway_api",
+        "cloudControllerManager": "cloud_controller_manager",
+        "cinderCSI": "cinder_csi",
+        "metricsServer": "metrics_server",
+        "ingressNginx": "ingress_nginx",
+        "certManager": "cert_manager",
+        "flux": "flux",
+    }[camel]
+
+
+def _section(settings: ClusterSettings, camel: str) -> Any:
+    return getattr(settings.spec.services, _setting_attr(camel))
+
+
+def _enabled(settings: ClusterSettings, info: ServiceInfo) -> bool:
+    spec = settings.spec
+    if info.providers and spec.provider not in info.providers:
+        return False
+    if info.cni is not None and spec.services.cni.type != info.cni:
+        return False
+    switch = info.setting or info.companion_of
+    if switch is None or switch == "cni":
+        return True
+    section = _section(settings, switch)
+    return bool(isinstance(section, Service) and section.enabled)
+
+
+def normalize_version(version: str, default: str) -> str:
+    """Give a user's version the ``v`` prefix convention of the chart's own versions.
+
+    cert-manager and tigera-operator publish ``v1.18.2``-style chart versions; OCI tags and
+    local ``NAME-VERSION.tgz`` files must match exactly, so ``1.18.2`` becomes ``v1.18.2``
+    for those charts and ``v3.13.0`` becomes ``3.13.0`` for the others.
+    """
+    bare = version[1:] if version.startswith("v") else version
+    return f"v{bare}" if default.startswith("v") else bare
+
+
+def _version(settings: ClusterSettings, info: ServiceInfo) -> str:
+    if info.setting is None:
+        return info.version
+    override = getattr(_section(settings, info.setting), "version", None)
+    return normalize_version(override, info.version) if override else info.version
+
+
+def _user_values(settings: ClusterSettings, info: ServiceInfo) -> Mapping[str, Any]:
+    if info.setting is None:
+        return {}
+    values = getattr(_section(settings, info.setting), "values", None)
+    return values if isinstance(values, Mapping) else {}
+
+
+# --------------------------------------------------------------------------- chart sources
+
+
+def _repo_name(url: str) -> str:
+    parsed = urlparse(url)
+    return re.sub(r"[^a-z0-9]+", "-", f"{parsed.netloc}{parsed.path}".lower()).strip("-")
+
+
+def local_mirror_dir(mirror: str) -> Path | None:
+    """The directory of a local chart mirror (``file:///DIR`` or ``/DIR``), else None."""
+    if mirror.startswith("file://"):
+        return Path(unquote(urlparse(mirror).path))
+    if mirror.startswith("/"):
+        return Path(mirror)
+    return None
+
+
+def chart_source(info: ServiceInfo, version: str, mirror: str | None) -> ChartSource:
+    """The chart reference of ``info`` at ``version``, from upstream or from ``mirror``."""
+    if mirror:
+        directory = local_mirror_dir(mirror)
+        if directory is not None:
+            path = directory / f"{info.chart}-{version}.tgz"
+            return ChartSource("local-mirror", str(path), None)
+        if mirror.startswith("oci://"):
+            url = mirror.removeprefix("oci://").rstrip("/")
+            repo = Repository(MIRROR_REPOSITORY, url, oci=True)
+            return ChartSource("oci-mirror", f"{MIRROR_REPOSITORY}/{info.chart}", repo)
+        repo = Repository(MIRROR_REPOSITORY, mirror.rstrip("/"))
+        return ChartSource("repo-mirror", f"{MIRROR_REPOSITORY}/{info.chart}", repo)
+    if info.repository_is_oci:
+        url = info.repository.removeprefix("oci://").rstrip("/")
+        repo = Repository(_repo_name(info.repository), url, oci=True)
+    else:
+        repo = Repository(_repo_name(info.repository), info.repository.rstrip("/"))
+    return ChartSource("upstream", f"{repo.name}/{info.chart}", repo)
+
+
+# --------------------------------------------------------------------------- releases
+
+
+def _release(settings: ClusterSettings, info: ServiceInfo, *, installed: bool) -> ServiceRelease:
+    version = _version(settings, info)
+    source = chart_source(info, version, settings.spec.services.chart_mirror)
+    values = deep_merge(base_values(info.release, settings), _user_values(settings, info))
+    return ServiceRelease(
+        name=info.release,
+        namespace=info.namespace,
+        chart=source.chart,
+        chart_name=info.chart,
+        version=version,
+        values=values,
+        installed=installed,
+        source=source,
+        setting=info.setting or info.companion_of,
+    )
+
+
+def release_needs(name: str, present: Mapping[str, ServiceRelease]) -> tuple[str, ...]:
+    """What ``name`` waits for, among the ``present`` releases that stay installed.
+
+    Gateway API CRDs before Cilium; the CNI before everything else; on OpenStack the cloud
+    controller manager before the rest (nodes stay uninitialized without it); the snapshot
+    controller before Cinder CSI; kubelet-csr-approver before metrics-server.
+    """
+    wanted: list[str] = []
+    cnis = [n for n in ("cilium", "tigera-operator") if n in present]
+    if name == "cilium":
+        wanted = ["gateway-api-crds"]
+    elif name in ("gateway-api-crds", "tigera-operator"):
+        wanted = []
+    elif name == "openstack-cloud-controller-manager":
+        wanted = cnis
+    else:
+        wanted = [*cnis, "openstack-cloud-controller-manager"]
+        if name == "openstack-cinder-csi":
+            wanted.append("snapshot-controller")
+        if name == "metrics-server":
+            wanted.append("kubelet-csr-approver")
+    return tuple(
+        present[n].key for n in wanted if n in present and n != name and present[n].installed
+    )
+
+
+def _with_needs(releases: Iterable[ServiceRelease]) -> list[ServiceRelease]:
+    ordered = list(releases)
+    present = {release.name: release for release in ordered}
+    return [
+        ServiceRelease(
+            name=r.name,
+            namespace=r.namespace,
+            chart=r.chart,
+            chart_name=r.chart_name,
+            version=r.version,
+            values=r.values,
+            installed=r.installed,
+            needs=release_needs(r.name, present) if r.installed else (),
+            source=r.source,
+            setting=r.setting,
+        )
+        for r in ordered
+    ]
+
+
+def service_releases(settings: ClusterSettings) -> list[ServiceRelease]:
+    """The releases the settings ask for (all ``installed=True``), in install order."""
+    chosen = [
+        _release(settings, info, installed=True) for info in CATALOGUE if _enabled(settings, info)
+    ]
+    return _with_needs(chosen)
+
+
+def services_state_values(
+    settings: ClusterSettings,
+    *,
+    installed: set[str] | frozenset[str] = frozenset(),
+    force_remove: bool = False,
+    remove: set[str] | frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """The helmfile state values for the services of ``settings``.
+
+    ``installed``: names of the catalogue releases currently deployed in the workload
+    cluster. A deployed release the settings no longer ask for stays (``installed: true``,
+    left untouched by ``apply``) unless ``force_remove`` is set, or it is named in
+    ``remove`` (the old CNI of an allowed CNI switch): then it is ``installed: false`` and
+    helmfile uninstalls it. Releases that are neither wanted nor deployed are left out.
+    """
+    return {STATE_KEY: state_of(plan_releases(settings, installed, force_remove, remove))}
+
+
+def plan_releases(
+    settings: ClusterSettings,
+    installed: set[str] | frozenset[str],
+    force_remove: bool,
+    remove: set[str] | frozenset[str] = frozenset(),
+) -> list[ServiceRelease]:
+    """The releases of the state values (see :func:`services_state_values`), with needs."""
+    wanted = {info.release for info in CATALOGUE if _enabled(settings, info)}
+    chosen: list[ServiceRelease] = []
+    for info in CATALOGUE:
+        if info.release in wanted:
+            chosen.append(_release(settings, info, installed=True))
+        elif info.release in installed:
+            keep = not force_remove and info.release not in remove
+            chosen.append(_release(settings, info, installed=keep))
+    return _with_needs(chosen)
+
+
+def state_of(releases: list[ServiceRelease]) -> dict[str, Any]:
+    """The ``services`` state values of ``releases``: repositories (deduplicated) and releases."""
+    repositories: dict[str, Repository] = {}
+    for release in releases:
+        if release.source is not None and release.source.repository is not None:
+            repositories.setdefault(release.source.repository.name, release.source.repository)
+    return {
+        "repositories": [repo.to_state() for repo in repositories.values()],
+        "releases": [release.to_state() for release in releases],
+    }

@@ -1,0 +1,595 @@
+"""Standard services: catalogue, values builders, state values, helmfile and apply.
+
+The helmfile tests run the REAL helmfile 0.166 and helm 3.15 offline against STAND-IN charts
+(tests/standin_charts.py: real chart names and versions, one ConfigMap echoing the values);
+the sync tests run them against the FAKE Kubernetes API of tests/fakekube (a test double,
+not a cluster). Neither proves the behaviour of the real charts.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from scs_templates.errors import InputError, ToolNotFoundError
+from scs_templates.services import (
+    deep_merge,
+    service_catalogue,
+    service_releases,
+    services_state_values,
+)
+from scs_templates.services.releases import chart_source, normalize_version
+from scs_templates.services.values import METRICS_SERVER_ARGS, PROXY_PROTOCOL_ANNOTATION
+from scs_templates.settings import ClusterSettings, SettingsError, parse_settings_text
+from tests.standin_charts import STAND_IN_LABEL, build_stand_in_mirror, package_stand_in
+from tests.support import REPO, skip_or_fail
+
+yaml = YAML(typ="safe")
+
+
+def settings_of(provider: str = "openstack", **services: Any) -> ClusterSettings:
+    """Valid settings with ``spec.services`` = ``services`` (camelCase keys)."""
+    spec: dict[str, Any] = {"provider": provider, "services": services}
+    if provider == "openstack":
+        spec["controlPlane"] = {"replicas": 1, "machineType": "SCS-2V-4"}
+        spec["workers"] = [{"name": "workers", "machineType": "SCS-2V-4"}]
+    else:
+        spec["controlPlane"] = {"replicas": 1}
+    data = {
+        "apiVersion": "scs-templates.scs.community/v1alpha1",
+        "kind": "ClusterSettings",
+        "metadata": {"name": "demo"},
+        "spec": spec,
+    }
+    return parse_settings_text(json.dumps(data)).settings
+
+
+def by_name(settings: ClusterSettings) -> dict[str, Any]:
+    return {release.name: release for release in service_releases(settings)}
+
+
+# --------------------------------------------------------------------------- catalogue + docs
+
+
+def test_catalogue_names_are_unique_and_versions_are_pinned() -> None:
+    names = [info.release for info in service_catalogue()]
+    assert len(names) == len(set(names))
+    for info in service_catalogue():
+        assert re.fullmatch(r"v?\d+\.\d+\.\d+", info.version), info
+        assert info.repository.startswith(("https://", "oci://")), info
+
+
+def test_docs_table_lists_every_service_with_its_tested_version() -> None:
+    text = (REPO / "docs" / "services.md").read_text(encoding="utf-8")
+    section = text.split("### Tested chart versions", 1)[1].split("\n## ", 1)[0]
+    rows = set()
+    for line in section.splitlines():
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0] not in ("release", "---"):
+            rows.add(tuple(cells))
+    expected = {
+        (i.release, i.namespace, i.chart, i.version, i.repository) for i in service_catalogue()
+    }
+    assert rows == expected
+
+
+# --------------------------------------------------------------------------- values builders
+
+
+def test_defaults_on_openstack() -> None:
+    releases = service_releases(settings_of())
+    assert [r.name for r in releases] == [
+        "cilium",
+        "openstack-cloud-controller-manager",
+        "snapshot-controller",
+        "openstack-cinder-csi",
+        "kubelet-csr-approver",
+        "metrics-server",
+    ]
+    assert all(r.installed for r in releases)
+
+
+def test_docker_has_no_openstack_services() -> None:
+    names = set(by_name(settings_of("docker", ingressNginx={"enabled": True})))
+    assert names == {"cilium", "kubelet-csr-approver", "metrics-server", "ingress-nginx"}
+
+
+def test_proxy_protocol_only_when_enabled_on_openstack_amphora() -> None:
+    on = by_name(settings_of(ingressNginx={"enabled": True}))["ingress-nginx"].values
+    service = on["controller"]["service"]
+    assert service["annotations"] == {PROXY_PROTOCOL_ANNOTATION: "true"}
+    assert on["controller"]["config"] == {"use-proxy-protocol": "true"}
+    assert service["type"] == "LoadBalancer"
+
+    off = by_name(settings_of(ingressNginx={"enabled": True, "proxyProtocol": False}))
+    assert "annotations" not in off["ingress-nginx"].values["controller"]["service"]
+    assert "config" not in off["ingress-nginx"].values["controller"]
+
+    docker = by_name(settings_of("docker", ingressNginx={"enabled": True}))
+    values = docker["ingress-nginx"].values["controller"]
+    assert "annotations" not in values["service"] and "config" not in values
+    assert values["service"]["type"] == "NodePort"
+
+
+def test_no_proxy_protocol_with_the_ovn_load_balancer() -> None:
+    data = settings_of(ingressNginx={"enabled": True}).model_dump(by_alias=True)
+    data["spec"]["openstack"]["loadBalancerProvider"] = "ovn"
+    settings = ClusterSettings.model_validate(data)
+    values = by_name(settings)["ingress-nginx"].values["controller"]
+    assert "annotations" not in values["service"] and "config" not in values
+
+
+def test_metrics_server_verifies_kubelet_tls() -> None:
+    for provider in ("openstack", "docker"):
+        releases = by_name(settings_of(provider))
+        values = releases["metrics-server"].values
+        assert values["defaultArgs"] == list(METRICS_SERVER_ARGS)
+        assert values["args"] == []
+        assert "insecure" not in json.dumps(values)
+        approver = releases["kubelet-csr-approver"].values
+        assert approver["providerRegex"] == r"^capi\-demo-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+        assert re.match(approver["providerRegex"], "capi-demo-workers-abcde-xyz12")
+        assert not re.match(approver["providerRegex"], "other-cluster-workers-abcde")
+    approver = by_name(settings_of())["kubelet-csr-approver"].values
+    assert approver["providerIpPrefixes"] == ["10.8.0.0/20"]
+    assert "providerIpPrefixes" not in by_name(settings_of("docker"))["kubelet-csr-approver"].values
+    # metrics-server waits for the approver
+    assert "kube-system/kubelet-csr-approver" in by_name(settings_of())["metrics-server"].needs
+
+
+def test_gateway_api_only_with_cilium() -> None:
+    releases = by_name(settings_of(gatewayAPI={"enabled": True}))
+    assert releases["cilium"].values["gatewayAPI"] == {"enabled": True}
+    assert releases["cilium"].values["kubeProxyReplacement"] is True
+    assert releases["cilium"].needs == ("kube-system/gateway-api-crds",)
+    crds = releases["gateway-api-crds"].values["crds"]
+    assert crds["gatewayAPI"] == {"enabled": True, "channel": "experimental"}
+
+    plain = by_name(settings_of())
+    assert "gateway-api-crds" not in plain
+    assert plain["cilium"].values["gatewayAPI"] == {"enabled": False}
+    assert plain["cilium"].values["kubeProxyReplacement"] is False
+
+    calico = by_name(settings_of(cni={"type": "calico"}))
+    assert "gateway-api-crds" not in calico and "cilium" not in calico
+    pools = calico["tigera-operator"].values["installation"]["calicoNetwork"]["ipPools"]
+    assert pools[0]["cidr"] == "192.168.0.0/16"
+    with pytest.raises(SettingsError, match="Gateway API needs"):
+        settings_of(cni={"type": "calico"}, gatewayAPI={"enabled": True})
+
+
+def test_user_values_are_deep_merged_over_ours() -> None:
+    settings = settings_of(
+        cni={"values": {"ipam": {"operator": {"x": 1}}, "hubble": {"relay": {"enabled": True}}}},
+        metricsServer={"values": {"defaultArgs": ["--only-this"], "replicas": 2}},
+        ingressNginx={
+            "enabled": True,
+            "values": {"controller": {"service": {"annotations": {"a/b": "c"}}}},
+        },
+    )
+    releases = by_name(settings)
+    assert releases["cilium"].values["ipam"] == {"mode": "kubernetes", "operator": {"x": 1}}
+    assert releases["cilium"].values["hubble"] == {"relay": {"enabled": True}}
+    assert releases["metrics-server"].values["defaultArgs"] == ["--only-this"]  # lists replace
+    annotations = releases["ingress-nginx"].values["controller"]["service"]["annotations"]
+    assert annotations == {PROXY_PROTOCOL_ANNOTATION: "true", "a/b": "c"}
+
+
+def test_deep_merge_does_not_modify_its_inputs() -> None:
+    base = {"a": {"b": 1, "c": [1]}}
+    override = {"a": {"c": [2], "d": None}}
+    assert deep_merge(base, override) == {"a": {"b": 1, "c": [2], "d": None}}
+    assert base == {"a": {"b": 1, "c": [1]}}
+
+
+def test_versions_are_overridden_with_the_chart_v_convention() -> None:
+    releases = by_name(
+        settings_of(
+            cni={"version": "1.17.8"},
+            certManager={"enabled": True, "version": "1.17.2"},
+            metricsServer={"version": "v3.12.2"},
+        )
+    )
+    assert releases["cilium"].version == "1.17.8"
+    assert releases["cert-manager"].version == "v1.17.2"
+    assert releases["metrics-server"].version == "3.12.2"
+    assert releases["kubelet-csr-approver"].version == "1.2.10"  # companions: tested version
+    assert normalize_version("v3.30.0", "v3.30.3") == "v3.30.0"
+
+
+def test_chart_sources() -> None:
+    info = next(i for i in service_catalogue() if i.release == "cilium")
+    upstream = chart_source(info, "1.18.2", None)
+    assert upstream.chart == "helm-cilium-io/cilium"
+    assert upstream.repository is not None
+    assert upstream.repository.url == "https://helm.cilium.io"
+    oci = chart_source(info, "1.18.2", "oci://harbor.example/charts")
+    assert oci.chart == "scs-chart-mirror/cilium"
+    assert oci.repository is not None
+    assert (oci.repository.url, oci.repository.oci) == ("harbor.example/charts", True)
+    for mirror in ("file:///srv/charts", "/srv/charts"):
+        local = chart_source(info, "1.18.2", mirror)
+        assert (local.chart, local.repository) == ("/srv/charts/cilium-1.18.2.tgz", None)
+    with pytest.raises(SettingsError):
+        settings_of(chartMirror="harbor.example/charts")
+
+
+def test_state_values_keep_disabled_services_unless_forced() -> None:
+    settings = settings_of(metricsServer={"enabled": False})
+    deployed = {"cilium", "metrics-server", "kubelet-csr-approver"}
+    kept = services_state_values(settings, installed=deployed, force_remove=False)
+    rows = {r["name"]: r for r in kept["services"]["releases"]}
+    assert rows["metrics-server"]["installed"] is True
+    assert rows["kubelet-csr-approver"]["installed"] is True
+    removed = services_state_values(settings, installed=deployed, force_remove=True)
+    rows = {r["name"]: r for r in removed["services"]["releases"]}
+    assert rows["metrics-server"]["installed"] is False
+    assert rows["metrics-server"]["needs"] == []
+    assert rows["cilium"]["installed"] is True
+    # neither wanted nor deployed: not in the state at all
+    absent = services_state_values(settings, installed=set(), force_remove=True)
+    assert "metrics-server" not in {r["name"] for r in absent["services"]["releases"]}
+
+
+def test_needs_put_the_cni_first_and_the_ccm_before_the_rest() -> None:
+    releases = by_name(settings_of(certManager={"enabled": True}))
+    assert releases["cilium"].needs == ()
+    assert releases["openstack-cloud-controller-manager"].needs == ("kube-system/cilium",)
+    assert releases["cert-manager"].needs == (
+        "kube-system/cilium",
+        "kube-system/openstack-cloud-controller-manager",
+    )
+    assert "kube-system/snapshot-controller" in releases["openstack-cinder-csi"].needs
+
+
+# --------------------------------------------------------------------------- helmfile (real)
+
+
+@pytest.fixture(scope="module")
+def services_helmfile() -> Any:
+    from scs_templates.services.runner import ServicesHelmfile
+
+    try:
+        return ServicesHelmfile()
+    except ToolNotFoundError as error:
+        skip_or_fail(f"helmfile/helm 3 not available ({error}); run `scs-templates tools install`")
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("stand-in-charts")
+    build_stand_in_mirror(directory, extra=[("cilium", "1.17.8"), ("cert-manager", "v1.17.2")])
+    return directory
+
+
+@pytest.mark.helm
+def test_helmfile_list_upstream_sources(services_helmfile: Any) -> None:
+    settings = settings_of(ingressNginx={"enabled": True}, gatewayAPI={"enabled": True})
+    rows = services_helmfile.list(services_state_values(settings))
+    table = {(r["name"], r["namespace"], r["chart"], r["version"], r["installed"]) for r in rows}
+    assert ("cilium", "kube-system", "helm-cilium-io/cilium", "1.18.2", True) in table
+    assert (
+        "gateway-api-crds",
+        "kube-system",
+        "docker-io-envoyproxy/gateway-crds-helm",
+        "v1.5.1",
+        True,
+    ) in table
+    assert (
+        "ingress-nginx",
+        "ingress-nginx",
+        "kubernetes-github-io-ingress-nginx/ingress-nginx",
+        "4.13.3",
+        True,
+    ) in table
+    assert [r["name"] for r in rows][:2] == ["gateway-api-crds", "cilium"]
+
+
+@pytest.mark.helm
+def test_helmfile_without_services_state_has_no_releases(services_helmfile: Any) -> None:
+    assert services_helmfile.list({}) == []
+
+
+@pytest.mark.helm
+def test_helmfile_build_with_local_mirror(services_helmfile: Any, mirror: Path) -> None:
+    settings = settings_of(
+        chartMirror=f"file://{mirror}",
+        cni={"version": "1.17.8"},
+        certManager={"enabled": True},
+        metricsServer={"enabled": False},
+    )
+    state = services_state_values(settings, installed={"metrics-server"}, force_remove=True)
+    built = list(yaml.load_all(services_helmfile.build(state)))
+    document = next(d for d in built if d and "releases" in d)
+    assert "repositories" not in document  # a local mirror needs no repository at all
+    releases = {r["name"]: r for r in document["releases"]}
+    assert releases["cilium"]["chart"] == f"{mirror}/cilium-1.17.8.tgz"
+    assert releases["cilium"]["version"] == "1.17.8"
+    assert releases["cert-manager"]["chart"] == f"{mirror}/cert-manager-v1.18.2.tgz"
+    assert releases["cert-manager"]["values"] == [{"crds": {"enabled": True, "keep": True}}]
+    assert releases["cert-manager"]["needs"] == [
+        "kube-system/cilium",
+        "kube-system/openstack-cloud-controller-manager",
+    ]
+    assert releases["metrics-server"]["installed"] is False
+    assert "kubelet-csr-approver" not in releases
+
+
+@pytest.mark.helm
+def test_helmfile_build_oci_mirror_names_the_registry(services_helmfile: Any) -> None:
+    # helmfile build pulls OCI charts, so check the generated state via `list` (offline).
+    settings = settings_of(chartMirror="oci://harbor.example/charts")
+    state = services_state_values(settings)
+    assert state["services"]["repositories"] == [
+        {"name": "scs-chart-mirror", "url": "harbor.example/charts", "oci": True}
+    ]
+    rows = services_helmfile.list(state)
+    assert {r["chart"] for r in rows} >= {
+        "scs-chart-mirror/cilium",
+        "scs-chart-mirror/metrics-server",
+    }
+
+
+@pytest.mark.helm
+def test_helmfile_write_values_and_template(
+    services_helmfile: Any, mirror: Path, tmp_path: Path
+) -> None:
+    settings = settings_of(
+        chartMirror=str(mirror),
+        ingressNginx={"enabled": True, "values": {"controller": {"replicaCount": 2}}},
+        certManager={"enabled": True, "version": "1.17.2"},
+    )
+    state = services_state_values(settings)
+    files = services_helmfile.write_values(state, tmp_path / "values")
+    assert {f.stem for f in files} == {
+        "cilium",
+        "openstack-cloud-controller-manager",
+        "snapshot-controller",
+        "openstack-cinder-csi",
+        "kubelet-csr-approver",
+        "metrics-server",
+        "ingress-nginx",
+        "cert-manager",
+    }
+    ingress = yaml.load((tmp_path / "values" / "ingress-nginx.yaml").read_text())
+    assert ingress["controller"]["replicaCount"] == 2
+    assert ingress["controller"]["config"] == {"use-proxy-protocol": "true"}
+
+    manifests = [d for d in yaml.load_all(services_helmfile.template(state)) if d]
+    echoed = {d["metadata"]["name"]: d for d in manifests}
+    cert = echoed["cert-manager-stand-in"]
+    assert cert["metadata"]["labels"][STAND_IN_LABEL] == "true"
+    assert cert["metadata"]["namespace"] == "cert-manager"
+    assert cert["data"]["chart"] == "cert-manager-v1.17.2"
+    metrics = json.loads(echoed["metrics-server-stand-in"]["data"]["values.json"])
+    assert metrics["defaultArgs"] == list(METRICS_SERVER_ARGS)
+    annotations = json.loads(echoed["ingress-nginx-stand-in"]["data"]["values.json"])
+    assert annotations["controller"]["service"]["annotations"] == {
+        PROXY_PROTOCOL_ANNOTATION: "true"
+    }
+
+
+# --------------------------------------------------------------------------- apply (fake API)
+
+
+class Clusters:
+    """A management and a workload FAKE Kubernetes API (test doubles, not clusters)."""
+
+    def __init__(self, tmp: Path) -> None:
+        from tests.fakekube import FakeKubeAPI
+
+        self.management = FakeKubeAPI().start()
+        self.workload = FakeKubeAPI().start()
+        self.mgmt_kubeconfig = self.management.write_kubeconfig(tmp / "mgmt.kubeconfig")
+        workload_kubeconfig = self.workload.write_kubeconfig(tmp / "workload.kubeconfig")
+        value = base64.b64encode(workload_kubeconfig.read_bytes()).decode()
+        workload_kubeconfig.unlink()
+        self.management.add_object(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "demo-kubeconfig", "namespace": "default"},
+                "data": {"value": value},
+            }
+        )
+
+    def stop(self) -> None:
+        self.management.stop()
+        self.workload.stop()
+
+    def revisions(self) -> dict[str, int]:
+        """Helm release Secrets in the workload fake: release name -> highest revision."""
+        found: dict[str, int] = {}
+        for secret in self.workload.objects("Secret"):
+            labels = secret["metadata"].get("labels") or {}
+            if labels.get("owner") == "helm":
+                name, version = labels["name"], int(labels["version"])
+                found[name] = max(found.get(name, 0), version)
+        return found
+
+    def stand_ins(self) -> set[str]:
+        return {
+            cm["metadata"]["name"].removesuffix("-stand-in")
+            for cm in self.workload.objects("ConfigMap")
+            if (cm["metadata"].get("labels") or {}).get(STAND_IN_LABEL) == "true"
+        }
+
+
+@pytest.fixture
+def clusters(tmp_path: Path, services_helmfile: Any) -> Any:
+    pytest.importorskip("yaml")
+    found = Clusters(tmp_path)
+    yield found
+    found.stop()
+
+
+def run_apply(clusters: Clusters, settings: ClusterSettings, **options: Any) -> Any:
+    from scs_templates.services import apply
+
+    return apply(
+        settings,
+        kubeconfig=str(clusters.mgmt_kubeconfig),
+        install_cluster=False,
+        poll_interval=0.1,
+        kubeconfig_timeout=5,
+        api_timeout=5,
+        **options,
+    )
+
+
+@pytest.mark.helm
+@pytest.mark.fakekube
+def test_apply_sync_is_idempotent_keeps_disabled_and_force_removes(
+    clusters: Clusters, mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
+    services = {"chartMirror": str(mirror), "certManager": {"enabled": True}}
+    settings = settings_of("docker", **services)
+
+    first = run_apply(clusters, settings)
+    assert set(first.synced) == {"cilium", "kubelet-csr-approver", "metrics-server", "cert-manager"}
+    assert {p.action for p in first.plan} == {"install"}
+    assert clusters.stand_ins() == set(first.synced)
+    revisions = clusters.revisions()
+    assert revisions == dict.fromkeys(first.synced, 1)
+    assert list(private_tmp.glob("scs-templates-workload-*")) == []  # kubeconfig removed
+
+    second = run_apply(clusters, settings)
+    assert second.synced == ()
+    assert {p.action for p in second.plan} == {"unchanged"}
+    assert clusters.revisions() == revisions  # no new helm revision anywhere
+
+    changed = settings_of("docker", **services, metricsServer={"values": {"replicas": 2}})
+    third = run_apply(clusters, changed)
+    assert third.synced == ("metrics-server",)
+    assert clusters.revisions()["metrics-server"] == 2
+
+    disabled = settings_of("docker", chartMirror=str(mirror), certManager={"enabled": False})
+    kept = run_apply(clusters, disabled)
+    plans = {p.name: p.action for p in kept.plan}
+    assert plans["cert-manager"] == "keep"
+    assert "cert-manager" in clusters.stand_ins()
+    assert kept.state_values["services"]["releases"][-1]["installed"] is True
+
+    removed = run_apply(clusters, disabled, force_remove=True)
+    assert removed.synced == ("cert-manager",)
+    assert {p.name: p.action for p in removed.plan}["cert-manager"] == "remove"
+    assert "cert-manager" not in clusters.stand_ins()
+    assert "cert-manager" not in clusters.revisions()
+    assert list(private_tmp.glob("scs-templates-workload-*")) == []
+
+
+@pytest.mark.helm
+@pytest.mark.fakekube
+def test_apply_refuses_a_cni_switch_unless_allowed(clusters: Clusters, mirror: Path) -> None:
+    from scs_templates.services import CniSwitchError
+
+    run_apply(clusters, settings_of("docker", chartMirror=str(mirror)))
+    calico = settings_of("docker", chartMirror=str(mirror), cni={"type": "calico"})
+    with pytest.raises(CniSwitchError) as refused:
+        run_apply(clusters, calico)
+    assert refused.value.exit_code == 2
+    message = str(refused.value)
+    assert "pods lose networking" in message and "restart" in message
+    assert "maintenance window" in message
+    assert "tigera-operator" not in clusters.stand_ins()
+
+    switched = run_apply(clusters, calico, allow_cni_switch=True)
+    plans = {p.name: p.action for p in switched.plan}
+    assert plans["cilium"] == "remove" and plans["tigera-operator"] == "install"
+    assert "cilium" not in clusters.stand_ins() and "tigera-operator" in clusters.stand_ins()
+
+
+@pytest.mark.helm
+@pytest.mark.fakekube
+def test_cli_apply_dry_run_and_cni_refusal(
+    clusters: Clusters, mirror: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scs_templates.cli.main import main
+
+    def write(path: Path, **services: Any) -> str:
+        settings = settings_of("docker", chartMirror=str(mirror), **services)
+        path.write_text(json.dumps(settings.model_dump(by_alias=True, exclude_none=True)))
+        return str(path)
+
+    plain = write(tmp_path / "plain.yaml")
+    base = ["apply", "--kubeconfig", str(clusters.mgmt_kubeconfig), "--services-only"]
+    assert main([*base, "--dry-run", "--poll-interval", "0.1", plain]) == 0
+    out = capsys.readouterr().out
+    assert "would install   kube-system/cilium (cilium-1.18.2)" in out
+    assert clusters.revisions() == {}  # a dry run changes nothing
+
+    assert main([*base, "--poll-interval", "0.1", plain]) == 0
+    assert (
+        "services: synced cilium, kubelet-csr-approver, metrics-server" in capsys.readouterr().out
+    )
+    assert main([*base, "--poll-interval", "0.1", plain]) == 0
+    assert "services: nothing to change" in capsys.readouterr().out
+
+    calico = write(tmp_path / "calico.yaml", cni={"type": "calico"})
+    assert main([*base, "--poll-interval", "0.1", calico]) == 2
+    err = capsys.readouterr().err
+    assert "refused" in err and "pods lose networking" in err
+    # no workload credential in any output
+    assert "fake-token" not in out + err
+
+
+@pytest.mark.helm
+@pytest.mark.fakekube
+def test_apply_stops_on_a_local_mirror_without_the_chart(
+    clusters: Clusters, tmp_path: Path
+) -> None:
+    sparse = tmp_path / "sparse"
+    package_stand_in(sparse, "cilium", "1.18.2")
+    settings = settings_of("docker", chartMirror=str(sparse))
+    with pytest.raises(InputError, match=r"metrics-server-3\.13\.0\.tgz"):
+        run_apply(clusters, settings)
+
+
+@pytest.mark.helm
+@pytest.mark.fakekube
+def test_apply_installs_the_cluster_release_first(
+    clusters: Clusters, mirror: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scs_templates import lifecycle
+    from scs_templates.services import apply
+
+    calls: list[dict[str, Any]] = []
+
+    def fake_install(settings: ClusterSettings, **options: Any) -> None:
+        calls.append({"name": settings.name, "stand_ins": clusters.stand_ins(), **options})
+
+    monkeypatch.setattr(lifecycle, "install", fake_install)
+    settings = settings_of("docker", chartMirror=str(mirror))
+    result = apply(
+        settings,
+        kubeconfig=str(clusters.mgmt_kubeconfig),
+        context="fake",
+        secrets={"clouds.yaml": "x"},
+        poll_interval=0.1,
+        kubeconfig_timeout=5,
+        api_timeout=5,
+    )
+    assert len(calls) == 1
+    call = calls[0]
+    assert call["name"] == "demo" and call["stand_ins"] == set()  # before any service
+    assert (call["kubeconfig"], call["context"], call["wait"]) == (
+        str(clusters.mgmt_kubeconfig),
+        "fake",
+        False,
+    )
+    assert call["secrets"] == {"clouds.yaml": "x"}
+    assert "cilium" in result.synced
+
+    dry = apply(settings, kubeconfig=str(clusters.mgmt_kubeconfig), dry_run=True)
+    assert len(calls) == 1  # a dry run installs nothing
+    assert {p.action for p in dry.plan} == {"unchanged"}
