@@ -234,7 +234,7 @@ def test_missing_binary_is_a_tool_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("major", "rollback", "wait_flag"),
-    [(3, "--atomic", "--wait"), (4, "--rollback-on-failure", "--wait=watcher")],
+    [(3, "--atomic", "--wait"), (4, "--rollback-on-failure", "--wait=legacy")],
 )
 def test_upgrade_install_flags_per_major(
     tmp_path: Path, major: int, rollback: str, wait_flag: str
@@ -252,7 +252,7 @@ def test_upgrade_install_flags_per_major(
     argv = argv_of(d)
     assert argv[:4] == ["upgrade", "--install", "demo", "/c"]
     assert rollback in argv and wait_flag in argv
-    other = {"--atomic", "--rollback-on-failure", "--wait", "--wait=watcher"} - {
+    other = {"--atomic", "--rollback-on-failure", "--wait", "--wait=watcher", "--wait=legacy"} - {
         rollback,
         wait_flag,
     }
@@ -275,7 +275,20 @@ def test_upgrade_install_without_rollback_or_wait(tmp_path: Path) -> None:
         create_namespace=False,
     )  # fmt: skip
     argv = set(argv_of(d))
-    assert not argv & {"--rollback-on-failure", "--wait=watcher", "--create-namespace"}
+    assert not argv & {"--rollback-on-failure", "--wait=legacy", "--wait=watcher"}
+    assert "--create-namespace" not in argv
+
+
+def test_helm4_rollback_waits_with_helm3_semantics(tmp_path: Path) -> None:
+    """helm 4's kstatus watcher would wait out provisioning CAPI objects and roll back."""
+    d = tmp_path / "h"
+    make_helm(fake_helm(d, stdout=RELEASE_JSON), 4).upgrade_install(
+        "demo", Path("/c"), namespace="n", values={}
+    )
+    argv = argv_of(d)
+    assert "--rollback-on-failure" in argv
+    assert "--wait=legacy" in argv
+    assert "--wait=watcher" not in argv
 
 
 @pytest.mark.parametrize("major", [3, 4])
@@ -313,7 +326,7 @@ def test_get_values_manifest_uninstall(tmp_path: Path) -> None:
     )
     assert argv_of(m) == ["get", "manifest", "demo", "-n", "n"]
 
-    for major, flag in ((3, "--wait"), (4, "--wait=watcher")):
+    for major, flag in ((3, "--wait"), (4, "--wait=legacy")):
         u = tmp_path / f"u{major}"
         make_helm(fake_helm(u), major).uninstall("demo", namespace="n", wait=True)
         assert argv_of(u) == ["uninstall", "demo", "-n", "n", flag]

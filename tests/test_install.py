@@ -625,21 +625,7 @@ def test_secrets_are_never_printed(
 
 @pytest.mark.parametrize(
     "major",
-    [
-        3,
-        pytest.param(
-            4,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "helm 4 --rollback-on-failure implies --wait=watcher (kstatus): Cluster "
-                    "API objects still provisioning count as InProgress, so the upgrade waits "
-                    "for helm's timeout and is rolled back; the runner should pass "
-                    "--wait=legacy (helm 3 semantics) unless wait=True"
-                ),
-            ),
-        ),
-    ],
+    [3, 4],
     ids=["helm3", "helm4"],
 )
 def test_upgrade_while_the_cluster_is_still_provisioning(

@@ -320,8 +320,12 @@ class Helm:
         """``helm upgrade --install``; returns the release as installed.
 
         ``rollback_on_failure`` is ``--atomic`` on helm 3 and ``--rollback-on-failure`` on
-        helm 4 (both imply waiting). ``wait`` is ``--wait`` on helm 3 and ``--wait=watcher``
-        on helm 4 (whose bare default is ``hookOnly``). ``timeout`` is helm's ``--timeout``;
+        helm 4 (both imply waiting). Waiting is helm 3's semantics on both: ``--wait`` on
+        helm 3, ``--wait=legacy`` on helm 4, also when only rolling back on failure. helm 4's
+        default ``watcher`` strategy (kstatus) counts Cluster API objects that are still
+        provisioning as in progress, so an upgrade of a young cluster would wait for the
+        timeout and be rolled back; the cluster's readiness is followed by ``install --wait``
+        through the Cluster's conditions instead. ``timeout`` is helm's ``--timeout``;
         our wall clock then allows a minute more. ``--kube-version`` does not exist here:
         the cluster tells helm its version.
         """
@@ -331,8 +335,8 @@ class Helm:
             args.append("--create-namespace")
         if rollback_on_failure:
             args.append("--atomic" if self.major == 3 else "--rollback-on-failure")
-        if wait:
-            args.append("--wait" if self.major == 3 else "--wait=watcher")
+        if wait or (rollback_on_failure and self.major >= 4):
+            args.append(self._wait_flag())
         helm_timeout = 300.0 if timeout is None else timeout
         if timeout is not None:
             args += ["--timeout", f"{max(1, round(timeout))}s"]
@@ -385,11 +389,15 @@ class Helm:
         data = json.loads(done.stdout or "null")
         return data if isinstance(data, dict) else {}
 
+    def _wait_flag(self) -> str:
+        """helm 3's wait semantics on every version (see :meth:`upgrade_install`)."""
+        return "--wait" if self.major == 3 else "--wait=legacy"
+
     def uninstall(self, release: str, *, namespace: str, wait: bool = False) -> None:
         """``helm uninstall``; ``wait`` waits until the resources are gone."""
         args = ["uninstall", release, "-n", namespace, *self._cluster_flags()]
         if wait:
-            args.append("--wait" if self.major == 3 else "--wait=watcher")
+            args.append(self._wait_flag())
         self.run(args, what=f"helm uninstall {release}")
 
 
