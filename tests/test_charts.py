@@ -312,7 +312,11 @@ def test_every_object_renders_and_is_crd_valid(
     assert "# Source:" in text  # sanity: this is helm output
     if creates_secret:
         (secret,) = by_kind(objs, "Secret")
-        assert secret["stringData"] == {"cacert": REDACTED, "clouds.yaml": REDACTED}
+        assert secret["stringData"] == {
+            "cacert": REDACTED,
+            "cloud.conf": REDACTED,
+            "clouds.yaml": REDACTED,
+        }
         assert secret["metadata"]["labels"]["clusterctl.cluster.x-k8s.io/move"] == "true"
 
 

@@ -4,6 +4,7 @@ tests play Cluster API themselves by setting status and finishing deletions)."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import re
@@ -36,7 +37,11 @@ pytestmark = [
 
 DOCKER = (REPO / "examples" / "docker-dev.yaml").read_text()
 OPENSTACK = (REPO / "examples" / "openstack-minimal.yaml").read_text()
-CLOUDS = "clouds:\n  openstack:\n    auth:\n      application_credential_secret: S3CR3T-VALUE-42\n"
+CLOUDS = (
+    "clouds:\n  openstack:\n    auth:\n      auth_url: https://keystone.invalid/v3\n"
+    "      application_credential_id: app-cred-id\n"
+    "      application_credential_secret: S3CR3T-VALUE-42\n"
+)
 SECRETS = {"clouds.yaml": CLOUDS, "cacert": ""}
 
 
@@ -593,17 +598,29 @@ def test_secrets_are_never_printed(
     helm: Helm,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings_file = write(tmp_path, OPENSTACK)
     clouds = tmp_path / "clouds.yaml"
     clouds.write_text(CLOUDS)
-    assert cli("install", settings_file, "--kubeconfig", kubeconfig) == 2  # no credentials
+    # per-cluster application credential (the default), but the cloud entry does not exist
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tmp_path / "no-clouds.yaml"))
+    assert cli("install", settings_file, "--kubeconfig", kubeconfig) == 2
+    assert "cloud 'openstack'" in capsys.readouterr().err
+    # told not to touch OpenStack and given no credentials: placeholders are refused
+    assert cli("install", settings_file, "--kubeconfig", kubeconfig, "--skip-openstack") == 2
     assert "placeholders" in capsys.readouterr().err
     assert (
         cli("install", settings_file, "--kubeconfig", kubeconfig, "--clouds-yaml", str(clouds)) == 0
     )
     secret = fake.get("Secret", "default", "capi-demo-cloud-config")
     assert secret is not None
+    data = secret.get("stringData") or {
+        key: base64.b64decode(value).decode() for key, value in secret["data"].items()
+    }
+    assert sorted(data) == ["cacert", "cloud.conf", "clouds.yaml"]
+    cloud_conf = data["cloud.conf"]
+    assert 'application-credential-secret="S3CR3T-VALUE-42"' in cloud_conf
     for args in (("status",), ("diff",), ("status", "-o", "json")):
         assert cli(*args, settings_file, "--kubeconfig", kubeconfig) == 0
     assert (

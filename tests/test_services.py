@@ -593,3 +593,49 @@ def test_apply_installs_the_cluster_release_first(
     dry = apply(settings, kubeconfig=str(clusters.mgmt_kubeconfig), dry_run=True)
     assert len(calls) == 1  # a dry run installs nothing
     assert {p.action for p in dry.plan} == {"unchanged"}
+
+
+@pytest.mark.fakekube
+def test_apply_copies_cloud_conf_into_the_workload_cluster(
+    clusters: Clusters, tmp_path: Path
+) -> None:
+    """OCCM and Cinder CSI read kube-system/cloud-config: copied API to API, idempotently."""
+    from scs_templates.kube import KubeClient
+    from scs_templates.services.deploy import sync_cloud_config
+
+    settings = settings_of("openstack")
+    management = KubeClient(str(clusters.mgmt_kubeconfig))
+    workload = KubeClient(str(clusters.workload.write_kubeconfig(tmp_path / "w.kubeconfig")))
+
+    note = sync_cloud_config(settings, management, workload)
+    assert "has no cloud.conf" in note
+    assert clusters.workload.get("Secret", "kube-system", "cloud-config") is None
+
+    conf = '[Global]\nauth-url="https://keystone.invalid/v3"\n'
+    clusters.management.add_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "capi-demo-cloud-config", "namespace": "default"},
+            "data": {
+                "cloud.conf": base64.b64encode(conf.encode()).decode(),
+                "cacert": base64.b64encode(b"PEM").decode(),
+                "clouds.yaml": base64.b64encode(b"clouds: {}").decode(),
+            },
+        }
+    )
+    assert sync_cloud_config(settings, management, workload) == ""
+    copied = workload.secret_data("kube-system", "cloud-config")
+    assert copied == {"ca.crt": "PEM", "cloud.conf": conf}  # not clouds.yaml
+    writes = [r for r in clusters.workload.requests if r.verb in ("create", "update", "patch")]
+    assert sync_cloud_config(settings, management, workload) == ""  # unchanged: no write
+    again = [r for r in clusters.workload.requests if r.verb in ("create", "update", "patch")]
+    assert again == writes
+    assert (
+        sync_cloud_config(
+            settings_of("openstack", cinderCSI={"enabled": False}), management, workload
+        )
+        == ""
+    )
+    management.close()
+    workload.close()

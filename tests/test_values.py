@@ -109,13 +109,20 @@ def test_secret_placeholder_and_real_secrets() -> None:
     redacted = build_values(settings)["openstack"]["credentials"]
     assert redacted == {
         "cacert": REDACTED,
+        "cloudConf": REDACTED,
         "cloudsYaml": REDACTED,
         "create": True,
         "secretName": "capi-demo-cloud-config",
     }
-    real = build_values(settings, secrets={"clouds.yaml": "clouds: {}", "cacert": "PEM"})
+    real = build_values(
+        settings,
+        secrets={"clouds.yaml": "clouds: {}", "cloud.conf": "[Global]", "cacert": "PEM"},
+    )
     assert real["openstack"]["credentials"]["cloudsYaml"] == "clouds: {}"
+    assert real["openstack"]["credentials"]["cloudConf"] == "[Global]"
     assert real["openstack"]["credentials"]["cacert"] == "PEM"
+    without = build_values(settings, secrets={"clouds.yaml": "clouds: {}"})
+    assert without["openstack"]["credentials"]["cloudConf"] == ""
 
 
 def test_existing_credentials_secret_is_referenced_not_created() -> None:

@@ -10,7 +10,6 @@ workload kubeconfig is never printed.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``apply``; importing this module stays cheap."""
-    from scs_templates.cli.cmd_lifecycle import parse_duration
+    from scs_templates.cli.cmd_lifecycle import openstack_credential_options, parse_duration
 
     apply = subparsers.add_parser(
         "apply",
@@ -74,15 +73,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="DURATION",
         help="how long to wait for the workload kubeconfig Secret (default 30m)",
     )
-    apply.add_argument(
-        "--clouds-yaml",
-        type=Path,
-        metavar="FILE",
-        help="OpenStack: clouds.yaml for the cluster's credentials Secret (never printed)",
-    )
-    apply.add_argument(
-        "--cacert", type=Path, metavar="FILE", help="OpenStack: CA certificate for the Secret"
-    )
+    openstack_credential_options(apply)
     # seconds between polls; hidden: only tests need another value
     import argparse as _argparse
 
@@ -91,17 +82,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    from scs_templates.cli.cmd_lifecycle import ProgressLine, _load, _read_secret_file
+    from scs_templates.cli.cmd_lifecycle import ProgressLine, _load, install_secrets
     from scs_templates.services.deploy import apply
 
     loaded = _load(args)
-    secrets: dict[str, str] | None = None
-    if args.clouds_yaml is not None:
-        from scs_templates.values import CACERT_KEY, CLOUDS_YAML_KEY
-
-        secrets = {CLOUDS_YAML_KEY: _read_secret_file(args.clouds_yaml, "--clouds-yaml")}
-        if args.cacert is not None:
-            secrets[CACERT_KEY] = _read_secret_file(args.cacert, "--cacert")
+    secrets = None if args.services_only or args.dry_run else install_secrets(args, loaded.settings)
     progress = ProgressLine()
     try:
         result = apply(

@@ -50,6 +50,60 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context to use")
 
 
+def openstack_credential_options(parser: argparse.ArgumentParser) -> None:
+    """Where the OpenStack credentials of the cluster come from (install, apply)."""
+    parser.add_argument(
+        "--clouds-yaml",
+        type=Path,
+        metavar="FILE",
+        help="OpenStack: use this clouds.yaml (entry spec.openstack.cloud) for the cluster's "
+        "credentials Secret instead of a per-cluster application credential (never printed)",
+    )
+    parser.add_argument(
+        "--cacert", type=Path, metavar="FILE", help="OpenStack: CA certificate for the Secret"
+    )
+    _os_cloud_options(parser)
+
+
+def _os_cloud_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--os-cloud",
+        metavar="NAME",
+        help="OpenStack: clouds.yaml entry of YOUR credential, used to create or delete the "
+        "per-cluster application credential and server groups (default: spec.openstack.cloud)",
+    )
+    parser.add_argument(
+        "--skip-openstack",
+        action="store_true",
+        help="OpenStack: do not touch the cloud (no credentials, server groups or cleanup)",
+    )
+
+
+def install_secrets(args: argparse.Namespace, settings: Any) -> dict[str, str] | None:
+    """The credentials Secret content for an install: from --clouds-yaml, or a per-cluster
+    application credential ensured now (reused when it still works), or None."""
+    from scs_templates.openstack import provision
+
+    if settings.spec.provider != "openstack":
+        return None
+    if args.clouds_yaml is not None:
+        cacert = None if args.cacert is None else _read_secret_file(args.cacert, "--cacert")
+        clouds = _read_secret_file(args.clouds_yaml, "--clouds-yaml")
+        return provision.secrets_from_files(settings, clouds, cacert)
+    if args.skip_openstack or not provision.manages_credentials(settings):
+        return None
+    from scs_templates.kube import KubeClient
+
+    with KubeClient(args.kubeconfig, args.context) as kube:
+        return provision.cluster_secrets(
+            settings, kube=kube, os_cloud=args.os_cloud, progress=_note
+        )
+
+
+def _note(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
 def _poll_option(parser: argparse.ArgumentParser) -> None:
     import argparse
 
@@ -81,15 +135,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="DURATION",
         help="how long --wait waits (default 30m; e.g. 45m, 1h, 90s)",
     )
-    install.add_argument(
-        "--clouds-yaml",
-        type=Path,
-        metavar="FILE",
-        help="OpenStack: clouds.yaml for the cluster's credentials Secret (never printed)",
-    )
-    install.add_argument(
-        "--cacert", type=Path, metavar="FILE", help="OpenStack: CA certificate for the Secret"
-    )
+    openstack_credential_options(install)
     _poll_option(install)
     install.set_defaults(func=run_install)
 
@@ -138,6 +184,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     _cluster_options(delete)
     delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    _os_cloud_options(delete)
     delete.add_argument(
         "--timeout",
         type=parse_duration,
@@ -211,14 +258,9 @@ def _read_secret_file(path: Path, what: str) -> str:
 
 def run_install(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
-    from scs_templates.values import CACERT_KEY, CLOUDS_YAML_KEY
 
     loaded = _load(args)
-    secrets: dict[str, str] | None = None
-    if args.clouds_yaml is not None:
-        secrets = {CLOUDS_YAML_KEY: _read_secret_file(args.clouds_yaml, "--clouds-yaml")}
-        if args.cacert is not None:
-            secrets[CACERT_KEY] = _read_secret_file(args.cacert, "--cacert")
+    secrets = install_secrets(args, loaded.settings)
     progress = ProgressLine()
     try:
         result = lifecycle.install(
@@ -334,4 +376,16 @@ def run_delete(args: argparse.Namespace) -> int:
             f"removed {len(result.removed)} leftover object(s): {', '.join(result.removed)}"
         )
     print("; ".join(done) if done else f"nothing to delete for {target.cluster}")
+    if loaded.settings.spec.provider == "openstack" and not args.skip_openstack:
+        from scs_templates.errors import ToolError
+        from scs_templates.openstack import provision
+
+        problems = provision.release_cluster_resources(
+            loaded.settings, os_cloud=args.os_cloud, progress=_note
+        )
+        if problems:
+            raise ToolError(
+                f"OpenStack leftovers of {target.cluster} remain ({len(problems)}): "
+                f"{problems[0]}; see `scs-templates openstack cleanup`"
+            )
     return 0

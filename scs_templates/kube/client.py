@@ -215,11 +215,54 @@ class KubeClient:
     def cluster_kubeconfig(self, namespace: str, cluster: str) -> str | None:
         """The workload cluster's admin kubeconfig (Secret ``<cluster>-kubeconfig``, key
         ``value``), or None. It is a credential: never print or log it."""
+        data = self.secret_data(namespace, f"{cluster}-kubeconfig")
+        return (data or {}).get("value") or None
+
+    # ------------------------------------------------------------------ secrets
+
+    def secret_data(self, namespace: str, name: str) -> dict[str, str] | None:
+        """A Secret's decoded data (UTF-8 text values), or None when it does not exist.
+
+        The values are credentials: callers must never print or log them.
+        """
         import base64
 
-        found = self.get(ObjectRef("v1", "Secret", namespace, f"{cluster}-kubeconfig"))
-        data = (found or {}).get("data") or {}
-        value = data.get("value") if isinstance(data, dict) else None
-        if not value:
+        found = self.get(ObjectRef("v1", "Secret", namespace, name))
+        if found is None:
             return None
-        return base64.b64decode(value).decode("utf-8")
+        data = found.get("data") or {}
+        decoded: dict[str, str] = {}
+        for key, value in sorted(data.items()) if isinstance(data, dict) else []:
+            decoded[str(key)] = base64.b64decode(str(value or "")).decode("utf-8")
+        return decoded
+
+    def put_secret(
+        self,
+        namespace: str,
+        name: str,
+        string_data: Mapping[str, str],
+        *,
+        labels: Mapping[str, str] | None = None,
+    ) -> bool:
+        """Create or replace an Opaque Secret; True when it changed. Values never logged."""
+        import base64
+
+        data = {k: base64.b64encode(v.encode()).decode() for k, v in sorted(string_data.items())}
+        ref = ObjectRef("v1", "Secret", namespace, name)
+        body: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "Opaque",
+            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})},
+            "data": data,
+        }
+        current = self.get(ref)
+        path = self._path("v1", "Secret", namespace)
+        if current is None:
+            self._call("POST", path, body=body, what=f"creating {ref}")
+            return True
+        if (current.get("data") or {}) == data:
+            return False
+        body["metadata"]["resourceVersion"] = (current.get("metadata") or {}).get("resourceVersion")
+        self._call("PUT", f"{path}/{quote(name, safe='')}", body=body, what=f"updating {ref}")
+        return True

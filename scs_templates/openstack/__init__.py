@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         ClusterCredentials,
         EnsuredCredential,
         StoredCredential,
+        cloud_conf_from_clouds_yaml,
         create_app_credential,
         credential_authenticates,
         credential_names,
@@ -89,6 +90,7 @@ _EXPORTS: dict[str, str] = {
     "parse_credentials_secret": "appcred",
     "render_cloud_conf": "appcred",
     "render_clouds_yaml": "appcred",
+    "cloud_conf_from_clouds_yaml": "appcred",
     # preflight
     "CheckResult": "preflight",
     "PreflightReport": "preflight",
@@ -120,6 +122,7 @@ __all__ = [
     "capo_security_group_names",
     "cleanup_cluster_network",
     "cloud_access",
+    "cloud_conf_from_clouds_yaml",
     "create_app_credential",
     "credential_authenticates",
     "credential_names",

@@ -336,15 +336,87 @@ def render_cloud_conf(
     ca_file: str | None = None,
 ) -> Secret:
     """cloud.conf (gcfg) for the OpenStack cloud controller manager and Cinder CSI."""
-    lines = [
-        "[Global]",
-        f"auth-url={_gcfg(access.auth_url)}",
-        f"application-credential-id={_gcfg(credential.id)}",
-        f"application-credential-secret={_gcfg(credential.secret.reveal())}",
+    auth = [
+        ("auth-url", access.auth_url),
+        ("application-credential-id", credential.id),
+        ("application-credential-secret", credential.secret.reveal()),
     ]
     if access.region_name:
-        lines.append(f"region={_gcfg(access.region_name)}")
-    if access.verify is False:
+        auth.append(("region", access.region_name))
+    return _cloud_conf(
+        auth,
+        insecure=access.verify is False,
+        ca_file=ca_file,
+        load_balancer_provider=load_balancer_provider,
+        floating_network_id=floating_network_id,
+    )
+
+
+# clouds.yaml auth keys -> cloud.conf [Global] keys (cloud-provider-openstack's names).
+_CLOUD_CONF_AUTH_KEYS = (
+    ("auth_url", "auth-url"),
+    ("application_credential_id", "application-credential-id"),
+    ("application_credential_secret", "application-credential-secret"),
+    ("username", "username"),
+    ("user_id", "user-id"),
+    ("password", "password"),
+    ("user_domain_name", "user-domain-name"),
+    ("user_domain_id", "user-domain-id"),
+    ("project_id", "tenant-id"),
+    ("project_name", "tenant-name"),
+    ("project_domain_name", "tenant-domain-name"),
+    ("project_domain_id", "tenant-domain-id"),
+    ("domain_name", "domain-name"),
+    ("domain_id", "domain-id"),
+)
+
+
+def cloud_conf_from_clouds_yaml(
+    text: str,
+    cloud_name: str,
+    *,
+    load_balancer_provider: str = "amphora",
+    floating_network_id: str | None = None,
+) -> Secret | None:
+    """cloud.conf for the same credential as a clouds.yaml entry (application credential or
+    password), for users who bring their own clouds.yaml; None when the entry is unusable."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        document = YAML(typ="safe").load(text)
+        entry = document["clouds"][cloud_name]
+        auth_section = entry.get("auth") or {}
+    except (YAMLError, KeyError, TypeError, AttributeError):
+        return None
+    auth = [
+        (conf_key, str(auth_section[yaml_key]))
+        for yaml_key, conf_key in _CLOUD_CONF_AUTH_KEYS
+        if auth_section.get(yaml_key)
+    ]
+    if not any(key == "auth-url" for key, _ in auth):
+        return None
+    if entry.get("region_name"):
+        auth.append(("region", str(entry["region_name"])))
+    return _cloud_conf(
+        auth,
+        insecure=entry.get("verify") is False,
+        ca_file=None,
+        load_balancer_provider=load_balancer_provider,
+        floating_network_id=floating_network_id,
+    )
+
+
+def _cloud_conf(
+    auth: list[tuple[str, str]],
+    *,
+    insecure: bool,
+    ca_file: str | None,
+    load_balancer_provider: str,
+    floating_network_id: str | None,
+) -> Secret:
+    lines = ["[Global]", *(f"{key}={_gcfg(value)}" for key, value in auth)]
+    if insecure:
         lines.append("tls-insecure=true")
     elif ca_file:
         lines.append(f"ca-file={_gcfg(ca_file)}")

@@ -37,6 +37,7 @@ from scs_templates.services.releases import (
     plan_releases,
     state_of,
 )
+from scs_templates.settings.naming import resource_name
 
 if TYPE_CHECKING:
     from scs_templates.helm import Helm, ReleaseInfo
@@ -214,6 +215,46 @@ def _cni_switch(settings: ClusterSettings, deployed: Mapping[str, ReleaseInfo]) 
 # --------------------------------------------------------------------------- apply
 
 
+def sync_cloud_config(
+    settings: ClusterSettings, management: KubeClient, workload: KubeClient
+) -> str:
+    """Copy ``cloud.conf`` (and the CA bundle) from the cluster's credentials Secret on the
+    management cluster into the workload cluster's ``kube-system/cloud-config``, which the
+    OpenStack cloud controller manager and Cinder CSI read. Returns a note ("" when done).
+
+    The content is a credential: it moves API to API and is never printed or written to disk.
+    """
+    from scs_templates.services.values import CLOUD_CONFIG_SECRET
+    from scs_templates.values import CACERT_KEY, CLOUD_CONF_KEY
+
+    services = settings.spec.services
+    if not (services.cloud_controller_manager.enabled or services.cinder_csi.enabled):
+        return ""
+    secret_name = settings.spec.openstack.credentials_secret or resource_name(
+        settings.spec.prefix, settings.name, "cloud-config"
+    )
+    data = management.secret_data(settings.metadata.namespace, secret_name) or {}
+    if not data.get(CLOUD_CONF_KEY):
+        return (
+            f"the credentials Secret {settings.metadata.namespace}/{secret_name} has no "
+            f"{CLOUD_CONF_KEY}: create kube-system/{CLOUD_CONFIG_SECRET} in the workload "
+            "cluster yourself, or the cloud controller manager and Cinder CSI cannot start"
+        )
+    content = {CLOUD_CONF_KEY: data[CLOUD_CONF_KEY]}
+    if data.get(CACERT_KEY):
+        content["ca.crt"] = data[CACERT_KEY]
+    workload.put_secret(
+        "kube-system",
+        CLOUD_CONFIG_SECRET,
+        content,
+        labels={
+            "app.kubernetes.io/managed-by": "scs-templates",
+            "scs.community/cluster": settings.name,
+        },
+    )
+    return ""
+
+
 def apply(
     settings: ClusterSettings,
     *,
@@ -319,6 +360,10 @@ def apply(
         _check_mirror(
             [r for r in releases if r.name in selected], settings.spec.services.chart_mirror
         )
+        if settings.spec.provider == "openstack":
+            note = sync_cloud_config(settings, client, KubeClient(str(path)))
+            if note:
+                notes.append(note)
         runner = helmfile if helmfile is not None else ServicesHelmfile()
         runner.kubeconfig = str(path)
         runner.kube_context = None

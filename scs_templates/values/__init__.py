@@ -27,13 +27,23 @@ from scs_templates.settings import naming
 from scs_templates.settings.model import ClusterSettings, RegistryMirror, WorkerGroup
 from scs_templates.settings.versions import parse_version
 
-__all__ = ["CACERT_KEY", "CLOUDS_YAML_KEY", "REDACTED", "build_values", "server_groups"]
+__all__ = [
+    "CACERT_KEY",
+    "CLOUDS_YAML_KEY",
+    "CLOUD_CONF_KEY",
+    "REDACTED",
+    "build_values",
+    "server_groups",
+]
 
 #: Placeholder for secret material when no secrets are given (dry renders, snapshots).
 REDACTED = "<redacted>"
 #: Keys of ``secrets`` (and of the credentials Secret) that the OpenStack chart uses.
 CLOUDS_YAML_KEY = "clouds.yaml"
 CACERT_KEY = "cacert"
+#: cloud.conf of the in-cluster cloud controller manager and Cinder CSI (copied into the
+#: workload cluster's kube-system/cloud-config by ``apply``); optional.
+CLOUD_CONF_KEY = "cloud.conf"
 
 #: Template base names leave room for "-" + 8 hex characters of the spec hash.
 TEMPLATE_BASE_LIMIT = naming.MAX_NAME - naming.TEMPLATE_HASH_SUFFIX
@@ -307,10 +317,12 @@ def _openstack(
     }
     if create:
         if secrets is None:
-            credentials.update(cloudsYaml=REDACTED, cacert=REDACTED)
+            credentials.update(cloudsYaml=REDACTED, cloudConf=REDACTED, cacert=REDACTED)
         else:
             credentials.update(
-                cloudsYaml=secrets.get(CLOUDS_YAML_KEY, ""), cacert=secrets.get(CACERT_KEY, "")
+                cloudsYaml=secrets.get(CLOUDS_YAML_KEY, ""),
+                cloudConf=secrets.get(CLOUD_CONF_KEY, ""),
+                cacert=secrets.get(CACERT_KEY, ""),
             )
     metadata = os_settings.server_metadata
     return {

@@ -1,0 +1,130 @@
+"""The OpenStack side of install and delete, for the CLI and other tools.
+
+``install`` needs the content of the cluster's credentials Secret (clouds.yaml for CAPO,
+cloud.conf for the in-cluster cloud controller manager and Cinder CSI, the CA bundle) and
+the anti-affinity server groups CAPO only references. ``delete`` must, once Cluster API has
+torn the cluster down, remove what we created: the restricted per-cluster application
+credential(s) (with the parent credential: a restricted one cannot delete itself), the
+server groups, and any leftover ports that keep the cluster's network alive.
+
+Every value returned here may be a credential: never print or log it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from scs_templates.errors import InputError
+
+if TYPE_CHECKING:
+    from scs_templates.kube import KubeClient
+    from scs_templates.settings.model import ClusterSettings
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def manages_credentials(settings: ClusterSettings) -> bool:
+    """True when scs-templates creates the cluster's credentials (and must delete them)."""
+    spec = settings.spec
+    return (
+        spec.provider == "openstack"
+        and spec.openstack.application_credential.per_cluster
+        and spec.openstack.credentials_secret is None
+    )
+
+
+def cluster_secrets(
+    settings: ClusterSettings,
+    *,
+    kube: KubeClient,
+    os_cloud: str | None = None,
+    progress: Progress = _quiet,
+) -> dict[str, str]:
+    """Ensure the per-cluster credential(s) and server groups; return the Secret's content.
+
+    The current credentials Secret on the management cluster is read first so a credential
+    that still authenticates is reused (no churn, no new secret on every install).
+    """
+    from scs_templates.openstack.appcred import (
+        credentials_secret_data,
+        credentials_secret_name,
+        ensure_cluster_credentials,
+    )
+    from scs_templates.openstack.connection import open_cloud
+    from scs_templates.openstack.servergroups import ensure_server_groups
+
+    existing = kube.secret_data(settings.metadata.namespace, credentials_secret_name(settings))
+    conn = open_cloud(os_cloud or settings.spec.openstack.cloud)
+    try:
+        credentials = ensure_cluster_credentials(conn, settings, existing=existing)
+        for ensured in (credentials.cluster, credentials.workload):
+            if ensured is not None:
+                progress(f"application credential {ensured.credential.name}: {ensured.reason}")
+        data = credentials_secret_data(credentials, settings)
+        for action in ensure_server_groups(conn, settings):
+            progress(str(action))
+    finally:
+        conn.close()
+    return {key: value.reveal() for key, value in sorted(data.items())}
+
+
+def secrets_from_files(
+    settings: ClusterSettings, clouds_yaml: str, cacert: str | None = None
+) -> dict[str, str]:
+    """The Secret's content from the user's own clouds.yaml (and CA bundle), for
+    ``--clouds-yaml``: cloud.conf is derived from the same cloud entry."""
+    from scs_templates.openstack.appcred import cloud_conf_from_clouds_yaml
+    from scs_templates.values import CACERT_KEY, CLOUD_CONF_KEY, CLOUDS_YAML_KEY
+
+    os_settings = settings.spec.openstack
+    conf = cloud_conf_from_clouds_yaml(
+        clouds_yaml,
+        os_settings.cloud,
+        load_balancer_provider=os_settings.load_balancer_provider,
+        floating_network_id=os_settings.external_network_id,
+    )
+    if conf is None:
+        raise InputError(
+            f"--clouds-yaml: no usable entry {os_settings.cloud!r} (spec.openstack.cloud) with "
+            "auth.auth_url in it"
+        )
+    secrets = {CLOUDS_YAML_KEY: clouds_yaml, CLOUD_CONF_KEY: conf.reveal()}
+    if cacert is not None:
+        secrets[CACERT_KEY] = cacert
+    return secrets
+
+
+def release_cluster_resources(
+    settings: ClusterSettings,
+    *,
+    os_cloud: str | None = None,
+    progress: Progress = _quiet,
+) -> list[str]:
+    """After the cluster is gone: leftover ports and networks, server groups, credentials.
+
+    Returns problems (empty when everything is clean). Idempotent: a second run finds
+    nothing to do.
+    """
+    from scs_templates.openstack.appcred import delete_cluster_credentials
+    from scs_templates.openstack.cleanup import cleanup_cluster_network
+    from scs_templates.openstack.connection import open_cloud
+    from scs_templates.openstack.servergroups import delete_server_groups
+
+    conn = open_cloud(os_cloud or settings.spec.openstack.cloud)
+    try:
+        report = cleanup_cluster_network(conn, settings)
+        for line in report.lines():
+            progress(line)
+        for action in delete_server_groups(conn, settings):
+            progress(str(action))
+        if manages_credentials(settings):
+            for name, deleted in sorted(delete_cluster_credentials(conn, settings).items()):
+                progress(f"application credential {name}: {'deleted' if deleted else 'absent'}")
+    finally:
+        conn.close()
+    return [problem.describe() for problem in report.problems]
