@@ -11,6 +11,10 @@ Typical use::
     loaded = api.load_settings("cluster.yaml")      # raises api.SettingsError
     result = api.render(loaded.settings)            # raises api.HelmError
     api.write_manifests(result, "out/")
+    api.install(loaded.settings, kubeconfig="mgmt.kubeconfig", secrets=...)
+
+OpenStack credentials, preflight and cleanup live in :mod:`scs_templates.openstack`
+(imported on demand: it pulls in openstacksdk).
 """
 
 from __future__ import annotations
@@ -18,6 +22,22 @@ from __future__ import annotations
 from scs_templates.charts import ChartRef, chart_for
 from scs_templates.errors import InputError, ScsTemplatesError, ToolError, ToolNotFoundError
 from scs_templates.helm import Helm, HelmError, HelmTimeout, ReleaseInfo, TemplateJob
+from scs_templates.kube import ClusterState, Condition, KubeClient, ObjectRef
+from scs_templates.lifecycle import (
+    DeleteResult,
+    DiffResult,
+    InstallResult,
+    ObjectChange,
+    StatusResult,
+    Target,
+    check_version_change,
+    delete,
+    diff,
+    install,
+    status,
+    target_of,
+)
+from scs_templates.migrate import MigrationResult, migrate_kaas_v1
 from scs_templates.render import (
     RenderResult,
     kube_version_of,
@@ -26,6 +46,8 @@ from scs_templates.render import (
     split_documents,
     write_manifests,
 )
+from scs_templates.services import apply as apply_services
+from scs_templates.services import service_releases
 from scs_templates.settings import (
     ClusterSettings,
     LoadedSettings,
@@ -35,33 +57,57 @@ from scs_templates.settings import (
     parse_settings_text,
     validate_data,
 )
+from scs_templates.settings.dump import dump_settings
+from scs_templates.settings.schema import settings_schema
 from scs_templates.values import REDACTED, build_values
 
 __all__ = [
     "REDACTED",
     "ChartRef",
     "ClusterSettings",
+    "ClusterState",
+    "Condition",
+    "DeleteResult",
+    "DiffResult",
     "Helm",
     "HelmError",
     "HelmTimeout",
     "InputError",
+    "InstallResult",
+    "KubeClient",
     "LoadedSettings",
+    "MigrationResult",
+    "ObjectChange",
+    "ObjectRef",
     "Problem",
     "ReleaseInfo",
     "RenderResult",
     "ScsTemplatesError",
     "SettingsError",
+    "StatusResult",
+    "Target",
     "TemplateJob",
     "ToolError",
     "ToolNotFoundError",
+    "apply_services",
     "build_values",
     "chart_for",
+    "check_version_change",
+    "delete",
+    "diff",
+    "dump_settings",
+    "install",
     "kube_version_of",
     "load_settings",
+    "migrate_kaas_v1",
     "parse_settings_text",
     "render",
     "render_many",
+    "service_releases",
+    "settings_schema",
     "split_documents",
+    "status",
+    "target_of",
     "validate_data",
     "write_manifests",
 ]
