@@ -17,6 +17,11 @@ from scs_templates.errors import ScsTemplatesError
 # Subcommand modules, in the order they appear in --help. Each exposes register(subparsers).
 COMMAND_MODULES: tuple[str, ...] = (
     "scs_templates.cli.cmd_settings",
+    "scs_templates.cli.cmd_render",
+    "scs_templates.cli.cmd_lifecycle",
+    "scs_templates.cli.cmd_apply",
+    "scs_templates.cli.cmd_openstack",
+    "scs_templates.cli.cmd_migrate",
     "scs_templates.cli.cmd_tools",
 )
 
