@@ -24,7 +24,6 @@ import fcntl
 import json
 import logging
 import re
-import shlex
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -35,10 +34,15 @@ from scs_templates import atomic
 from scs_templates.charts import chart_for
 from scs_templates.errors import ScsTemplatesError, ToolError
 from scs_templates.helm import process
-from scs_templates.helm.errors import error_text, redact
-from scs_templates.helm.runner import _default_home, _secret_strings
+from scs_templates.helm.errors import error_text
+from scs_templates.helm.runner import _secret_strings
+from scs_templates.helmfile.base import (
+    HelmfileError,
+    HelmfileProcess,
+    HelmfileTimeout,
+)
 from scs_templates.render import kube_version_of
-from scs_templates.toolchain import Tool, find_helm_for_helmfile, find_helmfile, hermetic_env
+from scs_templates.toolchain import Tool
 from scs_templates.values import build_values
 
 if TYPE_CHECKING:
@@ -48,22 +52,6 @@ if TYPE_CHECKING:
     from scs_templates.settings.model import ClusterSettings
 
 log = logging.getLogger(__name__)
-
-_STDERR_BLOCK = re.compile(r"^STDERR:\s*$(.*?)^(?:COMBINED OUTPUT:|\Z)", re.M | re.S)
-
-
-class HelmfileError(ToolError):
-    """helmfile exited non-zero. ``command`` holds no values; ``stderr`` is redacted."""
-
-    def __init__(self, message: str, *, command: Sequence[str], returncode: int, stderr: str):
-        super().__init__(message)
-        self.command: list[str] = list(command)
-        self.returncode = returncode
-        self.stderr = stderr
-
-
-class HelmfileTimeout(HelmfileError):
-    """helmfile ran past its deadline; its process group (helm included) was killed."""
 
 
 def helmfile_dir() -> Path:
@@ -76,19 +64,6 @@ def helmfile_dir() -> Path:
         f"helmfile.d is missing (looked in {package / '_data'} and {package.parent}); "
         "reinstall scs-templates"
     )
-
-
-def _error_message(stderr: str) -> str:
-    """helm's error from helmfile's PATH/ARGS/STDERR block, else helmfile's own last lines."""
-    match = _STDERR_BLOCK.search(stderr)
-    if match:
-        inner = "\n".join(line.strip() for line in match.group(1).splitlines())
-        text = error_text(inner)
-        if text:
-            return text
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    errors = [line for line in lines if "err" in line.lower()]
-    return "\n".join((errors or lines)[-5:]) or "no message"
 
 
 @contextlib.contextmanager
@@ -113,7 +88,7 @@ class StateValues:
     data: dict[str, Any]
 
 
-class Helmfile:
+class Helmfile(HelmfileProcess):
     """helmfile over ``helmfile.d`` for one management cluster.
 
     ``helmfile``/``helm`` default to :func:`find_helmfile` and :func:`find_helm_for_helmfile`
@@ -132,17 +107,15 @@ class Helmfile:
         kube_context: str | None = None,
         home: Path | None = None,
     ) -> None:
-        self.helmfile = helmfile if helmfile is not None else find_helmfile()
-        self.helm = helm if helm is not None else find_helm_for_helmfile()
-        if self.helm.major != 3:
-            raise ToolError(
-                f"helmfile {self.helmfile.version} needs helm 3, got helm {self.helm.version}"
-            )
-        self.timeout = timeout
+        super().__init__(
+            helmfile,
+            helm,
+            timeout=timeout,
+            kubeconfig=kubeconfig,
+            kube_context=kube_context,
+            home=home,
+        )
         self.state_dir = state_dir if state_dir is not None else helmfile_dir()
-        self.kubeconfig = kubeconfig
-        self.kube_context = kube_context
-        self.home = home
 
     # ------------------------------------------------------------------ preparation
 
@@ -200,18 +173,6 @@ class Helmfile:
 
     # ------------------------------------------------------------------ running
 
-    def _home(self) -> Path:
-        return self.home if self.home is not None else _default_home()
-
-    def environment(self, tempdir: Path) -> dict[str, str]:
-        env = hermetic_env(self._home())
-        env["HELMFILE_UPGRADE_NOTICE_DISABLED"] = "1"
-        env["HELMFILE_TEMPDIR"] = str(tempdir)
-        env.pop("HELMFILE_ENVIRONMENT", None)
-        if self.kubeconfig is not None:
-            env["KUBECONFIG"] = self.kubeconfig
-        return env
-
     def _run_helm(self, args: Sequence[str]) -> None:
         argv = [str(self.helm.path), *args]
         with tempfile.TemporaryDirectory(prefix="scs-templates-helmfile-") as temp:
@@ -234,58 +195,20 @@ class Helmfile:
         ``kubeconfig`` overrides the instance's for this call (and implies ``cluster``).
         Raises :class:`HelmfileError` on a non-zero exit, :class:`HelmfileTimeout` on timeout.
         """
+        sensitive = set(secrets.values()) if secrets else set()
+        sensitive |= _secret_strings(build_values(settings, secrets=secrets))
         with tempfile.TemporaryDirectory(prefix="scs-templates-helmfile-") as temp:
             temp_dir = Path(temp)
-            (temp_dir / "helmfile-tmp").mkdir()
             state = self.write_state(settings, temp_dir, secrets=secrets)
-            argv = [
-                str(self.helmfile.path),
-                "--file",
-                str(self.state_dir),
-                "--helm-binary",
-                str(self.helm.path),
-                "--state-values-file",
-                str(state.file),
-                "--no-color",
-            ]
-            kubeconfig = kubeconfig if kubeconfig is not None else self.kubeconfig
-            cluster = cluster or kubeconfig is not None
-            if cluster and kubeconfig is not None:
-                argv += ["--kubeconfig", kubeconfig]
-            if cluster and self.kube_context is not None:
-                argv += ["--kube-context", self.kube_context]
-            argv += list(command)
-            label = f"helmfile {command[0]}"
-            sensitive = set(secrets.values()) if secrets else set()
-            sensitive |= _secret_strings(build_values(settings, secrets=secrets))
-            log.debug("running %s", shlex.join(argv))
-            try:
-                env = self.environment(temp_dir / "helmfile-tmp")
-                if kubeconfig is not None:
-                    env["KUBECONFIG"] = kubeconfig
-                done = process.run(argv, env=env, timeout=self.timeout)
-            except process.ProcessTimeout as error:
-                raise HelmfileTimeout(
-                    f"{label} did not finish within {self.timeout:g} s and was stopped",
-                    command=argv,
-                    returncode=-9,
-                    stderr=redact(error.stderr, sensitive),
-                ) from None
-            except OSError as error:
-                raise ToolError(
-                    f"cannot run {self.helmfile.path}: {error.strerror or error}"
-                ) from None
-        stderr = redact(done.stderr, sensitive)
-        if done.returncode != 0:
-            raise HelmfileError(
-                f"{label} failed (exit {done.returncode}): {_error_message(stderr)}",
-                command=argv,
-                returncode=done.returncode,
-                stderr=stderr,
+            return self.execute(
+                self.state_dir,
+                state.file,
+                command,
+                workdir=temp_dir,
+                cluster=cluster,
+                kubeconfig=kubeconfig,
+                sensitive=sensitive,
             )
-        if stderr.strip():
-            log.debug("%s wrote on stderr (exit 0):\n%s", label, stderr.rstrip())
-        return done
 
     # ------------------------------------------------------------------ commands
 
