@@ -1,0 +1,1 @@
+"""Benchmarks of scs-templates (``make bench`` runs ``bench/run.py``; see docs/performance.md)."""

@@ -1,0 +1,63 @@
+"""Run the benchmarks of docs/performance.md: ``make bench`` or ``python bench/run.py``.
+
+Prints one table and writes ``bench/results/latest.json`` (gitignored). ``--quick`` is a
+smoke run (2 runs per side, a fleet of 20): its numbers are NOT the documented ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.cases import all_cases, run_case
+from bench.report import table
+from bench.timing import machine
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="smoke run: few runs, small fleet")
+    parser.add_argument("--runs", type=int, help="runs per side (default 7, quick 2)")
+    parser.add_argument("--fleet-size", type=int, help="clusters in the fleet (default 100)")
+    parser.add_argument(
+        "--only", action="append", metavar="CASE", help="run only this case (repeatable)"
+    )
+    parser.add_argument("--output", type=Path, default=RESULTS / "latest.json")
+    args = parser.parse_args(argv)
+    runs = args.runs or (2 if args.quick else 7)
+    fleet_size = args.fleet_size or (20 if args.quick else 100)
+    cases = all_cases(fleet_size)
+    selected = args.only or list(cases)
+    unknown = sorted(set(selected) - set(cases))
+    if unknown:
+        parser.error(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(cases)}")
+
+    report: dict[str, Any] = {
+        "machine": machine(),
+        "runs": runs,
+        "quick": args.quick,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "cases": {},
+    }
+    for name in selected:
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        started = time.perf_counter()
+        report["cases"][name] = run_case(cases[name], runs)
+        print(f"  {name}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(table(report))
+    print(f"\nwrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,280 @@
+"""Fleet rendering (``scs_templates.fleet``, ``render-fleet``) and the benchmark harness.
+
+The central property: for every cluster of a MIXED fleet (both providers, both templates,
+three namespaces, two Kubernetes versions), the fleet result is exactly what
+``scs_templates.render.render`` returns for that cluster alone. Compared: ``manifests``
+BYTE FOR BYTE (the umbrella's ``# Source: fleet/charts/c-N/`` prefix is rewritten to the
+provider chart's name by ``render_fleet`` itself, so nothing is normalised in the test),
+``documents``, ``objects``, ``values``, ``release``, ``namespace``, ``chart`` and
+``kube_version``.
+
+Renders use the real pinned helm (skip without it, fail in CI). The benchmark smoke test runs
+the harness with tiny counts and asserts nothing about timing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import cases
+from bench.fleetgen import fleet_settings, write_fleet
+from scs_templates import fleet
+from scs_templates.charts import ChartRef, chart_for
+from scs_templates.cli.main import main
+from scs_templates.errors import ToolNotFoundError
+from scs_templates.helm import HelmError
+from scs_templates.render import kube_version_of, render
+from scs_templates.settings import load_settings, validate_data
+from scs_templates.settings.model import ClusterSettings
+from scs_templates.toolchain import find_helm
+from tests.support import EXAMPLES, skip_or_fail
+
+
+@pytest.fixture(scope="module")
+def helm3() -> Path:
+    try:
+        return find_helm(major=3).path
+    except ToolNotFoundError as error:
+        skip_or_fail(f"helm 3 is not installed (`scs-templates tools install`): {error}")
+        raise
+
+
+@pytest.fixture(autouse=True)
+def _no_tool_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("SCS_TEMPLATES_HELM", "SCS_TEMPLATES_HELM4", "HELM_NAMESPACE"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def mixed_fleet(count: int) -> list[ClusterSettings]:
+    """The benchmark fleet's first ``count`` clusters plus the examples."""
+    generated = [validate_data(data).settings for data in fleet_settings(count)]
+    return generated + [load_settings(path).settings for path in EXAMPLES]
+
+
+# --- equality with render() ----------------------------------------------------------------
+
+
+@pytest.mark.helm
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_fleet_equals_single_renders(helm3: Path, jobs: int) -> None:
+    settings = mixed_fleet(30)
+    providers = {s.spec.provider for s in settings}
+    namespaces = {s.metadata.namespace for s in settings}
+    templates = {s.spec.template for s in settings}
+    assert providers == {"openstack", "docker"}
+    assert len(namespaces) >= 3 and templates == {"simple", "multi-md"}
+
+    results = fleet.render_fleet(settings, jobs=jobs)
+    texts = fleet.render_fleet_manifests(settings, jobs=jobs)
+    assert len(results) == len(texts) == len(settings)
+    for one, result, text in zip(settings, results, texts, strict=True):
+        alone = render(one)
+        assert result.manifests == alone.manifests  # byte for byte
+        assert text == alone.manifests
+        assert result.documents == alone.documents
+        assert result.objects == alone.objects
+        assert result.values == alone.values
+        assert (result.release, result.namespace, result.chart, result.kube_version) == (
+            alone.release,
+            alone.namespace,
+            alone.chart,
+            alone.kube_version,
+        )
+        assert result.contains_secrets is alone.contains_secrets is False
+        assert result.file_names() == alone.file_names()
+        assert "fleet/charts/" not in result.manifests
+
+
+@pytest.mark.helm
+def test_fleet_really_batches(helm3: Path) -> None:
+    settings = mixed_fleet(20)
+    batches = fleet.plan_batches(
+        [(chart_for(s.spec.provider), s.metadata.namespace, kube_version_of(s)) for s in settings],
+        jobs=2,
+    )
+    assert all(b.umbrella for b in batches)
+    assert len(batches) < len(settings) / 2
+    for batch in batches:  # never mixes charts or namespaces
+        members = [settings[i] for i in batch.members]
+        assert {s.spec.provider for s in members} == {batch.chart.name.removesuffix("-cluster")}
+        assert {s.metadata.namespace for s in members} == {batch.namespace}
+
+
+@pytest.mark.helm
+def test_fleet_error_names_the_cluster(helm3: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch that fails is re-rendered one by one: the error is that cluster's own."""
+    settings = mixed_fleet(6)
+    original = fleet._prepare
+
+    def broken(index: int, one: ClusterSettings, secrets: Any) -> Any:
+        cluster = original(index, one, secrets)
+        if index == 4:
+            cluster.values["controlPlane"]["replicas"] = "three"  # violates the chart schema
+        return cluster
+
+    monkeypatch.setattr(fleet, "_prepare", broken)
+    with pytest.raises(HelmError) as raised:
+        fleet.render_fleet(settings, jobs=2)
+    assert f"helm template {settings[4].metadata.name} failed" in str(raised.value)
+    assert "replicas" in str(raised.value)
+
+
+def test_empty_fleet() -> None:
+    assert fleet.render_fleet([]) == []
+    assert fleet.render_fleet_manifests([]) == []
+
+
+# --- units without helm --------------------------------------------------------------------
+
+
+def test_split_umbrella_output() -> None:
+    output = (
+        "---\n# Source: fleet/charts/c-1/templates/a.yaml\nkind: A\nname: x\n"
+        "---\n# Source: fleet/charts/c-0/templates/a.yaml\nkind: A\nname: y\n"
+        "---\n# Source: fleet/charts/c-1/templates/b.yaml\nkind: B\n"
+    )
+    parts = fleet.split_umbrella_output(output, "openstack-cluster", ["c-0", "c-1", "c-2"])
+    assert parts == {
+        "c-0": "---\n# Source: openstack-cluster/templates/a.yaml\nkind: A\nname: y\n",
+        "c-1": "---\n# Source: openstack-cluster/templates/a.yaml\nkind: A\nname: x\n"
+        "---\n# Source: openstack-cluster/templates/b.yaml\nkind: B\n",
+        "c-2": "",
+    }
+    with pytest.raises(ValueError, match="unexpected document"):
+        fleet.split_umbrella_output(output, "x", ["c-0"])
+    with pytest.raises(ValueError, match="before the first"):
+        fleet.split_umbrella_output("junk\n" + output, "x", ["c-0", "c-1"])
+
+
+def _chart(tmp_path: Path, name: str, template: str, chart_yaml: str = "") -> ChartRef:
+    path = tmp_path / name
+    (path / "templates").mkdir(parents=True)
+    (path / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n{chart_yaml}")
+    (path / "templates" / "x.yaml").write_text(template)
+    return ChartRef(name=name, version="0.1.0", path=path)
+
+
+def test_chart_traits(tmp_path: Path) -> None:
+    plain = _chart(tmp_path, "plain", "name: {{ .Values.cluster.name }}\n")
+    release = _chart(tmp_path, "release", "name: {{ .Release.Name }}\n")
+    namespace = _chart(tmp_path, "namespace", "ns: {{ $.Release.Namespace }}\n")
+    caps = _chart(tmp_path, "caps", "v: {{ .Capabilities.KubeVersion }}\n")
+    constrained = _chart(tmp_path, "constrained", "a: b\n", "kubeVersion: '>=1.30'\n")
+    chart_name = _chart(tmp_path, "chartname", "n: {{ .Chart.Name }}\n")
+    traits = {c.name: fleet.chart_traits(c.path) for c in (plain, release, namespace, caps)}
+    assert traits["plain"] == fleet.ChartTraits(True, False, False)
+    assert traits["release"] == fleet.ChartTraits(False, False, False)
+    assert traits["namespace"] == fleet.ChartTraits(True, True, False)
+    assert traits["caps"] == fleet.ChartTraits(True, False, True)
+    assert fleet.chart_traits(constrained.path).uses_kube_version
+    assert not fleet.chart_traits(chart_name.path).batchable
+
+
+def test_plan_batches(tmp_path: Path) -> None:
+    a = _chart(tmp_path, "a", "x: {{ .Values.x }}\n")
+    b = _chart(tmp_path, "b", "v: {{ .Capabilities.KubeVersion }}\n")
+    c = _chart(tmp_path, "c", "n: {{ .Release.Name }}\n")
+    clusters = (
+        [(a, "ns1", "v1.33.5")] * 30
+        + [(a, "ns1", "v1.34.1")] * 30  # chart a ignores the version: same group
+        + [(a, "ns2", "v1.33.5")] * 5
+        + [(b, "ns1", "v1.33.5")] * 4
+        + [(b, "ns1", "v1.34.1")] * 4  # chart b reads it: separate group
+        + [(c, "ns1", "v1.33.5")] * 2  # not batchable: one plain batch each
+    )
+    batches = fleet.plan_batches(clusters, jobs=2)
+    covered = sorted(i for batch in batches for i in batch.members)
+    assert covered == list(range(len(clusters)))
+    assert all(len(batch.members) <= fleet.MAX_BATCH for batch in batches)
+    for batch in batches:
+        keys = {clusters[i][:2] for i in batch.members}
+        assert keys == {(batch.chart, batch.namespace)}
+        if batch.chart is b:
+            assert {clusters[i][2] for i in batch.members} == {batch.kube_version}
+        assert batch.umbrella is (batch.chart is not c)
+    sizes = sorted(len(batch.members) for batch in batches if batch.chart is a)
+    assert sum(sizes) == 65 and sizes[-1] - sizes[1] <= 1  # 60 in ns1 cut evenly
+    assert [len(batch.members) for batch in batches] == sorted(
+        (len(batch.members) for batch in batches), reverse=True
+    )
+    with pytest.raises(ValueError):
+        fleet.plan_batches(clusters, jobs=0)
+
+
+# --- CLI -----------------------------------------------------------------------------------
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.helm
+def test_cli_render_fleet_stdout_and_dir(
+    helm3: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = [str(p) for p in write_fleet(tmp_path / "settings", 8)] + [str(p) for p in EXAMPLES]
+    code, out, _ = cli(capsys, "render-fleet", *files, "--stdout", "-j", "2")
+    assert code == 0
+    assert out == "".join(render(load_settings(f).settings).manifests for f in files)
+
+    code, _, err = cli(capsys, "render-fleet", *files, "-o", str(tmp_path / "out"))
+    assert code == 0 and "of 11 clusters" in err
+    prod = load_settings(EXAMPLES[-1]).settings
+    alone = render(prod)
+    written = sorted((tmp_path / "out" / prod.metadata.namespace / prod.metadata.name).iterdir())
+    assert [p.name for p in written] == sorted(alone.file_names())
+    by_name = dict(zip(alone.file_names(), alone.documents, strict=True))
+    assert all(p.read_text() == by_name[p.name] for p in written)
+
+
+def test_cli_render_fleet_input_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = str(EXAMPLES[0])
+    code, _, err = cli(capsys, "render-fleet", good, good, "--stdout")
+    assert code == 2 and "is also defined in" in err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(json.dumps({"apiVersion": "nope"}))
+    code, _, err = cli(capsys, "render-fleet", good, str(bad), "--stdout")
+    assert code == 2 and "bad.yaml" in err
+    with pytest.raises(SystemExit) as exited:  # -o or --stdout is required
+        main(["render-fleet", good])
+    assert exited.value.code == 2
+    with pytest.raises(SystemExit):
+        main(["render-fleet", good, "--stdout", "-j", "0"])
+
+
+# --- benchmark harness smoke test (no timing assertions) -----------------------------------
+
+
+@pytest.mark.helm
+def test_bench_harness_smoke(helm3: Path, tmp_path: Path) -> None:
+    from scs_templates.toolchain import find_helmfile
+
+    try:
+        find_helmfile()
+    except ToolNotFoundError as error:
+        skip_or_fail(f"helmfile is not installed: {error}")
+    results: dict[str, Any] = {}
+    for name, case in cases.all_cases(fleet_size=3).items():
+        work = tmp_path / name
+        work.mkdir()
+        results[name] = case(1, work)
+    assert results["render_cli"]["byte_identical"] is True
+    assert set(results["library"]["parts"]) >= {"render()", "Helm.template()"}
+    assert all(results["fleet"]["equal_outputs"].values())
+    assert results["startup"]["parts"]["scs-templates --help"]["runs"] == 1
+    assert results["memory"]["python_mib"] > 0
+    assert results["rollout"]["spurious_total"] == 0
+    for result in results.values():
+        assert "met" in result
+        json.dumps(result)  # the report is JSON-able
+    from bench.report import table
+    from bench.timing import machine
+
+    text = table({"machine": machine(), "runs": 1, "quick": True, "cases": results})
+    assert "1. CLI render" in text and "6. rollout" in text
