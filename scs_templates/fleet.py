@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from scs_templates.charts import ChartRef, chart_for
 from scs_templates.errors import ToolError
 from scs_templates.helm import Helm, HelmError
-from scs_templates.render import RenderResult, kube_version_of, split_documents
+from scs_templates.render import RenderResult, kube_version_of
 from scs_templates.values import build_values
 
 if TYPE_CHECKING:
@@ -248,16 +248,13 @@ def _alias(index: int) -> str:
 
 
 def _result(cluster: _Cluster, manifests: str) -> RenderResult:
-    documents, objects = split_documents(manifests)
-    return RenderResult(
+    return RenderResult.from_manifests(
         release=cluster.release,
         namespace=cluster.namespace,
         chart=cluster.chart,
         kube_version=cluster.kube_version,
         values=cluster.values,
         manifests=manifests,
-        documents=tuple(documents),
-        objects=tuple(objects),
         contains_secrets=cluster.contains_secrets,
     )
 

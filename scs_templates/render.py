@@ -14,6 +14,7 @@ Kubernetes version (``--kube-version``, resolved from the settings, e.g. ``1.33.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,8 @@ class RenderResult:
 
     ``manifests``: multi-document YAML exactly as helm printed it (see the module doc).
     ``documents``: the same text split into one string per object, in helm's order.
-    ``objects``: the parsed objects, same order. ``values``: the helm values used (with
+    ``objects``: the parsed objects, same order, parsed on first use (a render that is only
+    printed or written never pays for YAML parsing). ``values``: the helm values used (with
     ``<redacted>`` placeholders unless real secrets were passed). ``contains_secrets``: real
     secrets went in, so the output must be written privately.
     """
@@ -55,8 +57,35 @@ class RenderResult:
     values: dict[str, Any] = field(repr=False)
     manifests: str = field(repr=False)
     documents: tuple[str, ...] = field(repr=False)
-    objects: tuple[dict[str, Any], ...] = field(repr=False)
     contains_secrets: bool = False
+
+    @classmethod
+    def from_manifests(
+        cls,
+        *,
+        release: str,
+        namespace: str,
+        chart: ChartRef,
+        kube_version: str,
+        values: dict[str, Any],
+        manifests: str,
+        contains_secrets: bool,
+    ) -> RenderResult:
+        """A result from helm's output, split into documents (the one way to build one)."""
+        return cls(
+            release=release,
+            namespace=namespace,
+            chart=chart,
+            kube_version=kube_version,
+            values=values,
+            manifests=manifests,
+            documents=tuple(split_texts(manifests)),
+            contains_secrets=contains_secrets,
+        )
+
+    @functools.cached_property
+    def objects(self) -> tuple[dict[str, Any], ...]:
+        return tuple(_parse(text) for text in self.documents)
 
     def file_names(self) -> list[str]:
         """Deterministic file names, one per object: ``NN-kind-name.yaml`` in helm's order.
@@ -83,22 +112,28 @@ def kube_version_of(settings: ClusterSettings) -> str:
     return str(parse_version(settings.spec.kubernetes.version))
 
 
+def split_texts(manifests: str) -> list[str]:
+    """Split helm output into per-object texts; documents of only comments are dropped."""
+    texts: list[str] = []
+    for chunk in _DOCUMENT_SEPARATOR.split(manifests):
+        lines = [line.strip() for line in chunk.splitlines()]
+        if all(not line or line.startswith("#") for line in lines):
+            continue
+        texts.append(chunk.lstrip("\n").rstrip() + "\n")
+    return texts
+
+
+def _parse(text: str) -> dict[str, Any]:
+    data = YAML(typ="safe").load(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"helm printed a document that is not an object: {text[:80]!r}")
+    return data
+
+
 def split_documents(manifests: str) -> tuple[list[str], list[dict[str, Any]]]:
     """Split helm output into per-object texts and parsed objects (empty documents dropped)."""
-    yaml = YAML(typ="safe")
-    texts: list[str] = []
-    objects: list[dict[str, Any]] = []
-    for chunk in _DOCUMENT_SEPARATOR.split(manifests):
-        if not chunk.strip():
-            continue
-        data = yaml.load(chunk)
-        if data is None:  # only comments
-            continue
-        if not isinstance(data, dict):
-            raise ValueError(f"helm printed a document that is not an object: {chunk[:80]!r}")
-        texts.append(chunk.lstrip("\n").rstrip() + "\n")
-        objects.append(data)
-    return texts, objects
+    texts = split_texts(manifests)
+    return texts, [_parse(text) for text in texts]
 
 
 @dataclass(frozen=True)
@@ -126,16 +161,13 @@ def _prepare(settings: ClusterSettings, secrets: Mapping[str, str] | None) -> _P
 
 
 def _result(prepared: _Prepared, manifests: str) -> RenderResult:
-    documents, objects = split_documents(manifests)
-    return RenderResult(
+    return RenderResult.from_manifests(
         release=prepared.job.release,
         namespace=prepared.job.namespace,
         chart=prepared.chart,
         kube_version=prepared.kube_version,
         values=prepared.values,
         manifests=manifests,
-        documents=tuple(documents),
-        objects=tuple(objects),
         contains_secrets=prepared.secret,
     )
 

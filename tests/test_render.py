@@ -311,3 +311,22 @@ def test_api_exports() -> None:
     for name in api.__all__:
         assert hasattr(api, name), name
     assert os.path.basename(api.__file__) == "api.py"
+
+
+def test_objects_are_parsed_only_when_used() -> None:
+    """Printing or counting documents must not pay for YAML parsing (see performance.md)."""
+    from scs_templates.charts import ChartRef
+    from scs_templates.render import RenderResult
+
+    result = RenderResult.from_manifests(
+        release="r",
+        namespace="n",
+        chart=ChartRef("c", "0.1.0", Path("/c")),
+        kube_version="v1.34.1",
+        values={},
+        manifests="---\n# Source: c/a.yaml\n- not an object\n---\n# only a comment\n",
+        contains_secrets=False,
+    )
+    assert result.documents == ("# Source: c/a.yaml\n- not an object\n",)
+    with pytest.raises(ValueError, match="not an object"):
+        _ = result.objects
