@@ -243,6 +243,11 @@ def split_umbrella_output(output: str, chart_name: str, aliases: Sequence[str]) 
     return {alias: "".join(documents) for alias, documents in parts.items()}
 
 
+#: A batch helm allocates a lot of short-lived memory; collecting garbage four times less
+#: often cut its CPU time by ~20 % in the fleet benchmark for ~2x the (small) peak heap.
+BATCH_ENV = {"GOGC": "400"}
+
+
 def _alias(index: int) -> str:
     return f"c-{index}"
 
@@ -292,6 +297,7 @@ def _run_batch(helm: Helm, batch: Batch, clusters: Sequence[_Cluster]) -> dict[i
                 values=values,
                 sensitive=sensitive,
                 what=f"helm template (fleet batch of {len(members)})",
+                extra_env=BATCH_ENV,
             )
         except HelmError:
             # Re-render one by one: the error then names the cluster with helm's own message.

@@ -429,3 +429,14 @@ def test_real_helm_schema_errors_are_stable(tiny_chart: Path, major: int) -> Non
     lines = messages.pop().splitlines()
     bullets = [line for line in lines if line.startswith("- ")]
     assert len(bullets) == 3 and bullets == sorted(bullets)
+
+
+def test_extra_env_is_added_but_cannot_override_helm_homes(tmp_path: Path) -> None:
+    d = tmp_path / "h"
+    helm = make_helm(fake_helm(d, stdout="ok"))
+    helm.run(["version"], extra_env={"GOGC": "400", "HELM_CACHE_HOME": "/tmp/evil"})
+    env = dict(
+        line.split("=", 1) for line in (d / "env.log").read_text().splitlines() if "=" in line
+    )
+    assert env["GOGC"] == "400"
+    assert env["HELM_CACHE_HOME"] != "/tmp/evil"

@@ -173,12 +173,14 @@ class Helm:
         sensitive: Iterable[str] = (),
         timeout: float | None = None,
         what: str | None = None,
+        extra_env: Mapping[str, str] | None = None,
     ) -> process.Completed:
         """Run ``helm ARGS`` and return the finished process; raise :class:`HelmError` on failure.
 
         With ``values`` the argv must contain ``-f -``; the values are sent as JSON on stdin.
         ``sensitive`` strings (plus the string values under secret-looking keys) are scrubbed
         from the error message and stderr. ``what`` names the action in messages.
+        ``extra_env`` adds variables on top of the hermetic environment (never ``HELM_*``).
         """
         argv = [str(self.tool.path), *args]
         secrets = set(sensitive)
@@ -192,7 +194,9 @@ class Helm:
         limit = self.timeout if timeout is None else timeout
         log.debug("running %s", shlex.join(argv))
         try:
-            done = process.run(argv, env=self.environment(), timeout=limit, stdin=stdin)
+            env = self.environment()
+            env.update({k: v for k, v in (extra_env or {}).items() if not k.startswith("HELM_")})
+            done = process.run(argv, env=env, timeout=limit, stdin=stdin)
         except process.ProcessTimeout as error:
             stderr = redact(error.stderr, secrets)
             raise HelmTimeout(
