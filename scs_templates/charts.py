@@ -18,7 +18,6 @@ directory and moved in place with one atomic rename).
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import tempfile
@@ -26,12 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scs_templates.errors import InputError, ScsTemplatesError
+from scs_templates.toolchain import cache_root
 
 __all__ = ["LIBRARY_CHART", "ChartRef", "chart_for", "charts_dir"]
 
 #: The library chart every provider chart depends on.
 LIBRARY_CHART = "scs-cluster-common"
-ENV_CACHE_DIR = "SCS_TEMPLATES_CACHE_DIR"
 
 _VERSION_LINE = re.compile(r"^version:\s*['\"]?([^'\"\s]+)", re.MULTILINE)
 
@@ -59,16 +58,6 @@ def charts_dir() -> Path:
         f"the cluster charts are missing (looked in {package / '_data' / 'charts'} and "
         f"{package.parent / 'charts'}); reinstall scs-templates"
     )
-
-
-def _cache_root() -> Path:
-    configured = os.environ.get(ENV_CACHE_DIR)
-    if configured:
-        return Path(configured).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg).expanduser() / "scs-templates"
-    return Path.home() / ".cache" / "scs-templates"
 
 
 def provider_chart_name(provider: str) -> str:
@@ -126,7 +115,7 @@ def chart_for(provider: str) -> ChartRef:
     name = provider_chart_name(provider)
     source, library = root / name, root / LIBRARY_CHART
     digest = _digest([source, library])
-    target = _cache_root() / "charts" / digest / name
+    target = cache_root() / "charts" / digest / name
     if not (target / "Chart.yaml").is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))

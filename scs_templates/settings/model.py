@@ -9,7 +9,9 @@ so that every problem is reported at once with its own path.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import types
+import typing
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints
 
@@ -59,6 +61,22 @@ def alias_for(name: str) -> str:
     """snake_case field name -> the camelCase YAML key (``pod_cidr`` -> ``podCIDR``)."""
     head, *rest = name.split("_")
     return head + "".join(_ACRONYMS.get(part, part.capitalize()) for part in rest)
+
+
+def nested_model(annotation: Any) -> type[BaseModel] | None:
+    """The model class inside ``X | None``, ``list[X]`` or ``Annotated[X, ...]``, if any
+    (for walking the model: did-you-mean suggestions, the generated reference)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return nested_model(typing.get_args(annotation)[0])
+    if origin in (list, types.UnionType, typing.Union):
+        for arg in typing.get_args(annotation):
+            found = nested_model(arg)
+            if found is not None:
+                return found
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None
 
 
 class _Model(BaseModel):

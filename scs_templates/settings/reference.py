@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from scs_templates.settings.model import ClusterSettings
+from scs_templates.settings.model import ClusterSettings, nested_model
 from scs_templates.settings.versions import TESTED_PATCHES
 
 TEMPLATE = Path(__file__).with_name("settings.md.j2")
@@ -71,20 +71,6 @@ def _default(info: FieldInfo) -> str:
     return f"`{json.dumps(value)}`"
 
 
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _model_in(typing.get_args(annotation)[0])
-    if origin in (list, types.UnionType, typing.Union):
-        for arg in typing.get_args(annotation):
-            found = _model_in(arg)
-            if found:
-                return found
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    return None
-
-
 def rows(model: type[BaseModel] = ClusterSettings, prefix: str = "") -> list[Row]:
     """Every field, depth first, in declaration order."""
     found: list[Row] = []
@@ -100,7 +86,7 @@ def rows(model: type[BaseModel] = ClusterSettings, prefix: str = "") -> list[Row
                 deprecated=bool(info.deprecated),
             )
         )
-        nested = _model_in(info.annotation)
+        nested = nested_model(info.annotation)
         if nested is not None:
             is_list = typing.get_origin(info.annotation) is list
             found.extend(rows(nested, f"{path}[]." if is_list else f"{path}."))

@@ -7,8 +7,6 @@ path and the file position; unknown keys get a did-you-mean suggestion. Cross-fi
 
 from __future__ import annotations
 
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
@@ -18,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from scs_templates.settings import rules
 from scs_templates.settings.loader import Positions, parse_yaml, read_text
-from scs_templates.settings.model import API_VERSION, KIND, ClusterSettings
+from scs_templates.settings.model import API_VERSION, KIND, ClusterSettings, nested_model
 from scs_templates.settings.problems import Path, Problem, SettingsError, did_you_mean
 
 
@@ -199,20 +197,7 @@ def _known_keys(path: Path) -> list[str]:
         info = fields.get(part)
         if info is None:
             return []
-        model = _model_of(info.annotation)
+        model = nested_model(info.annotation)
     if isinstance(model, type) and issubclass(model, BaseModel):
         return sorted(info.alias or name for name, info in model.model_fields.items())
     return []
-
-
-def _model_of(annotation: Any) -> Any:
-    """Unwrap ``X | None``, ``list[X]`` and ``Annotated`` down to a model class."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _model_of(typing.get_args(annotation)[0])
-    if origin in (list, types.UnionType, typing.Union):
-        for arg in typing.get_args(annotation):
-            found = _model_of(arg)
-            if isinstance(found, type) and issubclass(found, BaseModel):
-                return found
-    return annotation
