@@ -82,10 +82,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    from scs_templates.cli.cmd_lifecycle import ProgressLine, _load, install_secrets
+    from scs_templates.cli.cmd_lifecycle import ProgressLine, install_secrets
+    from scs_templates.cli.common import load
     from scs_templates.services.deploy import apply
 
-    loaded = _load(args)
+    loaded = load(args.settings)
     secrets = None if args.services_only or args.dry_run else install_secrets(args, loaded.settings)
     progress = ProgressLine()
     try:

@@ -66,25 +66,12 @@ def _positive(text: str) -> int:
 
 def run_render_fleet(args: argparse.Namespace) -> int:
     from scs_templates.cli.cmd_render import write_stdout
-    from scs_templates.settings import SettingsError, load_settings
+    from scs_templates.cli.common import load_many
 
-    fleet_settings = []
-    invalid = False
-    for path in args.settings:
-        try:
-            loaded = load_settings(path)
-        except SettingsError as error:
-            for problem in error.problems:
-                print(str(problem), file=sys.stderr)
-            invalid = True
-            continue
-        for warning in loaded.warnings:
-            print(str(warning), file=sys.stderr)
-        fleet_settings.append(loaded.settings)
-    if invalid:
-        return 2
+    fleet_settings = [loaded.settings for loaded in load_many(args.settings)]
 
     seen: dict[tuple[str, str], str] = {}
+    invalid = False
     for path, settings in zip(args.settings, fleet_settings, strict=True):
         key = (settings.metadata.namespace, settings.metadata.name)
         if key in seen:

@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from scs_templates.cli.common import load
+
 if TYPE_CHECKING:
     import argparse
 
-    from scs_templates.settings import LoadedSettings
 
 #: ``diff --exit-code`` when the installed release differs from the rendered manifests.
 EXIT_DIFFERENCES = 3
@@ -229,15 +230,6 @@ def _without_clock(text: str) -> str:
     return re.sub(r" \[[0-9ms]+\]$", "", text)
 
 
-def _load(args: argparse.Namespace) -> LoadedSettings:
-    from scs_templates.settings import load_settings
-
-    loaded = load_settings(args.settings)
-    for warning in loaded.warnings:
-        print(str(warning), file=sys.stderr)
-    return loaded
-
-
 def _helm(args: argparse.Namespace) -> Any:
     from scs_templates.helm import Helm
 
@@ -259,7 +251,7 @@ def _read_secret_file(path: Path, what: str) -> str:
 def run_install(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
 
-    loaded = _load(args)
+    loaded = load(args.settings)
     secrets = install_secrets(args, loaded.settings)
     progress = ProgressLine()
     try:
@@ -294,7 +286,7 @@ def run_install(args: argparse.Namespace) -> int:
 def run_status(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
 
-    loaded = _load(args)
+    loaded = load(args.settings)
     result = lifecycle.status(
         loaded.settings, helm=_helm(args), kubeconfig=args.kubeconfig, context=args.context
     )
@@ -323,7 +315,7 @@ def run_status(args: argparse.Namespace) -> int:
 def run_diff(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
 
-    loaded = _load(args)
+    loaded = load(args.settings)
     result = lifecycle.diff(
         loaded.settings, helm=_helm(args), kubeconfig=args.kubeconfig, context=args.context
     )
@@ -340,7 +332,7 @@ def run_delete(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
     from scs_templates.errors import InputError
 
-    loaded = _load(args)
+    loaded = load(args.settings)
     target = lifecycle.target_of(loaded.settings)
     if not args.yes:
         question = (

@@ -121,12 +121,9 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _load(args: argparse.Namespace) -> ClusterSettings:
-    from scs_templates.settings import load_settings
+    from scs_templates.cli.common import load
 
-    loaded = load_settings(args.settings)
-    for warning in loaded.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    settings = loaded.settings
+    settings = load(args.settings).settings
     if settings.spec.provider != "openstack":
         raise InputError(
             f"{args.settings}: spec.provider is {settings.spec.provider}; the openstack "

@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scs_templates.cli.common import load
+
 if TYPE_CHECKING:
     import argparse
-
-    from scs_templates.settings import LoadedSettings
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -67,21 +67,6 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 # --------------------------------------------------------------------------- helpers
 
 
-def _load(path: str) -> LoadedSettings | None:
-    """Load settings; print problems (one per line) and return None when invalid."""
-    from scs_templates.settings import SettingsError, load_settings
-
-    try:
-        loaded = load_settings(path)
-    except SettingsError as error:
-        for problem in error.problems:
-            print(str(problem), file=sys.stderr)
-        return None
-    for warning in loaded.warnings:
-        print(str(warning), file=sys.stderr)
-    return loaded
-
-
 def write_stdout(text: str) -> None:
     """Write to stdout so that ``| head`` ends us quietly.
 
@@ -105,9 +90,7 @@ def write_stdout(text: str) -> None:
 
 
 def run_render(args: argparse.Namespace) -> int:
-    loaded = _load(args.settings)
-    if loaded is None:
-        return 2
+    loaded = load(args.settings)
     from scs_templates.render import render, write_manifests
 
     result = render(loaded.settings)
@@ -146,9 +129,7 @@ def values_yaml(values: Any) -> str:
 
 
 def run_values(args: argparse.Namespace) -> int:
-    loaded = _load(args.settings)
-    if loaded is None:
-        return 2
+    loaded = load(args.settings)
     from scs_templates.charts import chart_for
     from scs_templates.render import kube_version_of
     from scs_templates.values import build_values

@@ -27,13 +27,8 @@ def register(subparsers: Any) -> None:
     schema.set_defaults(func=run_schema)
 
 
-def print_warnings(loaded: Any) -> None:
-    """Warnings never fail a command; they go to stderr, one line each."""
-    for warning in loaded.warnings:
-        print(str(warning), file=sys.stderr)
-
-
 def run_validate(args: argparse.Namespace) -> int:
+    from scs_templates.cli.common import print_warnings
     from scs_templates.settings import SettingsError, load_settings
 
     status = 0

@@ -172,9 +172,10 @@ def _deployed_releases(
     if helm.kubeconfig is not None:
         args += ["--kubeconfig", helm.kubeconfig]
     started = time.monotonic()
+    stdout = ""  # the loop ends only with an answer or an exception
     while True:
         try:
-            done = helm.run(args, what="helm list (workload cluster)")
+            stdout = helm.run(args, what="helm list (workload cluster)").stdout
             break
         except HelmError as error:
             waited = time.monotonic() - started
@@ -185,7 +186,7 @@ def _deployed_releases(
             if progress is not None:
                 progress(f"waiting for the workload cluster's API [{int(waited)}s]")
             time.sleep(min(poll_interval, max(0.1, timeout - waited)))
-    rows = json.loads(done.stdout or "[]") or []
+    rows = json.loads(stdout or "[]") or []
     known = {(info.release, info.namespace) for info in CATALOGUE}
     found: dict[str, ReleaseInfo] = {}
     for row in rows:

@@ -1,0 +1,48 @@
+"""Helpers every command shares: loading settings files the same way everywhere.
+
+Problems are not printed here: a :class:`~scs_templates.settings.SettingsError` propagates
+to :func:`scs_templates.cli.main.main`, which prints one line per problem and exits 2.
+Warnings never fail a command; they go to stderr, one line each.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scs_templates.settings import LoadedSettings, Problem
+
+
+def print_warnings(loaded: LoadedSettings) -> None:
+    for warning in loaded.warnings:
+        print(str(warning), file=sys.stderr)
+
+
+def load(path: str) -> LoadedSettings:
+    """Load one settings file and print its warnings."""
+    from scs_templates.settings import load_settings
+
+    loaded = load_settings(path)
+    print_warnings(loaded)
+    return loaded
+
+
+def load_many(paths: Iterable[str]) -> list[LoadedSettings]:
+    """Load several files; one SettingsError with the problems of ALL invalid files."""
+    from scs_templates.settings import SettingsError, load_settings
+
+    found: list[LoadedSettings] = []
+    problems: list[Problem] = []
+    for path in paths:
+        try:
+            loaded = load_settings(path)
+        except SettingsError as error:
+            problems.extend(error.problems)
+            continue
+        print_warnings(loaded)
+        found.append(loaded)
+    if problems:
+        raise SettingsError(problems)
+    return found
