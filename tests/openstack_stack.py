@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scs_templates.toolchain import cache_root
+
 REPO = Path(__file__).resolve().parent.parent
 REQUIREMENTS = REPO / ".ci" / "openstack-stack-requirements.txt"
 WSGI_SCRIPT = Path(__file__).resolve().parent / "openstack_wsgi.py"
@@ -42,16 +44,6 @@ REGION = "RegionOne"
 
 class StackError(RuntimeError):
     """The stack could not be built or started (the message says which step and where logs are)."""
-
-
-def cache_root() -> Path:
-    configured = os.environ.get("SCS_TEMPLATES_CACHE_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg) / "scs-templates"
-    return Path.home() / ".cache" / "scs-templates"
 
 
 def requirements_hash() -> str:
