@@ -271,6 +271,19 @@ CASES: list[tuple[str, str, list[str]]] = [
         ["s.yaml:8:18: spec.network.dnsServers[0]: 'dns.example' is not an IP address"],
     ),
     (
+        "reserved-node-label",
+        spec(
+            "workers:\n  - name: w\n    labels:\n      node-role.kubernetes.io/worker: ''\n"
+            "      kubernetes.io/role: worker\n      topology.kubernetes.io/zone: az1"
+        ),
+        [
+            "s.yaml:11:9: spec.workers[0].labels.kubernetes.io/role: label 'kubernetes.io/role' "
+            "is in a reserved Kubernetes namespace: kubelets may only set "
+            "kubelet.kubernetes.io/*, node.kubernetes.io/* and the well-known topology labels, "
+            "and Cluster API syncs node-role.kubernetes.io/*; use your own domain"
+        ],
+    ),
+    (
         "mapping-expected",
         spec("etcd: 3"),
         ["s.yaml:7:3: spec.etcd: expected a mapping, found int 3"],

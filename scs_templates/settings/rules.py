@@ -18,6 +18,49 @@ from scs_templates.settings.versions import parse_version
 
 Finding = tuple[Path, str]
 
+# Labels in the kubernetes.io / k8s.io namespaces that a kubelet may set on its own node
+# (kubelet refuses to start with any other via --node-labels) ...
+_KUBELET_LABEL_KEYS = frozenset(
+    {
+        "beta.kubernetes.io/arch",
+        "beta.kubernetes.io/instance-type",
+        "beta.kubernetes.io/os",
+        "failure-domain.beta.kubernetes.io/region",
+        "failure-domain.beta.kubernetes.io/zone",
+        "kubernetes.io/arch",
+        "kubernetes.io/hostname",
+        "kubernetes.io/os",
+        "node.kubernetes.io/instance-type",
+        "topology.kubernetes.io/region",
+        "topology.kubernetes.io/zone",
+    }
+)
+_KUBELET_LABEL_DOMAINS = ("kubelet.kubernetes.io", "node.kubernetes.io")
+# ... and those Cluster API copies from the Machine to the Node instead.
+_CAPI_LABEL_DOMAINS = ("node-role.kubernetes.io", "node-restriction.kubernetes.io")
+
+
+def _label_problem(key: str) -> str | None:
+    """Why a node label cannot be applied, or None."""
+    prefix, _, _ = key.rpartition("/")
+    if not prefix or key in _KUBELET_LABEL_KEYS:
+        return None
+    reserved = any(
+        prefix == domain or prefix.endswith("." + domain) for domain in ("kubernetes.io", "k8s.io")
+    )
+    allowed = any(
+        prefix == domain or prefix.endswith("." + domain)
+        for domain in (*_KUBELET_LABEL_DOMAINS, *_CAPI_LABEL_DOMAINS)
+    )
+    if reserved and not allowed:
+        return (
+            f"label {key!r} is in a reserved Kubernetes namespace: kubelets may only set "
+            "kubelet.kubernetes.io/*, node.kubernetes.io/* and the well-known topology "
+            "labels, and Cluster API syncs node-role.kubernetes.io/*; use your own domain"
+        )
+    return None
+
+
 _ON_CALENDAR = re.compile(r"^[\w*,./:~ -]+$")
 
 
@@ -129,6 +172,10 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
             )
         if spec.provider == "openstack" and group.machine_type is None:
             yield (*path, "machineType"), "required for provider 'openstack' (a flavor name)"
+        for key in group.labels:
+            problem = _label_problem(key)
+            if problem:
+                yield (*path, "labels", key), problem
         taint_keys = [(t.key, t.effect) for t in group.taints]
         for t_index, (t_key, t_effect) in enumerate(taint_keys):
             if (t_key, t_effect) in taint_keys[:t_index]:
