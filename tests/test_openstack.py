@@ -625,3 +625,62 @@ def test_server_groups_need_a_compute_endpoint(conn: Any) -> None:
     actions = delete_server_groups(conn, settings)
     assert [a.action for a in actions] == ["absent"] * len(actions)
     assert actions
+
+
+# --------------------------------------------------------------------------- install path
+
+
+def test_install_path_preflight_then_credentials(
+    conn: Any, admin: Any, demo: Tenant, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """What `install` does on OpenStack, against the REAL Keystone and Neutron and a FAKE
+    Kubernetes API (test double) holding the management cluster's credentials Secret."""
+    from scs_templates.errors import ToolError
+    from scs_templates.kube import KubeClient
+    from scs_templates.openstack import provision
+    from tests.fakekube import FakeKubeAPI
+
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(demo.clouds_yaml))
+    cluster = _unique("inst")
+    no_groups = "    antiAffinity: {controlPlane: none, workers: none}\n"
+    settings = parse_settings_text(
+        _settings_text(cluster, "10.67.0.0/20").replace(
+            "    cloud: demo\n", "    cloud: demo\n" + no_groups
+        )
+    ).settings
+    fake = FakeKubeAPI().start()
+    external = None
+    try:
+        kube = KubeClient(str(fake.write_kubeconfig(tmp_path / "mgmt.kubeconfig")))
+        lines: list[str] = []
+        # No external network: the preflight stops the install before anything is created.
+        if not any(n.is_router_external for n in admin.network.networks()):
+            with pytest.raises(ToolError, match="preflight check external-network failed"):
+                provision.cluster_secrets(settings, kube=kube, progress=lines.append)
+            assert (
+                conn.identity.find_application_credential(
+                    conn.current_user_id, f"capi-{cluster}-appcred"
+                )
+                is None
+            )
+            external = admin.network.create_network(
+                name=f"{cluster}-public", is_router_external=True
+            )
+        secrets = provision.cluster_secrets(settings, kube=kube, progress=lines.append)
+        assert sorted(secrets) == ["cloud.conf", "clouds.yaml"]
+        assert any(line.startswith("preflight ok") for line in lines)
+        assert any("application credential" in line and "created" in line for line in lines)
+        stored = conn.identity.find_application_credential(
+            conn.current_user_id, f"capi-{cluster}-appcred"
+        )
+        assert stored is not None and stored.unrestricted is False
+        assert f'application-credential-id="{stored.id}"' in secrets["cloud.conf"]
+        secret = secrets["clouds.yaml"].split("application_credential_secret:", 1)[1].split()[0]
+        assert len(secret) > 20
+        assert secret in secrets["cloud.conf"]
+        assert all(secret not in line for line in lines)  # progress lines never show it
+    finally:
+        provision.release_cluster_resources(settings)
+        if external is not None:
+            admin.network.delete_network(external.id)
+        fake.stop()

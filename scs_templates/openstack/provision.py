@@ -45,22 +45,38 @@ def cluster_secrets(
     os_cloud: str | None = None,
     progress: Progress = _quiet,
 ) -> dict[str, str]:
-    """Ensure the per-cluster credential(s) and server groups; return the Secret's content.
+    """Preflight, then the per-cluster credential(s) and server groups; return the Secret's
+    content.
 
-    The current credentials Secret on the management cluster is read first so a credential
-    that still authenticates is reused (no churn, no new secret on every install).
+    The preflight checks run first: a missing external network or flavor, or a node CIDR
+    that collides, fails here with the check's own message (InputError when the settings are
+    at fault, ToolError when the cloud is), before anything is created. The current
+    credentials Secret on the management cluster is read so a credential that still
+    authenticates is reused (no churn, no new secret on every install).
     """
+    from scs_templates.errors import ToolError
     from scs_templates.openstack.appcred import (
         credentials_secret_data,
         credentials_secret_name,
         ensure_cluster_credentials,
     )
     from scs_templates.openstack.connection import open_cloud
+    from scs_templates.openstack.preflight import run_preflight
     from scs_templates.openstack.servergroups import ensure_server_groups
 
     existing = kube.secret_data(settings.metadata.namespace, credentials_secret_name(settings))
     conn = open_cloud(os_cloud or settings.spec.openstack.cloud)
     try:
+        report = run_preflight(conn, settings)
+        for result in report.results:
+            progress(f"preflight {result.line}")
+        if not report.ok:
+            first = report.failed[0]
+            error = InputError if report.exit_code == 2 else ToolError
+            raise error(
+                f"preflight check {first.name} failed: {first.message} "
+                f"({len(report.failed)} failed; `scs-templates openstack preflight` lists them)"
+            )
         credentials = ensure_cluster_credentials(conn, settings, existing=existing)
         for ensured in (credentials.cluster, credentials.workload):
             if ensured is not None:
