@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 from openstack_stack import REGION, Stack, start_stack
+
+from tests.support import skip_or_fail
 
 
 def start_or_skip(state_dir: Path) -> Stack:
@@ -21,10 +22,8 @@ def start_or_skip(state_dir: Path) -> Stack:
     try:
         return start_stack(state_dir)
     except Exception as error:
-        message = f"the local Keystone/Neutron test stack could not start: {error}"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        skip_or_fail(f"the local Keystone/Neutron test stack could not start: {error}")
+        raise
 
 
 @dataclass

