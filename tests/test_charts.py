@@ -512,6 +512,9 @@ def test_control_plane_hardening(helm3: Path) -> None:
     )
     assert len(script) <= 10240  # kubeadm files content limit of the CRD
     assert "systemctl enable --now etcd-defrag.timer" in config["postKubeadmCommands"]
+    assert "systemctl enable --now etcd-priority.timer" in config["postKubeadmCommands"]
+    priority = files["/usr/local/sbin/etcd-priority.sh"]["content"]
+    assert "ionice -c 2 -n 0" in priority and "renice -n -10" in priority
     assert config["preKubeadmCommands"] == ["mount -o remount,barrier=0,commit=20 /"]
     # Registry mirrors on control plane and workers.
     hosts = files["/etc/containerd/certs.d/docker.io/hosts.toml"]["content"]
@@ -534,8 +537,15 @@ def test_minimal_has_no_unsafe_fs_and_docker_has_no_cloud_provider(helm3: Path) 
     assert "cloud-provider" not in _args(
         config["initConfiguration"]["nodeRegistration"]["kubeletExtraArgs"]
     )
-    assert "postKubeadmCommands" not in config  # defrag disabled
-    assert not any(f["path"].startswith("/etc/systemd/") for f in config["files"])
+    # defrag disabled: only etcd's priority timer (always on) is installed and enabled
+    assert config["postKubeadmCommands"] == [
+        "systemctl daemon-reload",
+        "systemctl enable --now etcd-priority.timer",
+    ]
+    assert sorted(f["path"] for f in config["files"] if f["path"].startswith("/etc/systemd/")) == [
+        "/etc/systemd/system/etcd-priority.service",
+        "/etc/systemd/system/etcd-priority.timer",
+    ]
     (template,) = [
         t for t in by_kind(objs, "DockerMachineTemplate") if "md-0" in t["metadata"]["name"]
     ]

@@ -41,6 +41,9 @@ script with its systemd service and timer. Context: root.
 {{- $v := .Values -}}
 {{- $files := list -}}
 {{- $files = append $files (dict "path" (printf "%s/admission-config.yaml" (include "scs.admissionDir" .)) "owner" "root:root" "permissions" "0644" "content" (include "scs.admissionConfig" .)) -}}
+{{- $files = append $files (dict "path" "/usr/local/sbin/etcd-priority.sh" "owner" "root:root" "permissions" "0755" "content" (include "scs.etcdPriorityScript" .)) -}}
+{{- $files = append $files (dict "path" "/etc/systemd/system/etcd-priority.service" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdPriorityService" .)) -}}
+{{- $files = append $files (dict "path" "/etc/systemd/system/etcd-priority.timer" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdPriorityTimer" .)) -}}
 {{- if $v.etcd.defrag.enabled -}}
 {{- $files = append $files (dict "path" "/usr/local/sbin/etcd-defrag.sh" "owner" "root:root" "permissions" "0755" "content" (include "scs.etcdDefragScript" .)) -}}
 {{- $files = append $files (dict "path" "/etc/systemd/system/etcd-defrag.service" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdDefragService" .)) -}}
@@ -59,6 +62,44 @@ Security defaults and exemptions, and a server-wide EventRateLimit (scs-0215, sc
 {{- $erl := dict "apiVersion" "eventratelimit.admission.k8s.io/v1alpha1" "kind" "Configuration" "limits" (list (dict "type" "Server" "qps" (int64 $a.eventRateLimit.qps) "burst" (int64 $a.eventRateLimit.burst))) -}}
 {{- $config := dict "apiVersion" "apiserver.config.k8s.io/v1" "kind" "AdmissionConfiguration" "plugins" (list (dict "name" "PodSecurity" "configuration" $pss) (dict "name" "EventRateLimit" "configuration" $erl)) -}}
 {{- toYaml $config }}
+{{ end -}}
+
+{{/*
+etcd's CPU and disk priority (KaaS v1 ETCD_PRIO_BOOST, always on now): on shared cloud hosts
+a starved etcd misses heartbeats and the control plane flaps. The etcd static pod can
+restart at any time, so a timer re-applies the priority every few minutes; it is cheap and
+idempotent. ionice takes effect with the BFQ/CFQ I/O schedulers, renice always.
+*/}}
+{{- define "scs.etcdPriorityScript" -}}
+#!/bin/bash
+# etcd CPU and I/O priority, written by scs-templates (docs/maintenance.md).
+set -u
+for pid in $(pgrep -x etcd); do
+  ionice -c 2 -n 0 -p "$pid" || true
+  renice -n -10 -p "$pid" > /dev/null || true
+done
+{{ end -}}
+
+{{- define "scs.etcdPriorityService" -}}
+[Unit]
+Description=Raise etcd's CPU and I/O priority (scs-templates)
+Documentation=https://github.com/SovereignCloudStack/scs-templates/blob/main/docs/maintenance.md
+
+[Service]
+Type=oneshot
+ExecStart=/usr/local/sbin/etcd-priority.sh
+{{ end -}}
+
+{{- define "scs.etcdPriorityTimer" -}}
+[Unit]
+Description=Keep etcd's CPU and I/O priority raised (scs-templates)
+
+[Timer]
+OnBootSec=1min
+OnUnitActiveSec=5min
+
+[Install]
+WantedBy=timers.target
 {{ end -}}
 
 {{- define "scs.etcdDefragService" -}}

@@ -166,11 +166,12 @@ spec:
       # etcd.unsafeFS: faster fsync on network disks, at the risk of a corrupt member on power loss.
       - mount -o remount,barrier=0,commit=20 /
     {{- end }}
-    {{- if $v.etcd.defrag.enabled }}
     postKubeadmCommands:
       - systemctl daemon-reload
+      - systemctl enable --now etcd-priority.timer
+      {{- if $v.etcd.defrag.enabled }}
       - systemctl enable --now etcd-defrag.timer
-    {{- end }}
+      {{- end }}
 {{- end -}}
 
 {{/* The worker bootstrap spec: what kubeadm join and cloud-init do on a worker. */}}
