@@ -515,7 +515,13 @@ def test_control_plane_hardening(helm3: Path) -> None:
     assert "systemctl enable --now etcd-priority.timer" in config["postKubeadmCommands"]
     priority = files["/usr/local/sbin/etcd-priority.sh"]["content"]
     assert "ionice -c 2 -n 0" in priority and "renice -n -10" in priority
-    assert config["preKubeadmCommands"] == ["mount -o remount,barrier=0,commit=20 /"]
+    assert config["preKubeadmCommands"] == [
+        "systemctl daemon-reload",
+        "systemctl enable --now etcd-unsafe-fs.service",
+    ]
+    unit = files["/etc/systemd/system/etcd-unsafe-fs.service"]["content"]
+    assert "ExecStart=/bin/mount -o remount,barrier=0,commit=20 /" in unit
+    assert "Before=kubelet.service" in unit
     # Registry mirrors on control plane and workers.
     hosts = files["/etc/containerd/certs.d/docker.io/hosts.toml"]["content"]
     assert 'server = "https://registry-1.docker.io"' in hosts

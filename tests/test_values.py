@@ -255,3 +255,11 @@ def test_server_groups_match_the_names_the_machine_templates_reference() -> None
     assert server_groups(settings_of(spec)) == [("capi-demo-control-plane", "soft-anti-affinity")]
     docker = settings_of({"provider": "docker", "kubernetes": {"version": "1.34.x"}})
     assert server_groups(docker) == []
+
+
+def test_unsafe_fs_is_never_rendered_for_docker() -> None:
+    """kind nodes are containers: a remount of their root would fail the bootstrap."""
+    spec = {"provider": "docker", "etcd": {"unsafeFS": True}, "controlPlane": {"replicas": 3}}
+    assert build_values(settings_of(spec))["etcd"]["unsafeFS"] is False
+    openstack = openstack_spec(etcd={"unsafeFS": True})
+    assert build_values(settings_of(openstack))["etcd"]["unsafeFS"] is True

@@ -251,6 +251,14 @@ def warnings(settings: ClusterSettings) -> Iterator[Finding]:
             ),
         )
     if spec.provider == "docker":
+        if spec.etcd.unsafe_fs:
+            yield (
+                ("spec", "etcd", "unsafeFS"),
+                (
+                    "ignored by provider 'docker': kind nodes are containers whose root file "
+                    "system cannot be remounted"
+                ),
+            )
         for index, group in enumerate(spec.workers):
             if group.machine_type is not None:
                 yield ("spec", "workers", index, "machineType"), "ignored by provider 'docker'"

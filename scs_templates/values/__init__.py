@@ -259,7 +259,8 @@ def _etcd(settings: ClusterSettings) -> dict[str, Any]:
         "autoCompactionRetention": etcd.auto_compaction_retention,
         "snapshotCount": etcd.snapshot_count,
         "quotaBackendBytes": etcd.quota_gib * 1024**3,
-        "unsafeFS": etcd.unsafe_fs,
+        # kind nodes (provider docker) are containers: their root cannot be remounted
+        "unsafeFS": etcd.unsafe_fs and settings.spec.provider != "docker",
         "defrag": {
             "enabled": etcd.defrag.enabled,
             "schedule": etcd.defrag.schedule,

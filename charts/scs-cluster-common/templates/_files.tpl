@@ -44,6 +44,9 @@ script with its systemd service and timer. Context: root.
 {{- $files = append $files (dict "path" "/usr/local/sbin/etcd-priority.sh" "owner" "root:root" "permissions" "0755" "content" (include "scs.etcdPriorityScript" .)) -}}
 {{- $files = append $files (dict "path" "/etc/systemd/system/etcd-priority.service" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdPriorityService" .)) -}}
 {{- $files = append $files (dict "path" "/etc/systemd/system/etcd-priority.timer" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdPriorityTimer" .)) -}}
+{{- if $v.etcd.unsafeFS -}}
+{{- $files = append $files (dict "path" "/etc/systemd/system/etcd-unsafe-fs.service" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdUnsafeFsService" .)) -}}
+{{- end -}}
 {{- if $v.etcd.defrag.enabled -}}
 {{- $files = append $files (dict "path" "/usr/local/sbin/etcd-defrag.sh" "owner" "root:root" "permissions" "0755" "content" (include "scs.etcdDefragScript" .)) -}}
 {{- $files = append $files (dict "path" "/etc/systemd/system/etcd-defrag.service" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdDefragService" .)) -}}
@@ -100,6 +103,22 @@ OnUnitActiveSec=5min
 
 [Install]
 WantedBy=timers.target
+{{ end -}}
+
+{{- define "scs.etcdUnsafeFsService" -}}
+[Unit]
+Description=Remount / with barrier=0,commit=20 for etcd (scs-templates, etcd.unsafeFS)
+Documentation=https://github.com/SovereignCloudStack/scs-templates/blob/main/docs/maintenance.md
+After=local-fs.target
+Before=kubelet.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/mount -o remount,barrier=0,commit=20 /
+
+[Install]
+WantedBy=multi-user.target
 {{ end -}}
 
 {{- define "scs.etcdDefragService" -}}

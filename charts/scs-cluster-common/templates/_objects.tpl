@@ -163,8 +163,10 @@ spec:
       {{- include "scs.controlPlaneFiles" $root | nindent 6 }}
     {{- if $v.etcd.unsafeFS }}
     preKubeadmCommands:
-      # etcd.unsafeFS: faster fsync on network disks, at the risk of a corrupt member on power loss.
-      - mount -o remount,barrier=0,commit=20 /
+      # etcd.unsafeFS: faster fsync on network disks, at the risk of a corrupt member on power
+      # loss. A unit (not a one-off mount) so that the remount survives reboots.
+      - systemctl daemon-reload
+      - systemctl enable --now etcd-unsafe-fs.service
     {{- end }}
     postKubeadmCommands:
       - systemctl daemon-reload
