@@ -777,16 +777,22 @@ def _calico(m: _Migration, entry: _Entry) -> None:
     m.mapped(entry.key, "spec.services.cni.version")
 
 
-def _bool_handler(path: Path) -> Handler:
+def _simple(path: Path, parse: Callable[[_Entry], Any], empty: str) -> Handler:
+    """The common case: parse the value and map it; an empty value keeps the default."""
+
     def handle(m: _Migration, entry: _Entry) -> None:
-        value = _bool(entry)
+        value = parse(entry)
         if value is None:
-            m.empty(entry.key, "the default is kept")
+            m.empty(entry.key, empty)
             return
         m.set(path, value, entry.key)
         m.mapped(entry.key, format_path(path))
 
     return handle
+
+
+def _bool_handler(path: Path) -> Handler:
+    return _simple(path, _bool, "the default is kept")
 
 
 def _lb_provider(m: _Migration, entry: _Entry) -> None:
@@ -935,25 +941,10 @@ def _failure_domain(m: _Migration, entry: _Entry) -> None:
 
 
 def _string(path: Path, empty: str) -> Handler:
-    def handle(m: _Migration, entry: _Entry) -> None:
-        text = _scalar(entry)
-        if text is None:
-            m.empty(entry.key, empty)
-            return
-        m.set(path, text, entry.key)
-        m.mapped(entry.key, format_path(path))
-
-    return handle
+    return _simple(path, _scalar, empty)
 
 
-def _mtu(m: _Migration, entry: _Entry) -> None:
-    value = _int(entry)
-    path = ("spec", "network", "mtu")
-    if value is None:
-        m.empty(entry.key, "0, automatic")
-        return
-    m.set(path, value, entry.key)
-    m.mapped(entry.key, format_path(path))
+_mtu = _simple(("spec", "network", "mtu"), _int, "0, automatic")
 
 
 def _restrict_kubeapi(m: _Migration, entry: _Entry) -> None:
