@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``apply``; importing this module stays cheap."""
     from scs_templates.cli.cmd_lifecycle import openstack_credential_options, parse_duration
+    from scs_templates.cli.common import cluster_options, poll_option
 
     apply = subparsers.add_parser(
         "apply",
@@ -34,13 +35,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "(exit 2) unless --allow-cni-switch. Exit 0 ok, 2 bad input, 1 tool/API failure."
         ),
     )
-    apply.add_argument("settings", metavar="SETTINGS", help="cluster settings file")
-    apply.add_argument(
-        "--kubeconfig",
-        metavar="FILE",
-        help="kubeconfig of the MANAGEMENT cluster (default: $KUBECONFIG or ~/.kube/config)",
-    )
-    apply.add_argument("--context", metavar="NAME", help="management kubeconfig context")
+    cluster_options(apply)
     apply.add_argument(
         "--force-remove",
         action="store_true",
@@ -74,10 +69,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="how long to wait for the workload kubeconfig Secret (default 30m)",
     )
     openstack_credential_options(apply)
-    # seconds between polls; hidden: only tests need another value
-    import argparse as _argparse
-
-    apply.add_argument("--poll-interval", type=float, default=5.0, help=_argparse.SUPPRESS)
+    poll_option(apply)
     apply.set_defaults(func=run_apply)
 
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from scs_templates.cli.common import load
+from scs_templates.cli.common import cluster_options, load, poll_option
 
 if TYPE_CHECKING:
     import argparse
@@ -39,16 +39,6 @@ def parse_duration(text: str) -> float:
     if total <= 0:
         raise argparse.ArgumentTypeError("the duration must be positive")
     return float(total)
-
-
-def _cluster_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("settings", metavar="SETTINGS", help="cluster settings file")
-    parser.add_argument(
-        "--kubeconfig",
-        metavar="FILE",
-        help="kubeconfig of the management cluster (default: $KUBECONFIG or ~/.kube/config)",
-    )
-    parser.add_argument("--context", metavar="NAME", help="kubeconfig context to use")
 
 
 def openstack_credential_options(parser: argparse.ArgumentParser) -> None:
@@ -105,13 +95,6 @@ def _note(line: str) -> None:
     print(line, file=sys.stderr)
 
 
-def _poll_option(parser: argparse.ArgumentParser) -> None:
-    import argparse
-
-    # seconds between two reads of the Cluster; hidden: only tests need a different value
-    parser.add_argument("--poll-interval", type=float, default=5.0, help=argparse.SUPPRESS)
-
-
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``install``, ``status``, ``diff`` and ``delete``; importing stays cheap."""
     install = subparsers.add_parser(
@@ -125,7 +108,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "timeout). Exit 0 ok, 2 bad input, 1 helm/API failure or timeout."
         ),
     )
-    _cluster_options(install)
+    cluster_options(install)
     install.add_argument(
         "--wait", action="store_true", help="wait until the Cluster's Available condition is True"
     )
@@ -137,7 +120,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="how long --wait waits (default 30m; e.g. 45m, 1h, 90s)",
     )
     openstack_credential_options(install)
-    _poll_option(install)
+    poll_option(install)
     install.set_defaults(func=run_install)
 
     status = subparsers.add_parser(
@@ -148,7 +131,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "Exit 0 also when nothing is installed (the output says so)."
         ),
     )
-    _cluster_options(status)
+    cluster_options(status)
     status.add_argument(
         "-o", "--output", choices=("text", "json"), default="text", help="output format"
     )
@@ -165,7 +148,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "helm/API failures."
         ),
     )
-    _cluster_options(diff)
+    cluster_options(diff)
     diff.add_argument(
         "--exit-code",
         action="store_true",
@@ -183,7 +166,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "nothing else is deleted (exit 1). Asks for confirmation unless --yes."
         ),
     )
-    _cluster_options(delete)
+    cluster_options(delete)
     delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     _os_cloud_options(delete)
     delete.add_argument(
@@ -193,7 +176,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="DURATION",
         help="how long to wait for the Cluster to disappear (default 30m)",
     )
-    _poll_option(delete)
+    poll_option(delete)
     delete.set_defaults(func=run_delete)
 
 

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scs_templates.cli.common import usage
 from scs_templates.errors import InputError
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "/etc/openstack/clouds.yaml); its name from --os-cloud or spec.openstack.cloud."
         ),
     )
-    openstack.set_defaults(func=lambda _args: _usage(openstack))
+    openstack.set_defaults(func=lambda _args: usage(openstack))
     actions = openstack.add_subparsers(dest="openstack_command", metavar="ACTION")
 
     appcred = actions.add_parser(
@@ -47,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "credentials created with the cloud entry's own (unrestricted) credential."
         ),
     )
-    appcred.set_defaults(func=lambda _args: _usage(appcred))
+    appcred.set_defaults(func=lambda _args: usage(appcred))
     appcred_actions = appcred.add_subparsers(dest="appcred_command", metavar="ACTION")
     create = appcred_actions.add_parser(
         "create",
@@ -113,11 +114,6 @@ def _common(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="clouds.yaml entry to use (default: spec.openstack.cloud of the settings)",
     )
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def _load(args: argparse.Namespace) -> ClusterSettings:

@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scs_templates.cli.common import usage
+
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
@@ -24,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "SCS_TEMPLATES_HELMFILE, then PATH (if supported), then the tools cache."
         ),
     )
-    tools.set_defaults(func=lambda _args: _usage(tools))
+    tools.set_defaults(func=lambda _args: usage(tools))
     actions = tools.add_subparsers(dest="tools_command", metavar="ACTION")
 
     install = actions.add_parser(
@@ -65,11 +67,6 @@ def _add_cache_dir(parser: argparse.ArgumentParser) -> None:
         help="cache root (tools go to DIR/tools); default $SCS_TEMPLATES_CACHE_DIR, "
         "$XDG_CACHE_HOME/scs-templates or ~/.cache/scs-templates",
     )
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def _install(args: argparse.Namespace) -> int:

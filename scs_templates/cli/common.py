@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import argparse
+
     from scs_templates.settings import LoadedSettings, Problem
 
 
@@ -46,3 +48,27 @@ def load_many(paths: Iterable[str]) -> list[LoadedSettings]:
     if problems:
         raise SettingsError(problems)
     return found
+
+
+def usage(parser: argparse.ArgumentParser) -> int:
+    """A command group called without its action: its help on stderr, exit 2."""
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def cluster_options(parser: argparse.ArgumentParser) -> None:
+    """SETTINGS plus the management cluster's --kubeconfig and --context."""
+    parser.add_argument("settings", metavar="SETTINGS", help="cluster settings file")
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="kubeconfig of the management cluster (default: $KUBECONFIG or ~/.kube/config)",
+    )
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context to use")
+
+
+def poll_option(parser: argparse.ArgumentParser) -> None:
+    """Seconds between two polls of the API; hidden: only tests need another value."""
+    import argparse
+
+    parser.add_argument("--poll-interval", type=float, default=5.0, help=argparse.SUPPRESS)
