@@ -39,6 +39,7 @@ from scs_templates.openstack.connection import (
     tool_error,
 )
 from scs_templates.settings.naming import resource_name
+from scs_templates.values import credentials_secret_name as credentials_secret_name
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
 
 CLUSTER_SUFFIX = "appcred"
 WORKLOAD_SUFFIX = "appcred-workload"
-SECRET_SUFFIX = "cloud-config"  # noqa: S105 - a name suffix, not a password
 CLOUDS_YAML_KEY = "clouds.yaml"
 CLOUD_CONF_KEY = "cloud.conf"
 CACERT_KEY = "cacert"
@@ -106,14 +106,6 @@ def credential_names(settings: ClusterSettings) -> tuple[str, str | None]:
     if spec.openstack.application_credential.separate_workload:
         workload = resource_name(spec.prefix, settings.metadata.name, WORKLOAD_SUFFIX)
     return cluster, workload
-
-
-def credentials_secret_name(settings: ClusterSettings) -> str:
-    """Name of the cluster's credentials Secret (``$PREFIX-$CLUSTER-cloud-config``)."""
-    spec = settings.spec
-    return spec.openstack.credentials_secret or resource_name(
-        spec.prefix, settings.metadata.name, SECRET_SUFFIX
-    )
 
 
 # --------------------------------------------------------------------------- keystone calls

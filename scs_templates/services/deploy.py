@@ -37,7 +37,6 @@ from scs_templates.services.releases import (
     plan_releases,
     state_of,
 )
-from scs_templates.settings.naming import resource_name
 
 if TYPE_CHECKING:
     from scs_templates.helm import Helm, ReleaseInfo
@@ -226,14 +225,12 @@ def sync_cloud_config(
     The content is a credential: it moves API to API and is never printed or written to disk.
     """
     from scs_templates.services.values import CLOUD_CONFIG_SECRET
-    from scs_templates.values import CACERT_KEY, CLOUD_CONF_KEY
+    from scs_templates.values import CACERT_KEY, CLOUD_CONF_KEY, credentials_secret_name
 
     services = settings.spec.services
     if not (services.cloud_controller_manager.enabled or services.cinder_csi.enabled):
         return ""
-    secret_name = settings.spec.openstack.credentials_secret or resource_name(
-        settings.spec.prefix, settings.name, "cloud-config"
-    )
+    secret_name = credentials_secret_name(settings)
     data = management.secret_data(settings.metadata.namespace, secret_name) or {}
     if not data.get(CLOUD_CONF_KEY):
         return (

@@ -33,6 +33,7 @@ __all__ = [
     "CLOUD_CONF_KEY",
     "REDACTED",
     "build_values",
+    "credentials_secret_name",
     "server_groups",
 ]
 
@@ -307,6 +308,14 @@ def _mirror(mirror: RegistryMirror) -> dict[str, Any]:
     }
 
 
+def credentials_secret_name(settings: ClusterSettings) -> str:
+    """The cluster's OpenStack credentials Secret: ``spec.openstack.credentialsSecret`` or
+    ``$PREFIX-$CLUSTER-cloud-config`` (the chart, install, delete and apply all use it)."""
+    return settings.spec.openstack.credentials_secret or naming.resource_name(
+        settings.spec.prefix, settings.name, "cloud-config"
+    )
+
+
 def _openstack(
     settings: ClusterSettings, name: Callable[[str], str], secrets: Mapping[str, str] | None
 ) -> dict[str, Any]:
@@ -314,7 +323,7 @@ def _openstack(
     create = os_settings.credentials_secret is None
     credentials: dict[str, Any] = {
         "create": create,
-        "secretName": os_settings.credentials_secret or name("cloud-config"),
+        "secretName": credentials_secret_name(settings),
     }
     if create:
         if secrets is None:
