@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints
 
+from scs_templates.settings.versions import DEFAULT_VERSION
+
 API_VERSION = "scs-templates.scs.community/v1alpha1"
 KIND = "ClusterSettings"
 
@@ -534,7 +536,7 @@ class Docker(_Model):
 
 class Kubernetes(_Model):
     version: NonEmptyStr = Field(
-        default="1.34.x",
+        default=DEFAULT_VERSION,
         description="Kubernetes version: 1.33.x (newest tested patch) or 1.33.5. Upgrades go "
         "one minor version at a time.",
     )

@@ -66,7 +66,3 @@ def parse_version(text: str) -> KubernetesVersion:
     patch_text = match["patch"]
     patch = TESTED_PATCHES[(major, minor)] if patch_text == "x" else int(patch_text)
     return KubernetesVersion(major, minor, patch)
-
-
-def is_version_text(text: str) -> bool:
-    return bool(_VERSION_RE.match(text.strip()))
