@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from scs_templates.errors import InputError, ToolError
 from scs_templates.settings.versions import KubernetesVersion, parse_version
+from scs_templates.values import REDACTED
 
 if TYPE_CHECKING:
     from scs_templates.helm import Helm, ReleaseInfo
@@ -66,7 +67,6 @@ KEPT_KINDS: tuple[tuple[str, str], ...] = (
 )
 DEFAULT_WAIT_TIMEOUT = 1800.0
 DEFAULT_POLL_INTERVAL = 5.0
-SECRET_PLACEHOLDER = "<redacted>"  # noqa: S105 - the placeholder, not a secret
 
 Progress = Callable[[str], None]
 
@@ -279,7 +279,7 @@ def _contains_placeholder(value: Any) -> bool:
         return any(_contains_placeholder(v) for v in value.values())
     if isinstance(value, list):
         return any(_contains_placeholder(v) for v in value)
-    return isinstance(value, str) and SECRET_PLACEHOLDER in value
+    return isinstance(value, str) and REDACTED in value
 
 
 def install(
@@ -313,7 +313,7 @@ def install(
     values = build_values(settings, secrets=secrets)
     if _contains_placeholder(values):
         raise InputError(
-            f"the values of {target.release} hold {SECRET_PLACEHOLDER} placeholders: installing "
+            f"the values of {target.release} hold {REDACTED} placeholders: installing "
             "needs the real credentials (pass secrets, e.g. the clouds.yaml content)"
         )
     previous: KubernetesVersion | None = None
