@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,3 +27,16 @@ def skip_or_fail(reason: str) -> None:
     if in_ci():
         pytest.fail(f"required in CI: {reason}")
     pytest.skip(reason)
+
+
+def pinned_helm() -> Any:
+    """The library's Helm runner over the pinned helm (skip, or fail in CI, when absent)."""
+    from scs_templates import api
+    from scs_templates.errors import ToolNotFoundError
+    from scs_templates.toolchain import find_helm
+
+    try:
+        return api.Helm(find_helm())
+    except ToolNotFoundError as error:
+        skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
+        raise

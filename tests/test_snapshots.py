@@ -18,10 +18,9 @@ import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from scs_templates import api
-from scs_templates.errors import ToolNotFoundError
 from scs_templates.settings.model import PROVIDERS, TEMPLATES
-from scs_templates.toolchain import find_helm
-from tests.support import in_ci, skip_or_fail
+from tests import crd_validation
+from tests.support import in_ci, pinned_helm, skip_or_fail
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -132,6 +131,26 @@ def network_k8s_135(spec: Spec) -> None:
     }
 
 
+def rollout_tuning(spec: Spec) -> None:
+    """A GPU-like last group without spare capacity; slow drains; stricter health checks."""
+    spec["controlPlane"].update(
+        replicas=3,
+        rollout={"maxSurge": 0, "deletion": {"nodeDrainTimeoutSeconds": 600}},
+        healthCheck={"nodeStartupTimeoutSeconds": 1800, "unhealthyTimeoutSeconds": 120},
+    )
+    group = _workers(spec)[-1]
+    group["rollout"] = {
+        "maxSurge": 0,
+        "maxUnavailable": 1,
+        "deletion": {
+            "nodeDrainTimeoutSeconds": 900,
+            "nodeVolumeDetachTimeoutSeconds": 300,
+            "nodeDeletionTimeoutSeconds": 0,
+        },
+    }
+    group["healthCheck"] = {"nodeStartupTimeoutSeconds": 0, "maxUnhealthyPercent": 100}
+
+
 SCENARIOS: dict[str, Callable[[Spec], None]] = {
     "minimal": minimal,
     "production": production,
@@ -143,6 +162,7 @@ SCENARIOS: dict[str, Callable[[Spec], None]] = {
     "unsafe-fs-etcd": unsafe_fs_etcd,
     "calico-services-off": calico_services_off,
     "network-k8s-1.35": network_k8s_135,
+    "rollout-tuning": rollout_tuning,
 }
 
 
@@ -181,11 +201,8 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def helm() -> api.Helm:
-    try:
-        return api.Helm(find_helm())
-    except ToolNotFoundError as error:
-        skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
-        raise
+    helm: api.Helm = pinned_helm()
+    return helm
 
 
 @pytest.fixture(autouse=True)
@@ -212,3 +229,16 @@ def test_rendered_manifests(
     result = api.render(settings_for(template, provider, scenario), helm=helm)
     assert result.objects, "a render without objects"
     assert result.manifests == snapshot_yaml
+
+
+@pytest.mark.parametrize(("template", "provider", "scenario"), CASES)
+def test_scenarios_are_crd_valid(
+    helm: api.Helm, template: str, provider: str, scenario: str
+) -> None:
+    """Every object of every scenario passes the upstream CRDs strictly (closed objects: a
+    misspelled field fails instead of being pruned by the API server)."""
+    reason = crd_validation.skip_or_fail_reason()
+    if reason:
+        skip_or_fail(reason)
+    result = api.render(settings_for(template, provider, scenario), helm=helm)
+    assert crd_validation.validate_all(result.objects) == []

@@ -126,6 +126,94 @@ class Autoscaling(_Model):
     max: StrictInt = Field(ge=1, le=1000, description="Highest number of machines.")
 
 
+Seconds = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
+
+
+class MachineDeletion(_Model):
+    """How Cluster API takes a machine away (rolling update, scale-down, remediation)."""
+
+    node_drain_timeout_seconds: Seconds | None = Field(
+        default=None,
+        description="Give up draining the node after this many seconds and delete the machine "
+        "anyway; empty = Cluster API's default (wait for ever, 0).",
+    )
+    node_volume_detach_timeout_seconds: Seconds | None = Field(
+        default=None,
+        description="Give up waiting for the node's volumes to detach after this many "
+        "seconds; empty = Cluster API's default (wait for ever, 0).",
+    )
+    node_deletion_timeout_seconds: Seconds | None = Field(
+        default=None,
+        description="How long Cluster API retries deleting the Node object; 0 = for ever, "
+        "empty = Cluster API's default (10 seconds).",
+    )
+
+
+class HealthCheck(_Model):
+    """The MachineHealthCheck of a machine group: when a machine counts as failed."""
+
+    node_startup_timeout_seconds: Seconds = Field(
+        default=600,
+        description="A machine whose node has not joined after this many seconds is "
+        "replaced (control plane: 1200); 0 disables the check.",
+    )
+    unhealthy_timeout_seconds: Seconds = Field(
+        default=300,
+        description="A node that is not Ready (False or Unknown) for this many seconds is "
+        "replaced.",
+    )
+
+
+class WorkerHealthCheck(HealthCheck):
+    max_unhealthy_percent: StrictInt = Field(
+        default=40,
+        ge=0,
+        le=100,
+        description="Stop replacing machines when more than this share of the group is "
+        "unhealthy (then the cause is likely not the machines: an image, network or cloud "
+        "outage).",
+    )
+
+
+class ControlPlaneHealthCheck(HealthCheck):
+    node_startup_timeout_seconds: Seconds = Field(
+        default=1200,
+        description="A control-plane machine whose node has not joined after this many "
+        "seconds is replaced; 0 disables the check.",
+    )
+
+
+class ControlPlaneRollout(_Model):
+    max_surge: Literal[0, 1] = Field(
+        default=1,
+        description="Extra control-plane machine during a rolling update: 1 (create the new "
+        "one first) or 0 (delete an old one first; needs 3 or 5 replicas).",
+    )
+    deletion: MachineDeletion = Field(
+        default_factory=MachineDeletion, description="Drain and deletion timeouts."
+    )
+
+
+class WorkerRollout(_Model):
+    max_surge: StrictInt = Field(
+        default=1,
+        ge=0,
+        le=1000,
+        description="Machines created above the wanted count during a rolling update (0 for "
+        "a group with no spare capacity, e.g. GPUs).",
+    )
+    max_unavailable: StrictInt = Field(
+        default=0,
+        ge=0,
+        le=1000,
+        description="Machines that may be missing during a rolling update (at least 1 when "
+        "maxSurge is 0).",
+    )
+    deletion: MachineDeletion = Field(
+        default_factory=MachineDeletion, description="Drain and deletion timeouts."
+    )
+
+
 class ControlPlane(_Model):
     replicas: Literal[1, 3, 5] = Field(
         default=3,
@@ -157,6 +245,13 @@ class ControlPlane(_Model):
         le=100,
         description="How often a failed control-plane machine is replaced before remediation "
         "gives up.",
+    )
+    rollout: ControlPlaneRollout = Field(
+        default_factory=ControlPlaneRollout, description="Rolling updates and machine deletion."
+    )
+    health_check: ControlPlaneHealthCheck = Field(
+        default_factory=ControlPlaneHealthCheck,
+        description="When a control-plane machine counts as failed (MachineHealthCheck).",
     )
 
 
@@ -196,6 +291,13 @@ class WorkerGroup(_Model):
     )
     image: NonEmptyStr | None = Field(
         default=None, description="Image override for this group's machines."
+    )
+    rollout: WorkerRollout = Field(
+        default_factory=WorkerRollout, description="Rolling updates and machine deletion."
+    )
+    health_check: WorkerHealthCheck = Field(
+        default_factory=WorkerHealthCheck,
+        description="When a machine of the group counts as failed (MachineHealthCheck).",
     )
 
     @property

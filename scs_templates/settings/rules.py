@@ -176,6 +176,12 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
             problem = _label_problem(key)
             if problem:
                 yield (*path, "labels", key), problem
+        if group.rollout.max_surge == 0 and group.rollout.max_unavailable == 0:
+            yield (
+                (*path, "rollout", "maxSurge"),
+                "maxSurge and maxUnavailable cannot both be 0: a rolling update could never "
+                "replace a machine",
+            )
         taint_keys = [(t.key, t.effect) for t in group.taints]
         for t_index, (t_key, t_effect) in enumerate(taint_keys):
             if (t_key, t_effect) in taint_keys[:t_index]:
@@ -188,6 +194,12 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
                 f"{cp_name!r} is {len(cp_name)} characters; $PREFIX-$CLUSTER-control-plane must "
                 f"fit in {naming.MACHINE_OWNER_BUDGET}: shorten the prefix or the cluster name"
             ),
+        )
+    if spec.control_plane.rollout.max_surge == 0 and spec.control_plane.replicas < 3:
+        yield (
+            (*s, "controlPlane", "rollout", "maxSurge"),
+            "maxSurge 0 (delete before create) needs 3 or 5 control-plane replicas: with one, "
+            "the control plane would be gone during the update",
         )
     if spec.provider == "openstack" and spec.control_plane.machine_type is None:
         yield (

@@ -24,7 +24,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from scs_templates.settings import naming
-from scs_templates.settings.model import ClusterSettings, RegistryMirror, WorkerGroup
+from scs_templates.settings.model import (
+    ClusterSettings,
+    HealthCheck,
+    MachineDeletion,
+    RegistryMirror,
+    WorkerGroup,
+)
 from scs_templates.settings.versions import parse_version
 
 __all__ = [
@@ -109,6 +115,8 @@ def build_values(
         "image": image(cp.image),
         "remediationMaxRetry": cp.remediation_max_retry,
         "certificateExpiryDays": spec.security.certificate_rollout_days,
+        "rollout": {"maxSurge": cp.rollout.max_surge, "deletion": _deletion(cp.rollout.deletion)},
+        "healthCheck": _health_check(cp.health_check),
     }
     if provider == "openstack":
         control_plane.update(
@@ -208,6 +216,15 @@ def _worker(
         "nodeLabels": node_labels,
         "machineLabels": machine_labels,
         "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in group.taints],
+        "rollout": {
+            "maxSurge": group.rollout.max_surge,
+            "maxUnavailable": group.rollout.max_unavailable,
+            "deletion": _deletion(group.rollout.deletion),
+        },
+        "healthCheck": {
+            **_health_check(group.health_check),
+            "maxUnhealthyPercent": group.health_check.max_unhealthy_percent,
+        },
     }
     if group.autoscaling is not None:
         worker["autoscaling"] = {"min": group.autoscaling.min, "max": group.autoscaling.max}
@@ -223,6 +240,24 @@ def _worker(
             ),
         )
     return worker
+
+
+def _deletion(deletion: MachineDeletion) -> dict[str, int]:
+    """The Machine ``deletion`` timeouts that are set (unset ones keep Cluster API's
+    defaults, so existing clusters render unchanged)."""
+    timeouts = {
+        "nodeDrainTimeoutSeconds": deletion.node_drain_timeout_seconds,
+        "nodeVolumeDetachTimeoutSeconds": deletion.node_volume_detach_timeout_seconds,
+        "nodeDeletionTimeoutSeconds": deletion.node_deletion_timeout_seconds,
+    }
+    return {key: value for key, value in timeouts.items() if value is not None}
+
+
+def _health_check(check: HealthCheck) -> dict[str, int]:
+    return {
+        "nodeStartupTimeoutSeconds": check.node_startup_timeout_seconds,
+        "unhealthyTimeoutSeconds": check.unhealthy_timeout_seconds,
+    }
 
 
 def _synced_by_capi(key: str) -> bool:

@@ -119,13 +119,16 @@ spec:
     spec:
       infrastructureRef:
         {{- include "scs.ref" (dict "apiGroup" "infrastructure.cluster.x-k8s.io" "kind" (include "provider.machineTemplateKind" $root) "name" .infraName) | nindent 8 }}
+      {{- with $cp.rollout.deletion }}
+      {{- include "scs.deletion" . | nindent 6 }}
+      {{- end }}
   rollout:
     before:
       certificatesExpiryDays: {{ include "scs.int" $cp.certificateExpiryDays }}
     strategy:
       type: RollingUpdate
       rollingUpdate:
-        maxSurge: 1
+        maxSurge: {{ include "scs.int" $cp.rollout.maxSurge }}
   remediation:
     maxRetry: {{ include "scs.int" $cp.remediationMaxRetry }}
   kubeadmConfigSpec:
@@ -238,8 +241,8 @@ spec:
     strategy:
       type: RollingUpdate
       rollingUpdate:
-        maxSurge: 1
-        maxUnavailable: 0
+        maxSurge: {{ include "scs.int" $g.rollout.maxSurge }}
+        maxUnavailable: {{ include "scs.int" $g.rollout.maxUnavailable }}
   template:
     metadata:
       labels:
@@ -250,6 +253,9 @@ spec:
       {{- with $g.zone }}
       failureDomain: {{ . | quote }}
       {{- end }}
+      {{- with $g.rollout.deletion }}
+      {{- include "scs.deletion" . | nindent 6 }}
+      {{- end }}
       bootstrap:
         configRef:
           {{- include "scs.ref" (dict "apiGroup" "bootstrap.cluster.x-k8s.io" "kind" "KubeadmConfigTemplate" "name" (include "scs.kubeadmConfigTemplateName" .)) | nindent 10 }}
@@ -257,16 +263,30 @@ spec:
         {{- include "scs.ref" (dict "apiGroup" "infrastructure.cluster.x-k8s.io" "kind" (include "provider.machineTemplateKind" $root) "name" (include "scs.machineTemplateName" .)) | nindent 8 }}
 {{- end -}}
 
-{{/* Node checks shared by all health checks: a node not Ready for 5 minutes is replaced. */}}
+{{/*
+Machine deletion timeouts (drain, volume detach, node deletion); only the ones set, the
+others keep Cluster API's defaults. Context: a non-empty rollout.deletion of the values.
+*/}}
+{{- define "scs.deletion" -}}
+deletion:
+  {{- range $key, $seconds := . }}
+  {{ $key }}: {{ include "scs.int" $seconds }}
+  {{- end }}
+{{- end -}}
+
+{{/*
+Node checks shared by all health checks: a node that does not join in time, or that is not
+Ready for unhealthyTimeoutSeconds, is replaced. Context: a healthCheck of the values.
+*/}}
 {{- define "scs.healthChecks" -}}
-nodeStartupTimeoutSeconds: {{ .startup }}
+nodeStartupTimeoutSeconds: {{ include "scs.int" .nodeStartupTimeoutSeconds }}
 unhealthyNodeConditions:
   - type: Ready
     status: Unknown
-    timeoutSeconds: 300
+    timeoutSeconds: {{ include "scs.int" .unhealthyTimeoutSeconds }}
   - type: Ready
     status: "False"
-    timeoutSeconds: 300
+    timeoutSeconds: {{ include "scs.int" .unhealthyTimeoutSeconds }}
 {{- end -}}
 
 {{/*
@@ -286,12 +306,13 @@ spec:
       cluster.x-k8s.io/cluster-name: {{ $v.cluster.name }}
       cluster.x-k8s.io/control-plane: ""
   checks:
-    {{- include "scs.healthChecks" (dict "startup" 1200) | nindent 4 }}
+    {{- include "scs.healthChecks" $v.controlPlane.healthCheck | nindent 4 }}
 {{- end -}}
 
 {{/*
-Worker health check: remediation stops when more than 40% of the group is unhealthy (then
-the cause is likely not the machines: a broken image, network or cloud outage).
+Worker health check: remediation stops when more than maxUnhealthyPercent (default 40%) of
+the group is unhealthy (then the cause is likely not the machines: a broken image, network
+or cloud outage).
 */}}
 {{- define "scs.workerHealthCheck" -}}
 {{- $v := .root.Values -}}
@@ -306,8 +327,8 @@ spec:
       cluster.x-k8s.io/cluster-name: {{ $v.cluster.name }}
       cluster.x-k8s.io/deployment-name: {{ .machine.deploymentName }}
   checks:
-    {{- include "scs.healthChecks" (dict "startup" 600) | nindent 4 }}
+    {{- include "scs.healthChecks" .machine.healthCheck | nindent 4 }}
   remediation:
     triggerIf:
-      unhealthyLessThanOrEqualTo: 40%
+      unhealthyLessThanOrEqualTo: {{ printf "%s%%" (include "scs.int" .machine.healthCheck.maxUnhealthyPercent) }}
 {{- end -}}
