@@ -93,14 +93,20 @@ class RenderResult:
         The number keeps helm's install order (namespaces and CRDs first) when the files are
         applied in name order, and makes names unique even for equal kind/name pairs.
         """
-        width = max(2, len(str(len(self.objects))))
-        names = []
-        for index, obj in enumerate(self.objects, start=1):
-            kind = _safe_part(str(obj.get("kind") or "object"))
-            metadata = obj.get("metadata")
-            name = metadata.get("name") if isinstance(metadata, dict) else None
-            names.append(f"{index:0{width}d}-{kind}-{_safe_part(str(name or 'unnamed'))}.yaml")
-        return names
+        return object_file_names(self.objects)
+
+
+def object_file_names(objects: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``NN-kind-name.yaml`` for each object, numbered in the given order (see
+    :meth:`RenderResult.file_names`; ``services render -o`` names its files the same way)."""
+    width = max(2, len(str(len(objects))))
+    names = []
+    for index, obj in enumerate(objects, start=1):
+        kind = _safe_part(str(obj.get("kind") or "object"))
+        metadata = obj.get("metadata")
+        name = metadata.get("name") if isinstance(metadata, dict) else None
+        names.append(f"{index:0{width}d}-{kind}-{_safe_part(str(name or 'unnamed'))}.yaml")
+    return names
 
 
 def _safe_part(text: str) -> str:

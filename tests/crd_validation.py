@@ -25,8 +25,9 @@ from typing import Any
 import yaml
 from jsonschema import Draft7Validator
 
-REPO = Path(__file__).resolve().parents[1]
-CRD_DIR = REPO.parent / "shared" / "crds"
+from tests.support import SHARED
+
+CRD_DIR = SHARED / "crds"
 
 _SECRET_SCHEMA: dict[str, Any] = {
     "type": "object",

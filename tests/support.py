@@ -15,7 +15,18 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
-SHARED = REPO.parent / "shared"
+#: The reference material next to the repository (../shared); SCS_TEMPLATES_SHARED points
+#: elsewhere (a git worktree lives one level deeper than the clone).
+SHARED = Path(os.environ.get("SCS_TEMPLATES_SHARED") or REPO.parent / "shared")
+#: Real upstream service charts, packaged (../shared/charts/README.md lists their sources).
+REAL_CHARTS = SHARED / "charts"
+
+
+def real_charts() -> Path:
+    """The directory of the real packaged service charts, or skip (fail in CI)."""
+    if not (REAL_CHARTS / "README.md").is_file():
+        skip_or_fail(f"the real upstream service charts are not in {REAL_CHARTS}")
+    return REAL_CHARTS
 
 
 def in_ci() -> bool:

@@ -1,9 +1,10 @@
 """Standard services: catalogue, values builders, state values, helmfile and apply.
 
-The helmfile tests run the REAL helmfile 0.166 and helm 3.15 offline against STAND-IN charts
-(tests/standin_charts.py: real chart names and versions, one ConfigMap echoing the values);
-the sync tests run them against the FAKE Kubernetes API of tests/fakekube (a test double,
-not a cluster). Neither proves the behaviour of the real charts.
+The helmfile and ``services render`` tests run the REAL helmfile 0.166 and helm 3.15 offline
+with the REAL upstream charts (../shared/charts, used as a local chart mirror). The apply
+tests against the FAKE Kubernetes API of tests/fakekube (a test double, not a cluster) are
+about plumbing only (state values -> helmfile -> helm -> an API, idempotence, keep/remove,
+the CNI guard) and use STAND-IN charts (tests/standin_charts.py), which echo their values.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from scs_templates.services.releases import chart_source, normalize_version
 from scs_templates.services.values import METRICS_SERVER_ARGS, PROXY_PROTOCOL_ANNOTATION
 from scs_templates.settings import ClusterSettings, SettingsError, parse_settings_text
 from tests.standin_charts import STAND_IN_LABEL, build_stand_in_mirror, package_stand_in
-from tests.support import REPO, skip_or_fail
+from tests.support import REPO, real_charts, skip_or_fail
 
 yaml = YAML(typ="safe")
 
@@ -176,7 +177,10 @@ def test_user_values_are_deep_merged_over_ours() -> None:
     )
     releases = by_name(settings)
     assert releases["cilium"].values["ipam"] == {"mode": "kubernetes", "operator": {"x": 1}}
-    assert releases["cilium"].values["hubble"] == {"relay": {"enabled": True}}
+    assert releases["cilium"].values["hubble"] == {
+        "relay": {"enabled": True},
+        "tls": {"auto": {"method": "cronJob"}},
+    }
     assert releases["metrics-server"].values["defaultArgs"] == ["--only-this"]  # lists replace
     annotations = releases["ingress-nginx"].values["controller"]["service"]["annotations"]
     assert annotations == {PROXY_PROTOCOL_ANNOTATION: "true", "a/b": "c"}
@@ -263,10 +267,26 @@ def services_helmfile() -> Any:
 
 
 @pytest.fixture(scope="module")
+def charts() -> Path:
+    """The REAL upstream charts, packaged (../shared/charts), used as a local chart mirror."""
+    return real_charts()
+
+
+@pytest.fixture(scope="module")
 def mirror(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """STAND-IN charts, only for the apply tests against the FAKE API (plumbing only)."""
     directory = tmp_path_factory.mktemp("stand-in-charts")
-    build_stand_in_mirror(directory, extra=[("cilium", "1.17.8"), ("cert-manager", "v1.17.2")])
+    build_stand_in_mirror(directory)
     return directory
+
+
+def manifests_of(text: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """Rendered objects by (kind, name)."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for document in yaml.load_all(text):
+        if document:
+            found[(document["kind"], document["metadata"]["name"])] = document
+    return found
 
 
 @pytest.mark.helm
@@ -298,10 +318,10 @@ def test_helmfile_without_services_state_has_no_releases(services_helmfile: Any)
 
 
 @pytest.mark.helm
-def test_helmfile_build_with_local_mirror(services_helmfile: Any, mirror: Path) -> None:
+def test_helmfile_build_with_local_mirror(services_helmfile: Any, charts: Path) -> None:
     settings = settings_of(
-        chartMirror=f"file://{mirror}",
-        cni={"version": "1.17.8"},
+        chartMirror=f"file://{charts}",
+        cni={"version": "1.18.12"},
         certManager={"enabled": True},
         metricsServer={"enabled": False},
     )
@@ -310,9 +330,9 @@ def test_helmfile_build_with_local_mirror(services_helmfile: Any, mirror: Path) 
     document = next(d for d in built if d and "releases" in d)
     assert "repositories" not in document  # a local mirror needs no repository at all
     releases = {r["name"]: r for r in document["releases"]}
-    assert releases["cilium"]["chart"] == f"{mirror}/cilium-1.17.8.tgz"
-    assert releases["cilium"]["version"] == "1.17.8"
-    assert releases["cert-manager"]["chart"] == f"{mirror}/cert-manager-v1.18.2.tgz"
+    assert releases["cilium"]["chart"] == f"{charts}/cilium-1.18.12.tgz"
+    assert releases["cilium"]["version"] == "1.18.12"
+    assert releases["cert-manager"]["chart"] == f"{charts}/cert-manager-v1.18.2.tgz"
     assert releases["cert-manager"]["values"] == [{"crds": {"enabled": True, "keep": True}}]
     assert releases["cert-manager"]["needs"] == [
         "kube-system/cilium",
@@ -338,13 +358,14 @@ def test_helmfile_build_oci_mirror_names_the_registry(services_helmfile: Any) ->
 
 
 @pytest.mark.helm
-def test_helmfile_write_values_and_template(
-    services_helmfile: Any, mirror: Path, tmp_path: Path
+def test_real_charts_render_our_values(
+    services_helmfile: Any, charts: Path, tmp_path: Path
 ) -> None:
+    """The REAL charts turn our values into the objects we mean (helmfile + helm, offline)."""
     settings = settings_of(
-        chartMirror=str(mirror),
+        chartMirror=str(charts),
         ingressNginx={"enabled": True, "values": {"controller": {"replicaCount": 2}}},
-        certManager={"enabled": True, "version": "1.17.2"},
+        certManager={"enabled": True, "version": "1.18.6"},
     )
     state = services_state_values(settings)
     files = services_helmfile.write_values(state, tmp_path / "values")
@@ -358,22 +379,92 @@ def test_helmfile_write_values_and_template(
         "ingress-nginx",
         "cert-manager",
     }
-    ingress = yaml.load((tmp_path / "values" / "ingress-nginx.yaml").read_text())
-    assert ingress["controller"]["replicaCount"] == 2
-    assert ingress["controller"]["config"] == {"use-proxy-protocol": "true"}
+    objects = manifests_of(services_helmfile.template(state))
+    metrics = objects[("Deployment", "metrics-server")]["spec"]["template"]["spec"]
+    args = metrics["containers"][0]["args"]
+    assert args[1:] == list(METRICS_SERVER_ARGS) and args[0].startswith("--secure-port=")
+    assert not any("insecure" in a for a in args)
+    controller = objects[("Deployment", "ingress-nginx-controller")]["spec"]
+    assert controller["replicas"] == 2
+    service = objects[("Service", "ingress-nginx-controller")]
+    assert service["metadata"]["annotations"] == {PROXY_PROTOCOL_ANNOTATION: "true"}
+    assert service["spec"]["type"] == "LoadBalancer"
+    assert objects[("ConfigMap", "ingress-nginx-controller")]["data"]["use-proxy-protocol"] == (
+        "true"
+    )
+    cert = objects[("Deployment", "cert-manager")]
+    assert cert["metadata"]["labels"]["helm.sh/chart"] == "cert-manager-v1.18.6"
+    occm = objects[("DaemonSet", "openstack-cloud-controller-manager")]["spec"]["template"]
+    volumes = {v["name"]: v for v in occm["spec"]["volumes"]}
+    assert volumes["cloud-config-volume"]["secret"]["secretName"] == "cloud-config"
 
-    manifests = [d for d in yaml.load_all(services_helmfile.template(state)) if d]
-    echoed = {d["metadata"]["name"]: d for d in manifests}
-    cert = echoed["cert-manager-stand-in"]
-    assert cert["metadata"]["labels"][STAND_IN_LABEL] == "true"
-    assert cert["metadata"]["namespace"] == "cert-manager"
-    assert cert["data"]["chart"] == "cert-manager-v1.17.2"
-    metrics = json.loads(echoed["metrics-server-stand-in"]["data"]["values.json"])
-    assert metrics["defaultArgs"] == list(METRICS_SERVER_ARGS)
-    annotations = json.loads(echoed["ingress-nginx-stand-in"]["data"]["values.json"])
-    assert annotations["controller"]["service"]["annotations"] == {
-        PROXY_PROTOCOL_ANNOTATION: "true"
-    }
+
+# --------------------------------------------------------------------------- services render
+
+
+def write_settings(path: Path, provider: str = "docker", **services: Any) -> str:
+    settings = settings_of(provider, **services)
+    path.write_text(json.dumps(settings.model_dump(by_alias=True, exclude_none=True)))
+    return str(path)
+
+
+@pytest.mark.helm
+def test_services_render_real_charts_offline_and_deterministic(
+    services_helmfile: Any, charts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scs_templates.cli.main import main
+
+    del services_helmfile  # only its skip: helmfile and helm 3 must be installed
+    path = write_settings(
+        tmp_path / "s.yaml",
+        "openstack",
+        chartMirror=f"file://{charts}",
+        gatewayAPI={"enabled": True},
+    )
+    assert main(["services", "render", path]) == 0
+    first = capsys.readouterr().out
+    assert main(["services", "render", path]) == 0
+    assert capsys.readouterr().out == first  # byte-identical
+    objects = manifests_of(first)
+    assert ("Deployment", "cilium-operator") in objects
+    assert ("CustomResourceDefinition", "gateways.gateway.networking.k8s.io") in objects
+    assert ("CustomResourceDefinition", "volumesnapshots.snapshot.storage.k8s.io") in objects
+    assert not any(kind == "Secret" for kind, _ in objects), "no generated key material"
+    assert 'helm.sh/hook": test' not in first  # test hooks are never installed
+
+    out = tmp_path / "out"
+    assert main(["services", "render", path, "-o", str(out)]) == 0
+    files = sorted(out.iterdir())
+    assert len(files) == len(objects)
+    assert files[0].name.startswith("01-customresourcedefinition-")
+    assert "".join(f.read_text() for f in files).count("\nkind: ") == first.count("\nkind: ")
+
+
+@pytest.mark.helm
+def test_services_render_exit_codes(
+    services_helmfile: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scs_templates.cli.main import main
+
+    del services_helmfile
+    sparse = tmp_path / "sparse"
+    package_stand_in(sparse, "cilium", "1.18.2")  # plumbing: a mirror that lacks charts
+    assert (
+        main(["services", "render", write_settings(tmp_path / "a.yaml", chartMirror=str(sparse))])
+        == 2
+    )
+    assert "metrics-server-3.13.0.tgz" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: x\n")
+    assert main(["services", "render", str(bad)]) == 2
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for name in ("cilium-1.18.2", "kubelet-csr-approver-1.2.10", "metrics-server-3.13.0"):
+        (broken / f"{name}.tgz").write_bytes(b"not a chart")
+    assert (
+        main(["services", "render", write_settings(tmp_path / "b.yaml", chartMirror=str(broken))])
+        == 1
+    )
 
 
 # --------------------------------------------------------------------------- apply (fake API)

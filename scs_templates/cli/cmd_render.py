@@ -18,6 +18,7 @@ from scs_templates.cli.common import load
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -34,10 +35,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "failed."
         ),
     )
-    render.add_argument("settings", metavar="SETTINGS", help="cluster settings file")
-    render.add_argument(
-        "-o", "--output-dir", type=Path, metavar="DIR", help="write one file per object into DIR"
-    )
+    render_arguments(render)
     render.set_defaults(func=run_render)
 
     values = subparsers.add_parser(
@@ -67,6 +65,14 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 # --------------------------------------------------------------------------- helpers
 
 
+def render_arguments(parser: argparse.ArgumentParser) -> None:
+    """SETTINGS and ``-o DIR``, as every rendering command takes them."""
+    parser.add_argument("settings", metavar="SETTINGS", help="cluster settings file")
+    parser.add_argument(
+        "-o", "--output-dir", type=Path, metavar="DIR", help="write one file per object into DIR"
+    )
+
+
 def write_stdout(text: str) -> None:
     """Write to stdout so that ``| head`` ends us quietly.
 
@@ -94,11 +100,18 @@ def run_render(args: argparse.Namespace) -> int:
     from scs_templates.render import render, write_manifests
 
     result = render(loaded.settings)
-    if args.output_dir is None:
-        write_stdout(result.manifests)
+    return print_or_write(
+        result.manifests, args.output_dir, lambda: write_manifests(result, args.output_dir)
+    )
+
+
+def print_or_write(manifests: str, output_dir: Path | None, write: Callable[[], list[Path]]) -> int:
+    """The manifests on stdout, or (with ``-o DIR``) ``write()`` them and say how many."""
+    if output_dir is None:
+        write_stdout(manifests)
         return 0
-    paths = write_manifests(result, args.output_dir)
-    print(f"wrote {len(paths)} manifests to {args.output_dir}", file=sys.stderr)
+    paths = write()
+    print(f"wrote {len(paths)} manifests to {output_dir}", file=sys.stderr)
     return 0
 
 

@@ -25,7 +25,6 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from scs_templates.errors import InputError, ToolError
@@ -33,7 +32,7 @@ from scs_templates.services.catalogue import CATALOGUE
 from scs_templates.services.releases import (
     STATE_KEY,
     ServiceRelease,
-    local_mirror_dir,
+    check_local_mirror,
     plan_releases,
     state_of,
 )
@@ -196,17 +195,6 @@ def _deployed_releases(
     return found
 
 
-def _check_mirror(releases: list[ServiceRelease], mirror: str | None) -> None:
-    """A local mirror must hold every chart that will be installed or upgraded."""
-    if not mirror or local_mirror_dir(mirror) is None:
-        return
-    missing = [r.chart for r in releases if r.installed and not Path(r.chart).is_file()]
-    if missing:
-        raise InputError(
-            "spec.services.chartMirror: missing packaged charts: " + ", ".join(missing)
-        )
-
-
 def _cni_switch(settings: ClusterSettings, deployed: Mapping[str, ReleaseInfo]) -> set[str]:
     wanted = CNI_RELEASES[settings.spec.services.cni.type]
     return {name for name in CNI_RELEASES.values() if name in deployed and name != wanted}
@@ -355,7 +343,7 @@ def apply(
         selected = tuple(p.name for p in plans if p.action in ("install", "upgrade", "remove"))
         if dry_run or not selected:
             return ApplyResult(tuple(plans), (), dry_run, cluster_result, state, tuple(notes))
-        _check_mirror(
+        check_local_mirror(
             [r for r in releases if r.name in selected], settings.spec.services.chart_mirror
         )
         if settings.spec.provider == "openstack":

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
+from scs_templates.errors import InputError
 from scs_templates.services.catalogue import CATALOGUE, ServiceInfo
 from scs_templates.services.values import base_values, deep_merge
 from scs_templates.settings.model import ClusterSettings, Service
@@ -27,6 +28,7 @@ __all__ = [
     "Repository",
     "ServiceRelease",
     "chart_source",
+    "check_local_mirror",
     "local_mirror_dir",
     "normalize_version",
     "release_needs",
@@ -188,6 +190,18 @@ def local_mirror_dir(mirror: str) -> Path | None:
     if mirror.startswith("/"):
         return Path(mirror)
     return None
+
+
+def check_local_mirror(releases: Iterable[ServiceRelease], mirror: str | None) -> None:
+    """A local mirror must hold every chart that will be installed or upgraded (exit 2
+    naming the missing ``NAME-VERSION.tgz`` files, before helmfile runs at all)."""
+    if not mirror or local_mirror_dir(mirror) is None:
+        return
+    missing = [r.chart for r in releases if r.installed and not Path(r.chart).is_file()]
+    if missing:
+        raise InputError(
+            "spec.services.chartMirror: missing packaged charts: " + ", ".join(missing)
+        )
 
 
 def chart_source(info: ServiceInfo, version: str, mirror: str | None) -> ChartSource:

@@ -110,6 +110,22 @@ class ServicesHelmfile(HelmfileProcess):
         """``helmfile template --skip-deps``: the manifests of every installed release."""
         return self.run(state, ["template", "--skip-deps"]).stdout
 
+    def render(self, state: Mapping[str, Any], *, kube_version: str) -> str:
+        """``helmfile template`` as ``scs-templates services render`` prints it: every
+        installed release with its CRDs (``--include-crds``: helm installs a chart's
+        ``crds/`` too), without test hooks (``--skip-tests``: ``sync`` never runs them), for
+        ``kube_version`` (charts that branch on the Kubernetes version render the same
+        everywhere)."""
+        command = [
+            "template",
+            "--skip-deps",
+            "--include-crds",
+            "--skip-tests",
+            "--kube-version",
+            kube_version,
+        ]
+        return self.run(state, command).stdout
+
     def write_values(self, state: Mapping[str, Any], directory: Path) -> builtins.list[Path]:
         """``helmfile write-values``: each release's values as ``DIR/RELEASE.yaml``."""
         directory.mkdir(parents=True, exist_ok=True)

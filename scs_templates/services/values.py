@@ -96,6 +96,10 @@ def _cilium(settings: ClusterSettings) -> Values:
         "kubeProxyReplacement": gateway,
         "gatewayAPI": {"enabled": gateway},
         "operator": {"replicas": 1 if spec.control_plane.replicas == 1 else 2},
+        # Hubble's TLS certificates from Cilium's certgen job in the cluster, not from
+        # helm's genCA: a render must not hold a private key (nor a new one on every
+        # upgrade, which would rotate the CA each time), and must be deterministic.
+        "hubble": {"tls": {"auto": {"method": "cronJob"}}},
     }
     if gateway:
         values["k8sServiceHost"] = "auto"

@@ -1,0 +1,98 @@
+"""``scs-templates services render``: the workload cluster's service manifests, offline.
+
+What it renders is exactly what :func:`scs_templates.services.apply` installs into a new
+workload cluster: the same releases (:func:`plan_releases` with nothing deployed), the same
+chart sources (``spec.services.chartMirror`` honoured; a local ``file://`` mirror needs no
+network at all), the same values, through the same helmfile state file. It adds what
+``helmfile sync`` installs besides the templates (the charts' CRDs) and leaves out what it
+never installs (test hooks). The Kubernetes version of the settings is passed to helm, so
+charts that branch on it render the same on every machine.
+
+Determinism: same settings and charts -> byte-identical output. The charts' own random
+material is switched off by our values (Cilium's Hubble certificates come from its
+in-cluster certgen job instead of helm's ``genCA``), and a test keeps it that way.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scs_templates import atomic
+from scs_templates.render import (
+    _is_manifest_file,
+    kube_version_of,
+    object_file_names,
+    split_texts,
+)
+from scs_templates.services.releases import (
+    STATE_KEY,
+    ServiceRelease,
+    check_local_mirror,
+    plan_releases,
+    state_of,
+)
+
+if TYPE_CHECKING:
+    from scs_templates.services.runner import ServicesHelmfile
+    from scs_templates.settings.model import ClusterSettings
+
+__all__ = ["ServicesRender", "render_services", "write_services"]
+
+
+@dataclass(frozen=True)
+class ServicesRender:
+    """The rendered services of one workload cluster.
+
+    ``manifests``: multi-document YAML exactly as helmfile/helm printed it.
+    ``documents``: one text per object, same order. ``releases``: what was rendered.
+    """
+
+    manifests: str = field(repr=False)
+    documents: tuple[str, ...] = field(repr=False)
+    releases: tuple[ServiceRelease, ...]
+    kube_version: str
+
+    @functools.cached_property
+    def objects(self) -> tuple[dict[str, Any], ...]:
+        from ruamel.yaml import YAML
+
+        yaml = YAML(typ="safe")
+        return tuple(yaml.load(text) for text in self.documents)
+
+    def file_names(self) -> list[str]:
+        """``NN-kind-name.yaml`` per object, in helmfile's order (as ``render -o``)."""
+        return object_file_names(self.objects)
+
+
+def render_services(
+    settings: ClusterSettings, *, helmfile: ServicesHelmfile | None = None
+) -> ServicesRender:
+    """Render every workload-cluster service release of ``settings`` offline.
+
+    Raises InputError (exit 2) when a local chart mirror lacks a chart, HelmfileError
+    (exit 1) when helmfile or helm fail (e.g. upstream repositories without network).
+    """
+    from scs_templates.services.runner import ServicesHelmfile
+
+    releases = plan_releases(settings, frozenset(), False)
+    check_local_mirror(releases, settings.spec.services.chart_mirror)
+    kube_version = kube_version_of(settings)
+    runner = helmfile if helmfile is not None else ServicesHelmfile()
+    manifests = runner.render({STATE_KEY: state_of(releases)}, kube_version=kube_version)
+    return ServicesRender(
+        manifests=manifests,
+        documents=tuple(split_texts(manifests)),
+        releases=tuple(releases),
+        kube_version=kube_version,
+    )
+
+
+def write_services(result: ServicesRender, directory: str | Path) -> list[Path]:
+    """One file per object into ``directory``, atomically (same rules as ``render -o``)."""
+    names = result.file_names()
+    files = dict(zip(names, result.documents, strict=True))
+    target = atomic.write_directory(directory, files, replaceable=_is_manifest_file)
+    return [target / name for name in names]
