@@ -482,8 +482,9 @@ def test_control_plane_hardening(helm3: Path) -> None:
     assert api["max-mutating-requests-inflight"] == "200"
     assert api["min-request-timeout"] == "1800"
     admission_file = api["admission-control-config-file"]
-    (volume,) = cluster_config["apiServer"]["extraVolumes"]
-    assert admission_file.startswith(volume["mountPath"] + "/")
+    volumes = {v["name"]: v for v in cluster_config["apiServer"]["extraVolumes"]}
+    assert admission_file.startswith(volumes["admission-config"]["mountPath"] + "/")
+    assert set(volumes) == {"admission-config", "audit-policy", "audit-logs"}
     files = {f["path"]: f for f in config["files"]}
     admission = yaml.safe_load(files[admission_file]["content"])
     plugins = {p["name"]: p["configuration"] for p in admission["plugins"]}

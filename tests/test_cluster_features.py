@@ -117,3 +117,106 @@ def test_rollout_tuning_reaches_the_objects(helm: api.Helm) -> None:
     (check,) = [o for o in kinds(result, "MachineHealthCheck") if "w" in o["metadata"]["name"][-2:]]
     assert check["spec"]["remediation"]["triggerIf"] == {"unhealthyLessThanOrEqualTo": "100%"}
     assert {c["timeoutSeconds"] for c in check["spec"]["checks"]["unhealthyNodeConditions"]} == {60}
+
+
+# --------------------------------------------------------------------------- audit, OIDC
+
+
+def kcp_files(result: api.RenderResult) -> dict[str, dict[str, Any]]:
+    (kcp,) = kinds(result, "KubeadmControlPlane")
+    return {f["path"]: f for f in kcp["spec"]["kubeadmConfigSpec"]["files"]}
+
+
+def api_args(result: api.RenderResult) -> dict[str, str]:
+    (kcp,) = kinds(result, "KubeadmControlPlane")
+    api_server = kcp["spec"]["kubeadmConfigSpec"]["clusterConfiguration"]["apiServer"]
+    return {a["name"]: a["value"] for a in api_server["extraArgs"]}
+
+
+def test_audit_is_on_by_default_with_metadata_only(helm: api.Helm) -> None:
+    import yaml
+
+    result = api.render(settings_of({}, "docker"), helm=helm)
+    args = api_args(result)
+    assert args["audit-policy-file"] == "/etc/kubernetes/audit/policy.yaml"
+    assert args["audit-log-path"] == "/var/log/kubernetes/audit/audit.log"
+    assert (args["audit-log-maxage"], args["audit-log-maxbackup"], args["audit-log-maxsize"]) == (
+        "30",
+        "10",
+        "100",
+    )
+    policy = yaml.safe_load(kcp_files(result)["/etc/kubernetes/audit/policy.yaml"]["content"])
+    levels = {rule["level"] for rule in policy["rules"]}
+    assert levels == {"None", "Metadata"}, "bodies (Request/RequestResponse) must never be logged"
+    assert policy["rules"][-1] == {"level": "Metadata"}
+    assert "authentication-config" not in args
+
+
+def test_audit_can_be_switched_off(helm: api.Helm) -> None:
+    result = api.render(
+        settings_of({"security": {"audit": {"enabled": False}}}, "docker"), helm=helm
+    )
+    assert not [a for a in api_args(result) if a.startswith("audit-")]
+    assert "/etc/kubernetes/audit/policy.yaml" not in kcp_files(result)
+    assert "/var/log/kubernetes/audit" not in str(kinds(result, "KubeadmControlPlane"))
+
+
+def test_audit_policy_replacement_must_be_a_policy() -> None:
+    bad = {"security": {"audit": {"policy": {"kind": "Policy", "rules": []}}}}
+    assert problems(bad) == [
+        "spec.security.audit.policy: must be a complete audit.k8s.io/v1 Policy (apiVersion, kind)",
+        "spec.security.audit.policy.rules: a Policy needs a list of rules",
+    ]
+
+
+@pytest.mark.parametrize(("version", "api_version"), [("1.33.x", "v1beta1"), ("1.34.x", "v1")])
+def test_oidc_renders_structured_authentication(
+    helm: api.Helm, version: str, api_version: str
+) -> None:
+    import yaml
+
+    issuers = [
+        {"issuerURL": "https://a.example", "clientID": "k8s"},
+        {
+            "issuerURL": "https://b.example/realm",
+            "clientID": "c",
+            "extraAudiences": ["d", "c"],
+            "groupsClaim": None,
+            "usernameClaim": "email",
+            "usernamePrefix": "",
+        },
+    ]
+    spec = {"kubernetes": {"version": version}, "security": {"oidc": issuers}}
+    result = api.render(settings_of(spec, "docker"), helm=helm)
+    assert api_args(result)["authentication-config"] == "/etc/kubernetes/authentication/config.yaml"
+    config = yaml.safe_load(
+        kcp_files(result)["/etc/kubernetes/authentication/config.yaml"]["content"]
+    )
+    assert config["apiVersion"] == f"apiserver.config.k8s.io/{api_version}"
+    assert config["kind"] == "AuthenticationConfiguration"
+    first, second = config["jwt"]
+    assert first == {
+        "issuer": {"url": "https://a.example", "audiences": ["k8s"]},
+        "claimMappings": {
+            "username": {"claim": "sub", "prefix": "oidc:"},
+            "groups": {"claim": "groups", "prefix": "oidc:"},
+        },
+    }
+    assert second["issuer"] == {
+        "url": "https://b.example/realm",
+        "audiences": ["c", "d"],
+        "audienceMatchPolicy": "MatchAny",
+    }
+    assert second["claimMappings"] == {"username": {"claim": "email", "prefix": ""}}
+    assert not [a for a in api_args(result) if a.startswith("oidc-")]
+
+
+def test_oidc_issuers_are_https_and_unique() -> None:
+    issuer = {"issuerURL": "https://a.example", "clientID": "k8s"}
+    assert problems({"security": {"oidc": [issuer, issuer]}}) == [
+        "spec.security.oidc[1].issuerURL: duplicate issuer 'https://a.example'"
+    ]
+    found = problems({"security": {"oidc": [{**issuer, "issuerURL": "http://a.example"}]}})
+    assert len(found) == 1 and found[0].startswith("spec.security.oidc[0].issuerURL:")
+    found = problems({"security": {"oidc": [{**issuer, "certificateAuthority": "not a pem"}]}})
+    assert len(found) == 1 and found[0].startswith("spec.security.oidc[0].certificateAuthority:")

@@ -151,6 +151,44 @@ def rollout_tuning(spec: Spec) -> None:
     group["healthCheck"] = {"nodeStartupTimeoutSeconds": 0, "maxUnhealthyPercent": 100}
 
 
+CA_PEM = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUEXAMPLE\n-----END CERTIFICATE-----\n"
+
+
+def audit_oidc(spec: Spec) -> None:
+    """Two OIDC issuers (one with its own CA, extra audiences, no groups) and the user's own
+    audit policy with shorter retention."""
+    spec["security"] = {
+        "oidc": [
+            {"issuerURL": "https://keycloak.example.com/realms/k8s", "clientID": "kubernetes"},
+            {
+                "issuerURL": "https://dex.example.org",
+                "clientID": "k8s",
+                "extraAudiences": ["kubectl"],
+                "usernameClaim": "email",
+                "usernamePrefix": "",
+                "groupsClaim": None,
+                "certificateAuthority": CA_PEM,
+            },
+        ],
+        "audit": {
+            "maxAgeDays": 7,
+            "maxBackups": 3,
+            "maxSizeMB": 50,
+            "policy": {
+                "apiVersion": "audit.k8s.io/v1",
+                "kind": "Policy",
+                "rules": [
+                    {
+                        "level": "RequestResponse",
+                        "resources": [{"group": "rbac.authorization.k8s.io"}],
+                    },
+                    {"level": "Metadata"},
+                ],
+            },
+        },
+    }
+
+
 SCENARIOS: dict[str, Callable[[Spec], None]] = {
     "minimal": minimal,
     "production": production,
@@ -163,6 +201,7 @@ SCENARIOS: dict[str, Callable[[Spec], None]] = {
     "calico-services-off": calico_services_off,
     "network-k8s-1.35": network_k8s_135,
     "rollout-tuning": rollout_tuning,
+    "audit-oidc": audit_oidc,
 }
 
 

@@ -54,6 +54,8 @@ _ACRONYMS = {
     "fs": "FS",
     "gb": "GB",
     "gib": "GiB",
+    "mb": "MB",
+    "url": "URL",
     "id": "ID",
     "qps": "QPS",
 }
@@ -514,6 +516,71 @@ class ApiRateLimits(_Model):
     )
 
 
+class Audit(_Model):
+    """API server audit logging: on by default, a log file per control-plane node."""
+
+    enabled: StrictBool = Field(
+        default=True,
+        description="Write an audit log on every control-plane node "
+        "(/var/log/kubernetes/audit/audit.log).",
+    )
+    max_age_days: StrictInt = Field(
+        default=30, ge=1, le=3650, description="Days to keep rotated audit log files."
+    )
+    max_backups: StrictInt = Field(
+        default=10, ge=1, le=1000, description="Rotated audit log files to keep."
+    )
+    max_size_mb: StrictInt = Field(
+        default=100, ge=1, le=10000, description="Size in MB at which the audit log rotates."
+    )
+    policy: dict[str, object] | None = Field(
+        default=None,
+        description="Your own audit Policy (audit.k8s.io/v1, a complete document) instead of "
+        "the default: metadata for everything, never request or response bodies, no noise "
+        "from health checks, events, leases and node status reads.",
+    )
+
+
+HttpsURL = Annotated[str, StringConstraints(pattern=r"^https://[^\s/?#]+(/[^\s?#]*)?$")]
+PemCertificates = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^\s*-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----\s*$"
+    ),
+]
+
+
+class OidcIssuer(_Model):
+    """One OpenID Connect issuer the API server trusts for user tokens."""
+
+    issuer_url: HttpsURL = Field(
+        description="The issuer URL (https, the `iss` claim), e.g. https://keycloak.example/realms/k8s."
+    )
+    client_id: NonEmptyStr = Field(
+        description="The client ID: tokens must carry it in their `aud` claim."
+    )
+    extra_audiences: list[NonEmptyStr] = Field(
+        default_factory=list, description="Further accepted audiences besides the client ID."
+    )
+    username_claim: NonEmptyStr = Field(
+        default="sub", description="Claim that holds the user name (e.g. sub, email)."
+    )
+    username_prefix: str = Field(
+        default="oidc:",
+        description="Prefix of user names (keeps them apart from other authenticators); may be "
+        "empty.",
+    )
+    groups_claim: NonEmptyStr | None = Field(
+        default="groups", description="Claim that holds the groups; empty = no groups."
+    )
+    groups_prefix: str = Field(default="oidc:", description="Prefix of group names; may be empty.")
+    certificate_authority: PemCertificates | None = Field(
+        default=None,
+        description="PEM CA certificate(s) of the issuer's TLS endpoint; empty = the node's "
+        "trust store.",
+    )
+
+
 class Security(_Model):
     pod_security: PodSecurity = Field(
         default_factory=PodSecurity, description="Pod Security admission defaults."
@@ -527,6 +594,12 @@ class Security(_Model):
         le=365,
         description="Roll control-plane machines this many days before their certificates "
         "expire (KubeadmControlPlane rolloutBefore.certificatesExpiryDays; at least 7).",
+    )
+    audit: Audit = Field(default_factory=Audit, description="API server audit logging.")
+    oidc: list[OidcIssuer] = Field(
+        default_factory=list,
+        description="OpenID Connect issuers for user logins (structured authentication "
+        "configuration; several allowed); empty = none.",
     )
 
 

@@ -232,6 +232,19 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
                 "'*-*-* 02:30:00'"
             ),
         )
+    security_path = (*s, "security")
+    issuers = [issuer.issuer_url for issuer in spec.security.oidc]
+    for index, url in enumerate(issuers):
+        if url in issuers[:index]:
+            yield (*security_path, "oidc", index, "issuerURL"), f"duplicate issuer {url!r}"
+    policy = spec.security.audit.policy
+    if policy is not None:
+        policy_path = (*security_path, "audit", "policy")
+        if policy.get("apiVersion") != "audit.k8s.io/v1" or policy.get("kind") != "Policy":
+            yield policy_path, "must be a complete audit.k8s.io/v1 Policy (apiVersion, kind)"
+        rules = policy.get("rules")
+        if not isinstance(rules, list) or not rules:
+            yield (*policy_path, "rules"), "a Policy needs a list of rules"
     registries = [m.registry for m in spec.registry_mirrors]
     for index, registry in enumerate(registries):
         if registry in registries[:index]:

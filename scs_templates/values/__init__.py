@@ -306,12 +306,112 @@ def _etcd(settings: ClusterSettings) -> dict[str, Any]:
 
 
 def _api_server(settings: ClusterSettings) -> dict[str, Any]:
-    limits = settings.spec.security.api_rate_limits
+    security = settings.spec.security
+    limits = security.api_rate_limits
+    audit = security.audit
     return {
         "maxRequestsInflight": limits.max_requests_inflight,
         "maxMutatingRequestsInflight": limits.max_mutating_requests_inflight,
         "minRequestTimeout": limits.min_request_timeout,
         "certSANs": list(_DOCKER_API_CERT_SANS) if settings.spec.provider == "docker" else [],
+        "audit": {
+            "enabled": audit.enabled,
+            "maxAgeDays": audit.max_age_days,
+            "maxBackups": audit.max_backups,
+            "maxSizeMB": audit.max_size_mb,
+            "policy": dict(audit.policy) if audit.policy is not None else audit_policy(),
+        }
+        if audit.enabled
+        else {"enabled": False},
+        "authentication": _authentication(settings),
+    }
+
+
+def audit_policy() -> dict[str, Any]:
+    """The default audit Policy: who did what, never the bodies.
+
+    Metadata level (user, verb, resource, response code) for every request, so request
+    and response bodies (Secrets, tokens, ConfigMaps with credentials) never reach the log;
+    nothing for the high-volume noise that says nothing about users: health and metrics
+    endpoints, events, leader-election leases, kube-proxy's watches and the kubelets' node
+    reads. The RequestReceived stage is left out (each request once, when answered).
+    """
+
+    def resources(group: str, *names: str) -> dict[str, Any]:
+        return {"group": group, "resources": list(names)}
+
+    return {
+        "apiVersion": "audit.k8s.io/v1",
+        "kind": "Policy",
+        "omitStages": ["RequestReceived"],
+        "rules": [
+            {
+                "level": "None",
+                "nonResourceURLs": ["/healthz*", "/livez*", "/readyz*", "/metrics", "/version"],
+            },
+            {
+                "level": "None",
+                "resources": [resources("", "events"), resources("events.k8s.io", "events")],
+            },
+            {
+                "level": "None",
+                "verbs": ["get", "list", "watch"],
+                "resources": [resources("coordination.k8s.io", "leases")],
+            },
+            {
+                "level": "None",
+                "users": ["system:kube-proxy"],
+                "verbs": ["watch"],
+                "resources": [resources("", "endpoints", "services", "services/status")],
+            },
+            {
+                "level": "None",
+                "userGroups": ["system:nodes"],
+                "verbs": ["get"],
+                "resources": [resources("", "nodes", "nodes/status")],
+            },
+            {"level": "Metadata"},
+        ],
+    }
+
+
+def _authentication(settings: ClusterSettings) -> dict[str, Any]:
+    """The structured AuthenticationConfiguration of the OIDC issuers, or {} for none.
+
+    apiserver.config.k8s.io/v1 from Kubernetes 1.34 (GA), v1beta1 before (served since
+    1.30, on by default): read from k8s.io/apiserver v0.32-v0.37.
+    """
+    issuers = settings.spec.security.oidc
+    if not issuers:
+        return {}
+    version = parse_version(settings.spec.kubernetes.version)
+    api_version = "v1" if version.minor_key >= (1, 34) else "v1beta1"
+    jwt = []
+    for issuer in issuers:
+        mappings: dict[str, Any] = {
+            "username": {"claim": issuer.username_claim, "prefix": issuer.username_prefix}
+        }
+        if issuer.groups_claim is not None:
+            mappings["groups"] = {"claim": issuer.groups_claim, "prefix": issuer.groups_prefix}
+        entry: dict[str, Any] = {
+            "issuer": {
+                "url": issuer.issuer_url,
+                "audiences": list(dict.fromkeys([issuer.client_id, *issuer.extra_audiences])),
+                **(
+                    {"certificateAuthority": issuer.certificate_authority}
+                    if issuer.certificate_authority
+                    else {}
+                ),
+            },
+            "claimMappings": mappings,
+        }
+        if len(entry["issuer"]["audiences"]) > 1:
+            entry["issuer"]["audienceMatchPolicy"] = "MatchAny"
+        jwt.append(entry)
+    return {
+        "apiVersion": f"apiserver.config.k8s.io/{api_version}",
+        "kind": "AuthenticationConfiguration",
+        "jwt": jwt,
     }
 
 

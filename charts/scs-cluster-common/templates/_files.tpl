@@ -5,6 +5,9 @@ YAML list items (possibly none) so that lists can be concatenated.
 
 {{- define "scs.kubeletPatchPath" -}}/etc/kubernetes/patches{{- end -}}
 {{- define "scs.admissionDir" -}}/etc/kubernetes/admission{{- end -}}
+{{- define "scs.auditPolicyDir" -}}/etc/kubernetes/audit{{- end -}}
+{{- define "scs.auditLogDir" -}}/var/log/kubernetes/audit{{- end -}}
+{{- define "scs.authenticationDir" -}}/etc/kubernetes/authentication{{- end -}}
 
 {{/*
 Files on every node: the KubeletConfiguration patch (serving certificates signed by the
@@ -34,13 +37,20 @@ server = {{ .server | toJson }}
 {{ end -}}
 
 {{/*
-Files on control-plane nodes only: the admission configuration and the etcd maintenance
-script with its systemd service and timer. Context: root.
+Files on control-plane nodes only: the admission configuration, the audit policy, the
+structured authentication configuration (OIDC issuers), and the etcd maintenance script with
+its systemd service and timer. Context: root.
 */}}
 {{- define "scs.controlPlaneFiles" -}}
 {{- $v := .Values -}}
 {{- $files := list -}}
 {{- $files = append $files (dict "path" (printf "%s/admission-config.yaml" (include "scs.admissionDir" .)) "owner" "root:root" "permissions" "0644" "content" (include "scs.admissionConfig" .)) -}}
+{{- if $v.apiServer.audit.enabled -}}
+{{- $files = append $files (dict "path" (printf "%s/policy.yaml" (include "scs.auditPolicyDir" .)) "owner" "root:root" "permissions" "0644" "content" (printf "%s\n" (toYaml $v.apiServer.audit.policy))) -}}
+{{- end -}}
+{{- with $v.apiServer.authentication -}}
+{{- $files = append $files (dict "path" (printf "%s/config.yaml" (include "scs.authenticationDir" $)) "owner" "root:root" "permissions" "0644" "content" (printf "%s\n" (toYaml .))) -}}
+{{- end -}}
 {{- $files = append $files (dict "path" "/usr/local/sbin/etcd-priority.sh" "owner" "root:root" "permissions" "0755" "content" (include "scs.etcdPriorityScript" .)) -}}
 {{- $files = append $files (dict "path" "/etc/systemd/system/etcd-priority.service" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdPriorityService" .)) -}}
 {{- $files = append $files (dict "path" "/etc/systemd/system/etcd-priority.timer" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdPriorityTimer" .)) -}}

@@ -97,6 +97,19 @@ spec:
   "max-mutating-requests-inflight" (include "scs.int" $v.apiServer.maxMutatingRequestsInflight)
   "min-request-timeout" (include "scs.int" $v.apiServer.minRequestTimeout)
 -}}
+{{- $audit := $v.apiServer.audit -}}
+{{- if $audit.enabled -}}
+{{- $apiArgs = merge $apiArgs (dict
+  "audit-policy-file" (printf "%s/policy.yaml" (include "scs.auditPolicyDir" $root))
+  "audit-log-path" (printf "%s/audit.log" (include "scs.auditLogDir" $root))
+  "audit-log-maxage" (include "scs.int" $audit.maxAgeDays)
+  "audit-log-maxbackup" (include "scs.int" $audit.maxBackups)
+  "audit-log-maxsize" (include "scs.int" $audit.maxSizeMB)
+) -}}
+{{- end -}}
+{{- if $v.apiServer.authentication -}}
+{{- $_ := set $apiArgs "authentication-config" (printf "%s/config.yaml" (include "scs.authenticationDir" $root)) -}}
+{{- end -}}
 {{- $etcdArgs := dict
   "heartbeat-interval" (include "scs.int" $v.etcd.heartbeatInterval)
   "election-timeout" (include "scs.int" $v.etcd.electionTimeout)
@@ -145,6 +158,24 @@ spec:
             mountPath: {{ include "scs.admissionDir" $root }}
             pathType: DirectoryOrCreate
             readOnly: true
+          {{- if $audit.enabled }}
+          - name: audit-policy
+            hostPath: {{ include "scs.auditPolicyDir" $root }}
+            mountPath: {{ include "scs.auditPolicyDir" $root }}
+            pathType: DirectoryOrCreate
+            readOnly: true
+          - name: audit-logs
+            hostPath: {{ include "scs.auditLogDir" $root }}
+            mountPath: {{ include "scs.auditLogDir" $root }}
+            pathType: DirectoryOrCreate
+          {{- end }}
+          {{- if $v.apiServer.authentication }}
+          - name: authentication-config
+            hostPath: {{ include "scs.authenticationDir" $root }}
+            mountPath: {{ include "scs.authenticationDir" $root }}
+            pathType: DirectoryOrCreate
+            readOnly: true
+          {{- end }}
       etcd:
         local:
           extraArgs:
