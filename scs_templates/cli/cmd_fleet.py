@@ -30,7 +30,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "Exit 0 ok, 2 invalid settings, 1 helm failed."
         ),
     )
-    fleet.add_argument("settings", metavar="SETTINGS", nargs="+", help="cluster settings files")
+    fleet.add_argument(
+        "settings",
+        metavar="SETTINGS",
+        nargs="+",
+        help="cluster settings files (- reads standard input)",
+    )
     target = fleet.add_mutually_exclusive_group(required=True)
     target.add_argument(
         "-o",

@@ -22,7 +22,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "copied) or unknown. See docs/migration-from-kaas-v1.md."
         ),
     )
-    parser.add_argument("file", metavar="CLUSTERCTL_YAML", help="the KaaS v1 clusterctl.yaml")
+    parser.add_argument(
+        "file",
+        metavar="CLUSTERCTL_YAML",
+        help="the KaaS v1 clusterctl.yaml (- reads standard input)",
+    )
     parser.add_argument(
         "--name",
         default="testcluster",
@@ -45,9 +49,10 @@ def _migrate(args: argparse.Namespace) -> int:
     from scs_templates.errors import InputError
     from scs_templates.migrate import migrate_kaas_v1
     from scs_templates.migrate.kaas_v1 import read_input
+    from scs_templates.textinput import display_name
 
-    text = read_input(Path(args.file))
-    result = migrate_kaas_v1(text, name=args.name, prefix=args.prefix, file=args.file)
+    text = read_input(args.file)
+    result = migrate_kaas_v1(text, name=args.name, prefix=args.prefix, file=display_name(args.file))
     output: Path | None = args.output
     if output is not None:
         try:

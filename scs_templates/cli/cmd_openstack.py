@@ -108,7 +108,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("settings", metavar="SETTINGS", help="the cluster settings file")
+    parser.add_argument(
+        "settings", metavar="SETTINGS", help="the cluster settings file (- reads standard input)"
+    )
     parser.add_argument(
         "--os-cloud",
         metavar="NAME",

@@ -47,7 +47,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "reproduces `scs-templates render` byte for byte with helm alone."
         ),
     )
-    values.add_argument("settings", metavar="SETTINGS", help="cluster settings file")
+    values.add_argument(
+        "settings", metavar="SETTINGS", help="cluster settings file (- reads standard input)"
+    )
     values.add_argument(
         "-o", "--output-dir", type=Path, metavar="DIR", help="write DIR/values.json"
     )
@@ -67,7 +69,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def render_arguments(parser: argparse.ArgumentParser) -> None:
     """SETTINGS and ``-o DIR``, as every rendering command takes them."""
-    parser.add_argument("settings", metavar="SETTINGS", help="cluster settings file")
+    parser.add_argument(
+        "settings", metavar="SETTINGS", help="cluster settings file (- reads standard input)"
+    )
     parser.add_argument(
         "-o", "--output-dir", type=Path, metavar="DIR", help="write one file per object into DIR"
     )

@@ -42,7 +42,7 @@ def run_validate(args: argparse.Namespace) -> int:
             continue
         print_warnings(loaded)
         if not args.quiet:
-            print(f"{file}: valid")
+            print(f"{loaded.file}: valid")
     return status
 
 

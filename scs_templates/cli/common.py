@@ -58,7 +58,9 @@ def usage(parser: argparse.ArgumentParser) -> int:
 
 def cluster_options(parser: argparse.ArgumentParser) -> None:
     """SETTINGS plus the management cluster's --kubeconfig and --context."""
-    parser.add_argument("settings", metavar="SETTINGS", help="cluster settings file")
+    parser.add_argument(
+        "settings", metavar="SETTINGS", help="cluster settings file (- reads standard input)"
+    )
     parser.add_argument(
         "--kubeconfig",
         metavar="FILE",

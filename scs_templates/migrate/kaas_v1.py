@@ -378,22 +378,17 @@ class _Entry:
 
 
 def _read_entries(text: str, file: str) -> list[_Entry]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from scs_templates.settings.loader import YamlSyntaxError, compose_yaml
 
     if "\x00" in text:
         raise InputError(f"{file}: binary data, not a KaaS v1 clusterctl.yaml")
     if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
         raise InputError(f"{file}: file is empty; expected a KaaS v1 clusterctl.yaml")
     try:
-        root = YAML(typ="rt").compose(text)
-    except MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        where = f"{file}:{mark.line + 1}" if mark else file
-        problem = (error.problem or error.context or "syntax error").strip()
-        raise InputError(f"{where}: not valid YAML: {problem}") from None
-    except YAMLError as error:
-        raise InputError(f"{file}: not valid YAML: {str(error).splitlines()[0]}") from None
+        root = compose_yaml(text, name_aliases=False)  # alias names may be secret values
+    except YamlSyntaxError as error:
+        where = f"{file}:{error.line}" if error.line else file
+        raise InputError(f"{where}: not valid YAML: {error.message}") from None
     if root is None:
         raise InputError(f"{file}: file is empty; expected a KaaS v1 clusterctl.yaml")
     if root.id != "mapping":
@@ -1193,22 +1188,22 @@ def _locate(migration: _Migration, path: Path, message: str) -> str:
     return f"{migration.file}: migrated {dotted}: {message}"
 
 
-def read_input(path: FsPath) -> str:
-    """Read a clusterctl.yaml as text; every failure is one InputError naming the file."""
-    file = str(path)
+def read_input(path: FsPath | str) -> str:
+    """Read a clusterctl.yaml (``-``: stdin) as text; every failure is one InputError.
+
+    At most :data:`MAX_INPUT_BYTES` are read; devices and FIFOs are refused
+    (:mod:`scs_templates.textinput`).
+    """
+    from scs_templates.textinput import InputRefused, display_name, read_limited
+
+    file = display_name(str(path))
     try:
-        if path.is_dir():
-            raise InputError(f"{file}: is a directory, not a clusterctl.yaml")
-        size = path.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            raise InputError(f"{file}: file is too large ({size} bytes; limit {MAX_INPUT_BYTES})")
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{file}: no such file") from None
-    except PermissionError:
-        raise InputError(f"{file}: permission denied") from None
-    except OSError as error:
-        raise InputError(f"{file}: cannot read: {error.strerror}") from None
+        raw = read_limited(str(path), MAX_INPUT_BYTES)
+    except InputRefused as refused:
+        message = str(refused)
+        if message == "is a directory":
+            message = "is a directory, not a clusterctl.yaml"
+        raise InputError(f"{file}: {message}") from None
     if b"\x00" in raw:
         raise InputError(f"{file}: binary data, not a KaaS v1 clusterctl.yaml")
     try:

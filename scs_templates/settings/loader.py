@@ -5,6 +5,11 @@ that every value keeps its line and column and the YAML 1.1 traps can be refused
 silently changing meaning: unquoted ``yes``/``no``/``on``/``off``/``y``/``n`` (booleans to
 YAML 1.1 tools such as helm, strings to YAML 1.2), octal-looking numbers (``0755``),
 duplicate keys, merge keys. Every failure is one :class:`Problem` with file:line:col.
+
+Hostile input is bounded at every step: at most :data:`MAX_FILE_BYTES` are read from any
+file (devices and FIFOs refused), nesting is limited while composing (ruamel's composer
+recurses per level), and the alias count and the size after expanding aliases are limited
+(a few hundred bytes of nested aliases expand to billions of values).
 """
 
 from __future__ import annotations
@@ -17,6 +22,12 @@ from typing import Any
 from scs_templates.settings.problems import Path, Problem, SettingsError
 
 MAX_FILE_BYTES = 1024 * 1024  # a settings file is a few KB; 1 MiB is certainly a mistake
+#: Deepest nesting of mappings and lists (a settings file needs about 8 levels).
+MAX_DEPTH = 64
+#: Most aliases (``*name``) in one file.
+MAX_ALIASES = 256
+#: Most values (mapping entries, list items, scalars) once aliases are expanded.
+MAX_VALUES = 100_000
 
 _YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n"}
 _OCTAL_LOOKING = re.compile(r"^[-+]?0[0-9_]+$")
@@ -29,37 +40,28 @@ class _Collector:
         self.file = file
         self.problems: list[Problem] = []
         self.positions: Positions = {}
+        self.visited = 0
 
     def add(self, node: Any, path: Path, message: str) -> None:
         mark = node.start_mark
         self.problems.append(Problem(mark.line + 1, mark.column + 1, path, message, file=self.file))
 
 
-def read_text(path: FsPath) -> str:
-    """Read a settings file as UTF-8 text, refusing what cannot be a settings file."""
-    file = str(path)
+def read_text(path: FsPath | str) -> str:
+    """Read a settings file (``-``: stdin) as UTF-8 text, at most :data:`MAX_FILE_BYTES`.
+
+    Devices, FIFOs and sockets are refused (see :mod:`scs_templates.textinput`).
+    """
+    from scs_templates.textinput import InputRefused, display_name, read_limited
+
+    file = display_name(str(path))
     try:
-        if path.is_dir():
-            raise SettingsError([Problem(message="is a directory, not a settings file", file=file)])
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise SettingsError(
-                [
-                    Problem(
-                        message=f"file is too large ({size} bytes; limit {MAX_FILE_BYTES})",
-                        file=file,
-                    )
-                ]
-            )
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SettingsError([Problem(message="no such file", file=file)]) from None
-    except PermissionError:
-        raise SettingsError([Problem(message="permission denied", file=file)]) from None
-    except OSError as error:
-        raise SettingsError(
-            [Problem(message=f"cannot read: {error.strerror}", file=file)]
-        ) from None
+        raw = read_limited(str(path), MAX_FILE_BYTES)
+    except InputRefused as refused:
+        message = str(refused)
+        if message == "is a directory":
+            message = "is a directory, not a settings file"
+        raise SettingsError([Problem(message=message, file=file)]) from None
     return decode(raw, file)
 
 
@@ -74,36 +76,138 @@ def decode(raw: bytes, file: str) -> str:
         ) from None
 
 
-def parse_yaml(text: str, file: str) -> tuple[Any, Positions, list[Problem]]:
-    """Parse YAML text into plain data, the positions of every value, and value problems.
+class YamlSyntaxError(Exception):
+    """The text is not YAML we read; ``line``/``column`` are 1-based (0: unknown)."""
 
-    Syntax errors raise at once; problems of single values (YAML 1.1 traps, duplicate keys)
-    are returned so they are reported together with the validation problems.
+    def __init__(self, line: int, column: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.message = message
+
+
+def compose_yaml(text: str, *, name_aliases: bool = True) -> Any:
+    """Compose the single YAML document of ``text`` into ruamel nodes, within the limits.
+
+    Nesting deeper than :data:`MAX_DEPTH` and more than :data:`MAX_ALIASES` aliases are
+    refused while composing (ruamel's composer recurses once per level, so a few hundred
+    levels would end in ``RecursionError``). A syntax error at the end of the text that was
+    caused by an unclosed ``[``/``{``/quote points at where it was opened. With
+    ``name_aliases=False`` an undefined alias is not named (its name may come from a secret
+    value). Raises :class:`YamlSyntaxError`; returns None for an empty document.
     """
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    yaml = YAML(typ="rt")
+    yaml.Composer = _bounded_composer()
+    try:
+        return yaml.compose(text)
+    except _LimitExceeded as error:
+        raise YamlSyntaxError(error.line, error.column, error.message) from None
+    except MarkedYAMLError as error:
+        raise _syntax_error(error, text, name_aliases=name_aliases) from None
+    except YAMLError as error:
+        raise YamlSyntaxError(
+            0, 0, str(error).splitlines()[0] if str(error) else "invalid"
+        ) from None
+    except RecursionError:  # pragma: no cover - the depth limit comes first
+        raise YamlSyntaxError(0, 0, f"nested more than {MAX_DEPTH} levels deep") from None
+
+
+class _LimitExceeded(Exception):
+    def __init__(self, mark: Any, message: str) -> None:
+        super().__init__(message)
+        self.line = mark.line + 1 if mark is not None else 0
+        self.column = mark.column + 1 if mark is not None else 0
+        self.message = message
+
+
+def _syntax_error(error: Any, text: str, *, name_aliases: bool) -> YamlSyntaxError:
+    mark = error.problem_mark or error.context_mark
+    problem = (error.problem or error.context or "invalid YAML").strip()
+    if "\\t" in problem or "'\\t'" in problem or "tab" in problem:
+        problem = "tab character; YAML indentation must use spaces"
+    if problem.startswith("found undefined alias") and not name_aliases:
+        problem = "found an undefined alias (*name without a matching &name)"
+    at_end = "stream end" in problem or "end of stream" in problem
+    opened = getattr(error, "open_flow", None)
+    if at_end and opened is not None:
+        start, bracket = opened
+        closing = "]" if bracket == "[" else "}"
+        mark = start
+        problem = f"{bracket!r} is never closed (expected {closing!r} before the end of the file)"
+    elif at_end and error.context_mark is not None and "quoted scalar" in (error.context or ""):
+        mark = error.context_mark
+        problem = "quoted string is never closed (no closing quote before the end of the file)"
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+    return YamlSyntaxError(line, column, problem)
+
+
+_COMPOSER: Any = None
+
+
+def _bounded_composer() -> Any:
+    """ruamel's Composer with a depth limit, an alias limit and unclosed-bracket tracking."""
+    global _COMPOSER
+    if _COMPOSER is not None:
+        return _COMPOSER
+    from ruamel.yaml.composer import Composer
+    from ruamel.yaml.error import MarkedYAMLError
+    from ruamel.yaml.events import AliasEvent, MappingStartEvent, SequenceStartEvent
+
+    class BoundedComposer(Composer):
+        depth = 0
+        aliases = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.parser.peek_event()
+            if isinstance(event, AliasEvent):
+                self.aliases += 1
+                if self.aliases > MAX_ALIASES:
+                    raise _LimitExceeded(
+                        event.start_mark, f"more than {MAX_ALIASES} aliases (*name)"
+                    )
+                return super().compose_node(parent, index)
+            if not isinstance(event, MappingStartEvent | SequenceStartEvent):
+                return super().compose_node(parent, index)
+            self.depth += 1
+            try:
+                if self.depth > MAX_DEPTH:
+                    raise _LimitExceeded(
+                        event.start_mark, f"nested more than {MAX_DEPTH} levels deep"
+                    )
+                return super().compose_node(parent, index)
+            except MarkedYAMLError as error:
+                if event.flow_style is True and getattr(error, "open_flow", None) is None:
+                    bracket = "[" if isinstance(event, SequenceStartEvent) else "{"
+                    error.open_flow = (event.start_mark, bracket)  # type: ignore[attr-defined]
+                raise
+            finally:
+                self.depth -= 1
+
+    _COMPOSER = BoundedComposer
+    return _COMPOSER
+
+
+def parse_yaml(text: str, file: str) -> tuple[Any, Positions, list[Problem]]:
+    """Parse YAML text into plain data, the positions of every value, and value problems.
+
+    Syntax errors and exceeded limits raise at once; problems of single values (YAML 1.1
+    traps, duplicate keys) are returned so they are reported together with the validation
+    problems.
+    """
     if not text.strip() or all(
         not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()
     ):
         raise SettingsError(
             [Problem(message="file is empty; expected a ClusterSettings document", file=file)]
         )
-    yaml = YAML(typ="rt")
     try:
-        node = yaml.compose(text)
-    except MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        problem = (error.problem or error.context or "invalid YAML").strip()
-        if "\\t" in problem or "'\\t'" in problem or "tab" in problem:
-            problem = "tab character; YAML indentation must use spaces"
-        line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+        node = compose_yaml(text)
+    except YamlSyntaxError as error:
         raise SettingsError(
-            [Problem(line, column, (), f"invalid YAML: {problem}", file=file)]
-        ) from None
-    except YAMLError as error:
-        raise SettingsError(
-            [Problem(message=f"invalid YAML: {str(error).splitlines()[0]}", file=file)]
+            [Problem(error.line, error.column, (), f"invalid YAML: {error.message}", file=file)]
         ) from None
     if node is None:
         raise SettingsError(
@@ -116,11 +220,22 @@ def parse_yaml(text: str, file: str) -> tuple[Any, Positions, list[Problem]]:
             node, (), f"expected a mapping (apiVersion, kind, metadata, spec), found {what}"
         )
         raise SettingsError(collector.problems)
-    data = _convert(node, (), collector)
+    data = _convert(node, (), collector, 0)
     return data, collector.positions, collector.problems
 
 
-def _convert(node: Any, path: Path, out: _Collector) -> Any:
+def _convert(node: Any, path: Path, out: _Collector, depth: int) -> Any:
+    """Plain data of ``node``. Aliases are expanded, so the budget counts every visit: a few
+    hundred bytes of nested aliases would otherwise expand to billions of values."""
+    out.visited += 1
+    if out.visited > MAX_VALUES or depth > MAX_DEPTH:
+        why = (
+            f"more than {MAX_VALUES} values once aliases are expanded"
+            if out.visited > MAX_VALUES
+            else f"nested more than {MAX_DEPTH} levels deep once aliases are expanded"
+        )
+        out.add(node, (), why)
+        raise SettingsError(out.problems[-1:])
     out.positions.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
     if node.id == "mapping":
         result: dict[str, Any] = {}
@@ -150,10 +265,12 @@ def _convert(node: Any, path: Path, out: _Collector) -> Any:
                 key_node.start_mark.line + 1,
                 key_node.start_mark.column + 1,
             )
-            result[key] = _convert(value_node, (*path, key), out)
+            result[key] = _convert(value_node, (*path, key), out, depth + 1)
         return result
     if node.id == "sequence":
-        return [_convert(item, (*path, index), out) for index, item in enumerate(node.value)]
+        return [
+            _convert(item, (*path, index), out, depth + 1) for index, item in enumerate(node.value)
+        ]
     return _scalar(node, path, out)
 
 

@@ -31,10 +31,11 @@ class LoadedSettings:
 
 
 def load_settings(path: str | FsPath) -> LoadedSettings:
-    """Read, parse and validate a settings file. Raises :class:`SettingsError`."""
-    file_path = FsPath(path)
-    text = read_text(file_path)
-    return parse_settings_text(text, file=str(path))
+    """Read, parse and validate a settings file (``-``: stdin). Raises :class:`SettingsError`."""
+    from scs_templates.textinput import display_name
+
+    text = read_text(path)
+    return parse_settings_text(text, file=display_name(str(path)))
 
 
 def parse_settings_text(text: str, *, file: str = "<settings>") -> LoadedSettings:
