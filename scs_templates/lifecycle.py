@@ -298,6 +298,9 @@ def install(
 ) -> InstallResult:
     """Install or upgrade the cluster's release; optionally wait until it is Available.
 
+    With encryption at rest (the default) the cluster's key Secret is created first
+    (:func:`scs_templates.encryption.ensure_secret`; an existing one is kept).
+
     Raises InputError (exit 2) when the version guard refuses the change or when secrets
     are needed but missing, HelmError/ToolError (exit 1) when helm or the API fails, and
     ToolError when ``wait`` times out. ``helm_timeout`` is helm's own ``--timeout``.
@@ -306,8 +309,12 @@ def install(
     from scs_templates.values import build_values
 
     target = target_of(settings)
+    if kube is None and kubeconfig is None and helm is not None:
+        # the API of the management cluster that the given helm installs into
+        kubeconfig, context = helm.kubeconfig, context or helm.kube_context
+    encrypt = settings.spec.security.encryption_at_rest.enabled
     # with wait, a bad kubeconfig/context is found (exit 2) before anything is installed
-    client = _kube(kube, kubeconfig, context) if wait else None
+    client = _kube(kube, kubeconfig, context) if wait or encrypt else None
     runner = _helm(helm, kubeconfig, context)
     wanted = parse_version(settings.spec.kubernetes.version)
     values = build_values(settings, secrets=secrets)
@@ -321,6 +328,12 @@ def install(
         previous = installed_kubernetes_version(runner, target)
         check_version_change(previous, wanted)
     chart = chart_for(settings.spec.provider)
+    if client is not None and encrypt:
+        from scs_templates import encryption
+
+        # before the release: the control plane's bootstrap data reads the key from it
+        if encryption.ensure_secret(client, settings) and progress:
+            progress(f"created the encryption key Secret {encryption.secret_name(settings)}")
     release = runner.upgrade_install(
         target.release,
         chart.path,
@@ -332,7 +345,7 @@ def install(
         sensitive=tuple(secrets.values()) if secrets else (),
     )
     state = None
-    if client is not None:
+    if client is not None and wait:
         from scs_templates.kube import ObjectRef
         from scs_templates.kube.client import CLUSTER_API_VERSION
 

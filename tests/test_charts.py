@@ -484,7 +484,7 @@ def test_control_plane_hardening(helm3: Path) -> None:
     admission_file = api["admission-control-config-file"]
     volumes = {v["name"]: v for v in cluster_config["apiServer"]["extraVolumes"]}
     assert admission_file.startswith(volumes["admission-config"]["mountPath"] + "/")
-    assert set(volumes) == {"admission-config", "audit-policy", "audit-logs"}
+    assert set(volumes) == {"admission-config", "audit-policy", "audit-logs", "encryption-config"}
     files = {f["path"]: f for f in config["files"]}
     admission = yaml.safe_load(files[admission_file]["content"])
     plugins = {p["name"]: p["configuration"] for p in admission["plugins"]}

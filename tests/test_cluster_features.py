@@ -220,3 +220,31 @@ def test_oidc_issuers_are_https_and_unique() -> None:
     assert len(found) == 1 and found[0].startswith("spec.security.oidc[0].issuerURL:")
     found = problems({"security": {"oidc": [{**issuer, "certificateAuthority": "not a pem"}]}})
     assert len(found) == 1 and found[0].startswith("spec.security.oidc[0].certificateAuthority:")
+
+
+# --------------------------------------------------------------------------- encryption
+
+
+def test_encryption_key_comes_from_the_secret_as_a_0600_file(helm: api.Helm) -> None:
+    result = api.render(settings_of({}, "openstack"), helm=helm)
+    args = api_args(result)
+    path = args["encryption-provider-config"]
+    assert path == "/etc/kubernetes/encryption/config.yaml"
+    entry = kcp_files(result)[path]
+    assert entry == {
+        "path": path,
+        "owner": "root:root",
+        "permissions": "0600",
+        "contentFrom": {
+            "secret": {"name": "capi-feat-encryption", "key": "encryption-config.yaml"}
+        },
+    }
+    secrets = [o["metadata"]["name"] for o in kinds(result, "Secret")]
+    assert "capi-feat-encryption" not in secrets, "the key Secret is never rendered"
+
+
+def test_encryption_can_be_switched_off(helm: api.Helm) -> None:
+    spec = {"security": {"encryptionAtRest": {"enabled": False}}}
+    result = api.render(settings_of(spec, "docker"), helm=helm)
+    assert "encryption-provider-config" not in api_args(result)
+    assert "encryption" not in result.manifests

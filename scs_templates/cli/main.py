@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "scs_templates.cli.cmd_render",
     "scs_templates.cli.cmd_fleet",
     "scs_templates.cli.cmd_lifecycle",
+    "scs_templates.cli.cmd_encryption",
     "scs_templates.cli.cmd_apply",
     "scs_templates.cli.cmd_services",
     "scs_templates.cli.cmd_openstack",

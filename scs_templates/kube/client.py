@@ -112,6 +112,7 @@ class KubeClient:
         query: Iterable[tuple[str, str]] = (),
         body: Any = None,
         what: str,
+        content_type: str = "application/json",
     ) -> Any:
         """One API call returning the decoded JSON, or None for 404."""
         from urllib3.exceptions import HTTPError as Urllib3Error
@@ -121,7 +122,7 @@ class KubeClient:
                 path,
                 method,
                 query_params=list(query),
-                header_params={"Accept": "application/json", "Content-Type": "application/json"},
+                header_params={"Accept": "application/json", "Content-Type": content_type},
                 body=body,
                 response_type="object",
                 auth_settings=["BearerToken"],
@@ -173,6 +174,28 @@ class KubeClient:
         path = self._path(ref.api_version, ref.kind, ref.namespace, ref.name)
         found = self._call("GET", path, what=f"reading {ref}")
         return found if isinstance(found, dict) else None
+
+    def ensure_namespace(self, name: str) -> bool:
+        """Create the namespace unless it exists; True when created."""
+        if self.get(ObjectRef("v1", "Namespace", "", name)) is not None:
+            return False
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        self._call("POST", "/api/v1/namespaces", body=body, what=f"creating namespace {name}")
+        return True
+
+    def merge_patch(self, ref: ObjectRef, patch: Mapping[str, Any]) -> dict[str, Any]:
+        """JSON merge patch (RFC 7386) of an existing object; ToolError when it is missing."""
+        path = self._path(ref.api_version, ref.kind, ref.namespace, ref.name)
+        found = self._call(
+            "PATCH",
+            path,
+            body=dict(patch),
+            what=f"patching {ref}",
+            content_type="application/merge-patch+json",
+        )
+        if not isinstance(found, dict):
+            raise ToolError(f"{ref} does not exist")
+        return found
 
     def delete(self, ref: ObjectRef) -> bool:
         """Delete the object (background propagation); False when it was already gone."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from scs_templates import encryption
 from scs_templates.settings import naming
 from scs_templates.settings.model import (
     ClusterSettings,
@@ -324,6 +325,14 @@ def _api_server(settings: ClusterSettings) -> dict[str, Any]:
         if audit.enabled
         else {"enabled": False},
         "authentication": _authentication(settings),
+        # only the Secret's name: the key itself never enters helm (scs_templates.encryption)
+        "encryption": {
+            "enabled": True,
+            "secretName": encryption.secret_name(settings),
+            "secretKey": encryption.SECRET_KEY,
+        }
+        if security.encryption_at_rest.enabled
+        else {"enabled": False},
     }
 
 

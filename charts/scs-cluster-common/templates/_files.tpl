@@ -8,6 +8,8 @@ YAML list items (possibly none) so that lists can be concatenated.
 {{- define "scs.auditPolicyDir" -}}/etc/kubernetes/audit{{- end -}}
 {{- define "scs.auditLogDir" -}}/var/log/kubernetes/audit{{- end -}}
 {{- define "scs.authenticationDir" -}}/etc/kubernetes/authentication{{- end -}}
+{{- define "scs.encryptionDir" -}}/etc/kubernetes/encryption{{- end -}}
+{{- define "scs.encryptionConfigPath" -}}{{ include "scs.encryptionDir" . }}/config.yaml{{- end -}}
 
 {{/*
 Files on every node: the KubeletConfiguration patch (serving certificates signed by the
@@ -38,7 +40,8 @@ server = {{ .server | toJson }}
 
 {{/*
 Files on control-plane nodes only: the admission configuration, the audit policy, the
-structured authentication configuration (OIDC issuers), and the etcd maintenance script with
+structured authentication configuration (OIDC issuers), the encryption configuration (from
+its Secret), and the etcd maintenance script with
 its systemd service and timer. Context: root.
 */}}
 {{- define "scs.controlPlaneFiles" -}}
@@ -47,6 +50,13 @@ its systemd service and timer. Context: root.
 {{- $files = append $files (dict "path" (printf "%s/admission-config.yaml" (include "scs.admissionDir" .)) "owner" "root:root" "permissions" "0644" "content" (include "scs.admissionConfig" .)) -}}
 {{- if $v.apiServer.audit.enabled -}}
 {{- $files = append $files (dict "path" (printf "%s/policy.yaml" (include "scs.auditPolicyDir" .)) "owner" "root:root" "permissions" "0644" "content" (printf "%s\n" (toYaml $v.apiServer.audit.policy))) -}}
+{{- end -}}
+{{- with $v.apiServer.encryption -}}
+{{- if .enabled -}}
+{{- /* the key stays in the management cluster's Secret: the bootstrap controller copies
+       it into the node's cloud-init data, readable by root only */ -}}
+{{- $files = append $files (dict "path" (include "scs.encryptionConfigPath" $) "owner" "root:root" "permissions" "0600" "contentFrom" (dict "secret" (dict "name" .secretName "key" .secretKey))) -}}
+{{- end -}}
 {{- end -}}
 {{- with $v.apiServer.authentication -}}
 {{- $files = append $files (dict "path" (printf "%s/config.yaml" (include "scs.authenticationDir" $)) "owner" "root:root" "permissions" "0644" "content" (printf "%s\n" (toYaml .))) -}}

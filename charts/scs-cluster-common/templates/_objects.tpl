@@ -110,6 +110,9 @@ spec:
 {{- if $v.apiServer.authentication -}}
 {{- $_ := set $apiArgs "authentication-config" (printf "%s/config.yaml" (include "scs.authenticationDir" $root)) -}}
 {{- end -}}
+{{- if $v.apiServer.encryption.enabled -}}
+{{- $_ := set $apiArgs "encryption-provider-config" (include "scs.encryptionConfigPath" $root) -}}
+{{- end -}}
 {{- $etcdArgs := dict
   "heartbeat-interval" (include "scs.int" $v.etcd.heartbeatInterval)
   "election-timeout" (include "scs.int" $v.etcd.electionTimeout)
@@ -173,6 +176,13 @@ spec:
           - name: authentication-config
             hostPath: {{ include "scs.authenticationDir" $root }}
             mountPath: {{ include "scs.authenticationDir" $root }}
+            pathType: DirectoryOrCreate
+            readOnly: true
+          {{- end }}
+          {{- if $v.apiServer.encryption.enabled }}
+          - name: encryption-config
+            hostPath: {{ include "scs.encryptionDir" $root }}
+            mountPath: {{ include "scs.encryptionDir" $root }}
             pathType: DirectoryOrCreate
             readOnly: true
           {{- end }}

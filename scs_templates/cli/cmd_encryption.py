@@ -1,0 +1,75 @@
+"""``scs-templates encryption-key status|rotate``: the cluster's encryption-at-rest key.
+
+Key material is never printed: only key names. Exit 0 ok, 2 when the step does not fit the
+Secret's keys (or no Secret exists), 1 when the API fails.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scs_templates.cli.common import cluster_options, load, usage
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    group = subparsers.add_parser(
+        "encryption-key",
+        help="show or rotate the key that encrypts the cluster's Secrets in etcd",
+        description="The per-cluster encryption-at-rest key lives in the Secret "
+        "$PREFIX-$CLUSTER-encryption on the management cluster (created by `install`). "
+        "See docs/cluster-features.md for the rotation procedure.",
+    )
+    group.set_defaults(func=lambda _args: usage(group))
+    actions = group.add_subparsers(dest="encryption_command", metavar="ACTION")
+    status = actions.add_parser("status", help="the key names, the write key first")
+    cluster_options(status)
+    status.set_defaults(func=run_status)
+    rotate = actions.add_parser(
+        "rotate",
+        help="one rotation step, then a control-plane rollout",
+        description="Steps, each after the previous rollout finished: `add` (a new key, "
+        "decrypt only), `promote` (the new key encrypts), then rewrite every Secret of the "
+        "workload cluster (`kubectl get secrets -A -o json | kubectl replace -f -`), then "
+        "`remove` (drop the old key). Each step rewrites the Secret and sets the "
+        "KubeadmControlPlane's spec.rollout.after, so every control-plane machine is replaced.",
+    )
+    cluster_options(rotate)
+    rotate.add_argument("--step", required=True, choices=("add", "promote", "remove"))
+    rotate.set_defaults(func=run_rotate)
+
+
+def _client(args: argparse.Namespace) -> Any:
+    from scs_templates.kube import KubeClient
+
+    return KubeClient(args.kubeconfig, args.context)
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from scs_templates import encryption
+    from scs_templates.errors import InputError
+
+    settings = load(args.settings).settings
+    name = encryption.secret_name(settings)
+    with _client(args) as kube:
+        data = kube.secret_data(settings.metadata.namespace, name)
+    if data is None or encryption.SECRET_KEY not in data:
+        raise InputError(f"no encryption Secret {settings.metadata.namespace}/{name}")
+    names = encryption.key_names(data[encryption.SECRET_KEY])
+    print(f"Secret {settings.metadata.namespace}/{name}: keys {', '.join(names)} (write key first)")
+    return 0
+
+
+def run_rotate(args: argparse.Namespace) -> int:
+    from scs_templates import encryption
+
+    settings = load(args.settings).settings
+    with _client(args) as kube:
+        result = encryption.rotate(kube, settings, args.step)
+    print(
+        f"step {result.step}: keys {', '.join(result.keys)} (write key first); control plane "
+        f"rolls out (rollout.after {result.rollout_after}); wait until it is done"
+    )
+    return 0
