@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from scs_templates.errors import InputError, ToolError
-from scs_templates.settings.versions import KubernetesVersion, parse_version
+from scs_templates.settings.versions import KubernetesVersion, resolve_version
 from scs_templates.values import REDACTED
 
 if TYPE_CHECKING:
@@ -316,7 +316,7 @@ def install(
     # with wait, a bad kubeconfig/context is found (exit 2) before anything is installed
     client = _kube(kube, kubeconfig, context) if wait or encrypt else None
     runner = _helm(helm, kubeconfig, context)
-    wanted = parse_version(settings.spec.kubernetes.version)
+    wanted = resolve_version(settings.spec.kubernetes.version, settings.spec.provider).version
     values = build_values(settings, secrets=secrets)
     if _contains_placeholder(values):
         raise InputError(

@@ -25,7 +25,7 @@ from ruamel.yaml import YAML
 from scs_templates import atomic
 from scs_templates.charts import chart_for
 from scs_templates.helm import Helm, TemplateJob
-from scs_templates.settings.versions import parse_version
+from scs_templates.settings.versions import resolve_version
 from scs_templates.values import build_values
 
 if TYPE_CHECKING:
@@ -114,8 +114,10 @@ def _safe_part(text: str) -> str:
 
 
 def kube_version_of(settings: ClusterSettings) -> str:
-    """The concrete Kubernetes version passed as ``--kube-version`` (``1.33.x`` -> ``v1.33.5``)."""
-    return str(parse_version(settings.spec.kubernetes.version))
+    """The concrete Kubernetes version passed as ``--kube-version`` (``1.37.x`` -> ``v1.37.2``;
+    on Docker the version of the kind node image it resolves to)."""
+    spec = settings.spec
+    return str(resolve_version(spec.kubernetes.version, spec.provider).version)
 
 
 def split_texts(manifests: str) -> list[str]:

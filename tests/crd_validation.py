@@ -25,9 +25,18 @@ from typing import Any
 import yaml
 from jsonschema import Draft7Validator
 
+from scs_templates.versions import table
 from tests.support import SHARED
 
 CRD_DIR = SHARED / "crds"
+#: The CRD sets of the releases the versions table targets (and Flux's, for GitOps output):
+#: strict validation is against exactly these, never against whatever else is in CRD_DIR.
+FLUX_CRDS = "flux2-2.18.3"
+
+
+def crd_sets() -> tuple[str, ...]:
+    versions = table()
+    return (versions.cluster_api.crds, versions.providers["openstack"].crds, FLUX_CRDS)
 
 _SECRET_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -70,14 +79,17 @@ _METADATA_SCHEMA: dict[str, Any] = {
 
 
 def crds_available() -> bool:
-    return CRD_DIR.is_dir()
+    return all((CRD_DIR / name).is_dir() for name in crd_sets())
 
 
 def skip_or_fail_reason() -> str | None:
     """None when the CRDs are there; else why (tests skip, or fail when CI=true)."""
     if crds_available():
         return None
-    return f"upstream CRDs not found at {CRD_DIR} (reference data next to the checkout)"
+    return (
+        f"upstream CRDs {', '.join(crd_sets())} not found in {CRD_DIR} (reference data next "
+        "to the checkout)"
+    )
 
 
 def in_ci() -> bool:
@@ -136,7 +148,8 @@ def translate(schema: Any, *, top: bool = False) -> Any:
 def _validators() -> dict[tuple[str, str], Draft7Validator]:
     """(apiVersion, kind) -> validator, for every served version of every CRD."""
     validators: dict[tuple[str, str], Draft7Validator] = {}
-    for path in sorted(CRD_DIR.rglob("*.yaml")):
+    paths = (path for name in crd_sets() for path in sorted((CRD_DIR / name).rglob("*.yaml")))
+    for path in paths:
         with path.open(encoding="utf-8") as handle:
             for crd in yaml.safe_load_all(handle):
                 if not crd or crd.get("kind") != "CustomResourceDefinition":

@@ -27,6 +27,7 @@ from scs_templates.settings import SettingsError, load_settings, validate_data
 from scs_templates.settings.model import PROVIDERS as MODEL_PROVIDERS
 from scs_templates.settings.model import TEMPLATES as MODEL_TEMPLATES
 from scs_templates.settings.model import ClusterSettings
+from scs_templates.settings.versions import TESTED_PATCHES, resolve_version
 from scs_templates.toolchain import cache_root
 from scs_templates.values import REDACTED, build_values
 from tests import crd_validation
@@ -403,13 +404,14 @@ def test_openstack_objects(helm3: Path) -> None:
     }
     cp = next(s for n, s in templates.items() if n.startswith("scs-prod1-control-plane-"))
     assert cp["flavor"] == "SCS-4V-8"
-    assert cp["image"] == {"filter": {"name": "ubuntu-capi-image-v1.34.1"}}
+    v137 = f"v1.37.{TESTED_PATCHES[(1, 37)]}"  # examples/openstack-production.yaml: 1.37.x
+    assert cp["image"] == {"filter": {"name": f"ubuntu-capi-image-{v137}"}}
     assert cp["rootVolume"] == {"sizeGiB": 50}
     assert cp["serverGroup"] == {"filter": {"name": "scs-prod1-control-plane"}}
     assert cp["serverMetadata"] == [{"key": "team", "value": "platform"}]
     assert cp["sshKeyName"] == "scs-keypair"
     gpu = next(s for n, s in templates.items() if n.startswith("scs-prod1-gpu-"))
-    assert gpu["image"] == {"filter": {"name": "ubuntu-capi-image-gpu-v1.34.1"}}
+    assert gpu["image"] == {"filter": {"name": f"ubuntu-capi-image-gpu-{v137}"}}
 
     # A minimal cluster: no external network (CAPO picks the only one), open API.
     minimal = objects(render(CASES["openstack-minimal"], helm3))
@@ -557,7 +559,8 @@ def test_minimal_has_no_unsafe_fs_and_docker_has_no_cloud_provider(helm3: Path) 
         t for t in by_kind(objs, "DockerMachineTemplate") if "md-0" in t["metadata"]["name"]
     ]
     assert template["spec"]["template"]["spec"] == {
-        "customImage": "kindest/node:v1.33.5",
+        # the published kind image, pinned by digest (docker-simple runs 1.33.x)
+        "customImage": resolve_version("1.33.x", "docker").kind_image.image,  # type: ignore[union-attr]
         "extraMounts": [
             {"containerPath": "/var/run/docker.sock", "hostPath": "/var/run/docker.sock"}
         ],

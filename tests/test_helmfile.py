@@ -15,8 +15,11 @@ import pytest
 from scs_templates import api
 from scs_templates.errors import ToolNotFoundError
 from scs_templates.helmfile import Helmfile, HelmfileError, helmfile_dir
+from scs_templates.settings.versions import TESTED_PATCHES
 from scs_templates.toolchain import Tool, find_helm_for_helmfile, find_helmfile
 from tests.support import EXAMPLES, REPO, skip_or_fail
+
+V137 = f"v1.37.{TESTED_PATCHES[(1, 37)]}"  # the examples run 1.37.x
 
 MINIMAL = REPO / "examples" / "openstack-minimal.yaml"
 
@@ -55,7 +58,7 @@ def test_helmfile_list_and_build_offline(helmfile: Helmfile) -> None:
     assert rows[0]["labels"] == "scs-templates.scs.community/role:cluster"
     built = helmfile.build(settings)
     assert "name: prod1" in built
-    assert "kubeVersion: v1.34.1" in built
+    assert f"kubeVersion: {V137}" in built
 
 
 @pytest.mark.helm
@@ -78,7 +81,7 @@ def test_state_files_are_private_json(tmp_path: Path) -> None:
     data = json.loads(state.file.read_text())
     cluster = data["cluster"]
     assert cluster["release"] == "demo" and cluster["namespace"] == "default"
-    assert cluster["kubeVersion"] == "v1.33.5"
+    assert cluster["kubeVersion"] == V137
     assert Path(cluster["chart"]).is_dir()
     assert json.loads(state.values_file.read_text()) == api.build_values(settings)
 

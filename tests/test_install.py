@@ -25,7 +25,7 @@ from scs_templates.kube import KubeClient
 from scs_templates.render import render
 from scs_templates.settings import parse_settings_text
 from scs_templates.settings.model import ClusterSettings
-from scs_templates.settings.versions import KubernetesVersion
+from scs_templates.settings.versions import KubernetesVersion, ResolvedVersion, resolve_version
 from tests.fakekube import FakeKubeAPI
 from tests.fakekube.helpers import helm_tool
 from tests.support import REPO
@@ -45,8 +45,14 @@ CLOUDS = (
 SECRETS = {"clouds.yaml": CLOUDS, "cacert": ""}
 
 
+def docker_version(text: str) -> str:
+    """What a Docker cluster of ``text`` runs, per this release's versions table."""
+    return str(resolve_version(text, "docker").version)
+
+
 def docker_text(version: str = "1.34.x", replicas: int = 1) -> str:
-    text = DOCKER.replace("version: 1.34.x", f"version: {version}")
+    text = DOCKER.replace("version: 1.36.x", f"version: {version}")
+    assert f"version: {version}" in text
     return text.replace("name: md-0\n      replicas: 1", f"name: md-0\n      replicas: {replicas}")
 
 
@@ -124,14 +130,15 @@ def test_install_upgrade_status_diff(
     settings_file = write(tmp_path, docker_text())
     assert cli("install", settings_file, "--kubeconfig", kubeconfig) == 0
     out = capsys.readouterr().out
-    assert "release dev in namespace default: revision 1, deployed (Kubernetes v1.34.1)" in out
+    v134 = docker_version("1.34.x")
+    assert f"release dev in namespace default: revision 1, deployed (Kubernetes {v134})" in out
     assert [c["metadata"]["name"] for c in fake.objects("Cluster", "default")] == ["dev"]
     assert len(fake.objects("MachineDeployment", "default")) == 2
 
     assert cli("status", settings_file, "--kubeconfig", kubeconfig, "-o", "json") == 0
     report = json.loads(capsys.readouterr().out)
     assert report["release"]["revision"] == 1 and report["release"]["status"] == "deployed"
-    assert report["kubernetesVersion"] == "v1.34.1"
+    assert report["kubernetesVersion"] == v134
     assert report["cluster"]["phase"] == "" and report["cluster"]["available"] is False
 
     fake.set_status(
@@ -396,36 +403,54 @@ def test_unreachable_api_and_bad_kubeconfig(
 # --------------------------------------------------------------------------- version guard
 
 
-def test_version_guard(
+def test_version_guard_on_a_cluster_of_an_older_versions_table(
     fake: FakeKubeAPI,
     kubeconfig: str,
     major: int,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert cli("install", write(tmp_path, docker_text("1.33.x")), "--kubeconfig", kubeconfig) == 0
+    """A release installed by an older scs-templates (whose table said 1.33.x = v1.33.5, a
+    patch this table does not even have a kind image for) still gets the one-minor-at-a-time
+    rule and the downgrade refusal against what it RUNS, not against the new table."""
+    import scs_templates.values
+
+    def older_table(text: str, provider: str) -> ResolvedVersion:
+        del text, provider
+        return ResolvedVersion(KubernetesVersion(1, 33, 5))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(scs_templates.values, "resolve_version", older_table)
+        patched.setattr(lifecycle, "resolve_version", older_table)
+        settings = write(tmp_path, docker_text("1.33.x"))
+        assert cli("install", settings, "--kubeconfig", kubeconfig) == 0
     capsys.readouterr()
+    kcp = fake.objects("KubeadmControlPlane", "default")[0]
+    assert kcp["spec"]["version"] == "v1.33.5"
+
     assert (
         cli("install", write(tmp_path, docker_text("1.35.x"), "b.yaml"), "--kubeconfig", kubeconfig)
         == 2
     )
     err = capsys.readouterr().err
-    assert "refusing to upgrade Kubernetes from v1.33.5 to v1.35.2" in err
+    v135, v134 = docker_version("1.35.x"), docker_version("1.34.x")
+    assert f"refusing to upgrade Kubernetes from v1.33.5 to {v135}" in err
     assert "upgrade to 1.34.x first" in err
-    kcp = fake.objects("KubeadmControlPlane", "default")[0]
-    assert kcp["spec"]["version"] == "v1.33.5"
+    assert fake.objects("KubeadmControlPlane", "default")[0]["spec"]["version"] == "v1.33.5"
 
     assert (
         cli("install", write(tmp_path, docker_text("1.34.x"), "c.yaml"), "--kubeconfig", kubeconfig)
         == 0
     )
-    assert "Kubernetes v1.33.5 -> v1.34.1" in capsys.readouterr().out
+    assert f"Kubernetes v1.33.5 -> {v134}" in capsys.readouterr().out
     assert (
         cli("install", write(tmp_path, docker_text("1.33.x"), "d.yaml"), "--kubeconfig", kubeconfig)
         == 2
     )
-    assert "refusing to downgrade Kubernetes from v1.34.1 to v1.33.5" in capsys.readouterr().err
-    assert fake.objects("KubeadmControlPlane", "default")[0]["spec"]["version"] == "v1.34.1"
+    v133 = docker_version("1.33.x")
+    assert f"refusing to downgrade Kubernetes from {v134} to {v133}" in capsys.readouterr().err
+    assert fake.objects("KubeadmControlPlane", "default")[0]["spec"]["version"] == v134
 
 
 @pytest.mark.parametrize(

@@ -386,14 +386,14 @@ def test_edge_case(lines: str, path: str, expected: Any, said: str) -> None:
         ("v1.35.1", "1.35.1", False),
         (f"v{OLDEST}.3", f"{OLDEST}.3", False),
         ("v1.25.2", f"{OLDEST}.x", True),
-        ("v1.31.x", f"{OLDEST}.x", True),
+        ("v1.30.x", f"{OLDEST}.x", True),
     ],
 )
 def test_kubernetes_versions(version: str, expected: str, note: bool) -> None:
     result = migrate(f"KUBERNETES_VERSION: {version}\n")
     assert spec(result)["kubernetes"]["version"] == expected
     line = report(result)["KUBERNETES_VERSION"]
-    assert ("one minor at a time" in line) is note
+    assert ("older than the supported" in line) is note
     assert ("# NOTE: KaaS v1 ran Kubernetes" in result.text) is note
 
 

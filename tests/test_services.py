@@ -26,6 +26,7 @@ from scs_templates.services import (
     service_releases,
     services_state_values,
 )
+from scs_templates.services.catalogue import service_info
 from scs_templates.services.releases import chart_source, normalize_version
 from scs_templates.services.values import METRICS_SERVER_ARGS, PROXY_PROTOCOL_ANNOTATION
 from scs_templates.settings import ClusterSettings, SettingsError, parse_settings_text
@@ -204,7 +205,8 @@ def test_versions_are_overridden_with_the_chart_v_convention() -> None:
     assert releases["cilium"].version == "1.17.8"
     assert releases["cert-manager"].version == "v1.17.2"
     assert releases["metrics-server"].version == "3.12.2"
-    assert releases["kubelet-csr-approver"].version == "1.2.10"  # companions: tested version
+    # companions: the default of the versions table
+    assert releases["kubelet-csr-approver"].version == service_info("kubelet-csr-approver").version
     assert normalize_version("v3.30.0", "v3.30.3") == "v3.30.0"
 
 
@@ -294,19 +296,20 @@ def test_helmfile_list_upstream_sources(services_helmfile: Any) -> None:
     settings = settings_of(ingressNginx={"enabled": True}, gatewayAPI={"enabled": True})
     rows = services_helmfile.list(services_state_values(settings))
     table = {(r["name"], r["namespace"], r["chart"], r["version"], r["installed"]) for r in rows}
-    assert ("cilium", "kube-system", "helm-cilium-io/cilium", "1.18.2", True) in table
+    cilium = service_info("cilium").version
+    assert ("cilium", "kube-system", "helm-cilium-io/cilium", cilium, True) in table
     assert (
         "gateway-api-crds",
         "kube-system",
         "docker-io-envoyproxy/gateway-crds-helm",
-        "v1.5.1",
+        service_info("gateway-api-crds").version,
         True,
     ) in table
     assert (
         "ingress-nginx",
         "ingress-nginx",
         "kubernetes-github-io-ingress-nginx/ingress-nginx",
-        "4.13.3",
+        service_info("ingress-nginx").version,
         True,
     ) in table
     assert [r["name"] for r in rows][:2] == ["gateway-api-crds", "cilium"]
@@ -332,7 +335,8 @@ def test_helmfile_build_with_local_mirror(services_helmfile: Any, charts: Path) 
     releases = {r["name"]: r for r in document["releases"]}
     assert releases["cilium"]["chart"] == f"{charts}/cilium-1.18.12.tgz"
     assert releases["cilium"]["version"] == "1.18.12"
-    assert releases["cert-manager"]["chart"] == f"{charts}/cert-manager-v1.18.2.tgz"
+    cert_manager = service_info("cert-manager").version
+    assert releases["cert-manager"]["chart"] == f"{charts}/cert-manager-{cert_manager}.tgz"
     assert releases["cert-manager"]["values"] == [{"crds": {"enabled": True, "keep": True}}]
     assert releases["cert-manager"]["needs"] == [
         "kube-system/cilium",
@@ -448,18 +452,22 @@ def test_services_render_exit_codes(
 
     del services_helmfile
     sparse = tmp_path / "sparse"
-    package_stand_in(sparse, "cilium", "1.18.2")  # plumbing: a mirror that lacks charts
+    cilium, csr_approver, metrics = (
+        f"{name}-{service_info(name).version}"
+        for name in ("cilium", "kubelet-csr-approver", "metrics-server")
+    )
+    package_stand_in(sparse, "cilium", service_info("cilium").version)  # lacks the others
     assert (
         main(["services", "render", write_settings(tmp_path / "a.yaml", chartMirror=str(sparse))])
         == 2
     )
-    assert "metrics-server-3.13.0.tgz" in capsys.readouterr().err
+    assert f"{metrics}.tgz" in capsys.readouterr().err
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: x\n")
     assert main(["services", "render", str(bad)]) == 2
     broken = tmp_path / "broken"
     broken.mkdir()
-    for name in ("cilium-1.18.2", "kubelet-csr-approver-1.2.10", "metrics-server-3.13.0"):
+    for name in (cilium, csr_approver, metrics):
         (broken / f"{name}.tgz").write_bytes(b"not a chart")
     assert (
         main(["services", "render", write_settings(tmp_path / "b.yaml", chartMirror=str(broken))])
@@ -615,7 +623,8 @@ def test_cli_apply_dry_run_and_cni_refusal(
     base = ["apply", "--kubeconfig", str(clusters.mgmt_kubeconfig), "--services-only"]
     assert main([*base, "--dry-run", "--poll-interval", "0.1", plain]) == 0
     out = capsys.readouterr().out
-    assert "would install   kube-system/cilium (cilium-1.18.2)" in out
+    cilium = service_info("cilium").version
+    assert f"would install   kube-system/cilium (cilium-{cilium})" in out
     assert clusters.revisions() == {}  # a dry run changes nothing
 
     assert main([*base, "--poll-interval", "0.1", plain]) == 0
@@ -639,9 +648,10 @@ def test_apply_stops_on_a_local_mirror_without_the_chart(
     clusters: Clusters, tmp_path: Path
 ) -> None:
     sparse = tmp_path / "sparse"
-    package_stand_in(sparse, "cilium", "1.18.2")
+    package_stand_in(sparse, "cilium", service_info("cilium").version)
     settings = settings_of("docker", chartMirror=str(sparse))
-    with pytest.raises(InputError, match=r"metrics-server-3\.13\.0\.tgz"):
+    metrics_server = re.escape(service_info("metrics-server").version)
+    with pytest.raises(InputError, match=rf"metrics-server-{metrics_server}\.tgz"):
         run_apply(clusters, settings)
 
 

@@ -15,7 +15,11 @@ from jsonschema import Draft7Validator
 
 from scs_templates.settings import load_settings, validate_data
 from scs_templates.settings.model import ClusterSettings
+from scs_templates.settings.versions import TESTED_PATCHES
 from scs_templates.values import REDACTED, build_values, server_groups
+from scs_templates.versions import table
+
+PATCH_133 = f"v1.33.{TESTED_PATCHES[(1, 33)]}"
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
@@ -74,11 +78,11 @@ def test_names_version_and_images_are_decided_in_python() -> None:
     values = build_values(settings_of(openstack_spec()))
     assert values["cluster"]["name"] == "demo"
     assert values["cluster"]["infraName"] == "capi-demo"
-    assert values["kubernetes"]["version"] == "v1.33.5"
+    assert values["kubernetes"]["version"] == PATCH_133
     cp = values["controlPlane"]
     assert cp["name"] == "capi-demo-control-plane"
     assert cp["templateBase"] == "capi-demo-control-plane"
-    assert cp["image"] == "ubuntu-capi-image-v1.33.5"
+    assert cp["image"] == f"ubuntu-capi-image-{PATCH_133}"
     assert cp["serverGroup"] == "capi-demo-control-plane"
     (group,) = values["workers"]
     assert group["deploymentName"] == "capi-demo-workers"
@@ -95,10 +99,15 @@ def test_image_override_and_docker_images() -> None:
     spec = openstack_spec()
     spec["workers"][0]["image"] = "my-image-{version}-gpu"
     values = build_values(settings_of(spec))
-    assert values["workers"][0]["image"] == "my-image-v1.33.5-gpu"
+    assert values["workers"][0]["image"] == f"my-image-{PATCH_133}-gpu"
     docker = build_values(settings_of({"provider": "docker", "kubernetes": {"version": "1.34.x"}}))
-    assert docker["controlPlane"]["image"] == "kindest/node:v1.34.1"
-    assert docker["workers"][0]["image"] == "kindest/node:v1.34.1"
+    # the published kind image of the table's newest 1.34 patch, pinned by its digest
+    kind = table().minor((1, 34)).kind_images[0]  # type: ignore[union-attr]
+    assert kind.version == f"v1.34.{TESTED_PATCHES[(1, 34)]}"
+    assert docker["kubernetes"]["version"] == kind.version
+    assert docker["controlPlane"]["image"] == f"kindest/node:{kind.version}@{kind.digest}"
+    assert docker["workers"][0]["image"] == docker["controlPlane"]["image"]
+    assert kind.digest.startswith("sha256:")
     assert "openstack" not in docker
     assert "cloud-provider" not in docker["kubelet"]["extraArgs"]
     assert docker["apiServer"]["certSANs"]

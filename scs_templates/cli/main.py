@@ -18,6 +18,7 @@ from scs_templates.errors import ScsTemplatesError
 COMMAND_MODULES: tuple[str, ...] = (
     "scs_templates.cli.cmd_settings",
     "scs_templates.cli.cmd_render",
+    "scs_templates.cli.cmd_versions",
     "scs_templates.cli.cmd_fleet",
     "scs_templates.cli.cmd_lifecycle",
     "scs_templates.cli.cmd_encryption",

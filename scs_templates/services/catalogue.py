@@ -1,9 +1,12 @@
-"""The catalogue of standard cluster services: charts, repositories and tested versions.
+"""The catalogue of standard cluster services: charts, repositories and default versions.
 
 One row per helm release that ``scs-templates apply`` can install into a WORKLOAD cluster.
-The default version of each chart is the version documented as tested
-(``docs/services.md`` has the same table; ``tests/test_services.py`` keeps both in step).
-A settings file may pin another version per service (``spec.services.<service>.version``).
+The default chart version comes from the versions table (:mod:`scs_templates.versions`): the
+newest real release that supports the cluster's Kubernetes minor, per minor
+(:func:`default_version`); :attr:`ServiceInfo.version` is the default for new clusters (the
+table's default minor). ``docs/services.md`` has the same table; ``tests/test_services.py``
+keeps both in step. A settings file may pin another version per service
+(``spec.services.<service>.version``).
 
 Which setting switches a release on is recorded in :attr:`ServiceInfo.setting`; several
 releases can belong to one setting (Cinder CSI brings the snapshot controller, metrics-server
@@ -14,12 +17,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scs_templates.versions import table
+
 __all__ = [
     "CATALOGUE",
     "ServiceInfo",
+    "default_version",
     "service_catalogue",
     "service_info",
 ]
+
+
+def _default(release: str) -> str:
+    versions = table()
+    return versions.service_version(release, versions.default_minor.minor)
 
 
 @dataclass(frozen=True)
@@ -30,7 +41,8 @@ class ServiceInfo:
     goes in the workload cluster. ``chart``: the chart's real name (also the file name stem
     ``CHART-VERSION.tgz`` in a local mirror, and the last path element in an OCI mirror).
     ``repository``: the upstream chart repository (``https://`` helm repository or
-    ``oci://`` registry path). ``version``: the tested default chart version. ``setting``:
+    ``oci://`` registry path). ``version``: the default chart version for new clusters
+    (:func:`default_version` gives it per Kubernetes minor). ``setting``:
     the ``spec.services`` key (camelCase, as in the settings file) that enables it and whose
     ``version``/``values`` apply to it; ``None`` for companion releases that follow another
     service's switch. ``providers``: where it applies (empty = every provider). ``cni``: the
@@ -59,7 +71,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="kube-system",
         chart="gateway-crds-helm",
         repository="oci://docker.io/envoyproxy",
-        version="v1.5.1",
+        version=_default("gateway-api-crds"),
         setting="gatewayAPI",
         description="Gateway API CRDs (v1.3.0, standard channel plus TLSRoute), installed "
         "before Cilium so its operator finds them at start.",
@@ -70,7 +82,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="kube-system",
         chart="cilium",
         repository="https://helm.cilium.io",
-        version="1.18.2",
+        version=_default("cilium"),
         setting="cni",
         description="Cilium CNI (default); Gateway API implementation when gatewayAPI is on.",
         cni="cilium",
@@ -80,7 +92,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="tigera-operator",
         chart="tigera-operator",
         repository="https://docs.tigera.io/calico/charts",
-        version="v3.30.3",
+        version=_default("tigera-operator"),
         setting="cni",
         description="Calico CNI through the Tigera operator (cni.type: calico).",
         cni="calico",
@@ -90,7 +102,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="kube-system",
         chart="openstack-cloud-controller-manager",
         repository="https://kubernetes.github.io/cloud-provider-openstack",
-        version="2.33.0",
+        version=_default("openstack-cloud-controller-manager"),
         setting="cloudControllerManager",
         description="OpenStack cloud controller manager: initializes nodes, creates Octavia "
         "load balancers for Services.",
@@ -101,7 +113,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="kube-system",
         chart="snapshot-controller",
         repository="https://piraeus.io/helm-charts",
-        version="4.1.0",
+        version=_default("snapshot-controller"),
         setting=None,
         description="CSI snapshot controller and the VolumeSnapshot CRDs (with Cinder CSI).",
         providers=("openstack",),
@@ -112,7 +124,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="kube-system",
         chart="openstack-cinder-csi",
         repository="https://kubernetes.github.io/cloud-provider-openstack",
-        version="2.33.0",
+        version=_default("openstack-cinder-csi"),
         setting="cinderCSI",
         description="Cinder CSI driver and its default StorageClass.",
         providers=("openstack",),
@@ -122,7 +134,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="kube-system",
         chart="kubelet-csr-approver",
         repository="https://postfinance.github.io/kubelet-csr-approver",
-        version="1.2.10",
+        version=_default("kubelet-csr-approver"),
         setting=None,
         description="Approves kubelet serving certificate requests (CSRs) after checking "
         "names and addresses, so metrics-server can verify kubelets (with metrics-server).",
@@ -133,7 +145,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="kube-system",
         chart="metrics-server",
         repository="https://kubernetes-sigs.github.io/metrics-server",
-        version="3.13.0",
+        version=_default("metrics-server"),
         setting="metricsServer",
         description="metrics-server with verified TLS to kubelets (no --kubelet-insecure-tls).",
     ),
@@ -142,7 +154,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="ingress-nginx",
         chart="ingress-nginx",
         repository="https://kubernetes.github.io/ingress-nginx",
-        version="4.13.3",
+        version=_default("ingress-nginx"),
         setting="ingressNginx",
         description="ingress-nginx controller, default IngressClass; PROXY protocol on the "
         "Octavia load balancer when proxyProtocol is on.",
@@ -152,7 +164,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="cert-manager",
         chart="cert-manager",
         repository="https://charts.jetstack.io",
-        version="v1.18.2",
+        version=_default("cert-manager"),
         setting="certManager",
         description="cert-manager with its CRDs (kept on uninstall).",
     ),
@@ -161,7 +173,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="flux-system",
         chart="flux2",
         repository="https://fluxcd-community.github.io/helm-charts",
-        version="2.16.4",
+        version=_default("flux2"),
         setting="flux",
         description="Flux GitOps controllers (flux2 community chart).",
     ),
@@ -179,3 +191,8 @@ def service_info(release: str) -> ServiceInfo:
         if info.release == release:
             return info
     raise KeyError(release)
+
+
+def default_version(info: ServiceInfo, minor: tuple[int, int]) -> str:
+    """The default chart version of ``info`` for a cluster on Kubernetes ``minor``."""
+    return table().service_version(info.release, minor)

@@ -17,9 +17,10 @@ from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
 from scs_templates.errors import InputError
-from scs_templates.services.catalogue import CATALOGUE, ServiceInfo
+from scs_templates.services.catalogue import CATALOGUE, ServiceInfo, default_version
 from scs_templates.services.values import base_values, deep_merge
 from scs_templates.settings.model import ClusterSettings, Service
+from scs_templates.settings.versions import resolve_version
 
 __all__ = [
     "MIRROR_REPOSITORY",
@@ -162,10 +163,13 @@ def normalize_version(version: str, default: str) -> str:
 
 
 def _version(settings: ClusterSettings, info: ServiceInfo) -> str:
+    spec = settings.spec
+    minor = resolve_version(spec.kubernetes.version, spec.provider).version.minor_key
+    default = default_version(info, minor)
     if info.setting is None:
-        return info.version
+        return default
     override = getattr(_section(settings, info.setting), "version", None)
-    return normalize_version(override, info.version) if override else info.version
+    return normalize_version(override, default) if override else default
 
 
 def _user_values(settings: ClusterSettings, info: ServiceInfo) -> Mapping[str, Any]:

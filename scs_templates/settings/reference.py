@@ -19,7 +19,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from scs_templates.settings.model import ClusterSettings, nested_model
-from scs_templates.settings.versions import TESTED_PATCHES
+from scs_templates.versions import table
 
 TEMPLATE = Path(__file__).with_name("settings.md.j2")
 DOC_PATH = Path("docs") / "settings.md"
@@ -104,9 +104,15 @@ def render_reference() -> str:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
+    versions_table = table()
+    default = versions_table.default_minor
     versions = [
-        (f"{major}.{minor}", f"v{major}.{minor}.{patch}")
-        for (major, minor), patch in sorted(TESTED_PATCHES.items())
+        (
+            release.name,
+            release.patch_version,
+            versions_table.status(release) + (" (default)" if release is default else ""),
+        )
+        for release in versions_table.minors
     ]
     return environment.get_template(TEMPLATE.name).render(rows=rows(), versions=versions)
 

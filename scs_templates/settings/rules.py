@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from scs_templates.settings import naming
 from scs_templates.settings.model import ClusterSettings, alias_for
 from scs_templates.settings.problems import Path
-from scs_templates.settings.versions import parse_version
+from scs_templates.settings.versions import parse_version, resolve_version, support_warning
 
 Finding = tuple[Path, str]
 
@@ -254,6 +254,16 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
 def warnings(settings: ClusterSettings) -> Iterator[Finding]:
     """Yield (path, message) for settings that work but deserve a second look."""
     spec = settings.spec
+    version_path = ("spec", "kubernetes", "version")
+    outdated = support_warning(spec.kubernetes.version)
+    if outdated:
+        yield version_path, outdated
+    try:
+        note = resolve_version(spec.kubernetes.version, spec.provider).note
+    except ValueError:
+        note = None  # an error, reported by errors()
+    if note:
+        yield version_path, note
     if "prio_boost" in spec.etcd.model_fields_set:
         yield (
             ("spec", "etcd", "prioBoost"),

@@ -32,7 +32,7 @@ from scs_templates.settings.model import (
     RegistryMirror,
     WorkerGroup,
 )
-from scs_templates.settings.versions import parse_version
+from scs_templates.settings.versions import resolve_version
 
 __all__ = [
     "CACERT_KEY",
@@ -91,9 +91,10 @@ def build_values(
     reports that earlier, with the field's position).
     """
     spec = settings.spec
-    version = str(parse_version(spec.kubernetes.version))
-    prefix, cluster = spec.prefix, settings.name
     provider = spec.provider
+    resolved = resolve_version(spec.kubernetes.version, provider)
+    version = str(resolved.version)
+    prefix, cluster = spec.prefix, settings.name
 
     def name(resource: str = "") -> str:
         return naming.resource_name(prefix, cluster, resource)
@@ -103,7 +104,11 @@ def build_values(
 
     def image(override: str | None) -> str:
         if provider == "docker":
-            return override or f"{spec.docker.node_image_repository}:{version}"
+            if override:
+                return override
+            kind = resolved.kind_image
+            digest = f"@{kind.digest}" if kind is not None else ""
+            return f"{spec.docker.node_image_repository}:{version}{digest}"
         return (override or spec.openstack.image).replace("{version}", version)
 
     anti_affinity = spec.openstack.anti_affinity

@@ -1,0 +1,40 @@
+"""``versions``: print the versions table (Kubernetes, Cluster API, kind images, charts)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    versions = subparsers.add_parser(
+        "versions",
+        help="print the versions table: Kubernetes minors, Cluster API/CAPO, kind images, "
+        "service charts, with their sources",
+        description="Print the versions table of this release of scs-templates: the "
+        "Kubernetes minors with their newest patch, upstream support status and end of life, "
+        "the Cluster API and CAPO releases, the kind node images (pinned by digest) and the "
+        "default service chart versions per Kubernetes minor, each with where and when it "
+        "was read. See docs/versions.md.",
+    )
+    versions.add_argument(
+        "-o",
+        "--output",
+        choices=("text", "json"),
+        default="text",
+        help="output format (json: the table as data, for tools)",
+    )
+    versions.set_defaults(func=run_versions)
+
+
+def run_versions(args: argparse.Namespace) -> int:
+    from scs_templates.cli.cmd_render import write_stdout
+    from scs_templates.versions import table_json
+    from scs_templates.versions.report import text
+
+    if args.output == "json":
+        write_stdout(json.dumps(table_json(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        write_stdout(text())
+    return 0
