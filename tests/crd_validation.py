@@ -38,6 +38,7 @@ def crd_sets() -> tuple[str, ...]:
     versions = table()
     return (versions.cluster_api.crds, versions.providers["openstack"].crds, FLUX_CRDS)
 
+
 _SECRET_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["apiVersion", "kind", "metadata"],
