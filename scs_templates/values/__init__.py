@@ -398,7 +398,8 @@ def _authentication(settings: ClusterSettings) -> dict[str, Any]:
     issuers = settings.spec.security.oidc
     if not issuers:
         return {}
-    version = parse_version(settings.spec.kubernetes.version)
+    spec = settings.spec
+    version = resolve_version(spec.kubernetes.version, spec.provider).version
     api_version = "v1" if version.minor_key >= (1, 34) else "v1beta1"
     jwt = []
     for issuer in issuers:
