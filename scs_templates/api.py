@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from scs_templates.charts import ChartRef, chart_for
 from scs_templates.errors import InputError, ScsTemplatesError, ToolError, ToolNotFoundError
+from scs_templates.gitops import GitopsOptions, GitopsResult, parse_chart_source, write_gitops
 from scs_templates.helm import Helm, HelmError, HelmTimeout, ReleaseInfo, TemplateJob
 from scs_templates.kube import ClusterState, Condition, KubeClient, ObjectRef
 from scs_templates.lifecycle import (
@@ -69,6 +70,8 @@ __all__ = [
     "Condition",
     "DeleteResult",
     "DiffResult",
+    "GitopsOptions",
+    "GitopsResult",
     "Helm",
     "HelmError",
     "HelmTimeout",
@@ -100,6 +103,7 @@ __all__ = [
     "kube_version_of",
     "load_settings",
     "migrate_kaas_v1",
+    "parse_chart_source",
     "parse_settings_text",
     "render",
     "render_many",
@@ -109,5 +113,6 @@ __all__ = [
     "status",
     "target_of",
     "validate_data",
+    "write_gitops",
     "write_manifests",
 ]

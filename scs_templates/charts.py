@@ -27,7 +27,7 @@ from pathlib import Path
 from scs_templates.errors import InputError, ScsTemplatesError
 from scs_templates.toolchain import cache_root
 
-__all__ = ["LIBRARY_CHART", "ChartRef", "chart_for", "charts_dir"]
+__all__ = ["LIBRARY_CHART", "ChartRef", "chart_for", "chart_version", "charts_dir"]
 
 #: The library chart every provider chart depends on.
 LIBRARY_CHART = "scs-cluster-common"
@@ -99,6 +99,11 @@ def _version(chart: Path) -> str:
     if not match:
         raise ScsTemplatesError(f"{chart / 'Chart.yaml'} has no version")
     return match.group(1)
+
+
+def chart_version(name: str) -> str:
+    """The version in ``Chart.yaml`` of the packaged chart ``name`` (e.g. ``openstack-cluster``)."""
+    return _version(charts_dir() / name)
 
 
 def chart_for(provider: str) -> ChartRef:

@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "scs_templates.cli.cmd_encryption",
     "scs_templates.cli.cmd_apply",
     "scs_templates.cli.cmd_services",
+    "scs_templates.cli.cmd_gitops",
     "scs_templates.cli.cmd_openstack",
     "scs_templates.cli.cmd_migrate",
     "scs_templates.cli.cmd_tools",

@@ -36,6 +36,15 @@ def settings_data(settings: ClusterSettings, *, full: bool = False) -> dict[str,
 
 def dump_settings(settings: ClusterSettings, *, full: bool = False) -> str:
     """The settings as a YAML document."""
+    return dump_data(settings_data(settings, full=full))
+
+
+def dump_data(data: Any) -> str:
+    """Plain data as one block-style YAML 1.2 document, keys in the given order.
+
+    Strings a YAML 1.1 reader would misread are quoted, so helm, kubectl and Flux read the
+    document as written.
+    """
     from ruamel.yaml import YAML
 
     yaml = YAML(typ="safe", pure=True)
@@ -43,5 +52,5 @@ def dump_settings(settings: ClusterSettings, *, full: bool = False) -> str:
     yaml.representer.add_representer(str, _represent_str)
     yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
     stream = io.StringIO()
-    yaml.dump(settings_data(settings, full=full), stream)
+    yaml.dump(data, stream)
     return stream.getvalue()

@@ -1,0 +1,99 @@
+"""``gitops``: write a Flux repository layout for clusters (see :mod:`scs_templates.gitops`).
+
+Exit codes follow :mod:`scs_templates.cli.main`: 0 success, 2 invalid settings or
+arguments. Nothing runs helm: the objects are data; Flux renders the charts on the
+management cluster. Heavy imports happen inside the command so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add ``gitops``; importing this module stays cheap."""
+    gitops = subparsers.add_parser(
+        "gitops",
+        help="write a Flux repository layout: cluster and service HelmReleases",
+        description=(
+            "Write, under DIR, the Flux objects that reconcile the clusters described by the "
+            "SETTINGS files from a git repository: per cluster a HelmRelease of its cluster "
+            "chart (from --chart-source) and one HelmRelease per standard service, targeting "
+            "the workload cluster through its kubeconfig Secret in the helmfile order, plus "
+            "kustomize indexes and the Flux Kustomization DIR/flux/scs-clusters.yaml. One file "
+            "per object, deterministic; no credentials are written. Clusters already in DIR "
+            "but not given are kept unless --prune. Exit 0 ok, 2 invalid settings or "
+            "arguments."
+        ),
+    )
+    gitops.add_argument("directory", metavar="DIR", type=Path, help="folder in the git repository")
+    gitops.add_argument("settings", metavar="SETTINGS", nargs="+", help="cluster settings files")
+    gitops.add_argument(
+        "--chart-source",
+        required=True,
+        metavar="URL",
+        help="where Flux finds the cluster charts: oci://REGISTRY/PATH (charts pushed as "
+        "PATH/<provider>-cluster:<version>) or the https:// or ssh:// URL of a git repository "
+        "holding this project's charts/ folder",
+    )
+    gitops.add_argument(
+        "--chart-ref", metavar="REF", help="git tag (vX.Y.Z) or branch of a git --chart-source"
+    )
+    gitops.add_argument(
+        "--interval", default="10m", metavar="DURATION", help="Flux reconcile interval (10m)"
+    )
+    gitops.add_argument(
+        "--source",
+        default="flux-system",
+        metavar="NAME",
+        help="the GitRepository (in flux-system) that holds DIR (default: flux-system)",
+    )
+    gitops.add_argument(
+        "--path", metavar="PATH", help="DIR's path in that repository (default: ./<DIR name>)"
+    )
+    gitops.add_argument("--no-services", action="store_true", help="only the cluster HelmReleases")
+    gitops.add_argument(
+        "--prune",
+        action="store_true",
+        help="remove the folders of clusters in DIR that are not given (their objects stay "
+        "on the management cluster: `scs-templates delete` deletes a cluster)",
+    )
+    gitops.set_defaults(func=run_gitops)
+
+
+def run_gitops(args: argparse.Namespace) -> int:
+    import re
+
+    from scs_templates.cli.common import load_many
+    from scs_templates.errors import InputError
+    from scs_templates.gitops import GitopsOptions, parse_chart_source, write_gitops
+
+    if not re.fullmatch(r"(?:[0-9]+(?:ms|s|m|h))+", args.interval):
+        raise InputError(f"--interval: {args.interval!r} is not a duration such as 10m or 1h30m")
+    options = GitopsOptions(
+        chart_source=parse_chart_source(args.chart_source, args.chart_ref),
+        interval=args.interval,
+        services=not args.no_services,
+    )
+    fleet = [loaded.settings for loaded in load_many(args.settings)]
+    result = write_gitops(
+        args.directory,
+        fleet,
+        options,
+        source=args.source,
+        path=args.path,
+        prune=args.prune,
+    )
+    for key in result.written:
+        print(f"wrote {key}")
+        for secret in result.required_secrets[key]:
+            print(f"  needs Secret {key.split('/')[0]}/{secret}")
+    for key in result.kept:
+        print(f"kept {key} (not given; --prune removes its folder)")
+    for key in result.pruned:
+        print(f"pruned {key} (its objects stay on the management cluster)")
+    return 0

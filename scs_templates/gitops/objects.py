@@ -1,0 +1,276 @@
+"""The Flux objects of one cluster: its chart's HelmRelease and one HelmRelease per service.
+
+Pure functions of the settings and the options: the cluster release carries the same values
+``scs-templates render`` uses (credentials only by Secret name, never inline); each service
+release carries the values ``scs-templates apply`` would give helmfile and reaches the
+workload cluster through Cluster API's kubeconfig Secret (``spec.kubeConfig.secretRef``),
+so helm-controller on the management cluster installs it remotely and keeps its release
+history in the workload cluster. ``dependsOn`` mirrors helmfile's ``needs``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scs_templates.errors import InputError
+
+if TYPE_CHECKING:
+    from scs_templates.gitops.sources import ChartSourceSpec
+    from scs_templates.services.releases import Repository, ServiceRelease
+    from scs_templates.settings.model import ClusterSettings
+
+__all__ = [
+    "HELM_API",
+    "MANAGED_BY",
+    "ClusterObjects",
+    "GitopsOptions",
+    "cluster_objects",
+]
+
+HELM_API = "helm.toolkit.fluxcd.io/v2"
+SOURCE_API = "source.toolkit.fluxcd.io/v1"
+ADDONS_API = "addons.cluster.x-k8s.io/v1beta2"
+MANAGED_BY = "scs-templates"
+CLUSTER_LABEL = "scs.community/cluster"
+#: Flux's kustomize-controller never deletes an object with this annotation when it
+#: disappears from the repository: a cluster is deleted on purpose (``scs-templates delete``
+#: or removing the annotation first), never because a file went missing.
+PRUNE_ANNOTATION = "kustomize.toolkit.fluxcd.io/prune"
+#: Key of Cluster API's kubeconfig Secret ``<cluster>-kubeconfig``.
+KUBECONFIG_KEY = "value"
+#: Key of the workload ``cloud-config`` Secret manifest in the ClusterResourceSet's Secret.
+CLOUD_CONFIG_RESOURCE_KEY = "cloud-config.yaml"
+
+
+@dataclass(frozen=True)
+class GitopsOptions:
+    """What the user decides about the repository: chart source and reconcile interval."""
+
+    chart_source: ChartSourceSpec
+    interval: str = "10m"
+    services: bool = True
+
+
+@dataclass(frozen=True)
+class ClusterObjects:
+    """One cluster's objects: file stem -> object, plus the shared sources it needs and
+    the Secrets the operator creates on the management cluster (names only, never content;
+    ``<cluster>-kubeconfig`` is Cluster API's own and not listed)."""
+
+    namespace: str
+    name: str
+    objects: dict[str, dict[str, Any]]
+    sources: dict[str, dict[str, Any]]
+    required_secrets: tuple[str, ...]
+
+
+def _labels(settings: ClusterSettings, component: str) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/managed-by": MANAGED_BY,
+        "app.kubernetes.io/component": component,
+        CLUSTER_LABEL: settings.name,
+    }
+
+
+def _without_inline_credentials(values: dict[str, Any]) -> dict[str, Any]:
+    """The cluster values with the credentials Secret referenced, never created inline.
+
+    ``install`` passes real credentials into a chart-created Secret; a repository must hold
+    none, so the chart is told the Secret exists (created on the management cluster by
+    ``scs-templates openstack appcred create --write-secret`` or a secret manager).
+    """
+    provider_values = values.get("openstack")
+    if isinstance(provider_values, dict) and isinstance(provider_values.get("credentials"), dict):
+        credentials = provider_values["credentials"]
+        provider_values = {
+            **provider_values,
+            "credentials": {"create": False, "secretName": credentials["secretName"]},
+        }
+        return {**values, "openstack": provider_values}
+    return values
+
+
+def _credentials_secret(values: dict[str, Any]) -> str | None:
+    provider_values = values.get("openstack")
+    if isinstance(provider_values, dict) and isinstance(provider_values.get("credentials"), dict):
+        return str(provider_values["credentials"]["secretName"])
+    return None
+
+
+def _cluster_release(
+    settings: ClusterSettings, options: GitopsOptions, chart: str, values: dict[str, Any]
+) -> dict[str, Any]:
+    namespace = settings.metadata.namespace
+    return {
+        "apiVersion": HELM_API,
+        "kind": "HelmRelease",
+        "metadata": {
+            "name": settings.metadata.name,
+            "namespace": namespace,
+            "labels": _labels(settings, "cluster"),
+            "annotations": {PRUNE_ANNOTATION: "disabled"},
+        },
+        "spec": {
+            "interval": options.interval,
+            "releaseName": settings.metadata.name,
+            **options.chart_source.release_chart(chart, namespace, options.interval),
+            "install": {"remediation": {"retries": 3}},
+            # A failed cluster upgrade is never rolled back automatically: Cluster API may
+            # already be replacing machines; the operator decides (docs/gitops.md).
+            "upgrade": {"remediation": {"retries": 0}},
+            "values": values,
+        },
+    }
+
+
+def _repository_source(repository: Repository, namespace: str, interval: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {"interval": interval, "url": repository.url}
+    if repository.oci:
+        spec = {"interval": interval, "type": "oci", "url": f"oci://{repository.url}"}
+    return {
+        "apiVersion": SOURCE_API,
+        "kind": "HelmRepository",
+        "metadata": {"name": repository.name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
+def _service_name(settings: ClusterSettings, release: ServiceRelease) -> str:
+    from scs_templates.settings import naming
+
+    return naming.fit(f"{settings.metadata.name}-{release.name}")
+
+
+def _service_release(
+    settings: ClusterSettings,
+    options: GitopsOptions,
+    release: ServiceRelease,
+    by_key: dict[str, ServiceRelease],
+) -> dict[str, Any]:
+    namespace = settings.metadata.namespace
+    assert release.source is not None and release.source.repository is not None
+    depends = [{"name": settings.metadata.name}] + [
+        {"name": _service_name(settings, by_key[key])} for key in release.needs
+    ]
+    return {
+        "apiVersion": HELM_API,
+        "kind": "HelmRelease",
+        "metadata": {
+            "name": _service_name(settings, release),
+            "namespace": namespace,
+            "labels": {**_labels(settings, "services"), "scs.community/service": release.name},
+        },
+        "spec": {
+            "interval": options.interval,
+            "releaseName": release.name,
+            "targetNamespace": release.namespace,
+            "storageNamespace": release.namespace,
+            "kubeConfig": {
+                "secretRef": {"name": f"{settings.name}-kubeconfig", "key": KUBECONFIG_KEY}
+            },
+            "chart": {
+                "spec": {
+                    "chart": release.chart_name,
+                    "version": release.version,
+                    "interval": options.interval,
+                    "sourceRef": {
+                        "kind": "HelmRepository",
+                        "name": release.source.repository.name,
+                        "namespace": namespace,
+                    },
+                }
+            },
+            "dependsOn": depends,
+            "install": {"createNamespace": True, "remediation": {"retries": 3}},
+            "upgrade": {"remediation": {"retries": 3}},
+            "timeout": "10m",
+            "values": release.values,
+        },
+    }
+
+
+def _cloud_config_resource_set(settings: ClusterSettings) -> tuple[dict[str, Any], str]:
+    """A ClusterResourceSet that puts ``kube-system/cloud-config`` into the workload cluster.
+
+    ``apply`` copies it API to API; under GitOps Cluster API does it from a Secret of type
+    ``addons.cluster.x-k8s.io/resource-set`` that the operator creates (its content is a
+    credential, so it is never written to the repository).
+    """
+    secret = f"{settings.name}-workload-cloud-config"
+    return (
+        {
+            "apiVersion": ADDONS_API,
+            "kind": "ClusterResourceSet",
+            "metadata": {
+                "name": f"{settings.name}-cloud-config",
+                "namespace": settings.metadata.namespace,
+                "labels": _labels(settings, "services"),
+            },
+            "spec": {
+                "clusterSelector": {"matchLabels": {CLUSTER_LABEL: settings.name}},
+                "strategy": "Reconcile",
+                "resources": [{"kind": "Secret", "name": secret}],
+            },
+        },
+        secret,
+    )
+
+
+def cluster_objects(settings: ClusterSettings, options: GitopsOptions) -> ClusterObjects:
+    """Every Flux object of one cluster (pure: same settings and options, same objects)."""
+    from scs_templates.charts import provider_chart_name
+    from scs_templates.services.releases import service_releases
+    from scs_templates.values import build_values
+
+    chart = provider_chart_name(settings.spec.provider)
+    values = build_values(settings)
+    namespace = settings.metadata.namespace
+    required: list[str] = []
+    credentials = _credentials_secret(values)
+    if credentials is not None:
+        required.append(f"{credentials} (cloud credentials for CAPO)")
+    objects: dict[str, dict[str, Any]] = {
+        f"helmrelease-{settings.metadata.name}": _cluster_release(
+            settings, options, chart, _without_inline_credentials(values)
+        )
+    }
+    source = options.chart_source.source_object(
+        chart, _chart_version(chart), namespace, options.interval
+    )
+    sources = {f"{source['kind'].lower()}-{source['metadata']['name']}": source}
+    if options.services:
+        releases = service_releases(settings)
+        by_key = {release.key: release for release in releases}
+        for release in releases:
+            if release.source is None or release.source.repository is None:
+                raise InputError(
+                    "spec.services.chartMirror: Flux cannot read a local (file://) chart "
+                    "mirror; use an OCI registry or a helm repository mirror"
+                )
+            obj = _service_release(settings, options, release, by_key)
+            objects[f"helmrelease-{obj['metadata']['name']}"] = obj
+            repo = _repository_source(release.source.repository, namespace, options.interval)
+            sources[f"helmrepository-{repo['metadata']['name']}"] = repo
+        if any(r.name == "openstack-cloud-controller-manager" for r in releases) or any(
+            r.name == "openstack-cinder-csi" for r in releases
+        ):
+            resource_set, secret = _cloud_config_resource_set(settings)
+            objects[f"clusterresourceset-{resource_set['metadata']['name']}"] = resource_set
+            required.append(
+                f"{secret} (type addons.cluster.x-k8s.io/resource-set, key "
+                f"{CLOUD_CONFIG_RESOURCE_KEY}: the workload kube-system/cloud-config Secret)"
+            )
+    return ClusterObjects(
+        namespace=namespace,
+        name=settings.metadata.name,
+        objects=objects,
+        sources=sources,
+        required_secrets=tuple(required),
+    )
+
+
+def _chart_version(chart: str) -> str:
+    from scs_templates.charts import chart_version
+
+    return chart_version(chart)

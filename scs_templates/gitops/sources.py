@@ -1,0 +1,117 @@
+"""Where Flux takes the cluster chart from: an OCI registry or a git repository the user names.
+
+Flux on the management cluster cannot read the charts inside an installed scs-templates
+package, so the user names a source that holds them: ``oci://REGISTRY/PATH`` (the provider
+chart packaged with its library dependency and pushed as ``PATH/<provider>-cluster:<chart
+version>``) or a git URL of a repository holding this project's ``charts/`` folder at a
+ref (helm-controller resolves the ``file://`` library dependency inside the checkout).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from scs_templates.errors import InputError
+
+__all__ = ["ChartSourceSpec", "parse_chart_source"]
+
+SOURCE_API = "source.toolkit.fluxcd.io/v1"
+_GIT_SCHEMES = ("https", "http", "ssh")
+
+
+@dataclass(frozen=True)
+class ChartSourceSpec:
+    """The cluster chart's source as named on the command line.
+
+    ``kind`` is ``oci`` or ``git``; ``url`` the registry path (``oci://...``, without the
+    chart name) or the git URL; ``ref`` the git branch/tag (``git`` only).
+    """
+
+    kind: Literal["oci", "git"]
+    url: str
+    ref: str = ""
+    path: str = "charts"
+
+    def source_name(self, chart: str) -> str:
+        """Name of the source object: one OCIRepository per chart, one GitRepository."""
+        return f"scs-templates-{chart}" if self.kind == "oci" else "scs-templates"
+
+    def source_object(self, chart: str, version: str, namespace: str, interval: str) -> Any:
+        """The OCIRepository (per provider chart) or GitRepository object."""
+        metadata = {"name": self.source_name(chart), "namespace": namespace}
+        if self.kind == "oci":
+            return {
+                "apiVersion": SOURCE_API,
+                "kind": "OCIRepository",
+                "metadata": metadata,
+                "spec": {
+                    "interval": interval,
+                    "url": f"{self.url.rstrip('/')}/{chart}",
+                    "ref": {"tag": version},
+                    "layerSelector": {
+                        "mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip",
+                        "operation": "copy",
+                    },
+                },
+            }
+        ref_key = "tag" if self.ref.startswith("v") and self.ref[1:2].isdigit() else "branch"
+        return {
+            "apiVersion": SOURCE_API,
+            "kind": "GitRepository",
+            "metadata": metadata,
+            "spec": {"interval": interval, "url": self.url, "ref": {ref_key: self.ref}},
+        }
+
+    def release_chart(self, chart: str, namespace: str, interval: str) -> dict[str, Any]:
+        """The HelmRelease ``spec`` part that names the chart (``chartRef`` or ``chart``)."""
+        if self.kind == "oci":
+            return {
+                "chartRef": {
+                    "kind": "OCIRepository",
+                    "name": self.source_name(chart),
+                    "namespace": namespace,
+                }
+            }
+        return {
+            "chart": {
+                "spec": {
+                    "chart": f"./{self.path.strip('/')}/{chart}",
+                    "interval": interval,
+                    "reconcileStrategy": "Revision",
+                    "sourceRef": {
+                        "kind": "GitRepository",
+                        "name": self.source_name(chart),
+                        "namespace": namespace,
+                    },
+                }
+            }
+        }
+
+
+def parse_chart_source(url: str, ref: str | None = None) -> ChartSourceSpec:
+    """``oci://REGISTRY/PATH`` or a git URL (``https://``/``ssh://``) -> a source spec.
+
+    A git source needs ``ref`` (a tag such as ``v0.2.0`` or a branch); an OCI source takes
+    the chart version as its tag and refuses a ``ref``. Raises :class:`InputError` (exit 2).
+    """
+    if url.startswith("oci://"):
+        if ref:
+            raise InputError("--chart-ref: an OCI chart source is pinned by the chart version")
+        if not url.removeprefix("oci://").strip("/"):
+            raise InputError(f"--chart-source: {url!r} names no registry")
+        return ChartSourceSpec("oci", url.rstrip("/"))
+    parsed = urlparse(url)
+    if parsed.scheme in _GIT_SCHEMES and parsed.netloc:
+        if parsed.password or (parsed.username and parsed.scheme != "ssh"):
+            raise InputError(
+                "--chart-source: credentials in the URL would land in the repository; "
+                "give Flux a secretRef for the GitRepository instead"
+            )
+        if not ref:
+            raise InputError("--chart-ref: a git chart source needs a tag or branch")
+        return ChartSourceSpec("git", url, ref)
+    raise InputError(
+        f"--chart-source: {url!r} is neither oci://REGISTRY/PATH nor an https:// or ssh:// git URL"
+    )

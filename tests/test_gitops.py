@@ -1,0 +1,217 @@
+"""``scs-templates gitops``: the Flux repository layout.
+
+Proven here offline: every written object is valid against the real Flux (flux2 2.18.3
+chart) and Cluster API CRDs with unknown fields rejected; the cluster HelmRelease's values
+make the real helm render exactly what ``scs-templates render`` renders (so Flux's
+helm-controller installs the same objects); dependsOn is helmfile's needs; the output is
+deterministic and a settings change rewrites only the files of the objects it changes; no
+credential or placeholder reaches the repository; clusters not given are kept.
+"""
+
+from __future__ import annotations
+
+import filecmp
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from scs_templates import api
+from scs_templates.cli.main import main
+from scs_templates.errors import InputError
+from scs_templates.gitops import GitopsOptions, parse_chart_source, write_gitops
+from scs_templates.gitops.layout import HEADER
+from scs_templates.services.releases import service_releases
+from scs_templates.settings import load_settings
+from tests import crd_validation
+from tests.support import EXAMPLES, pinned_helm, skip_or_fail
+
+OCI = GitopsOptions(parse_chart_source("oci://registry.example.com/scs"))
+GIT = GitopsOptions(parse_chart_source("https://git.example.com/scs/scs-templates.git", "v0.1.0"))
+
+
+def _fleet() -> list[Any]:
+    return [load_settings(path).settings for path in EXAMPLES]
+
+
+def _objects(root: Path) -> dict[str, dict[str, Any]]:
+    """Every Kubernetes object written (relative path -> object), index files excluded."""
+    found = {}
+    for path in sorted(root.rglob("*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        if data.get("apiVersion", "").startswith("kustomize.config.k8s.io/"):
+            continue
+        found[str(path.relative_to(root))] = data
+    return found
+
+
+@pytest.fixture(scope="module")
+def helm() -> api.Helm:
+    return pinned_helm()  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("options", [OCI, GIT], ids=["oci", "git"])
+def test_every_object_is_valid_against_the_flux_and_capi_crds(
+    tmp_path: Path, options: GitopsOptions
+) -> None:
+    reason = crd_validation.skip_or_fail_reason()
+    if reason:
+        skip_or_fail(reason)
+    write_gitops(tmp_path, _fleet(), options)
+    objects = [o for o in _objects(tmp_path).values() if o["kind"] != "Namespace"]
+    kinds = {o["kind"] for o in objects}
+    assert {"HelmRelease", "HelmRepository", "ClusterResourceSet", "Kustomization"} <= kinds
+    assert crd_validation.validate_all(objects) == []
+
+
+def test_kustomize_indexes_list_exactly_the_files_and_folders_present(tmp_path: Path) -> None:
+    write_gitops(tmp_path, _fleet(), OCI)
+    for index in tmp_path.rglob("kustomization.yaml"):
+        listed = set(yaml.safe_load(index.read_text())["resources"])
+        present = {
+            p.name
+            for p in index.parent.iterdir()
+            if p.name != "kustomization.yaml" and (p.suffix == ".yaml" or p.is_dir())
+        }
+        if index.parent == tmp_path:  # the root lists clusters/NS; flux/ is applied once by hand
+            present = {f"clusters/{p.name}" for p in (tmp_path / "clusters").iterdir()}
+        assert listed == present, index
+
+
+def test_the_cluster_release_renders_what_render_renders(tmp_path: Path, helm: api.Helm) -> None:
+    """helm-controller renders the chart with the HelmRelease's values: same objects."""
+    for settings in _fleet():
+        write_gitops(tmp_path, [settings], OCI)
+        key = f"{settings.metadata.namespace}/{settings.metadata.name}"
+        release = yaml.safe_load(
+            (tmp_path / "clusters" / key / f"helmrelease-{settings.metadata.name}.yaml").read_text()
+        )
+        rendered = api.render(settings, helm=helm)
+        flux = helm.template(
+            release["spec"]["releaseName"],
+            Path(rendered.chart.path),
+            namespace=release["metadata"]["namespace"],
+            values=release["spec"]["values"],
+            kube_version=rendered.kube_version,
+        )
+        expected = [o for o in rendered.objects if o["kind"] != "Secret"]
+        got = list(yaml.safe_load_all(flux))
+        assert [o for o in got if o and o["kind"] != "Secret"] == expected
+        # the repository never makes the chart create the credentials Secret
+        assert not [o for o in got if o and o["kind"] == "Secret"]
+
+
+def test_depends_on_is_the_helmfile_order(tmp_path: Path) -> None:
+    for settings in _fleet():
+        write_gitops(tmp_path, [settings], OCI)
+        folder = tmp_path / "clusters" / settings.metadata.namespace / settings.metadata.name
+        releases = {r.key: r for r in service_releases(settings)}
+        assert releases
+        for release in releases.values():
+            name = f"{settings.metadata.name}-{release.name}"
+            obj = yaml.safe_load((folder / f"helmrelease-{name}.yaml").read_text())
+            depends = [d["name"] for d in obj["spec"]["dependsOn"]]
+            assert depends == [settings.metadata.name] + [
+                f"{settings.metadata.name}-{releases[k].name}" for k in release.needs
+            ]
+            assert obj["spec"]["kubeConfig"]["secretRef"]["name"] == f"{settings.name}-kubeconfig"
+            assert obj["spec"]["values"] == release.values
+            assert obj["spec"]["targetNamespace"] == release.namespace
+
+
+def test_deterministic_and_a_change_rewrites_only_what_changed(tmp_path: Path) -> None:
+    fleet = _fleet()
+    first, second = tmp_path / "a" / "repo", tmp_path / "b" / "repo"
+    write_gitops(first, fleet, OCI)
+    write_gitops(second, fleet, OCI)
+    assert not filecmp.dircmp(first, second).diff_files
+    assert _tree(first) == _tree(second)
+
+    before = _tree(first)
+    data = yaml.safe_load(EXAMPLES[0].read_text())
+    data["spec"]["workers"][0]["replicas"] = 5
+    changed = api.validate_data(data, file="changed.yaml").settings
+    write_gitops(first, [changed, *fleet[1:]], OCI)
+    after = _tree(first)
+    key = f"clusters/{changed.metadata.namespace}/{changed.metadata.name}"
+    differing = {path for path in before if before[path] != after.get(path)}
+    assert differing == {f"{key}/helmrelease-{changed.metadata.name}.yaml"}
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*.yaml"))}
+
+
+def test_no_credentials_or_placeholders_in_the_repository(tmp_path: Path) -> None:
+    write_gitops(tmp_path, _fleet(), OCI)
+    for path, text in _tree(tmp_path).items():
+        assert text.startswith(HEADER), path
+        assert "redacted" not in text, path
+        assert "cloudsYaml" not in text and "cloudConf" not in text, path
+        assert "password" not in text.lower(), path
+
+
+def test_clusters_not_given_are_kept_unless_pruned(tmp_path: Path) -> None:
+    fleet = _fleet()
+    write_gitops(tmp_path, fleet, OCI)
+    first = fleet[0]
+    key = f"{first.metadata.namespace}/{first.metadata.name}"
+    result = write_gitops(tmp_path, fleet[1:], OCI)
+    assert key in result.kept
+    assert (tmp_path / "clusters" / key / "kustomization.yaml").is_file()
+    result = write_gitops(tmp_path, fleet[1:], OCI, prune=True)
+    assert result.pruned == (key,)
+    assert not (tmp_path / "clusters" / key).exists()
+    namespace_index = yaml.safe_load(
+        (tmp_path / "clusters" / first.metadata.namespace / "kustomization.yaml").read_text()
+    )
+    assert first.metadata.name not in namespace_index["resources"]
+
+
+def test_every_cluster_object_is_protected_from_flux_pruning(tmp_path: Path) -> None:
+    write_gitops(tmp_path, _fleet(), OCI)
+    for path, obj in _objects(tmp_path).items():
+        if "/_sources/" in path or obj["kind"] in ("Namespace", "Kustomization"):
+            continue
+        assert obj["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
+
+
+def test_a_foreign_index_file_is_never_overwritten(tmp_path: Path) -> None:
+    (tmp_path / "kustomization.yaml").write_text("resources: [mine.yaml]\n")
+    with pytest.raises(InputError, match="not written by scs-templates gitops"):
+        write_gitops(tmp_path, _fleet(), OCI)
+    assert (tmp_path / "kustomization.yaml").read_text() == "resources: [mine.yaml]\n"
+
+
+@pytest.mark.parametrize(
+    ("url", "ref", "message"),
+    [
+        ("https://user:token@git.example.com/x.git", "main", "credentials in the URL"),
+        ("https://git.example.com/x.git", None, "needs a tag or branch"),
+        ("oci://registry.example.com/scs", "main", "pinned by the chart version"),
+        ("file:///srv/charts", None, "neither oci://"),
+        ("oci://", None, "names no registry"),
+    ],
+)
+def test_bad_chart_sources_are_refused(url: str, ref: str | None, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        parse_chart_source(url, ref)
+
+
+def test_cli_writes_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["gitops", str(tmp_path / "repo"), *map(str, EXAMPLES)]
+    assert main([*args, "--chart-source", "oci://registry.example.com/scs"]) == 0
+    out = capsys.readouterr().out
+    assert "wrote default/demo" in out
+    assert "needs Secret default/capi-demo-cloud-config" in out
+    assert main([*args, "--chart-source", "oci://r/scs", "--interval", "soon"]) == 2
+    assert "--interval" in capsys.readouterr().err
+
+
+def test_a_local_chart_mirror_cannot_serve_flux(tmp_path: Path) -> None:
+    data = yaml.safe_load(EXAMPLES[0].read_text())
+    data["spec"].setdefault("services", {})["chartMirror"] = "file:///srv/charts"
+    settings = api.validate_data(data, file="mirror.yaml").settings
+    with pytest.raises(InputError, match=r"spec\.services\.chartMirror"):
+        write_gitops(tmp_path, [settings], OCI)
