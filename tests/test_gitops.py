@@ -48,7 +48,7 @@ def _objects(root: Path) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def helm() -> api.Helm:
-    return pinned_helm()  # type: ignore[no-any-return]
+    return pinned_helm()
 
 
 @pytest.mark.parametrize("options", [OCI, GIT], ids=["oci", "git"])
