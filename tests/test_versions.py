@@ -222,6 +222,31 @@ def test_service_releases_take_the_default_of_the_clusters_minor() -> None:
     ) != VERSIONS.service_version("openstack-cloud-controller-manager", (1, 37))
 
 
+def test_a_cloud_provider_chart_outside_the_skew_policy_is_a_warning() -> None:
+    outside = [
+        m
+        for m in VERSIONS.minors
+        if "outside"
+        in VERSIONS.services["openstack-cloud-controller-manager"].notes.get(m.name, "")
+    ]
+    assert outside, "the table has no compromise to warn about (then drop this test)"
+    version = f"{outside[-1].name}.x"
+    messages = [
+        w.message for w in parse_settings_text(settings_text("openstack", version)).warnings
+    ]
+    assert any(
+        "openstack-cloud-controller-manager chart" in m and "skew policy" in m for m in messages
+    ), messages
+    # pinned, or on a minor with its own chart: no such warning
+    pinned = settings_text("openstack", version) + (
+        "  services:\n    cloudControllerManager:\n      version: 2.35.0\n"
+        "    cinderCSI:\n      version: 2.35.0\n"
+    )
+    for text in (pinned, settings_text("openstack", "1.36.x")):
+        messages = [w.message for w in parse_settings_text(text).warnings]
+        assert not any("skew policy" in m for m in messages), messages
+
+
 def test_holds_come_from_the_inputs_with_a_reason() -> None:
     for release, hold in INPUTS["holds"].items():
         entry = VERSIONS.services[release]

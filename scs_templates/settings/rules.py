@@ -15,6 +15,7 @@ from scs_templates.settings import naming
 from scs_templates.settings.model import ClusterSettings, alias_for
 from scs_templates.settings.problems import Path
 from scs_templates.settings.versions import parse_version, resolve_version, support_warning
+from scs_templates.versions import table
 
 Finding = tuple[Path, str]
 
@@ -251,6 +252,40 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
             yield (*s, "registryMirrors", index, "registry"), f"duplicate registry {registry!r}"
 
 
+#: spec.services keys -> the release whose default follows the Kubernetes minor.
+_MINOR_BOUND_SERVICES = {
+    "cloud_controller_manager": "openstack-cloud-controller-manager",
+    "cinder_csi": "openstack-cinder-csi",
+}
+
+
+def _cloud_provider_chart_warnings(settings: ClusterSettings) -> Iterator[Finding]:
+    """The cloud controller manager and Cinder CSI default to the chart of the cluster's
+    minor; where the versions table had no real chart inside the version skew policy for
+    that minor, say so (pinning ``version`` silences it)."""
+    spec = settings.spec
+    if spec.provider != "openstack":
+        return
+    try:
+        minor = parse_version(spec.kubernetes.version).minor_key
+    except ValueError:
+        return
+    versions = table()
+    for field, release in _MINOR_BOUND_SERVICES.items():
+        service = getattr(spec.services, field)
+        entry = versions.services.get(release)
+        if not service.enabled or service.version or entry is None:
+            continue
+        note = entry.notes.get(f"{minor[0]}.{minor[1]}", "")
+        if "outside" in note:
+            yield (
+                ("spec", "services", alias_for(field)),
+                f"the default {release} chart for Kubernetes {minor[0]}.{minor[1]} is "
+                f"{entry.by_minor[f'{minor[0]}.{minor[1]}']}: {note}; pin `version` to the "
+                "chart of your minor if you have one",
+            )
+
+
 def warnings(settings: ClusterSettings) -> Iterator[Finding]:
     """Yield (path, message) for settings that work but deserve a second look."""
     spec = settings.spec
@@ -264,6 +299,7 @@ def warnings(settings: ClusterSettings) -> Iterator[Finding]:
         note = None  # an error, reported by errors()
     if note:
         yield version_path, note
+    yield from _cloud_provider_chart_warnings(settings)
     if "prio_boost" in spec.etcd.model_fields_set:
         yield (
             ("spec", "etcd", "prioBoost"),
