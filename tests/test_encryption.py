@@ -173,3 +173,20 @@ def test_cli_status_prints_names_never_keys(
     assert main(["encryption-key", "status", str(path), "--kubeconfig", kubeconfig]) == 0
     out = capsys.readouterr()
     assert key["name"] in out.out and key["secret"] not in out.out + out.err
+
+
+def test_cli_create_makes_the_secret_once_and_prints_no_key(
+    fake: FakeKubeAPI, kubeconfig: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GitOps users have no `install` to create the key: `encryption-key create` does."""
+    path = tmp_path / "dev.yaml"
+    path.write_text(DOCKER)
+    assert main(["encryption-key", "create", str(path), "--kubeconfig", kubeconfig]) == 0
+    (key,) = keys(fake)
+    first = capsys.readouterr()
+    assert "created the encryption key Secret default/capi-dev-encryption" in first.out
+    assert main(["encryption-key", "create", str(path), "--kubeconfig", kubeconfig]) == 0
+    assert keys(fake) == [key]
+    second = capsys.readouterr()
+    assert "exists; kept" in second.out
+    assert key["secret"] not in first.out + first.err + second.out + second.err

@@ -205,6 +205,7 @@ def test_cli_writes_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert "wrote default/demo" in out
     assert "needs Secret default/capi-demo-cloud-config" in out
+    assert "needs Secret default/capi-demo-encryption" in out
     assert main([*args, "--chart-source", "oci://r/scs", "--interval", "soon"]) == 2
     assert "--interval" in capsys.readouterr().err
 

@@ -24,6 +24,15 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     group.set_defaults(func=lambda _args: usage(group))
     actions = group.add_subparsers(dest="encryption_command", metavar="ACTION")
+    create = actions.add_parser(
+        "create",
+        help="create the key Secret if missing (install does it; GitOps users run this)",
+        description="Create the Secret $PREFIX-$CLUSTER-encryption with a fresh random key "
+        "on the management cluster, as `install` does before the first install; an existing "
+        "Secret is never touched. Needed when the cluster is delivered by `gitops`.",
+    )
+    cluster_options(create)
+    create.set_defaults(func=run_create)
     status = actions.add_parser("status", help="the key names, the write key first")
     cluster_options(status)
     status.set_defaults(func=run_status)
@@ -45,6 +54,17 @@ def _client(args: argparse.Namespace) -> Any:
     from scs_templates.kube import KubeClient
 
     return KubeClient(args.kubeconfig, args.context)
+
+
+def run_create(args: argparse.Namespace) -> int:
+    from scs_templates import encryption
+
+    settings = load(args.settings).settings
+    name = f"{settings.metadata.namespace}/{encryption.secret_name(settings)}"
+    with _client(args) as kube:
+        created = encryption.ensure_secret(kube, settings)
+    print(f"created the encryption key Secret {name}" if created else f"{name} exists; kept")
+    return 0
 
 
 def run_status(args: argparse.Namespace) -> int:

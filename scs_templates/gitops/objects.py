@@ -230,6 +230,13 @@ def cluster_objects(settings: ClusterSettings, options: GitopsOptions) -> Cluste
     credentials = _credentials_secret(values)
     if credentials is not None:
         required.append(f"{credentials} (cloud credentials for CAPO)")
+    if settings.spec.security.encryption_at_rest.enabled:
+        from scs_templates.encryption import secret_name
+
+        required.append(
+            f"{secret_name(settings)} (encryption-at-rest key: `scs-templates encryption-key "
+            "create`)"
+        )
     objects: dict[str, dict[str, Any]] = {
         f"helmrelease-{settings.metadata.name}": _cluster_release(
             settings, options, chart, _without_inline_credentials(values)
