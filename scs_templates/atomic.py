@@ -8,12 +8,19 @@ filesystem, flushed, and moved into place with ``os.replace``.
 Files that may hold secrets (rendered Secrets, values with credentials) are created with mode
 0600 from the start (``private=True``): creating them world-readable and narrowing the mode
 afterwards would leave a window in which other users could read them.
+
+Temporary siblings are named ``.NAME.PID.XXXX.tmp`` / ``.old``: a run killed with SIGKILL
+(or a power cut) cannot remove its own, so every write first removes the siblings of the same
+target whose process is gone. Any failure to write (a path under a file, a read-only or full
+filesystem, ``/proc``) is one :class:`~scs_templates.errors.InputError` naming the target.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -54,6 +61,66 @@ def _write_new(path: Path, data: bytes, mode: int) -> None:
         os.close(fd)
 
 
+def _prefix(target: Path) -> str:
+    return f".{target.name}.{os.getpid()}."
+
+
+_SIBLING = re.compile(r"^\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[^.]+\.(?:tmp|old)$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_siblings(target: Path) -> list[Path]:
+    """Remove the temporary siblings of ``target`` left by runs that died; return them."""
+    removed: list[Path] = []
+    try:
+        entries = list(target.parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _SIBLING.match(entry.name)
+        if not match or match["name"] != target.name or _alive(int(match["pid"])):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                entry.unlink()
+        removed.append(entry)
+    return removed
+
+
+def _write_error(target: Path, error: OSError) -> InputError:
+    reason = error.strerror or str(error)
+    if error.errno == errno.ENOSPC:
+        reason = "no space left on the device"
+    for ancestor in target.parents:
+        if ancestor.exists():
+            if not ancestor.is_dir():
+                reason = f"{ancestor} is not a directory"
+            break
+    return InputError(f"{target}: cannot write: {reason}")
+
+
+def _temp_sibling(target: Path) -> Path:
+    """A free temporary name next to ``target`` (stale siblings removed first)."""
+    remove_stale_siblings(target)
+    try:
+        fd, temp_name = tempfile.mkstemp(prefix=_prefix(target), suffix=".tmp", dir=target.parent)
+    except OSError as error:
+        raise _write_error(target, error) from None
+    os.close(fd)
+    return Path(temp_name)
+
+
 def _as_bytes(data: str | bytes) -> bytes:
     return data.encode("utf-8") if isinstance(data, str) else data
 
@@ -65,16 +132,44 @@ def write_file(path: str | Path, data: str | bytes, *, private: bool = False) ->
     """
     target = Path(path)
     mode = _PRIVATE_FILE_MODE if private else _FILE_MODE
-    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    temp = Path(temp_name)
+    if target.is_dir():
+        raise InputError(f"{target}: is a directory; cannot write a file there")
+    temp = _temp_sibling(target)
     try:
         temp.unlink()
         _write_new(temp, _as_bytes(data), mode)
         temp.replace(target)
+    except OSError as error:
+        temp.unlink(missing_ok=True)
+        raise _write_error(target, error) from None
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+    _fsync_dir(target.parent)
+    return target
+
+
+def create_file(path: str | Path, data: str | bytes, *, private: bool = False) -> Path:
+    """Like :func:`write_file`, but refuse (``FileExistsError``) to replace an existing file.
+
+    The content is complete before the name appears (a link of the finished temp file), so a
+    full disk or a kill never leaves an empty or partial file under the final name.
+    """
+    target = Path(path)
+    mode = _PRIVATE_FILE_MODE if private else _FILE_MODE
+    if target.exists() or target.is_symlink():
+        raise FileExistsError(errno.EEXIST, "exists already", str(target))
+    temp = _temp_sibling(target)
+    try:
+        temp.unlink()
+        _write_new(temp, _as_bytes(data), mode)
+        os.link(temp, target)  # fails if the target appeared meanwhile: never replaced
+    except FileExistsError:
+        raise FileExistsError(errno.EEXIST, "exists already", str(target)) from None
+    except OSError as error:
+        raise _write_error(target, error) from None
+    finally:
+        temp.unlink(missing_ok=True)
     _fsync_dir(target.parent)
     return target
 
@@ -111,8 +206,22 @@ def write_directory(
                 f"(e.g. {sorted(foreign)[0].name}); choose an empty or new directory"
             )
     parent = target.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_siblings(target)
+        staging = Path(tempfile.mkdtemp(prefix=_prefix(target), suffix=".tmp", dir=parent))
+    except OSError as error:
+        raise _write_error(target, error) from None
+    try:
+        _fill(staging, target, files, private=private)
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise _write_error(target, error) from None
+    return target
+
+
+def _fill(staging: Path, target: Path, files: Mapping[str, str | bytes], *, private: bool) -> None:
+    parent = target.parent
     try:
         staging.chmod(_PRIVATE_DIR_MODE if private else _DIR_MODE)
         mode = _PRIVATE_FILE_MODE if private else _FILE_MODE
@@ -121,7 +230,7 @@ def write_directory(
         _fsync_dir(staging)
         old: Path | None = None
         if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=parent))
+            old = Path(tempfile.mkdtemp(prefix=_prefix(target), suffix=".old", dir=parent))
             target.replace(old / "content")
         try:
             staging.replace(target)
@@ -136,7 +245,6 @@ def write_directory(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return target
 
 
 def _never(_entry: Path) -> bool:

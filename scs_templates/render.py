@@ -24,6 +24,7 @@ from ruamel.yaml import YAML
 
 from scs_templates import atomic
 from scs_templates.charts import chart_for
+from scs_templates.errors import ToolError
 from scs_templates.helm import Helm, TemplateJob
 from scs_templates.settings.versions import resolve_version
 from scs_templates.values import build_values
@@ -132,9 +133,16 @@ def split_texts(manifests: str) -> list[str]:
 
 
 def _parse(text: str) -> dict[str, Any]:
-    data = YAML(typ="safe").load(text)
+    """One object of helm's output; helm printing anything else is helm's failure (exit 1)."""
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        data = YAML(typ="safe").load(text)
+    except YAMLError as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else "invalid YAML"
+        raise ToolError(f"helm printed output that is not a YAML manifest: {first}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"helm printed a document that is not an object: {text[:80]!r}")
+        raise ToolError(f"helm printed a document that is not an object: {text[:80]!r}")
     return data
 
 
@@ -169,6 +177,8 @@ def _prepare(settings: ClusterSettings, secrets: Mapping[str, str] | None) -> _P
 
 
 def _result(prepared: _Prepared, manifests: str) -> RenderResult:
+    if not split_texts(manifests):  # a chart always renders objects: helm lied or broke
+        raise ToolError(f"helm template {prepared.job.release} exited 0 but printed no manifests")
     return RenderResult.from_manifests(
         release=prepared.job.release,
         namespace=prepared.job.namespace,

@@ -51,3 +51,29 @@ def pinned_helm() -> Any:
     except ToolNotFoundError as error:
         skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
         raise
+
+
+def process_gone(pid: int) -> bool:
+    """True once ``pid`` has exited (a zombie counts: it no longer runs)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")
+
+
+def fake_helm_binary(directory: Path, body: str, *, version: str = 'printf "v3.15.3"') -> Path:
+    """A TEST DOUBLE for helm 3.15.3: ``version`` runs ``version``, anything else ``body``
+    (after reading stdin, where the values arrive). For cases a real helm cannot be made to
+    show: hanging, printing garbage, flooding stderr."""
+    directory.mkdir(parents=True, exist_ok=True)
+    script = directory / "helm"
+    script.write_text(
+        "#!/bin/sh\n"
+        "# TEST DOUBLE for helm (tests/support.py: fake_helm_binary).\n"
+        f'if [ "$1" = version ]; then {version}; exit 0; fi\n'
+        "cat > /dev/null\n"
+        f"{body}\n"
+    )
+    script.chmod(0o755)
+    return script

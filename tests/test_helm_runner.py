@@ -17,7 +17,7 @@ import pytest
 from scs_templates.helm import Helm, HelmError, HelmTimeout, ReleaseInfo, TemplateJob
 from scs_templates.helm.errors import error_text, redact
 from scs_templates.toolchain import Tool
-from tests.support import skip_or_fail
+from tests.support import process_gone, skip_or_fail
 
 SECRET = "s3cr3t-Passw0rd-value"
 VALUES = {"cluster": {"name": "demo"}, "openstack": {"password": SECRET}}
@@ -195,14 +195,6 @@ def test_error_helpers() -> None:
 # --- timeout -----------------------------------------------------------------------------
 
 
-def _gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except OSError:
-        return True
-    return state in ("Z", "X")
-
-
 def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     d = tmp_path / "h"
     # The double starts a grandchild that would keep the pipes open, then sleeps.
@@ -216,9 +208,9 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert caught.value.exit_code == 1
     child = int((d / "child.pid").read_text())
     deadline = time.monotonic() + 5
-    while not _gone(child) and time.monotonic() < deadline:
+    while not process_gone(child) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _gone(child), "the grandchild survived the timeout"
+    assert process_gone(child), "the grandchild survived the timeout"
 
 
 def test_missing_binary_is_a_tool_error(tmp_path: Path) -> None:

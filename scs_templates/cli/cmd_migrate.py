@@ -55,9 +55,10 @@ def _migrate(args: argparse.Namespace) -> int:
     result = migrate_kaas_v1(text, name=args.name, prefix=args.prefix, file=display_name(args.file))
     output: Path | None = args.output
     if output is not None:
-        try:
-            with output.open("x", encoding="utf-8") as stream:
-                stream.write(result.text)
+        from scs_templates import atomic
+
+        try:  # complete before the name appears: a full disk never leaves an empty FILE
+            atomic.create_file(output, result.text)
         except FileExistsError:
             raise InputError(f"{output}: exists already; not overwritten") from None
         except OSError as error:

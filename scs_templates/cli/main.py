@@ -10,6 +10,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from scs_templates import __version__
 from scs_templates.errors import ScsTemplatesError
@@ -33,6 +34,12 @@ COMMAND_MODULES: tuple[str, ...] = (
 PROG = "scs-templates"
 
 
+def _tool_timeout(text: str) -> float:
+    from scs_templates.cli.cmd_lifecycle import parse_duration
+
+    return parse_duration(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the full parser; importing the command modules must stay cheap."""
     parser = argparse.ArgumentParser(
@@ -45,7 +52,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument(
-        "--debug", action="store_true", help="show tracebacks and tool command lines on errors"
+        "--debug",
+        action="store_true",
+        help="also print the traceback on errors (the exit code stays the same)",
+    )
+    parser.add_argument(
+        "--timeout",
+        dest="tool_timeout",
+        type=_tool_timeout,
+        metavar="DURATION",
+        help="wall clock of each helm/helmfile call (e.g. 10m, 90s; default: "
+        "$SCS_TEMPLATES_TIMEOUT, else 5m for helm, 15m for helmfile, 1h for the services' "
+        "helmfile, 30s for version checks); the tool's whole process group is ended then",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
@@ -55,38 +73,170 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code (also used by the console script)."""
+    from scs_templates.signals import handled
+
+    _guard_closed_stdout()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    from scs_templates import timeouts
+
+    timeouts.set_override(args.tool_timeout)
+    original = sys.stdout
+    sys.stdout = _Stdout(original)
+    try:
+        with handled():
+            return _run(args)
+    finally:
+        sys.stdout = original
+        timeouts.set_override(None)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command; every way it can end is one exit code and (on failure) one line.
+
+    ``--debug`` prints the traceback first but never changes the code.
+    """
+    from scs_templates.signals import Terminated, exit_code
+
     try:
         result = args.func(args)
+        sys.stdout.flush()  # a full or closed stdout must fail here, not at interpreter exit
     except ScsTemplatesError as error:
-        if args.debug:
-            raise
+        _traceback(args)
         problems = getattr(error, "problems", None)
         if problems:  # a SettingsError: one line per problem, FILE:LINE:COL: field: message
             for problem in problems:
                 print(str(problem), file=sys.stderr)
         else:
-            print(f"{PROG}: error: {error}", file=sys.stderr)
+            _error_line(str(error))
         return error.exit_code
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+        _traceback(args)
+        print(f"{PROG}: interrupted (SIGINT); running tools were stopped", file=sys.stderr)
         return 130
+    except Terminated as stopped:
+        _traceback(args)
+        print(f"{PROG}: stopped by {stopped}; running tools were stopped", file=sys.stderr)
+        return exit_code(stopped.signum)
     except BrokenPipeError:
         # stdout closed by a pager or `head`: not an error of ours.
+        _silence_stdout()
         return 0
-    except Exception as error:  # an unexpected bug: one line unless --debug
-        if args.debug:
-            raise
-        print(
-            f"{PROG}: internal error: {type(error).__name__}: {error} (rerun with --debug)",
-            file=sys.stderr,
+    except (ConnectionError, TimeoutError) as error:  # a server underneath: exit 1
+        _traceback(args)
+        _error_line(_os_error_text(error))
+        return 1
+    except OSError as error:  # paths, permissions, a full disk, a closed stdout: the user's
+        _traceback(args)
+        _silence_stdout()
+        _error_line(_os_error_text(error))
+        return 2
+    except UnicodeEncodeError as error:
+        _traceback(args)
+        _silence_stdout()
+        encoding = error.encoding or "?"
+        char = str(error.object[error.start : error.start + 1])
+        _error_line(
+            f"cannot write U+{ord(char or '?'):04X} in the output encoding {encoding}; "
+            "set PYTHONIOENCODING=utf-8 (or a UTF-8 locale)"
         )
+        return 2
+    except Exception as error:  # an unexpected bug: one line unless --debug
+        _traceback(args)
+        _error_line(f"internal error: {type(error).__name__}: {error} (rerun with --debug)")
         return 1
     return int(result or 0)
+
+
+#: No error line is longer than this (a tool may print megabytes after its ``Error:``).
+MAX_MESSAGE_CHARS = 4000
+
+
+def _error_line(message: str) -> None:
+    if len(message) > MAX_MESSAGE_CHARS:
+        cut = len(message) - MAX_MESSAGE_CHARS
+        message = f"{message[:MAX_MESSAGE_CHARS]} ... ({cut} more characters not shown)"
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+
+
+def _traceback(args: argparse.Namespace) -> None:
+    if getattr(args, "debug", False):
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+
+
+def _os_error_text(error: OSError) -> str:
+    reason = error.strerror or str(error) or type(error).__name__
+    if error.filename is not None:
+        where = str(error.filename)
+        if error.filename2 is not None:
+            where += f" -> {error.filename2}"
+        return f"{where}: {reason}"
+    if getattr(error, "stdout", False):
+        return f"cannot write to standard output: {reason}"
+    return reason
+
+
+class _Stdout:
+    """``sys.stdout`` whose write errors say that they are about standard output."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except OSError as error:
+            error.stdout = True  # type: ignore[attr-defined]
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as error:
+            error.stdout = True  # type: ignore[attr-defined]
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class _ClosedStdout:
+    """Stands in for ``sys.stdout`` when the process was started with stdout closed."""
+
+    def write(self, _text: str) -> int:
+        import errno
+
+        error = OSError(errno.EBADF, "standard output is closed")
+        error.stdout = True  # type: ignore[attr-defined]
+        raise error
+
+    def flush(self) -> None:
+        return None
+
+
+def _guard_closed_stdout() -> None:
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        fileno = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fileno)
+    finally:
+        os.close(devnull)
 
 
 if __name__ == "__main__":  # pragma: no cover

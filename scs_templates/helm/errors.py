@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 REDACTED = "<redacted>"
 #: At most this many lines of stderr when helm printed no ``Error:`` line at all.
 _TAIL_LINES = 10
+#: At most this many lines / characters of an error message (helm may print megabytes).
+_MAX_LINES = 40
+_MAX_CHARS = 4000
 
 
 class HelmError(ToolError):
@@ -73,7 +76,20 @@ def error_text(stderr: str) -> str:
         kept = [line for line in lines if line.strip()][-_TAIL_LINES:]
     else:
         kept = [line for line in lines[start:] if line.strip()]
-    return "\n".join(_sort_bullets(kept))
+    return shorten("\n".join(_sort_bullets(kept)))
+
+
+def shorten(text: str, *, max_lines: int = _MAX_LINES, max_chars: int = _MAX_CHARS) -> str:
+    """``text`` cut to ``max_lines`` lines and ``max_chars`` characters, saying how much."""
+    lines = text.splitlines()
+    cut_lines = max(0, len(lines) - max_lines)
+    text = "\n".join(lines[:max_lines])
+    cut_chars = max(0, len(text) - max_chars)
+    text = text[:max_chars]
+    if cut_lines or cut_chars:
+        more = f"{cut_lines} more lines" if cut_lines else f"{cut_chars} more characters"
+        text += f"\n... ({more} not shown)"
+    return text
 
 
 def _sort_bullets(lines: list[str]) -> list[str]:

@@ -8,6 +8,10 @@ group) and a timeout kills the whole group.
 
 stdout and stderr are read separately (``communicate``) because helm prints warnings on stderr
 while succeeding; the caller decides on the exit code alone.
+
+Every running group is registered here, so that a signal (:mod:`scs_templates.signals`) can
+end them ALL, including those started by worker threads (a fleet render), which no exception
+of the main thread reaches; once :func:`stop_all` ran, no new process starts.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import logging
 import os
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -39,6 +44,46 @@ class Completed:
     stdout: str
     stderr: str
     seconds: float
+
+
+_live_lock = threading.Lock()
+_live: set[subprocess.Popen[bytes]] = set()
+_stopping = False
+
+
+class Stopped(Exception):
+    """A process was to be started after :func:`stop_all` (the command is being ended)."""
+
+
+def stop_all(grace: float = KILL_GRACE_SECONDS) -> None:
+    """SIGTERM every running group now, SIGKILL what is left after ``grace`` seconds.
+
+    Safe to call from a signal handler: it only sends signals and starts a timer thread.
+    """
+    global _stopping
+    with _live_lock:
+        _stopping = True
+        groups = list(_live)
+    for running in groups:
+        _signal_group(running, signal.SIGTERM)
+
+    def finish() -> None:
+        with _live_lock:
+            left = list(_live)
+        for running in left:
+            _signal_group(running, signal.SIGKILL)
+
+    if groups:
+        timer = threading.Timer(grace, finish)
+        timer.daemon = True
+        timer.start()
+
+
+def _signal_group(running: subprocess.Popen[bytes], sig: int) -> None:
+    if running.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(running.pid, sig)  # the leader's pid is the group id (new session)
 
 
 class ProcessTimeout(Exception):
@@ -87,25 +132,35 @@ def run(
     binary cannot be started.
     """
     started = time.monotonic()
-    process = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=dict(env),
-        cwd=cwd,
-        start_new_session=True,
-    )
+    with _live_lock:
+        if _stopping:
+            raise Stopped(f"not started, the command is being stopped: {argv[0]}")
+        process = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,
+        )
+        _live.add(process)
     try:
         out, err = process.communicate(input=stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(process)
         out, err = _drain(process)
         raise ProcessTimeout(timeout, _text(out), _text(err)) from None
-    except BaseException:  # KeyboardInterrupt, SystemExit: leave no orphans behind
+    except BaseException:  # KeyboardInterrupt, a signal, SystemExit: leave no orphans behind
         _kill_group(process)
         _drain(process)
         raise
+    finally:
+        with _live_lock:
+            _live.discard(process)
+    # The leader is gone; children it left in its group (plugins, helm under helmfile) too.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
     return Completed(process.returncode, _text(out), _text(err), time.monotonic() - started)
 
 

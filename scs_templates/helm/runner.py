@@ -36,6 +36,7 @@ from typing import Any
 from scs_templates.errors import ToolError, ToolNotFoundError
 from scs_templates.helm import process
 from scs_templates.helm.errors import HelmError, HelmTimeout, error_text, redact
+from scs_templates.timeouts import tool_timeout
 from scs_templates.toolchain import Tool, find_helm, hermetic_env
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,8 @@ log = logging.getLogger(__name__)
 _SECRET_KEY = re.compile(
     r"(password|passwd|secret|token|credential|cacert|clouds|private.?key|\bkey\b)", re.I
 )
+#: The wall clock of one helm call unless ``--timeout``/``SCS_TEMPLATES_TIMEOUT`` say otherwise.
+DEFAULT_TIMEOUT_SECONDS = 300.0
 #: Margin between helm's own ``--timeout`` and our wall clock, so helm can report first.
 _WALL_MARGIN_SECONDS = 60.0
 
@@ -115,7 +118,8 @@ class Helm:
     """A configured helm binary. Thread-safe; one instance can serve a whole fleet.
 
     ``tool`` defaults to :func:`find_helm` (``SCS_TEMPLATES_HELM``, PATH, tools cache).
-    ``timeout`` is the wall clock per helm call in seconds. ``kubeconfig``/``kube_context``
+    ``timeout`` is the wall clock per helm call in seconds (default
+    :func:`~scs_templates.timeouts.tool_timeout` of 300 s). ``kubeconfig``/``kube_context``
     are passed explicitly to the commands that talk to a cluster. ``home`` is the root of
     helm's cache/config/data directories; by default a per-process temp directory.
     """
@@ -124,7 +128,7 @@ class Helm:
         self,
         tool: Tool | None = None,
         *,
-        timeout: float = 300.0,
+        timeout: float | None = None,
         kubeconfig: str | None = None,
         kube_context: str | None = None,
         home: Path | None = None,
@@ -135,7 +139,7 @@ class Helm:
                 f"{self.tool.path}: helm {self.tool.version} is not supported (need 3.15+ or 4.x)"
             )
         self.major: int = self.tool.major
-        self.timeout = timeout
+        self.timeout = timeout if timeout is not None else tool_timeout(DEFAULT_TIMEOUT_SECONDS)
         self.kubeconfig = kubeconfig
         self.kube_context = kube_context
         self.home = home

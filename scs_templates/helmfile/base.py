@@ -19,8 +19,9 @@ from pathlib import Path
 
 from scs_templates.errors import ToolError
 from scs_templates.helm import process
-from scs_templates.helm.errors import error_text, redact
+from scs_templates.helm.errors import error_text, redact, shorten
 from scs_templates.helm.runner import _default_home
+from scs_templates.timeouts import tool_timeout
 from scs_templates.toolchain import Tool, find_helm_for_helmfile, find_helmfile, hermetic_env
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ def error_message(stderr: str) -> str:
             return text
     lines = [line for line in stderr.splitlines() if line.strip()]
     errors = [line for line in lines if "err" in line.lower()]
-    return "\n".join((errors or lines)[-5:]) or "no message"
+    return shorten("\n".join((errors or lines)[-5:])) or "no message"
 
 
 class HelmfileProcess:
@@ -61,13 +62,15 @@ class HelmfileProcess:
 
     #: Keep the caller's ``KUBECONFIG`` when no kubeconfig is given (False: never leak it).
     inherit_kubeconfig = True
+    #: Wall clock of one helmfile call unless ``--timeout``/``SCS_TEMPLATES_TIMEOUT`` is set.
+    default_timeout = 900.0
 
     def __init__(
         self,
         helmfile: Tool | None = None,
         helm: Tool | None = None,
         *,
-        timeout: float,
+        timeout: float | None = None,
         kubeconfig: str | None = None,
         kube_context: str | None = None,
         home: Path | None = None,
@@ -78,7 +81,7 @@ class HelmfileProcess:
             raise ToolError(
                 f"helmfile {self.helmfile.version} needs helm 3, got helm {self.helm.version}"
             )
-        self.timeout = timeout
+        self.timeout = timeout if timeout is not None else tool_timeout(self.default_timeout)
         self.kubeconfig = kubeconfig
         self.kube_context = kube_context
         self.home = home

@@ -101,7 +101,7 @@ class Helmfile(HelmfileProcess):
         helmfile: Tool | None = None,
         helm: Tool | None = None,
         *,
-        timeout: float = 900.0,
+        timeout: float | None = None,
         state_dir: Path | None = None,
         kubeconfig: str | None = None,
         kube_context: str | None = None,

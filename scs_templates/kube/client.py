@@ -81,15 +81,22 @@ class KubeClient:
         from kubernetes import client, config
 
         self._client_module = client
+        from scs_templates.kube.config import check_kubeconfig
+
         path = kubeconfig or os.environ.get("KUBECONFIG") or str(Path.home() / ".kube" / "config")
         self.kubeconfig = path
         self.context = context
+        check_kubeconfig(kubeconfig)
         try:
             self.api = config.new_client_from_config(config_file=path, context=context)
         except config.ConfigException as error:
             raise InputError(f"kubeconfig {path}: {error}") from None
         except OSError as error:
             raise InputError(f"kubeconfig {path}: {error.strerror or error}") from None
+        except Exception as error:  # the loader's own bugs on odd files: still the input
+            raise InputError(
+                f"kubeconfig {path}: cannot be loaded ({type(error).__name__})"
+            ) from None
         self._plurals: dict[tuple[str, str], tuple[str, bool]] = {}
         self._lock = threading.Lock()
 

@@ -46,13 +46,14 @@ class ServicesHelmfile(HelmfileProcess):
     """
 
     inherit_kubeconfig = False  # the management cluster's KUBECONFIG must never leak in
+    default_timeout = 3600.0  # a whole cluster's services, with waiting
 
     def __init__(
         self,
         helmfile: Tool | None = None,
         helm: Tool | None = None,
         *,
-        timeout: float = 3600.0,
+        timeout: float | None = None,
         state_file: Path | None = None,
         kubeconfig: str | None = None,
         kube_context: str | None = None,

