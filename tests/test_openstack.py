@@ -684,3 +684,23 @@ def test_install_path_preflight_then_credentials(
         if external is not None:
             admin.network.delete_network(external.id)
         fake.stop()
+
+
+@pytest.mark.openstack
+def test_unwritable_write_secret_creates_no_credential(
+    run_cli: Any, tmp_path: Path, conn: Any
+) -> None:
+    """Checked BEFORE creating: a secret OpenStack shows only once must never be lost."""
+    cluster = _unique("unwritable")
+    settings_file = _settings_file(tmp_path, cluster, "10.62.0.0/20")
+    (tmp_path / "file").write_text("x")
+    target = tmp_path / "file" / "secret.yaml"
+    done = run_cli(
+        "openstack", "appcred", "create", str(settings_file), "--write-secret", str(target)
+    )
+    assert done.code == 2
+    assert done.err.strip().splitlines() == [
+        line for line in done.err.strip().splitlines() if "--write-secret" in line
+    ]
+    assert f"{tmp_path}/file is not a directory" in done.err
+    assert find_app_credential(conn, f"capi-{cluster}-appcred") is None

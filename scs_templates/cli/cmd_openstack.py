@@ -8,10 +8,8 @@ the Secret's content only to the file named by ``--write-secret`` (mode 0600, at
 from __future__ import annotations
 
 import base64
-import contextlib
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -157,6 +155,8 @@ def _appcred_create(args: argparse.Namespace) -> int:
     if existing_file is None and args.write_secret is not None and args.write_secret.exists():
         existing_file = args.write_secret
     existing = _read_secret_manifest(existing_file) if existing_file else None
+    if args.write_secret is not None:
+        _check_writable(args.write_secret)
     conn = _connect(args, settings)
     try:
         credentials = ensure_cluster_credentials(conn, settings, existing)
@@ -288,20 +288,26 @@ def _write_secret_manifest(path: Path, name: str, namespace: str, data: dict[str
     yaml = YAML()
     yaml.default_flow_style = False
     yaml.dump(manifest, buffer)
+    from scs_templates import atomic
+    from scs_templates.errors import InputError as Refused
+
+    try:
+        atomic.write_file(path.expanduser(), buffer.getvalue(), private=True)
+    except Refused as error:
+        raise InputError(f"--write-secret {error}") from None
+
+
+def _check_writable(path: Path) -> None:
+    """Refuse an unwritable ``--write-secret`` BEFORE any credential is created: afterwards
+    its secret could not be saved (OpenStack shows a secret only once) and would be lost."""
+    from scs_templates import atomic
+
     target = path.expanduser()
-    directory = target.parent if str(target.parent) else Path()
+    if target.is_dir():
+        raise InputError(f"--write-secret {path}: is a directory")
+    probe = target.parent / f".{target.name}.{os.getpid()}.probe.tmp"  # a stale-sibling name
     try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
-    except OSError as error:
-        raise InputError(f"--write-secret {path}: {error.strerror}") from None
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(buffer.getvalue())
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(temporary).replace(target)
-    except OSError as error:
-        with contextlib.suppress(OSError):
-            Path(temporary).unlink()
-        raise InputError(f"--write-secret {path}: {error.strerror}") from None
+        atomic.create_file(probe, "", private=True)
+    except (InputError, OSError) as error:
+        raise InputError(f"--write-secret {error}") from None
+    probe.unlink(missing_ok=True)

@@ -84,12 +84,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from scs_templates import timeouts
 
     timeouts.set_override(args.tool_timeout)
+    from scs_templates import secrets
+
     original = sys.stdout
     sys.stdout = _Stdout(original)
+    log_handler = secrets.install_log_filter(debug=args.debug, prefix=PROG)
     try:
         with handled():
             return _run(args)
     finally:
+        secrets.remove_log_filter(log_handler)
         sys.stdout = original
         timeouts.set_override(None)
 
@@ -156,6 +160,9 @@ MAX_MESSAGE_CHARS = 4000
 
 
 def _error_line(message: str) -> None:
+    from scs_templates.secrets import redact
+
+    message = redact(message)  # the last line of defence: registered secrets, URL userinfo
     if len(message) > MAX_MESSAGE_CHARS:
         cut = len(message) - MAX_MESSAGE_CHARS
         message = f"{message[:MAX_MESSAGE_CHARS]} ... ({cut} more characters not shown)"
@@ -166,7 +173,9 @@ def _traceback(args: argparse.Namespace) -> None:
     if getattr(args, "debug", False):
         import traceback
 
-        traceback.print_exc(file=sys.stderr)
+        from scs_templates.secrets import redact
+
+        print(redact(traceback.format_exc()).rstrip(), file=sys.stderr)
 
 
 def _os_error_text(error: OSError) -> str:

@@ -53,10 +53,11 @@ class HelmTimeout(HelmError):
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
-    """Replace every occurrence of each secret string (longest first) by ``<redacted>``."""
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    return text
+    """Replace every form of each secret string by ``<redacted>``: raw, JSON-escaped (helm
+    echoes its JSON input), shell-quoted, URL-encoded; see :mod:`scs_templates.secrets`."""
+    from scs_templates.secrets import redact as redact_all
+
+    return redact_all(text, secrets)
 
 
 _ERROR_LINE = re.compile(r"^Error:\s")

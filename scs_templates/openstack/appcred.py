@@ -363,6 +363,41 @@ _CLOUD_CONF_AUTH_KEYS = (
 )
 
 
+def single_cloud_clouds_yaml(text: str, cloud_name: str) -> str | None:
+    """clouds.yaml holding ONLY the entry ``cloud_name`` of ``text`` (None if it has none).
+
+    A user's clouds.yaml usually holds every cloud and project they can reach; the cluster
+    needs one entry, and the Secret (and helm's release history) must not carry the others.
+    The secrets of the entry are registered for redaction (:mod:`scs_templates.secrets`).
+    """
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    from scs_templates import secrets
+
+    try:
+        document = YAML(typ="safe").load(text)
+        entry = document["clouds"][cloud_name]
+    except (YAMLError, KeyError, TypeError, AttributeError, RecursionError):
+        return None
+    if not isinstance(entry, dict):
+        return None
+    auth = entry.get("auth")
+    if isinstance(auth, dict):
+        secrets.register(
+            *(
+                str(auth[key])
+                for key in ("password", "application_credential_secret", "token")
+                if auth.get(key)
+            )
+        )
+    yaml = YAML(typ="safe")
+    yaml.default_flow_style = False
+    buffer = io.StringIO()
+    yaml.dump({"clouds": {cloud_name: entry}}, buffer)
+    return buffer.getvalue()
+
+
 def cloud_conf_from_clouds_yaml(
     text: str,
     cloud_name: str,

@@ -64,12 +64,12 @@ class Secret:
 
 
 def redact(text: str, secrets: Iterable[Secret | str | None]) -> str:
-    """Replace every non-trivial secret value in ``text``."""
-    for secret in secrets:
-        value = secret.reveal() if isinstance(secret, Secret) else secret
-        if value and len(value) >= 4:
-            text = text.replace(value, REDACTED)
-    return text
+    """Replace every form of every secret value in ``text`` (:func:`scs_templates.secrets.redact`:
+    raw, JSON-escaped, shell-quoted, URL-encoded, URL userinfo, registered secrets)."""
+    from scs_templates import secrets as secret_text
+
+    values = [s.reveal() if isinstance(s, Secret) else s for s in secrets]
+    return secret_text.redact(text, values).replace(secret_text.REDACTED, REDACTED)
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,7 @@ def open_cloud(cloud: str) -> Connection:
 
     try:
         conn = openstack.connect(cloud=cloud)
+        _register_auth_secrets(conn)
     except config_exceptions.OpenStackConfigException as error:
         raise InputError(
             f"cloud {cloud!r}: {_first_line(str(error))} (clouds.yaml is found through "
@@ -112,6 +113,17 @@ def open_cloud(cloud: str) -> Connection:
     except Exception as error:
         raise tool_error(f"cloud {cloud!r}: login failed", error) from None
     return conn
+
+
+_AUTH_SECRET_KEYS = ("password", "application_credential_secret", "token", "passcode")
+
+
+def _register_auth_secrets(conn: Connection) -> None:
+    """Every message from now on redacts this cloud's credential (see scs_templates.secrets)."""
+    from scs_templates import secrets as secret_text
+
+    auth = conn.config.get_auth_args() or {}
+    secret_text.register(*(str(auth[key]) for key in _AUTH_SECRET_KEYS if auth.get(key)))
 
 
 def cloud_access(conn: Connection) -> CloudAccess:

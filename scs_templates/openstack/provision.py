@@ -93,23 +93,29 @@ def secrets_from_files(
     settings: ClusterSettings, clouds_yaml: str, cacert: str | None = None
 ) -> dict[str, str]:
     """The Secret's content from the user's own clouds.yaml (and CA bundle), for
-    ``--clouds-yaml``: cloud.conf is derived from the same cloud entry."""
-    from scs_templates.openstack.appcred import cloud_conf_from_clouds_yaml
+    ``--clouds-yaml``: only the entry spec.openstack.cloud is kept (the user's other clouds
+    and their passwords never reach the Secret or the release values); cloud.conf is derived
+    from the same entry."""
+    from scs_templates.openstack.appcred import (
+        cloud_conf_from_clouds_yaml,
+        single_cloud_clouds_yaml,
+    )
     from scs_templates.values import CACERT_KEY, CLOUD_CONF_KEY, CLOUDS_YAML_KEY
 
     os_settings = settings.spec.openstack
+    own_entry = single_cloud_clouds_yaml(clouds_yaml, os_settings.cloud)
     conf = cloud_conf_from_clouds_yaml(
-        clouds_yaml,
+        own_entry or "",
         os_settings.cloud,
         load_balancer_provider=os_settings.load_balancer_provider,
         floating_network_id=os_settings.external_network_id,
     )
-    if conf is None:
+    if own_entry is None or conf is None:
         raise InputError(
             f"--clouds-yaml: no usable entry {os_settings.cloud!r} (spec.openstack.cloud) with "
             "auth.auth_url in it"
         )
-    secrets = {CLOUDS_YAML_KEY: clouds_yaml, CLOUD_CONF_KEY: conf.reveal()}
+    secrets = {CLOUDS_YAML_KEY: own_entry, CLOUD_CONF_KEY: conf.reveal()}
     if cacert is not None:
         secrets[CACERT_KEY] = cacert
     return secrets
