@@ -41,7 +41,7 @@ LabelValue = Annotated[
 ]
 ServiceVersion = Annotated[
     str,
-    StringConstraints(pattern=r"^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$"),
+    StringConstraints(pattern=r"^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$"),
     Field(description="A chart version to pin instead of the tested default, e.g. 1.16.3."),
 ]
 
@@ -498,21 +498,31 @@ class PodSecurity(_Model):
 
 class ApiRateLimits(_Model):
     max_requests_inflight: StrictInt = Field(
-        default=400, ge=1, description="kube-apiserver --max-requests-inflight (scs-0215)."
+        default=400,
+        ge=1,
+        le=100_000,
+        description="kube-apiserver --max-requests-inflight (scs-0215).",
     )
     max_mutating_requests_inflight: StrictInt = Field(
         default=200,
         ge=1,
+        le=100_000,
         description="kube-apiserver --max-mutating-requests-inflight (scs-0215).",
     )
     min_request_timeout: StrictInt = Field(
-        default=1800, ge=1, description="kube-apiserver --min-request-timeout in seconds."
+        default=1800,
+        ge=1,
+        le=86_400,
+        description="kube-apiserver --min-request-timeout in seconds.",
     )
     event_qps: StrictInt = Field(
-        default=5000, ge=1, description="EventRateLimit server-wide QPS (scs-0215)."
+        default=5000, ge=1, le=1_000_000, description="EventRateLimit server-wide QPS (scs-0215)."
     )
     event_burst: StrictInt = Field(
-        default=20000, ge=1, description="EventRateLimit server-wide burst (scs-0215)."
+        default=20000,
+        ge=1,
+        le=10_000_000,
+        description="EventRateLimit server-wide burst (scs-0215).",
     )
 
 
@@ -626,9 +636,20 @@ class Security(_Model):
 # --------------------------------------------------------------------------- registries
 
 
+#: A registry host (optionally :port), or containerd's ``_default``: it names a directory
+#: under /etc/containerd/certs.d, so ``/`` or ``..`` must never get through.
+REGISTRY_HOST = (
+    r"^(_default|[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*"
+    r"(:[0-9]{1,5})?)$"
+)
+#: Nova limits server metadata keys and values to 255 characters (the chart schema too).
+MetadataText = Annotated[str, StringConstraints(max_length=255)]
+
+
 class RegistryMirror(_Model):
-    registry: NonEmptyStr = Field(
-        description="Registry host to mirror, e.g. docker.io, registry.k8s.io, ghcr.io."
+    registry: Annotated[str, StringConstraints(pattern=REGISTRY_HOST, max_length=253)] = Field(
+        description="Registry host to mirror, e.g. docker.io, registry.k8s.io, ghcr.io, "
+        "harbor.example:5000 (or _default for every registry)."
     )
     endpoints: list[Annotated[str, StringConstraints(pattern=r"^https?://\S+$")]] = Field(
         min_length=1, description="Mirror URLs tried in order (e.g. a Harbor proxy project)."
@@ -668,10 +689,10 @@ class AntiAffinity(_Model):
 
 
 class ServerMetadata(_Model):
-    control_plane: dict[NonEmptyStr, str] = Field(
-        default_factory=dict, description="Nova server metadata of control-plane machines."
+    control_plane: dict[Annotated[MetadataText, StringConstraints(min_length=1)], MetadataText] = (
+        Field(default_factory=dict, description="Nova server metadata of control-plane machines.")
     )
-    workers: dict[NonEmptyStr, str] = Field(
+    workers: dict[Annotated[MetadataText, StringConstraints(min_length=1)], MetadataText] = Field(
         default_factory=dict, description="Nova server metadata of worker machines."
     )
 

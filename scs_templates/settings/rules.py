@@ -62,7 +62,12 @@ def _label_problem(key: str) -> str | None:
     return None
 
 
-_ON_CALENDAR = re.compile(r"^[\w*,./:~ -]+$")
+#: ASCII only and ``\Z``: the chart schema's Go regex has an ASCII ``\w`` and a ``$`` that does
+#: not match before a trailing newline (Python's does), so anything looser validates here and
+#: then fails in helm.
+_ON_CALENDAR = re.compile(r"\A[A-Za-z0-9_*,./:~ -]+\Z")
+#: helm reads values through JSON into float64: larger integers silently change.
+FLOAT64_EXACT = 2**53
 
 
 def _network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
@@ -83,6 +88,45 @@ def _cidr_problem(text: str) -> str | None:
     if "/" not in text:
         return f"{text!r} lacks a prefix length; write it as a CIDR such as {text}/32"
     return None
+
+
+def _mixed_families(
+    nets: dict[str, ipaddress.IPv4Network | ipaddress.IPv6Network], path: Path
+) -> Iterator[Finding]:
+    """Pod, service and node networks of one IP family: mixed (dual-stack) is not supported."""
+    if len({net.version for net in nets.values()}) < 2:
+        return
+    reference = "nodeCIDR" if "nodeCIDR" in nets else next(iter(nets))
+    family = nets[reference].version
+    for alias, net in nets.items():
+        if net.version != family:
+            yield (
+                (*path, alias),
+                (
+                    f"{net} is IPv{net.version} while {reference} is IPv{family}: pod, service and "
+                    "node networks must use the same IP family (dual-stack is not supported)"
+                ),
+            )
+
+
+def _unsafe_integers(value: object, path: Path) -> Iterator[Finding]:
+    """Integers in free-form chart values that helm's float64 numbers would change."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and abs(value) > FLOAT64_EXACT:
+        yield (
+            path,
+            (
+                f"{value} is beyond 2**53: helm reads values as float64 numbers and would change "
+                "it; quote it as a string or use a smaller number"
+            ),
+        )
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _unsafe_integers(item, (*path, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _unsafe_integers(item, (*path, index))
 
 
 def errors(settings: ClusterSettings) -> Iterator[Finding]:
@@ -110,6 +154,7 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
                 if net.version == other.version and net.overlaps(other):
                     yield (*s, "network", alias), (f"{value} overlaps {other_alias} {other}")
             nets[alias] = net
+    yield from _mixed_families(nets, (*s, "network"))
     for index, server in enumerate(spec.network.dns_servers):
         try:
             ipaddress.ip_address(server)
@@ -246,6 +291,11 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
         rules = policy.get("rules")
         if not isinstance(rules, list) or not rules:
             yield (*policy_path, "rules"), "a Policy needs a list of rules"
+    for name in type(spec.services).model_fields:
+        service = getattr(spec.services, name)
+        values = getattr(service, "values", None)
+        if values:
+            yield from _unsafe_integers(values, (*s, "services", alias_for(name), "values"))
     registries = [m.registry for m in spec.registry_mirrors]
     for index, registry in enumerate(registries):
         if registry in registries[:index]:

@@ -16,7 +16,13 @@ from pydantic import BaseModel, ValidationError
 
 from scs_templates.settings import rules
 from scs_templates.settings.loader import Positions, parse_yaml, read_text
-from scs_templates.settings.model import API_VERSION, KIND, ClusterSettings, nested_model
+from scs_templates.settings.model import (
+    API_VERSION,
+    KIND,
+    REGISTRY_HOST,
+    ClusterSettings,
+    nested_model,
+)
 from scs_templates.settings.problems import Path, Problem, SettingsError, did_you_mean
 
 
@@ -122,6 +128,10 @@ _PATTERN_HELP = {
     "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$": (
         "must be a DNS-1123 label: lower-case letters, digits and '-', starting and ending "
         "with a letter or digit"
+    ),
+    REGISTRY_HOST: (
+        "is not a registry host such as docker.io, registry.k8s.io or harbor.example:5000 "
+        "(no scheme, path or '..')"
     ),
 }
 

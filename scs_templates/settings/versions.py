@@ -28,8 +28,11 @@ TESTED_PATCHES: dict[tuple[int, int], int] = {m.minor: m.patch for m in _TABLE.m
 SUPPORTED_MINORS: tuple[tuple[int, int], ...] = tuple(sorted(TESTED_PATCHES))
 DEFAULT_VERSION = f"{_TABLE.default_minor.name}.x"
 
+#: ASCII digits only and ``\Z`` (Python's ``$`` also matches before a trailing newline); the
+#: patch has at most 4 digits: helm parses ``--kube-version`` segments as uint64.
 _VERSION_RE = re.compile(
-    r"^v?(?P<major>0|[1-9]\d*)\.(?P<minor>0|[1-9]\d*)\.(?P<patch>0|[1-9]\d*|x)$"
+    r"\Av?(?P<major>0|[1-9][0-9]{0,3})\.(?P<minor>0|[1-9][0-9]{0,3})"
+    r"\.(?P<patch>0|[1-9][0-9]{0,3}|x)\Z"
 )
 
 

@@ -1,0 +1,260 @@
+"""The model is as strict as the charts: whatever ``validate`` accepts, the REAL helm renders.
+
+One source of the rules: the chart's values.schema.json is checked by helm (Go regexes:
+``$`` only at the very end, ASCII ``\\d``/``\\w``; float64 numbers) and the templates may
+fail on top. A settings file that validates and then fails to render is a bug of the model.
+
+The corpus is derived from the examples: hypothesis replaces one to three leaves (numbers,
+strings, booleans) of an example with edge values (bounds, beyond 2**53, trailing newlines,
+non-ASCII, slashes, long strings) or random ones. Every variant that validates must render
+with exit 0. The cases the bad-input campaign of issue #18 found are pinned as examples and
+as a table of refusals.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from ruamel.yaml import YAML
+
+from scs_templates.errors import ToolNotFoundError
+from scs_templates.helm import Helm
+from scs_templates.render import render
+from scs_templates.settings import SettingsError, validate_data
+from scs_templates.toolchain import find_helm
+from tests.support import EXAMPLES, skip_or_fail
+
+CORPUS: list[dict[str, Any]] = [YAML(typ="safe").load(path.read_text()) for path in EXAMPLES]
+
+EDGE_INTS = [0, 1, -1, 7, 255, 256, 9000, 65535, 2**31 - 1, 2**31, 2**53, 2**53 + 1, 2**63 - 1]
+EDGE_STRINGS = [
+    "",
+    "x",
+    "a\n",
+    "\n",
+    " a",
+    "a b",
+    "ü",
+    "ﾃｽﾄ",
+    "١٢٣",
+    "a/b",
+    "..",
+    ".",
+    "-",
+    "0",
+    "true",
+    "null",
+    "*",
+    "a" * 64,
+    "a" * 300,
+    "'",
+    '"',
+    "{{ .Values }}",
+    "docker.io",
+    "1.33.x",
+    "1.33.99999999999999999999",
+    "10.0.0.0/8",
+    "fd00::/64",
+    "*-*-* 02:30:00\n",
+    "https://a",
+    "https://a b",
+]
+
+
+def leaves(data: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Paths of every scalar below ``spec`` and ``metadata``."""
+    if isinstance(data, dict):
+        return [p for key, value in data.items() for p in leaves(value, (*path, key))]
+    if isinstance(data, list):
+        return [p for index, value in enumerate(data) for p in leaves(value, (*path, index))]
+    return [path] if path and path[0] in ("spec", "metadata") else []
+
+
+def replaced(data: Any, path: tuple[Any, ...], value: Any) -> Any:
+    result = copy.deepcopy(data)
+    node = result
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+    return result
+
+
+def value_like(original: Any) -> st.SearchStrategy[Any]:
+    if isinstance(original, bool):
+        return st.booleans()
+    if isinstance(original, int):
+        return st.sampled_from(EDGE_INTS) | st.integers(min_value=-5, max_value=10**6)
+    if isinstance(original, str):
+        return st.sampled_from(EDGE_STRINGS) | st.text(max_size=12)
+    return st.sampled_from(EDGE_STRINGS)
+
+
+@st.composite
+def variants(draw: st.DrawFn) -> dict[str, Any]:
+    data = draw(st.sampled_from(CORPUS))
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        path = draw(st.sampled_from(leaves(data)))
+        node: Any = data
+        for part in path:
+            node = node[part]
+        data = replaced(data, path, draw(value_like(node)))
+    return data
+
+
+@pytest.fixture(scope="module")
+def helm() -> Helm:
+    try:
+        return Helm(find_helm())
+    except ToolNotFoundError as error:
+        skip_or_fail(f"helm not found: {error}")
+        raise
+
+
+def render_or_fail(helm: Helm, data: dict[str, Any]) -> None:
+    try:
+        loaded = validate_data(data)
+    except SettingsError:
+        return  # refused: fine, nothing promised
+    render(loaded.settings, helm=helm)  # raises HelmError (exit 1) if the charts disagree
+
+
+def _example(path: str, value: Any, index: int = 0) -> dict[str, Any]:
+    spec_path = tuple(int(p) if p.isdigit() else p for p in path.split("."))
+    data = CORPUS[index]
+    return replaced(data, spec_path, value) if _has(data, spec_path) else data
+
+
+def _has(data: Any, path: tuple[Any, ...]) -> bool:
+    node = data
+    for part in path[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return False
+    return isinstance(node, dict | list)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=variants())
+@example(data=_example("spec.kubernetes.version", "1.33.99999999999999999999"))
+def test_every_settings_file_validate_accepts_renders(helm: Helm, data: dict[str, Any]) -> None:
+    render_or_fail(helm, data)
+
+
+def with_spec(index: int, **changes: Any) -> dict[str, Any]:
+    data = copy.deepcopy(CORPUS[index])
+    for dotted, value in changes.items():
+        node = data["spec"]
+        parts = dotted.split("__")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return data
+
+
+def example_index(name: str) -> int:
+    return next(i for i, path in enumerate(EXAMPLES) if path.stem == name)
+
+
+DEV, MINIMAL = example_index("docker-dev"), example_index("openstack-minimal")
+
+
+@pytest.mark.parametrize(
+    ("data", "path", "words"),
+    [
+        (
+            with_spec(DEV, etcd={"defrag": {"schedule": "*-*-* 02:30:00\n"}}),
+            "spec.etcd.defrag.schedule",
+            "OnCalendar",
+        ),
+        (
+            with_spec(DEV, etcd={"defrag": {"schedule": "Montag 02:30:00ü"}}),
+            "spec.etcd.defrag.schedule",
+            "OnCalendar",
+        ),
+        (
+            with_spec(DEV, registryMirrors=[{"registry": "a/b", "endpoints": ["https://m"]}]),
+            "spec.registryMirrors[0].registry",
+            "registry host",
+        ),
+        (
+            with_spec(DEV, registryMirrors=[{"registry": "..", "endpoints": ["https://m"]}]),
+            "spec.registryMirrors[0].registry",
+            "registry host",
+        ),
+        (
+            with_spec(MINIMAL, openstack__serverMetadata={"workers": {"k": "v" * 300}}),
+            "spec.openstack.serverMetadata.workers.k",
+            "255",
+        ),
+        (
+            with_spec(DEV, kubernetes={"version": "1.33.99999999999999999999"}),
+            "spec.kubernetes.version",
+            "Kubernetes version",
+        ),
+        (
+            with_spec(DEV, security={"apiRateLimits": {"maxRequestsInflight": 2**63 - 1}}),
+            "spec.security.apiRateLimits.maxRequestsInflight",
+            "less than or equal",
+        ),
+        (
+            with_spec(DEV, security={"apiRateLimits": {"eventBurst": 2**53 + 1}}),
+            "spec.security.apiRateLimits.eventBurst",
+            "less than or equal",
+        ),
+        (
+            with_spec(
+                DEV,
+                network={
+                    "podCIDR": "fd00:10::/56",
+                    "serviceCIDR": "10.96.0.0/12",
+                    "nodeCIDR": "10.0.0.0/20",
+                },
+            ),
+            "spec.network.podCIDR",
+            "IP family",
+        ),
+        (
+            with_spec(DEV, services={"metricsServer": {"values": {"replicas": 2**53 + 1}}}),
+            "spec.services.metricsServer.values.replicas",
+            "2**53",
+        ),
+    ],
+    ids=[
+        "schedule-trailing-newline",
+        "schedule-unicode",
+        "registry-slash",
+        "registry-dotdot",
+        "metadata-300-chars",
+        "patch-huge",
+        "inflight-int64-max",
+        "burst-beyond-float64",
+        "mixed-cidr-families",
+        "service-values-beyond-float64",
+    ],
+)
+def test_what_the_charts_refuse_validate_refuses(
+    data: dict[str, Any], path: str, words: str
+) -> None:
+    with pytest.raises(SettingsError) as caught:
+        validate_data(data)
+    lines = [str(problem) for problem in caught.value.problems]
+    assert any(f" {path}: " in f" {line}" and words in line for line in lines), lines
+
+
+def test_the_corpus_is_the_examples() -> None:
+    assert len(CORPUS) == len(EXAMPLES) >= 3
+    assert all(leaves(data) for data in CORPUS)
+
+
+def test_examples_as_pinned_still_render(helm: Helm) -> None:
+    for data in CORPUS:
+        render_or_fail(helm, data)
