@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 TOOLS_STAMP := $(VENV)/.tools-installed
 DEMO ?= examples/openstack-minimal.yaml
 
-.PHONY: demo test setup tools lint typecheck unit bench snapshot-update clean help
+.PHONY: demo test setup tools lint typecheck unit bench fuzz snapshot-update clean help
 help:
 	@echo "make demo   - set up, then render an example cluster offline ($(DEMO))"
 	@echo "make test   - set up, then run the full test suite, ruff and mypy"
@@ -43,6 +43,11 @@ test: setup lint typecheck unit
 
 bench: setup
 	$(BIN)/python bench/run.py
+
+# The readers' fuzz targets for longer than CI runs them (tests/test_fuzz_readers.py).
+FUZZ_EXAMPLES ?= 20000
+fuzz: setup
+	SCS_TEMPLATES_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/test_fuzz_readers.py
 
 snapshot-update: setup
 	$(BIN)/python -m pytest --snapshot-update tests/test_snapshots.py

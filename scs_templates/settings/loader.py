@@ -160,6 +160,12 @@ def _bounded_composer() -> Any:
         depth = 0
         aliases = 0
 
+        def __init__(self, loader: Any = None) -> None:
+            super().__init__(loader)
+            # A re-defined anchor is valid YAML; ruamel's warning about it quotes the file's
+            # lines (which may hold secrets in a clusterctl.yaml) on stderr.
+            self.warn_double_anchors = False
+
         def compose_node(self, parent: Any, index: Any) -> Any:
             event = self.parser.peek_event()
             if isinstance(event, AliasEvent):
