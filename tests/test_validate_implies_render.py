@@ -258,3 +258,45 @@ def test_the_corpus_is_the_examples() -> None:
 def test_examples_as_pinned_still_render(helm: Helm) -> None:
     for data in CORPUS:
         render_or_fail(helm, data)
+
+
+def _schema_nodes(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
+    found: list[tuple[str, dict[str, Any]]] = []
+    if isinstance(node, dict):
+        found.append((path, node))
+        for key, value in node.items():
+            found += _schema_nodes(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _schema_nodes(value, f"{path}/{index}")
+    return found
+
+
+def test_every_integer_setting_is_bounded_within_float64() -> None:
+    """helm reads values through float64: a model integer without a bound could be changed."""
+    from scs_templates.settings.schema import settings_schema
+
+    unbounded = [
+        path
+        for path, node in _schema_nodes(settings_schema())
+        if node.get("type") == "integer"
+        and "enum" not in node
+        and "const" not in node
+        and not (
+            abs(node.get("maximum", 2**64)) <= 2**53 and abs(node.get("minimum", -(2**64))) <= 2**53
+        )
+    ]
+    assert unbounded == []
+
+
+def test_patterns_use_ascii_classes_only() -> None:
+    """Go's \\d and \\w (the chart schema, helm) are ASCII; the model's Rust/Python ones are not."""
+    from scs_templates.settings.schema import settings_schema
+
+    loose = [
+        (path, node["pattern"])
+        for path, node in _schema_nodes(settings_schema())
+        if isinstance(node.get("pattern"), str)
+        and any(c in node["pattern"] for c in ("\\d", "\\w", "\\b"))
+    ]
+    assert loose == []
