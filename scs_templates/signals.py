@@ -77,3 +77,7 @@ def handled() -> Iterator[None]:
     finally:
         for signum, old in previous.items():
             signal.signal(signum, old)
+        if fired:
+            from scs_templates.helm import process
+
+            process.resume()

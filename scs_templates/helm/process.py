@@ -79,6 +79,13 @@ def stop_all(grace: float = KILL_GRACE_SECONDS) -> None:
         timer.start()
 
 
+def resume() -> None:
+    """Allow new processes again (the command that was stopped has ended)."""
+    global _stopping
+    with _live_lock:
+        _stopping = False
+
+
 def _signal_group(running: subprocess.Popen[bytes], sig: int) -> None:
     if running.returncode is not None:
         return
