@@ -72,7 +72,15 @@ class RenderResult:
         manifests: str,
         contains_secrets: bool,
     ) -> RenderResult:
-        """A result from helm's output, split into documents (the one way to build one)."""
+        """A result from helm's output, split into documents (the one way to build one).
+
+        A cluster chart always renders objects: output without any (helm exiting 0 after
+        printing nothing or only comments) is helm's failure, raised here so that it never
+        replaces a previous output directory (single renders and fleets alike).
+        """
+        documents = tuple(split_texts(manifests))
+        if not documents:
+            raise ToolError(f"helm template {release} exited 0 but printed no manifests")
         return cls(
             release=release,
             namespace=namespace,
@@ -80,7 +88,7 @@ class RenderResult:
             kube_version=kube_version,
             values=values,
             manifests=manifests,
-            documents=tuple(split_texts(manifests)),
+            documents=documents,
             contains_secrets=contains_secrets,
         )
 

@@ -325,3 +325,18 @@ def test_migrate_output_on_a_full_disk_leaves_no_file(
     code, _out, err = run(capsys, "migrate", str(source), "-o", str(target))
     assert code == 0, err  # the next run is not refused by an empty leftover
     assert "kind: ClusterSettings" in target.read_text()
+
+
+def test_empty_helm_output_never_replaces_a_fleet_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "fleet"
+    files = [str(path) for path in EXAMPLES[:2]]
+    assert main(["render-fleet", *files, "-o", str(out)]) == 0
+    before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    capsys.readouterr()
+    monkeypatch.setenv("SCS_TEMPLATES_HELM", str(fake_helm(tmp_path / "helm", "")))
+    code, _out, err = run(capsys, "render-fleet", *files, "-o", str(out))
+    assert code == 1
+    assert "exited 0 but printed no manifests" in one_line(err)
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before
