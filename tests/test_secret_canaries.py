@@ -65,12 +65,12 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     helm = helm_dir / "helm"
     helm.write_text(
         "#!/bin/sh\n"
-        "# TEST DOUBLE for helm: records its stdin, echoes it in a failure.\n"
+        "# TEST DOUBLE for helm: records its stdin per command, echoes it in a failure.\n"
         'if [ "$1" = version ]; then printf "v3.15.3"; exit 0; fi\n'
-        f'cat > "{helm_dir}/stdin.log"\n'
+        f'cat > "{helm_dir}/stdin.$1.log"\n'
         'if [ "$1" = list ]; then echo "[]"; exit 0; fi\n'
         'printf "Error: values don\'t meet the specifications: %s\\n" '
-        f'"$(cat "{helm_dir}/stdin.log")" >&2\n'
+        f'"$(cat "{helm_dir}/stdin.$1.log")" >&2\n'
         "exit 1\n"
     )
     helm.chmod(0o755)
@@ -147,19 +147,19 @@ def test_no_command_prints_a_canary(
             assert leaked(path.read_text()) == [], path
 
 
-def test_install_stores_only_the_clusters_own_cloud_entry(
-    world: dict[str, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The release values (helm's stdin) hold the cluster's entry and never the others."""
-    code = main(["install", str(OPENSTACK), "--clouds-yaml", str(world["clouds"])])
-    capsys.readouterr()
-    assert code == 1  # the double fails the upgrade after recording what it was given
-    values = json.loads((world["helm_dir"] / "stdin.log").read_text())
-    text = json.dumps(values)
-    stored = json.dumps(values, ensure_ascii=False)
-    assert URL_PASSWORD in stored  # the cluster's own entry IS there (the check can fail)
-    assert OTHER not in stored and OTHER not in text
-    assert "other:" not in stored
+def test_install_stores_only_the_clusters_own_cloud_entry(world: dict[str, Path]) -> None:
+    """What `install --clouds-yaml` puts into the Secret and the release values: the cluster's
+    entry (spec.openstack.cloud) and never the file's other clouds."""
+    from scs_templates.openstack.provision import secrets_from_files
+    from scs_templates.settings import load_settings
+    from scs_templates.values import build_values
+
+    settings = load_settings(OPENSTACK).settings
+    stored = secrets_from_files(settings, world["clouds"].read_text())
+    values = json.dumps(build_values(settings, secrets=stored), ensure_ascii=False)
+    assert URL_PASSWORD in values and json.dumps(PASSWORD)[1:-1] in values  # the own entry
+    assert OTHER not in values
+    assert all(OTHER not in text and "other:" not in text for text in stored.values())
 
 
 def test_redaction_covers_every_encoding() -> None:
