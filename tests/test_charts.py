@@ -254,6 +254,82 @@ def test_chart_for_is_content_addressed(tmp_path: Path, monkeypatch: pytest.Monk
     assert before != after and before.is_dir() and after.is_dir()
 
 
+def _settled_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the charts that chart_for may remember (files count as settled at once)."""
+    import shutil
+
+    monkeypatch.setenv("SCS_TEMPLATES_CACHE_DIR", str(tmp_path / "cache"))
+    copy = tmp_path / "charts"
+    shutil.copytree(CHARTS, copy)
+    monkeypatch.setattr(charts_module, "charts_dir", lambda: copy)
+    monkeypatch.setattr(charts_module, "SETTLED_SECONDS", 0.0)
+    monkeypatch.setattr(charts_module, "_memo", {})
+    return copy
+
+
+def test_chart_for_remembers_its_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _settled_copy(tmp_path, monkeypatch)
+    first = chart_for("docker")
+
+    def no_hashing(charts: list[Path]) -> str:
+        raise AssertionError("hashed again although nothing changed")
+
+    monkeypatch.setattr(charts_module, "_digest", no_hashing)
+    assert chart_for("docker") == first
+
+
+def test_chart_for_memo_sees_an_edit_that_keeps_size_and_mtime(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memo is never stale: an in-place edit of the same length with the old mtime
+    forged back still changes the file's ctime, which the kernel alone sets."""
+    import os
+    import time
+
+    copy = _settled_copy(tmp_path, monkeypatch)
+    before = chart_for("docker").path
+    helpers = copy / LIBRARY_CHART / "templates" / "_helpers.tpl"
+    text = helpers.read_text()
+    status = helpers.stat()
+    time.sleep(0.05)  # past the kernel's timestamp tick
+    with helpers.open("r+") as file:  # same inode, same size
+        file.write("{{/*" if not text.startswith("{{/*") else "{{- ")
+    os.utime(helpers, ns=(status.st_atime_ns, status.st_mtime_ns))
+    assert helpers.stat().st_size == status.st_size
+    assert helpers.stat().st_mtime_ns == status.st_mtime_ns
+    assert helpers.stat().st_ino == status.st_ino
+    after = chart_for("docker").path
+    assert after != before
+    assert (after / "charts" / LIBRARY_CHART / "templates" / "_helpers.tpl").read_text() == (
+        helpers.read_text()
+    )
+
+
+def test_chart_for_does_not_remember_freshly_written_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file written within SETTLED_SECONDS may still change in the same timestamp tick:
+    then every call hashes (git's racily-clean rule)."""
+    _settled_copy(tmp_path, monkeypatch)
+    monkeypatch.setattr(charts_module, "SETTLED_SECONDS", 3600.0)
+    chart_for("docker")
+    assert charts_module._memo == {}
+
+
+def test_chart_for_rebuilds_a_removed_cache_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    _settled_copy(tmp_path, monkeypatch)
+    first = chart_for("docker")
+    shutil.rmtree(first.path)
+    again = chart_for("docker")
+    assert again == first and (again.path / "Chart.yaml").is_file()
+    monkeypatch.setenv("SCS_TEMPLATES_CACHE_DIR", str(tmp_path / "other-cache"))
+    assert chart_for("docker").path.is_relative_to(tmp_path / "other-cache")
+
+
 def test_chart_for_unknown_provider() -> None:
     from scs_templates.errors import InputError
 
