@@ -21,7 +21,11 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
+# Bytecode ahead of time: with PYTHONDONTWRITEBYTECODE set (or a read-only checkout) every
+# command would otherwise compile the package from source (docs/performance.md). Fast when
+# nothing changed: compileall skips up-to-date files.
 setup: $(STAMP) tools
+	@$(BIN)/python -m compileall -q scs_templates
 
 tools: $(STAMP)
 	$(BIN)/scs-templates tools install --quiet

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +66,118 @@ def test_heavy_imports_stay_lazy(args: list[str]) -> None:
 
 def test_help_does_not_import_pydantic() -> None:
     assert "pydantic" not in _modules_after(["--help"])
+
+
+# --------------------------------------------------------------------------- lazy parsers
+
+
+def test_lazy_commands_are_registered_by_their_module() -> None:
+    """main.LAZY_COMMANDS names, for each command, the module that registers it."""
+    import argparse
+
+    from scs_templates.cli import main as cli
+
+    for command, module in cli.LAZY_COMMANDS.items():
+        assert module in cli.COMMAND_MODULES
+        parser = cli.build_parser((module,))
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        assert command in action.choices, (command, module)
+
+
+@pytest.mark.parametrize(
+    ("argv", "modules"),
+    [
+        (["render", "x.yaml"], ("scs_templates.cli.cmd_render",)),
+        (["--debug", "render-fleet", "a", "--stdout"], ("scs_templates.cli.cmd_fleet",)),
+        (["tools", "status"], ("scs_templates.cli.cmd_tools",)),
+        (["--version"], ()),
+    ],
+)
+def test_a_command_builds_only_its_own_parser(argv: list[str], modules: tuple[str, ...]) -> None:
+    from scs_templates.cli.main import modules_for
+
+    assert modules_for(argv) == modules
+
+
+@pytest.mark.parametrize(
+    "argv", [[], ["--help"], ["-h", "render"], ["rendr"], ["--no-such", "render"], ["x.yaml"]]
+)
+def test_help_and_errors_build_every_parser(argv: list[str]) -> None:
+    from scs_templates.cli.main import COMMAND_MODULES, modules_for
+
+    assert modules_for(argv) == COMMAND_MODULES
+
+
+def test_subcommand_help_and_usage_errors_are_unchanged(capsys: pytest.CaptureFixture[str]) -> None:
+    """A lazily built parser prints the same usage as the full one."""
+    from scs_templates.cli.main import build_parser
+
+    with pytest.raises(SystemExit) as exited:
+        main(["render"])
+    assert exited.value.code == 2
+    lazy = capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["render"])
+    assert capsys.readouterr().err == lazy
+
+
+# --------------------------------------------------------------------------- console script
+
+
+def _console_script() -> str:
+    script = Path(sys.executable).with_name("scs-templates")
+    assert script.is_file(), f"{script} missing: run `make setup`"
+    return str(script)
+
+
+def _script(argv: list[str], temp: Path) -> subprocess.CompletedProcess[bytes]:
+    """The console script with its temp files under ``temp``."""
+    return subprocess.run(
+        [_console_script(), *argv],
+        capture_output=True,
+        env={**os.environ, "TMPDIR": str(temp)},
+        timeout=120,
+        check=False,
+    )
+
+
+def test_console_script_flushes_everything_before_its_fast_exit(tmp_path: Path) -> None:
+    """``run`` skips the interpreter teardown: the output must still be complete and the
+    exit code kept."""
+    done = _script(["values", str(EXAMPLES[0])], tmp_path)
+    assert done.returncode == 0, done.stderr
+    code = "from scs_templates.cli.main import main; main()"
+    in_process = subprocess.run(
+        [sys.executable, "-c", code, "values", str(EXAMPLES[0])],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout == in_process.stdout and done.stdout.endswith(b"\n")
+    bad = _script(["validate", str(tmp_path / "missing.yaml")], tmp_path)
+    assert bad.returncode == 2 and b"no such file" in bad.stderr
+
+
+@pytest.mark.helm
+def test_console_script_runs_the_exit_handlers(tmp_path: Path) -> None:
+    """The exit handlers still run: the private helm home of a render is removed."""
+    done = _script(["render", str(EXAMPLES[0])], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(b"---\n# Source: ")
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("scs-templates-helm-")]
+
+
+def test_console_script_reports_output_it_could_not_write() -> None:
+    """A full disk at the final flush is an error (exit 2), not a silent success."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # buffered stdout
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [_console_script(), "--version"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert b"cannot write to standard output" in done.stderr
