@@ -10,6 +10,16 @@ Hostile input is bounded at every step: at most :data:`MAX_FILE_BYTES` are read 
 file (devices and FIFOs refused), nesting is limited while composing (ruamel's composer
 recurses per level), and the alias count and the size after expanding aliases are limited
 (a few hundred bytes of nested aliases expand to billions of values).
+
+Composing is libyaml's (ruamel's C parser, ~10x faster than ruamel's pure-Python composer,
+which dominated loading a fleet) whenever it can be trusted to give the same nodes, and the
+pure-Python composer's otherwise: it stays the authority for every error and its position,
+for texts libyaml may read differently (:data:`_DIVERGING`), for texts that could nest
+deeper than libyaml's recursion should go, and when the C extension is missing. A text
+libyaml composes is checked against the same depth and alias limits; anything over them,
+and any error, is composed again by the pure-Python composer, which then reports it; the
+problems and warnings of a settings file are always positioned by the pure-Python composer
+(``parse_settings_text``). ``tests/test_yaml_composers.py`` proves both give the same nodes.
 """
 
 from __future__ import annotations
@@ -115,6 +125,86 @@ def compose_yaml(text: str, *, name_aliases: bool = True) -> Any:
         raise YamlSyntaxError(0, 0, f"nested more than {MAX_DEPTH} levels deep") from None
 
 
+#: Upper bound of the nesting a text can reach, above which libyaml (whose composer recurses
+#: in C, without Python's recursion limit) is not asked; the pure-Python composer's own
+#: limit then reports the depth.
+LIBYAML_SAFE_NESTING = 2000
+#: What libyaml (a YAML 1.1 parser) may read differently from ruamel (YAML 1.2), found by
+#: ``tests/test_yaml_composers.py``: directives, document end markers, explicit tags,
+#: anchors and aliases, a comment glued to a block scalar header, tabs, the 1.1-only line
+#: breaks NEL, LS and PS, a byte-order mark inside the text. Such texts (rare in settings
+#: files) are composed by the pure-Python composer.
+_DIVERGING = re.compile(
+    r"^%|^[.][.][.]|(?:^|[\s\[{,])[&*]|[|>][-+0-9]*#|[!\t\x85\u2028\u2029\ufeff]",
+    re.MULTILINE,
+)
+
+
+def compose_with_libyaml(text: str) -> Any:
+    """The root node composed by libyaml, or None when the pure-Python composer must decide
+    (no C extension, a directive, possibly deep nesting, an error, a limit exceeded, an
+    empty document)."""
+    nesting = text.count("[") + text.count("{") + text.count("-") + text.count("\n") + 1
+    if nesting > LIBYAML_SAFE_NESTING or _DIVERGING.search(text):
+        return None
+    try:
+        composer = _libyaml_composer()(text)
+        node = composer.get_single_node()
+    except Exception:  # any doubt: the pure-Python composer decides
+        return None
+    if node is None or not _within_limits(node):
+        return None
+    return node
+
+
+def _within_limits(root: Any) -> bool:
+    """Depth and alias count as the bounded composer counts them: an alias is a second
+    visit of a node (libyaml gives the anchored node itself), not descended again."""
+    seen: set[int] = set()
+    aliases = 0
+    pending = [(root, 1)]
+    while pending:
+        node, depth = pending.pop()
+        if id(node) in seen:
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                return False
+            continue
+        seen.add(id(node))
+        if node.id == "scalar":
+            continue
+        if depth > MAX_DEPTH:
+            return False
+        if node.id == "sequence":
+            pending.extend((item, depth + 1) for item in node.value)
+        else:
+            for key, value in node.value:
+                pending.append((key, depth + 1))
+                pending.append((value, depth + 1))
+    return True
+
+
+_LIBYAML: Any = None
+
+
+def _libyaml_composer() -> Any:
+    """libyaml's parser and composer with ruamel's YAML 1.2 resolver (the tags the
+    pure-Python composer gives). Raises ImportError without the C extension."""
+    global _LIBYAML
+    if _LIBYAML is None:
+        from _ruamel_yaml import CParser  # type: ignore[import-not-found]  # ruamel.yaml.clib
+        from ruamel.yaml.resolver import VersionedResolver
+
+        class LibyamlComposer(CParser, VersionedResolver):  # type: ignore[misc]
+            def __init__(self, text: str) -> None:
+                CParser.__init__(self, text)
+                VersionedResolver.__init__(self, loadumper=self)
+                self._parser = self._composer = self
+
+        _LIBYAML = LibyamlComposer
+    return _LIBYAML
+
+
 class _LimitExceeded(Exception):
     def __init__(self, mark: Any, message: str) -> None:
         super().__init__(message)
@@ -196,12 +286,15 @@ def _bounded_composer() -> Any:
     return _COMPOSER
 
 
-def parse_yaml(text: str, file: str) -> tuple[Any, Positions, list[Problem]]:
+def parse_yaml(
+    text: str, file: str, *, libyaml: bool = True
+) -> tuple[Any, Positions, list[Problem]]:
     """Parse YAML text into plain data, the positions of every value, and value problems.
 
     Syntax errors and exceeded limits raise at once; problems of single values (YAML 1.1
     traps, duplicate keys) are returned so they are reported together with the validation
-    problems.
+    problems. ``libyaml=False``: the pure-Python composer only (its positions; libyaml
+    places an empty value where it would have started, ruamel where the next token does).
     """
     if not text.strip() or all(
         not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()
@@ -209,8 +302,10 @@ def parse_yaml(text: str, file: str) -> tuple[Any, Positions, list[Problem]]:
         raise SettingsError(
             [Problem(message="file is empty; expected a ClusterSettings document", file=file)]
         )
+    node = compose_with_libyaml(text) if libyaml else None
     try:
-        node = compose_yaml(text)
+        if node is None:
+            node = compose_yaml(text)
     except YamlSyntaxError as error:
         raise SettingsError(
             [Problem(error.line, error.column, (), f"invalid YAML: {error.message}", file=file)]
@@ -255,7 +350,7 @@ def _convert(node: Any, path: Path, out: _Collector, depth: int) -> Any:
                 out.add(key_node, path, "merge keys (<<) are not supported; write the values out")
                 continue
             if str(key_node.tag) != "tag:yaml.org,2002:str" or (
-                key_node.style is None and key.lower() in _YAML11_BOOLS
+                not key_node.style and key.lower() in _YAML11_BOOLS
             ):
                 out.add(key_node, (*path, key), f"key {key!r} is not a plain string; quote it")
                 continue
@@ -283,7 +378,9 @@ def _convert(node: Any, path: Path, out: _Collector, depth: int) -> Any:
 def _scalar(node: Any, path: Path, out: _Collector) -> Any:
     tag = str(node.tag)
     text: str = node.value
-    plain = node.style is None
+    plain = not node.style  # ruamel: None, libyaml: ""
+    if node.style == ">":  # ruamel's round-trip scanner marks folded line breaks with \a
+        text = text.replace("\a", "")
     if plain and text.lower() in _YAML11_BOOLS:
         out.add(
             node,

@@ -84,7 +84,11 @@ def nested_model(annotation: Any) -> type[BaseModel] | None:
 
 
 class _Model(BaseModel):
-    """Strict base: unknown keys are errors, YAML keys are camelCase, objects are immutable."""
+    """Strict base: unknown keys are errors, YAML keys are camelCase, objects are immutable.
+
+    ``defer_build``: pydantic builds a class's validator on first use, not at import; a valid
+    file never needs it (:mod:`.fastpath`), an invalid one builds it to word the errors.
+    """
 
     model_config = ConfigDict(
         extra="forbid",
@@ -95,6 +99,7 @@ class _Model(BaseModel):
         frozen=True,
         validate_default=True,
         use_attribute_docstrings=False,
+        defer_build=True,
     )
 
 

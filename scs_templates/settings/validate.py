@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from scs_templates.settings import rules
+from scs_templates.settings import fastpath, rules
 from scs_templates.settings.loader import Positions, parse_yaml, read_text
 from scs_templates.settings.model import (
     API_VERSION,
@@ -45,8 +45,21 @@ def load_settings(path: str | FsPath) -> LoadedSettings:
 
 
 def parse_settings_text(text: str, *, file: str = "<settings>") -> LoadedSettings:
-    """Parse and validate settings given as YAML text."""
-    data, positions, problems = parse_yaml(text, file)
+    """Parse and validate settings given as YAML text.
+
+    Composed by libyaml where it can be (:func:`~.loader.parse_yaml`); a file with any
+    problem or warning is read again by the pure-Python composer, whose positions every
+    reported line carries.
+    """
+    try:
+        loaded = _parse(text, file, libyaml=True)
+    except SettingsError:
+        return _parse(text, file, libyaml=False)  # raises again, positioned by ruamel
+    return _parse(text, file, libyaml=False) if loaded.warnings else loaded
+
+
+def _parse(text: str, file: str, *, libyaml: bool) -> LoadedSettings:
+    data, positions, problems = parse_yaml(text, file, libyaml=libyaml)
     return validate_data(data, file=file, positions=positions, earlier=problems)
 
 
@@ -78,7 +91,9 @@ def validate_data(
     if header:
         raise SettingsError([*earlier, *(problem(path, message) for path, message in header)])
     try:
-        settings = ClusterSettings.model_validate(data, by_alias=True, by_name=False)
+        settings = fastpath.validate(data) or ClusterSettings.model_validate(
+            data, by_alias=True, by_name=False
+        )
     except ValidationError as error:
         raise SettingsError(
             [
