@@ -6,6 +6,7 @@ and states its target; ``met`` is None where a case has no target.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shlex
@@ -24,16 +25,25 @@ CLI = str(Path(sys.executable).with_name("scs-templates"))
 PYTHON = sys.executable
 MINIMAL = REPO / "examples" / "openstack-minimal.yaml"
 
+EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+
 TARGETS = {
-    "render_cli_vs_helm_ratio": 2.0,
+    "render_cli_vs_helm_ratio": 2.5,
+    "render_cli_vs_helm_stretch": 2.0,
     "library_overhead": 0.10,
-    "fleet_vs_helmfile_speedup": 3.0,
-    "fleet_vs_loop_speedup": 1.5,
-    "help_seconds": 0.150,
-    "validate_seconds": 0.250,
+    "fleet_vs_helmfile_speedup": 5.0,
+    "fleet_vs_parallel_loop_speedup": 3.0,
+    "help_seconds": 0.030,
+    "version_seconds": 0.030,
+    "validate_seconds": 0.080,
     "render_python_max_rss_mib": 120.0,
+    "fleet_2000_max_rss_mib": 300.0,
     "spurious_renames": 0,
 }
+#: Fleet sizes of the comparison with helmfile and the parallel helm loop.
+FLEET_SIZES = (100, 500)
+#: Fleet sizes of the per-cluster cost; the largest one also gives the peak memory.
+SCALING_SIZES = (10, 100, 500, 2000)
 
 
 def _helm_env(home: Path) -> dict[str, str]:
@@ -51,34 +61,50 @@ def _documents(text: str) -> list[str]:
 
 
 def render_cli(runs: int, work: Path) -> dict[str, Any]:
-    """``scs-templates render`` (subprocess) vs the bare ``helm template`` it stands for."""
+    """``scs-templates render`` (subprocess) of every example vs the bare ``helm template``
+    it stands for; all sides interleaved in the same rounds."""
     from scs_templates.toolchain import find_helm
 
-    done = run_quiet([CLI, "values", str(MINIMAL), "-o", str(work / "values")], stdout=-1)
-    command = shlex.split(done.stdout.decode().strip())
-    if command[:2] != ["helm", "template"]:
-        raise RuntimeError(f"unexpected command from `values -o`: {command}")
-    helm_argv = [str(find_helm().path), *command[1:]]
     env = _helm_env(work / "helm-home")
-    cli_argv = [CLI, "render", str(MINIMAL)]
-    same = run_quiet(cli_argv, stdout=-1).stdout == run_quiet(helm_argv, env=env, stdout=-1).stdout
-    samples = interleaved(
-        {
-            "scs-templates render": lambda: run_quiet(cli_argv),
-            "helm template": lambda: run_quiet(helm_argv, env=env),
-        },
-        runs,
-    )
-    cli, helm = summary(samples["scs-templates render"]), summary(samples["helm template"])
-    ratio = cli["median"] / helm["median"]
+    sides: dict[str, Callable[[], object]] = {}
+    checks: dict[str, dict[str, Any]] = {}
+    for example in EXAMPLES:
+        out = work / example.stem
+        done = run_quiet([CLI, "values", str(example), "-o", str(out)], stdout=-1)
+        command = shlex.split(done.stdout.decode().strip())
+        if command[:2] != ["helm", "template"]:
+            raise RuntimeError(f"unexpected command from `values -o`: {command}")
+        helm_argv = [str(find_helm().path), *command[1:]]
+        cli_argv = [CLI, "render", str(example)]
+        same = (
+            run_quiet(cli_argv, stdout=-1).stdout == run_quiet(helm_argv, env=env, stdout=-1).stdout
+        )
+        checks[example.name] = {
+            "byte_identical": same,
+            "helm_command": shlex.join(["helm", *command[1:]]),
+        }
+        sides[f"render {example.name}"] = lambda argv=cli_argv: run_quiet(argv)
+        sides[f"helm {example.name}"] = lambda argv=helm_argv: run_quiet(argv, env=env)
+    samples = interleaved(sides, runs)
+    rows = {}
+    for example in EXAMPLES:
+        cli = summary(samples[f"render {example.name}"])
+        helm = summary(samples[f"helm {example.name}"])
+        ratio = cli["median"] / helm["median"]
+        rows[example.name] = {
+            "cli": cli,
+            "helm": helm,
+            "ratio": ratio,
+            "met": ratio <= TARGETS["render_cli_vs_helm_ratio"],
+            "stretch_met": ratio <= TARGETS["render_cli_vs_helm_stretch"],
+            **checks[example.name],
+        }
     return {
-        "cli": cli,
-        "helm": helm,
-        "ratio": ratio,
+        "examples": rows,
         "target": TARGETS["render_cli_vs_helm_ratio"],
-        "met": ratio <= TARGETS["render_cli_vs_helm_ratio"],
-        "byte_identical": same,
-        "helm_command": shlex.join(["helm", *command[1:]]),
+        "stretch": TARGETS["render_cli_vs_helm_stretch"],
+        "met": all(r["met"] for r in rows.values()),
+        "byte_identical": all(r["byte_identical"] for r in rows.values()),
     }
 
 
@@ -180,8 +206,20 @@ def _helmfile_yaml(directory: Path, count: int) -> tuple[Path, list[list[str]]]:
     return file, commands
 
 
+def _parallel(commands: list[list[str]], env: dict[str, str], jobs: int) -> bytes:
+    """The helm commands, ``jobs`` at a time (a shell's ``xargs -P``), outputs in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        outputs = pool.map(lambda c: run_quiet(c, env=env, stdout=-1).stdout, commands)
+        return b"".join(outputs)
+
+
 def fleet(runs: int, work: Path, count: int) -> dict[str, Any]:
-    """render-fleet (CLI) vs helmfile template --skip-deps vs a sequential helm loop."""
+    """render-fleet (CLI) vs helmfile template --skip-deps vs a helm loop run with as many
+    parallel processes as CPUs."""
+    import os
+
     from scs_templates.toolchain import find_helm_for_helmfile, find_helmfile
 
     files = [str(p) for p in write_fleet(work / "settings", count)]
@@ -200,9 +238,10 @@ def fleet(runs: int, work: Path, count: int) -> dict[str, Any]:
         "template",
         "--skip-deps",
     ]
+    jobs = os.cpu_count() or 1
 
     def loop() -> bytes:
-        return b"".join(run_quiet(c, env=env, stdout=-1).stdout for c in commands)
+        return _parallel(commands, env, jobs)
 
     fleet_out = run_quiet(fleet_argv, stdout=-1).stdout
     loop_out = loop()
@@ -212,30 +251,59 @@ def fleet(runs: int, work: Path, count: int) -> dict[str, Any]:
         "render-fleet == helmfile (documents)": _documents(fleet_out.decode())
         == _documents(helmfile_out.decode()),
     }
+    loop_name = f"helm template loop, {jobs} parallel"
     samples = interleaved(
         {
             "scs-templates render-fleet": lambda: run_quiet(fleet_argv),
             "helmfile template --skip-deps": lambda: run_quiet(helmfile_argv, env=hf_env),
-            "helm template loop": loop,
+            loop_name: loop,
         },
         runs,
     )
     result = {name: summary(values) for name, values in samples.items()}
     fleet_median = result["scs-templates render-fleet"]["median"]
     vs_helmfile = result["helmfile template --skip-deps"]["median"] / fleet_median
-    vs_loop = result["helm template loop"]["median"] / fleet_median
+    vs_loop = result[loop_name]["median"] / fleet_median
     return {
         "clusters": count,
+        "parallel_jobs": jobs,
         "parts": result,
+        "loop": loop_name,
         "equal_outputs": equal,
         "speedup_vs_helmfile": vs_helmfile,
         "speedup_vs_loop": vs_loop,
         "target_vs_helmfile": TARGETS["fleet_vs_helmfile_speedup"],
-        "target_vs_loop": TARGETS["fleet_vs_loop_speedup"],
+        "target_vs_loop": TARGETS["fleet_vs_parallel_loop_speedup"],
         "met": vs_helmfile >= TARGETS["fleet_vs_helmfile_speedup"]
-        and vs_loop >= TARGETS["fleet_vs_loop_speedup"],
+        and vs_loop >= TARGETS["fleet_vs_parallel_loop_speedup"],
         "batches": _batches(files),
         "memory": memory_of(["render-fleet", *files, "--stdout"]),
+    }
+
+
+def fleet_scaling(runs: int, work: Path, sizes: tuple[int, ...] = SCALING_SIZES) -> dict[str, Any]:
+    """Wall time of ``render-fleet --stdout`` per cluster at growing sizes; peak memory of
+    the largest. Fewer runs for the large sizes (a run of 2000 clusters takes ~20 s)."""
+    rows: dict[str, Any] = {}
+    for count in sizes:
+        files = [str(p) for p in write_fleet(work / f"settings-{count}", count)]
+        argv = [CLI, "render-fleet", *files, "--stdout"]
+        repeat = max(1, runs if count <= 100 else min(runs, 3))
+        samples = interleaved({"render-fleet": lambda a=argv: run_quiet(a)}, repeat)
+        wall = summary(samples["render-fleet"])
+        rows[str(count)] = {
+            "clusters": count,
+            "wall": wall,
+            "per_cluster_ms": wall["median"] / count * 1000,
+        }
+    largest = max(sizes)
+    files = [str(p) for p in write_fleet(work / f"settings-{largest}", largest)]
+    memory = memory_of(["render-fleet", *files, "--stdout"])
+    return {
+        "sizes": rows,
+        "memory_largest": {"clusters": largest, **memory},
+        "target_mib": TARGETS["fleet_2000_max_rss_mib"],
+        "met": largest < 2000 or memory["python_mib"] <= TARGETS["fleet_2000_max_rss_mib"],
     }
 
 
@@ -262,24 +330,30 @@ def _batches(files: list[str]) -> list[dict[str, Any]]:
 
 
 def startup(runs: int, work: Path) -> dict[str, Any]:
-    """``--help`` and ``validate`` as subprocess wall time; import-time top offenders."""
+    """``--help``, ``--version`` and ``validate`` as subprocess wall time; import profile."""
     del work
     samples = interleaved(
         {
             "scs-templates --help": lambda: run_quiet([CLI, "--help"]),
+            "scs-templates --version": lambda: run_quiet([CLI, "--version"]),
             "scs-templates validate": lambda: run_quiet([CLI, "validate", str(MINIMAL)]),
             "python -c pass (floor)": lambda: run_quiet([PYTHON, "-c", "pass"]),
         },
         runs,
     )
     result = {name: summary(values) for name, values in samples.items()}
-    help_s = result["scs-templates --help"]["median"]
-    validate_s = result["scs-templates validate"]["median"]
+    checks = {
+        "help": result["scs-templates --help"]["median"] <= TARGETS["help_seconds"],
+        "version": result["scs-templates --version"]["median"] <= TARGETS["version_seconds"],
+        "validate": result["scs-templates validate"]["median"] <= TARGETS["validate_seconds"],
+    }
     return {
         "parts": result,
         "help_target": TARGETS["help_seconds"],
+        "version_target": TARGETS["version_seconds"],
         "validate_target": TARGETS["validate_seconds"],
-        "met": help_s <= TARGETS["help_seconds"] and validate_s <= TARGETS["validate_seconds"],
+        "checks": checks,
+        "met": all(checks.values()),
         "importtime_validate": importtime(["validate", str(MINIMAL)]),
         "importtime_render": importtime(["render", str(MINIMAL)]),
     }
@@ -307,6 +381,118 @@ def importtime(argv: list[str], top: int = 12) -> list[dict[str, Any]]:
             )
     rows.sort(key=lambda r: r["cumulative_ms"], reverse=True)
     return rows[:top]
+
+
+# --------------------------------------------------------------------------- 4b. breakdown
+
+# One `render` done step by step in a fresh interpreter, each step timed in process. The
+# imports come in the order the CLI needs them, so each line is what that step ADDS.
+_PHASES = """
+import json, sys, time
+clock = time.perf_counter
+marks = [("start", clock())]
+def mark(name):
+    marks.append((name, clock()))
+import argparse
+from scs_templates.cli.main import build_parser, modules_for
+argv = ["render", sys.argv[1]]
+args = build_parser(modules_for(argv)).parse_args(argv)
+mark("CLI: argparse, the render command's parser")
+import pydantic, pydantic.main, pydantic.types, pydantic.fields
+mark("import pydantic")
+import scs_templates.settings
+mark("import scs_templates.settings (model classes, deferred build)")
+import ruamel.yaml
+mark("import ruamel.yaml")
+import scs_templates.render
+mark("import scs_templates.render (helm runner, charts, values)")
+from scs_templates.cli.common import load
+loaded = load(args.settings)
+mark("load + validate the settings file")
+from scs_templates.values import build_values
+values = build_values(loaded.settings)
+mark("build_values")
+from scs_templates.charts import chart_for
+chart = chart_for(loaded.settings.spec.provider)
+mark("chart_for")
+from scs_templates.helm import Helm
+from scs_templates.render import kube_version_of
+helm = Helm()
+mark("Helm() (binary lookup, version from the on-disk memo)")
+text = helm.template(loaded.settings.metadata.name, chart.path,
+    namespace=loaded.settings.metadata.namespace, values=values,
+    kube_version=kube_version_of(loaded.settings))
+mark("helm template (subprocess)")
+sys.stdout.write(text); sys.stdout.flush()
+mark("write the output")
+print(json.dumps([[n, t] for n, t in marks]), file=sys.stderr)
+"""
+
+
+def breakdown(runs: int, work: Path) -> dict[str, Any]:
+    """Where one ``render`` of the minimal example goes, including what the in-process
+    clock cannot see: interpreter start, interpreter teardown (what the console script's
+    fast exit saves) and bytecode compilation (a source tree without ``__pycache__`` under
+    ``PYTHONDONTWRITEBYTECODE``, as in a fresh CI checkout)."""
+    import os
+    import shutil
+    import statistics
+
+    package = REPO / "scs_templates"
+    compiled = work / "compiled"
+    uncompiled = work / "uncompiled"
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(package, compiled / "scs_templates", ignore=ignore)
+    shutil.copytree(package, uncompiled / "scs_templates", ignore=ignore)
+    # The charts and schema the package finds next to itself in a checkout.
+    for tree in (compiled, uncompiled):
+        for name in ("charts", "schemas"):
+            (tree / name).symlink_to(REPO / name)
+    run_quiet([PYTHON, "-m", "compileall", "-q", str(compiled / "scs_templates")])
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    no_bytecode = dict(base, PYTHONDONTWRITEBYTECODE="1")
+    fast_exit = "from scs_templates.cli.main import run; run()"
+    normal_exit = "import sys; from scs_templates.cli.main import main; sys.exit(main())"
+    argv = ["render", str(MINIMAL)]
+
+    def with_path(tree: Path, code: str) -> Callable[[], object]:
+        env = dict(no_bytecode, PYTHONPATH=str(tree))
+        return lambda: run_quiet([PYTHON, "-c", code, *argv], env=env)
+
+    phases: list[list[tuple[str, float]]] = []
+
+    def in_process() -> None:
+        done = run_quiet(
+            [PYTHON, "-c", _PHASES, str(MINIMAL)], env=dict(no_bytecode, PYTHONPATH=str(compiled))
+        )
+        phases.append([(n, t) for n, t in json.loads(done.stderr.decode().splitlines()[-1])])
+
+    samples = interleaved(
+        {
+            "python -c pass": lambda: run_quiet([PYTHON, "-c", "pass"]),
+            "render, fast exit (the console script)": with_path(compiled, fast_exit),
+            "render, normal interpreter exit": with_path(compiled, normal_exit),
+            "render, no bytecode (compiles every module)": with_path(uncompiled, fast_exit),
+            "phases": in_process,
+        },
+        runs,
+    )
+    result = {name: summary(values) for name, values in samples.items() if name != "phases"}
+    steps: dict[str, list[float]] = {}
+    for run in phases:
+        for (_, before), (name, after) in itertools.pairwise(run):
+            steps.setdefault(name, []).append(after - before)
+    median = {name: statistics.median(values) for name, values in steps.items()}
+    fast = result["render, fast exit (the console script)"]["median"]
+    return {
+        "parts": result,
+        "steps": median,
+        "interpreter_start": result["python -c pass"]["median"],
+        "teardown": result["render, normal interpreter exit"]["median"] - fast,
+        "bytecode_compilation": result["render, no bytecode (compiles every module)"]["median"]
+        - fast,
+        "met": None,
+    }
 
 
 # --------------------------------------------------------------------------- 5. memory
@@ -403,15 +589,25 @@ def rollout(runs: int, work: Path) -> dict[str, Any]:
 Case = Callable[[int, Path], dict[str, Any]]
 
 
-def all_cases(fleet_size: int) -> dict[str, Case]:
-    return {
+def all_cases(
+    fleet_sizes: tuple[int, ...] = FLEET_SIZES, scaling_sizes: tuple[int, ...] = SCALING_SIZES
+) -> dict[str, Case]:
+    cases: dict[str, Case] = {
         "render_cli": render_cli,
         "library": library,
-        "fleet": lambda runs, work: fleet(runs, work, fleet_size),
-        "startup": startup,
-        "memory": memory,
-        "rollout": rollout,
     }
+    for count in fleet_sizes:
+        cases[f"fleet_{count}"] = lambda runs, work, count=count: fleet(runs, work, count)
+    cases.update(
+        {
+            "fleet_scaling": lambda runs, work: fleet_scaling(runs, work, scaling_sizes),
+            "startup": startup,
+            "breakdown": breakdown,
+            "memory": memory,
+            "rollout": rollout,
+        }
+    )
+    return cases
 
 
 def run_case(case: Case, runs: int) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Run the benchmarks of docs/performance.md: ``make bench`` or ``python bench/run.py``.
 
 Prints one table and writes ``bench/results/latest.json`` (gitignored). ``--quick`` is a
-smoke run (2 runs per side, a fleet of 20): its numbers are NOT the documented ones.
+smoke run (2 runs per side, fleets of 20): its numbers are NOT the documented ones.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.cases import all_cases, run_case
+from bench.cases import FLEET_SIZES, SCALING_SIZES, all_cases, run_case
 from bench.report import table
 from bench.timing import machine
 
@@ -26,15 +26,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smoke run: few runs, small fleet")
     parser.add_argument("--runs", type=int, help="runs per side (default 7, quick 2)")
-    parser.add_argument("--fleet-size", type=int, help="clusters in the fleet (default 100)")
+    parser.add_argument(
+        "--fleet-size",
+        type=int,
+        action="append",
+        help="clusters of a fleet compared with helmfile and the helm loop (repeatable; "
+        "default 100 and 500)",
+    )
+    parser.add_argument(
+        "--scaling-size",
+        type=int,
+        action="append",
+        help="clusters of a fleet in the per-cluster cost (repeatable; default 10, 100, 500, 2000)",
+    )
     parser.add_argument(
         "--only", action="append", metavar="CASE", help="run only this case (repeatable)"
     )
     parser.add_argument("--output", type=Path, default=RESULTS / "latest.json")
     args = parser.parse_args(argv)
     runs = args.runs or (2 if args.quick else 7)
-    fleet_size = args.fleet_size or (20 if args.quick else 100)
-    cases = all_cases(fleet_size)
+    fleet_sizes = tuple(args.fleet_size or ((20,) if args.quick else FLEET_SIZES))
+    scaling = tuple(args.scaling_size or ((5, 20) if args.quick else SCALING_SIZES))
+    cases = all_cases(fleet_sizes, scaling)
     selected = args.only or list(cases)
     unknown = sorted(set(selected) - set(cases))
     if unknown:

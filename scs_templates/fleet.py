@@ -45,7 +45,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -146,17 +146,38 @@ class Batch:
     umbrella: bool
 
 
-def _prepare(index: int, settings: ClusterSettings, secrets: Mapping[str, str] | None) -> _Cluster:
+def _prepare(
+    index: int,
+    settings: ClusterSettings,
+    secrets: Mapping[str, str] | None,
+    chart: ChartRef | None = None,
+) -> _Cluster:
     return _Cluster(
         index=index,
         release=settings.metadata.name,
         namespace=settings.metadata.namespace,
-        chart=chart_for(settings.spec.provider),
+        chart=chart if chart is not None else chart_for(settings.spec.provider),
         kube_version=kube_version_of(settings),
         values=build_values(settings, secrets=secrets),
         sensitive=tuple(secrets.values()) if secrets else (),
         contains_secrets=secrets is not None,
     )
+
+
+def _batch_size(count: int, jobs: int) -> int:
+    """Clusters per umbrella: about a multiple of ``jobs`` batches, at most MAX_BATCH each."""
+    if jobs < 1:
+        raise ValueError("jobs must be at least 1")
+    rounds = max(1, math.ceil(count / (jobs * MAX_BATCH)))
+    return max(1, math.ceil(count / (jobs * rounds)))
+
+
+def _group_key(chart: ChartRef, namespace: str, kube_version: str) -> tuple[Path, str, str] | None:
+    """Clusters with the same key may share an umbrella; None: the chart cannot be batched."""
+    traits = chart_traits(Path(chart.path))
+    if not traits.batchable:
+        return None
+    return (Path(chart.path), namespace, kube_version if traits.uses_kube_version else "")
 
 
 def plan_batches(clusters: Sequence[tuple[ChartRef, str, str]], *, jobs: int) -> list[Batch]:
@@ -168,20 +189,16 @@ def plan_batches(clusters: Sequence[tuple[ChartRef, str, str]], *, jobs: int) ->
     ``jobs`` parallel helm processes get about the same work. Charts that cannot be batched
     give one plain batch per cluster.
     """
-    if jobs < 1:
-        raise ValueError("jobs must be at least 1")
-    rounds = max(1, math.ceil(len(clusters) / (jobs * MAX_BATCH)))
-    size = max(1, math.ceil(len(clusters) / (jobs * rounds)))
+    size = _batch_size(len(clusters), jobs)
     groups: dict[tuple[Path, str, str], list[int]] = {}
     plain: list[Batch] = []
     charts: dict[Path, ChartRef] = {}
     for index, (chart, namespace, kube_version) in enumerate(clusters):
-        traits = chart_traits(Path(chart.path))
-        if not traits.batchable:
+        key = _group_key(chart, namespace, kube_version)
+        if key is None:
             plain.append(Batch(chart, namespace, kube_version, (index,), umbrella=False))
             continue
-        charts[Path(chart.path)] = chart
-        key = (Path(chart.path), namespace, kube_version if traits.uses_kube_version else "")
+        charts[key[0]] = chart
         groups.setdefault(key, []).append(index)
     batches: list[Batch] = []
     for (path, namespace, _), members in groups.items():
@@ -195,6 +212,38 @@ def plan_batches(clusters: Sequence[tuple[ChartRef, str, str]], *, jobs: int) ->
     batches.extend(plain)
     batches.sort(key=lambda b: len(b.members), reverse=True)
     return batches
+
+
+def _stream_batches(clusters: Iterable[_Cluster], *, expected: int, jobs: int) -> Iterator[Batch]:
+    """:func:`plan_batches` for clusters that are still arriving (files still loading).
+
+    A group's batch is handed out as soon as it holds the batch size for ``expected``
+    clusters, so helm starts while the rest loads; what is left at the end follows, largest
+    first. Batches differ from :func:`plan_batches` only in where groups are cut, which
+    never changes a cluster's output.
+    """
+    size = _batch_size(expected, jobs)
+    groups: dict[tuple[Path, str, str], list[_Cluster]] = {}
+    for cluster in clusters:
+        key = _group_key(cluster.chart, cluster.namespace, cluster.kube_version)
+        if key is None:
+            yield Batch(
+                cluster.chart, cluster.namespace, cluster.kube_version, (cluster.index,), False
+            )
+            continue
+        members = groups.setdefault(key, [])
+        members.append(cluster)
+        if len(members) >= size:
+            yield _umbrella_batch(groups.pop(key))
+    for members in sorted(groups.values(), key=len, reverse=True):
+        yield _umbrella_batch(members)
+
+
+def _umbrella_batch(members: Sequence[_Cluster]) -> Batch:
+    first = members[0]
+    return Batch(
+        first.chart, first.namespace, first.kube_version, tuple(c.index for c in members), True
+    )
 
 
 def write_umbrella(directory: Path, chart: ChartRef, aliases: Sequence[str]) -> Path:
@@ -310,27 +359,49 @@ def _run_batch(helm: Helm, batch: Batch, clusters: Sequence[_Cluster]) -> dict[i
 
 
 def _render(
-    settings_list: Sequence[ClusterSettings],
+    settings_list: Iterable[ClusterSettings],
     jobs: int | None,
     helm: Helm | None,
     secrets: Sequence[Mapping[str, str] | None] | None,
     finish: Callable[[_Cluster, str], _T],
+    expected: int | None = None,
 ) -> list[_T]:
     """Prepare, batch and render; ``finish`` turns each cluster's text into the result.
 
-    ``finish`` runs in the calling thread as soon as a batch is done, while helm still
-    renders the others (parsing is pure Python, ~10 ms per cluster).
+    With ``expected`` (the number of clusters ``settings_list`` will yield), batches start
+    while the rest is still produced (e.g. loaded from files); otherwise the whole fleet is
+    planned first. ``finish`` runs in the calling thread as soon as a batch is done, while
+    helm still renders the others (parsing is pure Python, ~10 ms per cluster).
     """
-    if secrets is not None and len(secrets) != len(settings_list):
-        raise ValueError("secrets must hold one entry per cluster")
-    if not settings_list:
-        return []
+    if isinstance(settings_list, Sequence) and expected is None:
+        if secrets is not None and len(secrets) != len(settings_list):
+            raise ValueError("secrets must hold one entry per cluster")
+        if not settings_list:
+            return []
     workers = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
-    clusters = [
-        _prepare(i, s, secrets[i] if secrets is not None else None)
-        for i, s in enumerate(settings_list)
-    ]
-    batches = plan_batches([(c.chart, c.namespace, c.kube_version) for c in clusters], jobs=workers)
+    clusters: list[_Cluster] = []
+    charts: dict[str, ChartRef] = {}
+
+    def prepared() -> Iterator[_Cluster]:
+        for index, settings in enumerate(settings_list):
+            if secrets is not None and index >= len(secrets):
+                raise ValueError("secrets must hold one entry per cluster")
+            provider = settings.spec.provider
+            if provider not in charts:  # chart_for checks the chart sources on every call
+                charts[provider] = chart_for(provider)
+            secret = secrets[index] if secrets is not None else None
+            cluster = _prepare(index, settings, secret, charts[provider])
+            clusters.append(cluster)
+            yield cluster
+
+    batches: Iterable[Batch]
+    if expected is None:
+        prepared_all = list(prepared())
+        batches = plan_batches(
+            [(c.chart, c.namespace, c.kube_version) for c in prepared_all], jobs=workers
+        )
+    else:
+        batches = _stream_batches(prepared(), expected=expected, jobs=workers)
     runner = helm if helm is not None else Helm()
     results: dict[int, _T] = {}
 
@@ -338,51 +409,57 @@ def _render(
         for index, manifests in part.items():
             results[index] = finish(clusters[index], manifests)
 
-    if workers == 1 or len(batches) == 1:
+    if workers == 1 and expected is None:
         for batch in batches:
             collect(_run_batch(runner, batch, clusters))
     else:
-        with ThreadPoolExecutor(
-            max_workers=min(workers, len(batches)), thread_name_prefix="fleet"
-        ) as pool:
-            futures = [pool.submit(_run_batch, runner, b, clusters) for b in batches]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fleet") as pool:
+            futures = []
             try:
+                for batch in batches:
+                    futures.append(pool.submit(_run_batch, runner, batch, clusters))
                 for future in as_completed(futures):
                     collect(future.result())
             except BaseException:
                 for future in futures:
                     future.cancel()
                 raise
+    if secrets is not None and len(secrets) != len(clusters):
+        raise ValueError("secrets must hold one entry per cluster")
     return [results[c.index] for c in clusters]
 
 
 def render_fleet(
-    settings_list: Sequence[ClusterSettings],
+    settings_list: Iterable[ClusterSettings],
     *,
     jobs: int | None = None,
     helm: Helm | None = None,
     secrets: Sequence[Mapping[str, str] | None] | None = None,
+    expected: int | None = None,
 ) -> list[RenderResult]:
     """Render many clusters, results in input order, each equal to ``render`` of it alone.
 
     ``jobs``: parallel helm processes (default: the CPU count); the fleet is cut into about
     that many umbrella batches (more for large fleets, see :data:`MAX_BATCH`). ``secrets``,
     if given, holds one entry per cluster (as in :func:`~scs_templates.render.render_many`).
+    ``expected``: how many clusters ``settings_list`` (an iterator, e.g. of files being
+    loaded) will yield; helm then starts on full batches while it still yields.
     Raises :class:`~scs_templates.helm.HelmError` naming the first failing cluster.
     """
-    return _render(settings_list, jobs, helm, secrets, _result)
+    return _render(settings_list, jobs, helm, secrets, _result, expected)
 
 
 def render_fleet_manifests(
-    settings_list: Sequence[ClusterSettings],
+    settings_list: Iterable[ClusterSettings],
     *,
     jobs: int | None = None,
     helm: Helm | None = None,
     secrets: Sequence[Mapping[str, str] | None] | None = None,
+    expected: int | None = None,
 ) -> list[str]:
     """Like :func:`render_fleet`, but only each cluster's ``manifests`` text (not parsed).
 
     For callers that print or store helm's bytes (``render-fleet --stdout``): parsing the
     documents costs as much CPU as helm's rendering of them.
     """
-    return _render(settings_list, jobs, helm, secrets, lambda _cluster, text: text)
+    return _render(settings_list, jobs, helm, secrets, lambda _cluster, text: text, expected)

@@ -110,8 +110,8 @@ def test_fleet_error_names_the_cluster(helm3: Path, monkeypatch: pytest.MonkeyPa
     settings = mixed_fleet(6)
     original = fleet._prepare
 
-    def broken(index: int, one: ClusterSettings, secrets: Any) -> Any:
-        cluster = original(index, one, secrets)
+    def broken(index: int, one: ClusterSettings, secrets: Any, *rest: Any) -> Any:
+        cluster = original(index, one, secrets, *rest)
         if index == 4:
             cluster.values["controlPlane"]["replicas"] = "three"  # violates the chart schema
         return cluster
@@ -121,6 +121,58 @@ def test_fleet_error_names_the_cluster(helm3: Path, monkeypatch: pytest.MonkeyPa
         fleet.render_fleet(settings, jobs=2)
     assert f"helm template {settings[4].metadata.name} failed" in str(raised.value)
     assert "replicas" in str(raised.value)
+
+
+@pytest.mark.helm
+def test_fleet_starts_helm_while_settings_still_arrive(
+    helm3: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``expected``, a full batch goes to helm before the input is exhausted; the
+    results are the same as for the whole list at once."""
+    settings = [s for s in mixed_fleet(40) if s.spec.provider == "openstack"]
+    settings = [s for s in settings if s.metadata.namespace == settings[0].metadata.namespace]
+    consumed: list[int] = []
+    started_after: list[int] = []
+    original = fleet._run_batch
+
+    def recording(helm: Any, batch: fleet.Batch, clusters: Any) -> Any:
+        started_after.append(len(consumed))
+        return original(helm, batch, clusters)
+
+    def arriving() -> Any:
+        for one in settings:
+            consumed.append(1)
+            yield one
+
+    monkeypatch.setattr(fleet, "_run_batch", recording)
+    texts = fleet.render_fleet_manifests(arriving(), jobs=2, expected=len(settings))
+    assert len(settings) >= 6 and len(started_after) >= 2
+    assert started_after[0] < len(settings)  # helm ran before the last settings arrived
+    assert texts == fleet.render_fleet_manifests(settings, jobs=2)
+
+
+def test_stream_batches_cut_full_groups_first(tmp_path: Path) -> None:
+    a = _chart(tmp_path, "a", "x: {{ .Values.x }}\n")
+    c = _chart(tmp_path, "c", "n: {{ .Release.Name }}\n")
+    clusters = [
+        fleet._Cluster(i, f"c{i}", f"ns{i % 2}", c if i == 5 else a, "v1.33.5", {}, (), False)
+        for i in range(12)
+    ]
+    order: list[tuple[int, ...]] = []
+    seen: list[int] = []
+    arrived_at: list[int] = []
+
+    def arriving() -> Any:
+        for cluster in clusters:
+            seen.append(cluster.index)
+            yield cluster
+
+    for batch in fleet._stream_batches(arriving(), expected=12, jobs=2):  # batch size 6
+        order.append(batch.members)
+        arrived_at.append(len(seen))
+    assert sorted(i for members in order for i in members) == list(range(12))
+    assert order == [(5,), (0, 2, 4, 6, 8, 10), (1, 3, 7, 9, 11)]
+    assert arrived_at == [6, 11, 12]  # at once (not batchable), when full, at the end
 
 
 def test_empty_fleet() -> None:
@@ -239,8 +291,10 @@ def test_cli_render_fleet_input_errors(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 2 and "is also defined in" in err
     bad = tmp_path / "bad.yaml"
     bad.write_text(json.dumps({"apiVersion": "nope"}))
-    code, _, err = cli(capsys, "render-fleet", good, str(bad), "--stdout")
-    assert code == 2 and "bad.yaml" in err
+    code, out, err = cli(capsys, "render-fleet", good, str(bad), "--stdout")
+    assert code == 2 and "bad.yaml" in err and out == ""
+    code, out, err = cli(capsys, "render-fleet", str(bad), good, good, "--stdout")
+    assert code == 2 and "bad.yaml" in err and "is also defined in" not in err and out == ""
     with pytest.raises(SystemExit) as exited:  # -o or --stdout is required
         main(["render-fleet", good])
     assert exited.value.code == 2
@@ -260,14 +314,17 @@ def test_bench_harness_smoke(helm3: Path, tmp_path: Path) -> None:
     except ToolNotFoundError as error:
         skip_or_fail(f"helmfile is not installed: {error}")
     results: dict[str, Any] = {}
-    for name, case in cases.all_cases(fleet_size=3).items():
+    for name, case in cases.all_cases(fleet_sizes=(3,), scaling_sizes=(2, 3)).items():
         work = tmp_path / name
         work.mkdir()
         results[name] = case(1, work)
     assert results["render_cli"]["byte_identical"] is True
+    assert set(results["render_cli"]["examples"]) == {p.name for p in EXAMPLES}
     assert set(results["library"]["parts"]) >= {"render()", "Helm.template()"}
-    assert all(results["fleet"]["equal_outputs"].values())
-    assert results["startup"]["parts"]["scs-templates --help"]["runs"] == 1
+    assert all(results["fleet_3"]["equal_outputs"].values())
+    assert set(results["fleet_scaling"]["sizes"]) == {"2", "3"}
+    assert results["startup"]["parts"]["scs-templates --version"]["runs"] == 1
+    assert "helm template (subprocess)" in results["breakdown"]["steps"]
     assert results["memory"]["python_mib"] > 0
     assert results["rollout"]["spurious_total"] == 0
     for result in results.values():
@@ -277,4 +334,4 @@ def test_bench_harness_smoke(helm3: Path, tmp_path: Path) -> None:
     from bench.timing import machine
 
     text = table({"machine": machine(), "runs": 1, "quick": True, "cases": results})
-    assert "1. CLI render" in text and "6. rollout" in text
+    assert "1. render" in text and "6. breakdown" in text and "8. rollout" in text

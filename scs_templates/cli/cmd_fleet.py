@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Iterator
+
+    from scs_templates.settings.model import ClusterSettings
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -70,35 +73,49 @@ def _positive(text: str) -> int:
 
 
 def run_render_fleet(args: argparse.Namespace) -> int:
+    """Files are loaded while helm already renders the first full batches; nothing is
+    printed or written before every file has loaded and no cluster is defined twice."""
     from scs_templates.cli.cmd_render import write_stdout
-    from scs_templates.cli.common import load_many
+    from scs_templates.cli.common import load_each
+    from scs_templates.errors import ScsTemplatesError
+    from scs_templates.fleet import render_fleet, render_fleet_manifests
+    from scs_templates.settings import Problem, SettingsError
 
-    fleet_settings = [loaded.settings for loaded in load_many(args.settings)]
-
+    problems: list[Problem] = []
     seen: dict[tuple[str, str], str] = {}
-    invalid = False
-    for path, settings in zip(args.settings, fleet_settings, strict=True):
-        key = (settings.metadata.namespace, settings.metadata.name)
-        if key in seen:
-            print(
-                f"{path}: cluster {key[0]}/{key[1]} is also defined in {seen[key]}",
-                file=sys.stderr,
-            )
-            invalid = True
-        seen.setdefault(key, path)
-    if invalid:
+    duplicates: list[str] = []
+
+    def fleet_settings() -> Iterator[ClusterSettings]:
+        for loaded in load_each(args.settings, problems):
+            key = (loaded.settings.metadata.namespace, loaded.settings.metadata.name)
+            if key in seen:
+                duplicates.append(
+                    f"{loaded.file}: cluster {key[0]}/{key[1]} is also defined in {seen[key]}"
+                )
+                continue
+            seen[key] = loaded.file
+            yield loaded.settings
+
+    # --stdout: helm's bytes only, no need to parse the documents
+    render = render_fleet_manifests if args.stdout else render_fleet
+    try:
+        results: list[Any] = render(fleet_settings(), jobs=args.jobs, expected=len(args.settings))
+    except ScsTemplatesError:
+        if not (problems or duplicates):
+            raise
+        results = []  # bad input is reported first, as when it stopped the render
+    if problems:
+        raise SettingsError(problems)
+    if duplicates:
+        for line in duplicates:
+            print(line, file=sys.stderr)
         return 2
-
-    if args.stdout:  # helm's bytes only: no need to parse the documents
-        from scs_templates.fleet import render_fleet_manifests
-
-        write_stdout("".join(render_fleet_manifests(fleet_settings, jobs=args.jobs)))
+    if args.stdout:
+        write_stdout("".join(results))
         return 0
 
-    from scs_templates.fleet import render_fleet
     from scs_templates.render import write_manifests
 
-    results = render_fleet(fleet_settings, jobs=args.jobs)
     directory: Path = args.output_dir
     total = 0
     for result in results:

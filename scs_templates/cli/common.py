@@ -8,7 +8,7 @@ Warnings never fail a command; they go to stderr, one line each.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -31,12 +31,11 @@ def load(path: str) -> LoadedSettings:
     return loaded
 
 
-def load_many(paths: Iterable[str]) -> list[LoadedSettings]:
-    """Load several files; one SettingsError with the problems of ALL invalid files."""
+def load_each(paths: Iterable[str], problems: list[Problem]) -> Iterator[LoadedSettings]:
+    """Load files one by one, as the caller consumes them (so work on the first files can
+    start while the rest loads); the problems of invalid files go to ``problems``."""
     from scs_templates.settings import SettingsError, load_settings
 
-    found: list[LoadedSettings] = []
-    problems: list[Problem] = []
     for path in paths:
         try:
             loaded = load_settings(path)
@@ -44,7 +43,15 @@ def load_many(paths: Iterable[str]) -> list[LoadedSettings]:
             problems.extend(error.problems)
             continue
         print_warnings(loaded)
-        found.append(loaded)
+        yield loaded
+
+
+def load_many(paths: Iterable[str]) -> list[LoadedSettings]:
+    """Load several files; one SettingsError with the problems of ALL invalid files."""
+    from scs_templates.settings import SettingsError
+
+    problems: list[Problem] = []
+    found = list(load_each(paths, problems))
     if problems:
         raise SettingsError(problems)
     return found
