@@ -456,20 +456,23 @@ def breakdown(runs: int, work: Path) -> dict[str, Any]:
     argv = ["render", str(MINIMAL)]
 
     def with_path(tree: Path, code: str) -> Callable[[], object]:
+        # cwd: `python -c` puts the current directory first on sys.path
         env = dict(no_bytecode, PYTHONPATH=str(tree))
-        return lambda: run_quiet([PYTHON, "-c", code, *argv], env=env)
+        return lambda: run_quiet([PYTHON, "-c", code, *argv], env=env, cwd=tree)
 
     phases: list[list[tuple[str, float]]] = []
 
     def in_process() -> None:
         done = run_quiet(
-            [PYTHON, "-c", _PHASES, str(MINIMAL)], env=dict(no_bytecode, PYTHONPATH=str(compiled))
+            [PYTHON, "-c", _PHASES, str(MINIMAL)],
+            env=dict(no_bytecode, PYTHONPATH=str(compiled)),
+            cwd=compiled,
         )
         phases.append([(n, t) for n, t in json.loads(done.stderr.decode().splitlines()[-1])])
 
     samples = interleaved(
         {
-            "python -c pass": lambda: run_quiet([PYTHON, "-c", "pass"]),
+            "python -c pass": lambda: run_quiet([PYTHON, "-c", "pass"], cwd=compiled),
             "render, fast exit (the console script)": with_path(compiled, fast_exit),
             "render, normal interpreter exit": with_path(compiled, normal_exit),
             "render, no bytecode (compiles every module)": with_path(uncompiled, fast_exit),

@@ -46,7 +46,11 @@ def summary(samples: Sequence[float]) -> dict[str, Any]:
 
 
 def run_quiet(
-    argv: Sequence[str], *, env: Mapping[str, str] | None = None, stdout: int | None = None
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    stdout: int | None = None,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run a command, output discarded (or piped), failing loudly on a non-zero exit."""
     done = subprocess.run(
@@ -54,6 +58,7 @@ def run_quiet(
         stdout=subprocess.DEVNULL if stdout is None else stdout,
         stderr=subprocess.PIPE,
         env=None if env is None else dict(env),
+        cwd=cwd,
         check=False,
     )
     if done.returncode != 0:
