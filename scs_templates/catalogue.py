@@ -66,6 +66,14 @@ TEMPLATES: tuple[Template, ...] = (
         when_to_use="Mixed workloads: GPU or large-memory nodes, nodes per zone, "
         "autoscaled burst capacity next to a fixed base.",
     ),
+    Template(
+        name="clusterclass",
+        description="The multi-md cluster as a Cluster API topology: one ClusterClass per "
+        "provider and scs-templates release, and a Cluster with spec.topology (version, "
+        "control plane, one machineDeployment per worker group, variables).",
+        when_to_use="Management clusters that let Cluster API's topology controller "
+        "reconcile and roll clusters (feature gate ClusterTopology), fleets managed by GitOps.",
+    ),
 )
 
 PROVIDERS: tuple[Provider, ...] = (

@@ -165,6 +165,30 @@ def installed_kubernetes_version(
     return None
 
 
+#: The template whose clusters are Cluster API topologies (a ClusterClass owns their objects).
+TOPOLOGY_TEMPLATE = "clusterclass"
+
+
+def check_template_change(installed_values: Mapping[str, Any], wanted: str, release: str) -> None:
+    """Refuse to switch an installed cluster between a classic template and ``clusterclass``.
+
+    The two own the same machines through different objects (classic: the release's
+    KubeadmControlPlane and MachineDeployments; topology: the ones the topology controller
+    creates from the ClusterClass). An upgrade of one into the other would delete the running
+    control plane and build a new one. Switching between ``simple`` and ``multi-md`` is fine.
+    """
+    section = installed_values.get("cluster")
+    installed = section.get("template") if isinstance(section, Mapping) else None
+    if not isinstance(installed, str) or not installed:
+        return
+    if (installed == TOPOLOGY_TEMPLATE) != (wanted == TOPOLOGY_TEMPLATE):
+        raise InputError(
+            f"refusing to switch {release} from template {installed!r} to {wanted!r}: a "
+            "cluster cannot move between the clusterclass template and the classic ones "
+            f"(spec.template); keep {installed!r} or create a new cluster"
+        )
+
+
 def check_version_change(installed: KubernetesVersion | None, wanted: KubernetesVersion) -> None:
     """Refuse to skip a minor version or to go back; InputError (exit 2) with the way out.
 
@@ -325,6 +349,11 @@ def install(
         )
     previous: KubernetesVersion | None = None
     if runner.status(target.release, namespace=target.namespace) is not None:
+        check_template_change(
+            runner.get_values(target.release, namespace=target.namespace),
+            settings.spec.template,
+            target.release,
+        )
         previous = installed_kubernetes_version(runner, target)
         check_version_change(previous, wanted)
     chart = chart_for(settings.spec.provider)

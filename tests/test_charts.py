@@ -363,28 +363,50 @@ def test_every_object_renders_and_is_crd_valid(
         "OpenStackMachineTemplate" if provider == "openstack" else "DockerMachineTemplate"
     )
     creates_secret = provider == "openstack" and settings_.spec.openstack.credentials_secret is None
-    assert kinds["Cluster"] == kinds["KubeadmControlPlane"] == 1
-    assert kinds[machine_template] == groups + 1
-    assert kinds["KubeadmConfigTemplate"] == kinds["MachineDeployment"] == groups
-    assert kinds["MachineHealthCheck"] == groups + 1
+    topology = settings_.spec.template == "clusterclass"
     assert kinds["Secret"] == (1 if creates_secret else 0)
-    assert set(kinds) <= {
-        "Cluster",
-        "KubeadmControlPlane",
-        "KubeadmConfigTemplate",
-        "MachineDeployment",
-        "MachineHealthCheck",
-        *EXPECTED_KINDS[provider],
-    }
+    if topology:
+        # the class and its templates; the topology controller creates the rest
+        infra_cluster = "OpenStackCluster" if provider == "openstack" else "DockerCluster"
+        assert kinds["Cluster"] == kinds["ClusterClass"] == 1
+        assert kinds["KubeadmControlPlaneTemplate"] == kinds[f"{infra_cluster}Template"] == 1
+        assert kinds[machine_template] == 2 and kinds["KubeadmConfigTemplate"] == 1
+        assert set(kinds) <= {
+            "Cluster",
+            "ClusterClass",
+            "KubeadmControlPlaneTemplate",
+            "KubeadmConfigTemplate",
+            f"{infra_cluster}Template",
+            machine_template,
+            "Secret",
+        }
+    else:
+        assert kinds["Cluster"] == kinds["KubeadmControlPlane"] == 1
+        assert kinds[machine_template] == groups + 1
+        assert kinds["KubeadmConfigTemplate"] == kinds["MachineDeployment"] == groups
+        assert kinds["MachineHealthCheck"] == groups + 1
+        assert set(kinds) <= {
+            "Cluster",
+            "KubeadmControlPlane",
+            "KubeadmConfigTemplate",
+            "MachineDeployment",
+            "MachineHealthCheck",
+            *EXPECTED_KINDS[provider],
+        }
 
     for obj in objs:
         meta = obj["metadata"]
         assert DNS_LABEL.match(meta["name"]) and len(meta["name"]) <= 63, meta["name"]
         assert meta["namespace"] == settings_.metadata.namespace
-        assert meta["labels"]["scs.community/cluster"] == settings_.name
+        class_object = topology and obj["kind"] not in ("Cluster", "Secret")
+        if class_object:  # shared by the clusters of the namespace: no cluster label
+            assert "scs.community/cluster" not in meta["labels"]
+            assert meta["labels"]["scs.community/cluster-class"]
+        else:
+            assert meta["labels"]["scs.community/cluster"] == settings_.name
         assert meta["labels"]["app.kubernetes.io/managed-by"] == "Helm"
         assert not any(k.startswith("helm.sh/") for k in meta["labels"])
-        immutable = obj["kind"] in (machine_template, "KubeadmConfigTemplate")
+        immutable = not topology and obj["kind"] in (machine_template, "KubeadmConfigTemplate")
         assert (meta.get("annotations", {}).get("helm.sh/resource-policy") == "keep") == immutable
     assert "# Source:" in text  # sanity: this is helm output
     if creates_secret:

@@ -20,7 +20,7 @@ from scs_templates.settings.versions import DEFAULT_VERSION
 API_VERSION = "scs-templates.scs.community/v1alpha1"
 KIND = "ClusterSettings"
 
-TEMPLATES = ("simple", "multi-md")
+TEMPLATES = ("simple", "multi-md", "clusterclass")
 PROVIDERS = ("openstack", "docker")
 
 # DNS-1123 label: lower-case alphanumerics and '-', starting and ending alphanumeric.
@@ -764,10 +764,12 @@ class Kubernetes(_Model):
 
 
 class Spec(_Model):
-    template: Literal["simple", "multi-md"] = Field(
+    template: Literal["simple", "multi-md", "clusterclass"] = Field(
         default="simple",
-        description="Cluster template: `simple` (one worker group, the KaaS v1 shape) or "
-        "`multi-md` (any number of named worker groups).",
+        description="Cluster template: `simple` (one worker group, the KaaS v1 shape), "
+        "`multi-md` (any number of named worker groups) or `clusterclass` (any number of "
+        "worker groups as a Cluster API topology of the release's ClusterClass). An "
+        "installed cluster cannot switch between `clusterclass` and the other two.",
     )
     provider: Literal["openstack", "docker"] = Field(
         default="openstack", description="Infrastructure provider."

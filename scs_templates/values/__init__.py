@@ -40,6 +40,7 @@ __all__ = [
     "CLOUD_CONF_KEY",
     "REDACTED",
     "build_values",
+    "cluster_class_name",
     "credentials_secret_name",
     "server_groups",
 ]
@@ -144,6 +145,7 @@ def build_values(
             "template": spec.template,
             "provider": provider,
             "infraName": name(),
+            "className": cluster_class_name(provider),
         },
         "labels": {"scs.community/cluster": cluster, "app.kubernetes.io/managed-by": "Helm"},
         "kubernetes": {"version": version},
@@ -456,6 +458,20 @@ def _mirror(mirror: RegistryMirror) -> dict[str, Any]:
             for url in mirror.endpoints
         ],
     }
+
+
+def cluster_class_name(provider: str) -> str:
+    """The ClusterClass of the ``clusterclass`` template: ``scs-<provider>-v<chart version>``
+    (dots as dashes), e.g. ``scs-openstack-v0-1-0``.
+
+    One class per provider and release: the class and its templates are part of the chart,
+    so a release that changes them bumps the chart version and ships a class of a new name;
+    clusters move onto it only when their settings are installed with that release.
+    """
+    from scs_templates.charts import chart_version, provider_chart_name
+
+    version = chart_version(provider_chart_name(provider))
+    return naming.fit(f"scs-{provider}-v{version.replace('.', '-').replace('+', '-')}", 63)
 
 
 def credentials_secret_name(settings: ClusterSettings) -> str:

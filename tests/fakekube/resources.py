@@ -102,5 +102,12 @@ def default_resources() -> list[ResourceType]:
         ResourceType(INFRA, "v1beta1", "OpenStackMachineTemplate", "openstackmachinetemplates"),
         ResourceType(INFRA, "v1beta2", "DockerCluster", "dockerclusters", has_status=True),
         ResourceType(INFRA, "v1beta2", "DockerMachineTemplate", "dockermachinetemplates"),
+        # the clusterclass template's class and templates
+        ResourceType(CAPI, "v1beta2", "ClusterClass", "clusterclasses", has_status=True),
+        ResourceType(
+            CONTROLPLANE, "v1beta2", "KubeadmControlPlaneTemplate", "kubeadmcontrolplanetemplates"
+        ),
+        ResourceType(INFRA, "v1beta1", "OpenStackClusterTemplate", "openstackclustertemplates"),
+        ResourceType(INFRA, "v1beta2", "DockerClusterTemplate", "dockerclustertemplates"),
     ]
     return core + others

@@ -17,3 +17,14 @@ extraMounts:
   - containerPath: /var/run/docker.sock
     hostPath: /var/run/docker.sock
 {{- end -}}
+
+{{/* spec of the DockerCluster (classic) or of the class's DockerClusterTemplate patch
+(clusterclass): nothing to set. Context: root. */}}
+{{- define "provider.infraClusterSpec" -}}{}{{- end -}}
+
+{{/*
+Placeholders of the ClusterClass's own templates: the class's patches replace the whole
+spec from the cluster's variables (scs-cluster-common/templates/_topology.tpl).
+*/}}
+{{- define "provider.classMachineSpec" -}}{}{{- end -}}
+{{- define "provider.classClusterSpec" -}}{}{{- end -}}

@@ -35,3 +35,51 @@ serverMetadata:
 sshKeyName: {{ . | quote }}
 {{- end }}
 {{- end -}}
+
+{{/* spec of the OpenStackCluster (classic) or of the class's OpenStackClusterTemplate patch
+(clusterclass). Context: root. */}}
+{{- define "provider.infraClusterSpec" -}}
+identityRef:
+  type: Secret
+  name: {{ $.Values.openstack.credentials.secretName }}
+  cloudName: {{ $.Values.openstack.cloud | quote }}
+{{- with $.Values.openstack.externalNetworkID }}
+externalNetwork:
+  id: {{ . | quote }}
+{{- end }}
+{{- /* Without externalNetwork CAPO uses the one external network (KaaS v1 auto-detect). */}}
+managedSubnets:
+  - cidr: {{ $.Values.network.nodeCIDR | quote }}
+    dnsNameservers: {{ toJson $.Values.network.dnsServers }}
+{{- if gt (int64 $.Values.network.mtu) 0 }}
+networkMTU: {{ include "scs.int" $.Values.network.mtu }}
+{{- end }}
+managedSecurityGroups:
+  allowAllInClusterTraffic: true
+apiServerLoadBalancer:
+  enabled: true
+  provider: {{ $.Values.openstack.loadBalancerProvider | quote }}
+  {{- with $.Values.network.apiAllowedCIDRs }}
+  allowedCIDRs: {{ toJson . }}
+  {{- end }}
+{{- with $.Values.controlPlane.zones }}
+controlPlaneAvailabilityZones: {{ toJson . }}
+{{- end }}
+{{- end -}}
+
+{{/*
+Placeholders of the ClusterClass's own templates: the class's patches replace the whole
+spec from the cluster's variables (scs-cluster-common/templates/_topology.tpl), these only
+satisfy the CRDs' required fields and are never what a machine or network is built from.
+*/}}
+{{- define "provider.classMachineSpec" -}}
+image:
+  filter:
+    name: set-by-clusterclass-patch
+{{- end -}}
+{{- define "provider.classClusterSpec" -}}
+identityRef:
+  type: Secret
+  name: set-by-clusterclass-patch
+  cloudName: set-by-clusterclass-patch
+{{- end -}}

@@ -11,11 +11,15 @@ and defines these hooks (named templates, context: dict root machine role):
   provider.machineTemplateKind    e.g. OpenStackMachineTemplate
   provider.machineSpec            the machine template's spec.template.spec (YAML)
 "machine" is .Values.controlPlane or one entry of .Values.workers; "role" is
-"control-plane" or "worker".
+"control-plane" or "worker". With cluster.template "clusterclass" the topology objects are
+rendered instead (_topology.tpl, which needs three more hooks).
 */}}
 
 {{- define "scs.clusterApiObjects" -}}
 {{- $root := . -}}
+{{- if eq .Values.cluster.template "clusterclass" -}}
+{{- include "scs.topologyObjects" $root }}
+{{- else -}}
 {{- include "scs.cluster" $root }}
 ---
 {{- $cpInfra := include "scs.machineTemplateName" (dict "root" $root "machine" .Values.controlPlane "role" "control-plane") }}
@@ -35,6 +39,16 @@ and defines these hooks (named templates, context: dict root machine role):
 ---
 {{ include "scs.workerHealthCheck" $ctx }}
 {{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* Cluster.spec.clusterNetwork (classic and topology clusters). Context: root. */}}
+{{- define "scs.clusterNetwork" -}}
+pods:
+  cidrBlocks: {{ toJson .Values.network.podCIDRs }}
+services:
+  cidrBlocks: {{ toJson .Values.network.serviceCIDRs }}
+serviceDomain: {{ .Values.network.serviceDomain | quote }}
 {{- end -}}
 
 {{- define "scs.cluster" -}}
@@ -45,11 +59,7 @@ metadata:
   {{- include "scs.metadata" (dict "root" . "name" $v.cluster.name) | nindent 2 }}
 spec:
   clusterNetwork:
-    pods:
-      cidrBlocks: {{ toJson $v.network.podCIDRs }}
-    services:
-      cidrBlocks: {{ toJson $v.network.serviceCIDRs }}
-    serviceDomain: {{ $v.network.serviceDomain | quote }}
+    {{- include "scs.clusterNetwork" . | nindent 4 }}
   controlPlaneRef:
     {{- include "scs.ref" (dict "apiGroup" "controlplane.cluster.x-k8s.io" "kind" "KubeadmControlPlane" "name" $v.controlPlane.name) | nindent 4 }}
   infrastructureRef:
@@ -89,6 +99,35 @@ spec:
 {{- $root := .root -}}
 {{- $v := $root.Values -}}
 {{- $cp := $v.controlPlane -}}
+apiVersion: controlplane.cluster.x-k8s.io/v1beta2
+kind: KubeadmControlPlane
+metadata:
+  {{- include "scs.metadata" (dict "root" $root "name" $cp.name) | nindent 2 }}
+spec:
+  replicas: {{ include "scs.int" $cp.replicas }}
+  version: {{ $v.kubernetes.version }}
+  machineTemplate:
+    metadata:
+      labels:
+        {{- toYaml $v.labels | nindent 8 }}
+    spec:
+      infrastructureRef:
+        {{- include "scs.ref" (dict "apiGroup" "infrastructure.cluster.x-k8s.io" "kind" (include "provider.machineTemplateKind" $root) "name" .infraName) | nindent 8 }}
+      {{- with $cp.rollout.deletion }}
+      {{- include "scs.deletion" . | nindent 6 }}
+      {{- end }}
+  {{- include "scs.controlPlaneBody" $root | nindent 2 }}
+{{- end -}}
+
+{{/*
+spec of a KubeadmControlPlane without replicas, version and machineTemplate (those
+differ between a classic KubeadmControlPlane and a topology one): rollout, remediation and
+the kubeadm config. The ClusterClass template passes it as a variable. Context: root.
+*/}}
+{{- define "scs.controlPlaneBody" -}}
+{{- $root := . -}}
+{{- $v := $root.Values -}}
+{{- $cp := $v.controlPlane -}}
 {{- $kubelet := include "scs.kubeletArgs" (dict "root" $root "machine" $cp) -}}
 {{- $apiArgs := dict
   "admission-control-config-file" (printf "%s/admission-config.yaml" (include "scs.admissionDir" $root))
@@ -121,103 +160,86 @@ spec:
   "snapshot-count" (include "scs.int" $v.etcd.snapshotCount)
   "quota-backend-bytes" (include "scs.int" $v.etcd.quotaBackendBytes)
 -}}
-apiVersion: controlplane.cluster.x-k8s.io/v1beta2
-kind: KubeadmControlPlane
-metadata:
-  {{- include "scs.metadata" (dict "root" $root "name" $cp.name) | nindent 2 }}
-spec:
-  replicas: {{ include "scs.int" $cp.replicas }}
-  version: {{ $v.kubernetes.version }}
-  machineTemplate:
-    metadata:
-      labels:
-        {{- toYaml $v.labels | nindent 8 }}
-    spec:
-      infrastructureRef:
-        {{- include "scs.ref" (dict "apiGroup" "infrastructure.cluster.x-k8s.io" "kind" (include "provider.machineTemplateKind" $root) "name" .infraName) | nindent 8 }}
-      {{- with $cp.rollout.deletion }}
-      {{- include "scs.deletion" . | nindent 6 }}
+rollout:
+  before:
+    certificatesExpiryDays: {{ include "scs.int" $cp.certificateExpiryDays }}
+  strategy:
+    type: RollingUpdate
+    rollingUpdate:
+      maxSurge: {{ include "scs.int" $cp.rollout.maxSurge }}
+remediation:
+  maxRetry: {{ include "scs.int" $cp.remediationMaxRetry }}
+kubeadmConfigSpec:
+  clusterConfiguration:
+    apiServer:
+      {{- with $v.apiServer.certSANs }}
+      certSANs: {{ toJson . }}
       {{- end }}
-  rollout:
-    before:
-      certificatesExpiryDays: {{ include "scs.int" $cp.certificateExpiryDays }}
-    strategy:
-      type: RollingUpdate
-      rollingUpdate:
-        maxSurge: {{ include "scs.int" $cp.rollout.maxSurge }}
-  remediation:
-    maxRetry: {{ include "scs.int" $cp.remediationMaxRetry }}
-  kubeadmConfigSpec:
-    clusterConfiguration:
-      apiServer:
-        {{- with $v.apiServer.certSANs }}
-        certSANs: {{ toJson . }}
+      extraArgs:
+        {{- include "scs.argList" $apiArgs | nindent 8 }}
+      extraVolumes:
+        - name: admission-config
+          hostPath: {{ include "scs.admissionDir" $root }}
+          mountPath: {{ include "scs.admissionDir" $root }}
+          pathType: DirectoryOrCreate
+          readOnly: true
+        {{- if $audit.enabled }}
+        - name: audit-policy
+          hostPath: {{ include "scs.auditPolicyDir" $root }}
+          mountPath: {{ include "scs.auditPolicyDir" $root }}
+          pathType: DirectoryOrCreate
+          readOnly: true
+        - name: audit-logs
+          hostPath: {{ include "scs.auditLogDir" $root }}
+          mountPath: {{ include "scs.auditLogDir" $root }}
+          pathType: DirectoryOrCreate
         {{- end }}
+        {{- if $v.apiServer.authentication }}
+        - name: authentication-config
+          hostPath: {{ include "scs.authenticationDir" $root }}
+          mountPath: {{ include "scs.authenticationDir" $root }}
+          pathType: DirectoryOrCreate
+          readOnly: true
+        {{- end }}
+        {{- if $v.apiServer.encryption.enabled }}
+        - name: encryption-config
+          hostPath: {{ include "scs.encryptionDir" $root }}
+          mountPath: {{ include "scs.encryptionDir" $root }}
+          pathType: DirectoryOrCreate
+          readOnly: true
+        {{- end }}
+    etcd:
+      local:
         extraArgs:
-          {{- include "scs.argList" $apiArgs | nindent 10 }}
-        extraVolumes:
-          - name: admission-config
-            hostPath: {{ include "scs.admissionDir" $root }}
-            mountPath: {{ include "scs.admissionDir" $root }}
-            pathType: DirectoryOrCreate
-            readOnly: true
-          {{- if $audit.enabled }}
-          - name: audit-policy
-            hostPath: {{ include "scs.auditPolicyDir" $root }}
-            mountPath: {{ include "scs.auditPolicyDir" $root }}
-            pathType: DirectoryOrCreate
-            readOnly: true
-          - name: audit-logs
-            hostPath: {{ include "scs.auditLogDir" $root }}
-            mountPath: {{ include "scs.auditLogDir" $root }}
-            pathType: DirectoryOrCreate
-          {{- end }}
-          {{- if $v.apiServer.authentication }}
-          - name: authentication-config
-            hostPath: {{ include "scs.authenticationDir" $root }}
-            mountPath: {{ include "scs.authenticationDir" $root }}
-            pathType: DirectoryOrCreate
-            readOnly: true
-          {{- end }}
-          {{- if $v.apiServer.encryption.enabled }}
-          - name: encryption-config
-            hostPath: {{ include "scs.encryptionDir" $root }}
-            mountPath: {{ include "scs.encryptionDir" $root }}
-            pathType: DirectoryOrCreate
-            readOnly: true
-          {{- end }}
-      etcd:
-        local:
-          extraArgs:
-            {{- include "scs.argList" $etcdArgs | nindent 12 }}
-    initConfiguration:
-      nodeRegistration:
-        kubeletExtraArgs:
-          {{- $kubelet | nindent 10 }}
-      patches:
-        directory: {{ include "scs.kubeletPatchPath" $root }}
-    joinConfiguration:
-      nodeRegistration:
-        kubeletExtraArgs:
-          {{- $kubelet | nindent 10 }}
-      patches:
-        directory: {{ include "scs.kubeletPatchPath" $root }}
-    files:
-      {{- include "scs.nodeFiles" $root | nindent 6 }}
-      {{- include "scs.controlPlaneFiles" $root | nindent 6 }}
-    {{- if $v.etcd.unsafeFS }}
-    preKubeadmCommands:
-      # etcd.unsafeFS: faster fsync on network disks, at the risk of a corrupt member on power
-      # loss. A unit (not a one-off mount) so that the remount survives reboots.
-      - systemctl daemon-reload
-      - systemctl enable --now etcd-unsafe-fs.service
+          {{- include "scs.argList" $etcdArgs | nindent 10 }}
+  initConfiguration:
+    nodeRegistration:
+      kubeletExtraArgs:
+        {{- $kubelet | nindent 8 }}
+    patches:
+      directory: {{ include "scs.kubeletPatchPath" $root }}
+  joinConfiguration:
+    nodeRegistration:
+      kubeletExtraArgs:
+        {{- $kubelet | nindent 8 }}
+    patches:
+      directory: {{ include "scs.kubeletPatchPath" $root }}
+  files:
+    {{- include "scs.nodeFiles" $root | nindent 4 }}
+    {{- include "scs.controlPlaneFiles" $root | nindent 4 }}
+  {{- if $v.etcd.unsafeFS }}
+  preKubeadmCommands:
+    # etcd.unsafeFS: faster fsync on network disks, at the risk of a corrupt member on power
+    # loss. A unit (not a one-off mount) so that the remount survives reboots.
+    - systemctl daemon-reload
+    - systemctl enable --now etcd-unsafe-fs.service
+  {{- end }}
+  postKubeadmCommands:
+    - systemctl daemon-reload
+    - systemctl enable --now etcd-priority.timer
+    {{- if $v.etcd.defrag.enabled }}
+    - systemctl enable --now etcd-defrag.timer
     {{- end }}
-    postKubeadmCommands:
-      - systemctl daemon-reload
-      - systemctl enable --now etcd-priority.timer
-      {{- if $v.etcd.defrag.enabled }}
-      - systemctl enable --now etcd-defrag.timer
-      {{- end }}
 {{- end -}}
 
 {{/* The worker bootstrap spec: what kubeadm join and cloud-init do on a worker. */}}
