@@ -47,8 +47,8 @@ CASES: list[tuple[str, str, list[str]]] = [
         "wrong-template",
         spec("template: simpel"),
         [
-            "s.yaml:7:3: spec.template: 'simpel' is not allowed; expected 'simple' or "
-            "'multi-md'; did you mean 'simple'?"
+            "s.yaml:7:3: spec.template: 'simpel' is not allowed; expected 'simple', "
+            "'multi-md' or 'clusterclass'; did you mean 'simple'?"
         ],
     ),
     (
