@@ -66,7 +66,7 @@ def test_fleet_equals_single_renders(helm3: Path, jobs: int) -> None:
     namespaces = {s.metadata.namespace for s in settings}
     templates = {s.spec.template for s in settings}
     assert providers == {"openstack", "docker"}
-    assert len(namespaces) >= 3 and templates == {"simple", "multi-md"}
+    assert len(namespaces) >= 3 and templates == {"simple", "multi-md", "clusterclass"}
 
     results = fleet.render_fleet(settings, jobs=jobs)
     texts = fleet.render_fleet_manifests(settings, jobs=jobs)
