@@ -73,6 +73,7 @@ spec from the cluster's variables (scs-cluster-common/templates/_topology.tpl), 
 satisfy the CRDs' required fields and are never what a machine or network is built from.
 */}}
 {{- define "provider.classMachineSpec" -}}
+flavor: set-by-clusterclass-patch
 image:
   filter:
     name: set-by-clusterclass-patch
