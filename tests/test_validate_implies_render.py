@@ -145,6 +145,13 @@ def _has(data: Any, path: tuple[Any, ...]) -> bool:
 )
 @given(data=variants())
 @example(data=_example("spec.kubernetes.version", "1.33.99999999999999999999"))
+@example(
+    data=_example(
+        "spec.workers.0.machineType",
+        "\x7f",
+        next(i for i, path in enumerate(EXAMPLES) if path.stem == "openstack-minimal"),
+    )
+)
 def test_every_settings_file_validate_accepts_renders(helm: Helm, data: dict[str, Any]) -> None:
     render_or_fail(helm, data)
 
@@ -227,6 +234,16 @@ DEV, MINIMAL = example_index("docker-dev"), example_index("openstack-minimal")
             "spec.services.metricsServer.values.replicas",
             "2**53",
         ),
+        (
+            with_spec(MINIMAL, workers=[{"name": "md-0", "replicas": 1, "machineType": "\x7f"}]),
+            "spec.workers[0].machineType",
+            "not printable",
+        ),
+        (
+            with_spec(DEV, services={"metricsServer": {"values": {"a\x01": "b"}}}),
+            "spec.services.metricsServer.values.a\x01",
+            "not printable",
+        ),
     ],
     ids=[
         "schedule-trailing-newline",
@@ -239,6 +256,8 @@ DEV, MINIMAL = example_index("docker-dev"), example_index("openstack-minimal")
         "burst-beyond-float64",
         "mixed-cidr-families",
         "service-values-beyond-float64",
+        "control-character-in-a-name",
+        "control-character-in-a-key",
     ],
 )
 def test_what_the_charts_refuse_validate_refuses(

@@ -7,6 +7,7 @@ path and the file position; unknown keys get a did-you-mean suggestion. Cross-fi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
@@ -90,6 +91,9 @@ def validate_data(
     header = _check_header(data)
     if header:
         raise SettingsError([*earlier, *(problem(path, message) for path, message in header)])
+    unprintable = _unprintable(data, ())
+    if unprintable:
+        raise SettingsError([*earlier, *(problem(path, message) for path, message in unprintable)])
     try:
         settings = fastpath.validate(data) or ClusterSettings.model_validate(
             data, by_alias=True, by_name=False
@@ -112,6 +116,32 @@ def validate_data(
         raise SettingsError(errors)
     found = [problem(path, message, "warning") for path, message in rules.warnings(settings)]
     return LoadedSettings(settings, tuple(sorted(found)), file, positions)
+
+
+#: What YAML calls printable (YAML 1.2, 5.1): helm's YAML reader refuses everything else in
+#: its values ("control characters are not allowed"), so such a string could never render.
+_UNPRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _unprintable(value: Any, path: Path) -> list[tuple[Path, str]]:
+    """Every key and string value holding a character helm cannot read (an escape such as
+    ``"\\x7f"`` is valid YAML for our reader, not for helm's)."""
+    found: list[tuple[Path, str]] = []
+    if isinstance(value, str):
+        match = _UNPRINTABLE.search(value)
+        if match:
+            found.append(
+                (path, f"character {ord(match.group()):#06x} is not allowed (not printable)")
+            )
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and _UNPRINTABLE.search(key):
+                found.append(((*path, key), "the key holds a character that is not printable"))
+            found.extend(_unprintable(item, (*path, key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found.extend(_unprintable(item, (*path, index)))
+    return found
 
 
 def _check_header(data: Mapping[str, Any]) -> list[tuple[Path, str]]:
