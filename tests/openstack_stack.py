@@ -234,8 +234,9 @@ backend = oslo_cache.dict
             [
                 *base,
                 "bootstrap",
-                "--bootstrap-password",
-                self.admin_password,
+                # one argument with "=": a random password may start with "-", which
+                # argparse would take for an option ("expected one argument"; 1 run in ~64)
+                f"--bootstrap-password={self.admin_password}",
                 "--bootstrap-username",
                 "admin",
                 "--bootstrap-project-name",

@@ -52,7 +52,14 @@ def test_discovery_reports_core_as_v1_and_the_capi_kinds(api: FakeKubeAPI) -> No
     capi = _get(api, "/apis/cluster.x-k8s.io/v1beta2")[1]
     assert capi["groupVersion"] == "cluster.x-k8s.io/v1beta2"
     kinds = {r["kind"] for r in capi["resources"] if "/" not in r["name"]}
-    assert kinds == {"Cluster", "MachineDeployment", "MachineHealthCheck", "Machine", "MachineSet"}
+    assert kinds == {
+        "Cluster",
+        "ClusterClass",
+        "MachineDeployment",
+        "MachineHealthCheck",
+        "Machine",
+        "MachineSet",
+    }
     assert all(
         r["namespaced"] and "patch" in r["verbs"] for r in capi["resources"] if "/" not in r["name"]
     )
