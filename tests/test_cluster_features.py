@@ -248,3 +248,21 @@ def test_encryption_can_be_switched_off(helm: api.Helm) -> None:
     result = api.render(settings_of(spec, "docker"), helm=helm)
     assert "encryption-provider-config" not in api_args(result)
     assert "encryption" not in result.manifests
+
+
+@pytest.mark.parametrize("name", ["on", "no", "null", "1234", "0x1f"])
+def test_names_yaml_reads_as_something_else_are_refused(name: str) -> None:
+    """Found by hypothesis (test_charts): a cluster named ``on`` rendered ``name: on``,
+    which helm's YAML 1.1 reader turns into ``true``."""
+    data = {
+        "apiVersion": "scs-templates.scs.community/v1alpha1",
+        "kind": "ClusterSettings",
+        "metadata": {"name": name, "namespace": name},
+        "spec": {"provider": "docker"},
+    }
+    with pytest.raises(SettingsError) as caught:
+        validate_data(data, file="f.yaml")
+    assert [format_path(p.path) for p in caught.value.problems] == [
+        "metadata.name",
+        "metadata.namespace",
+    ]

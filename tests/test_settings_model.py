@@ -16,6 +16,7 @@ from scs_templates.cli.main import main
 from scs_templates.settings import load_settings, parse_settings_text, validate_data
 from scs_templates.settings.dump import dump_settings
 from scs_templates.settings.reference import render_reference
+from scs_templates.settings.rules import YAML11_NOT_STRING
 from scs_templates.settings.schema import schema_text, settings_schema
 from scs_templates.settings.versions import TESTED_PATCHES, parse_version
 from tests.support import EXAMPLES, REPO
@@ -192,7 +193,8 @@ def settings_documents(draw: st.DrawFn) -> dict[str, Any]:
     return {
         "apiVersion": "scs-templates.scs.community/v1alpha1",
         "kind": "ClusterSettings",
-        "metadata": {"name": draw(dns_label)},
+        # names YAML 1.1 reads as booleans/null/numbers are refused (rules.YAML11_NOT_STRING)
+        "metadata": {"name": draw(dns_label.filter(lambda n: not YAML11_NOT_STRING.match(n)))},
         "spec": spec,
     }
 

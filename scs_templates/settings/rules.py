@@ -68,6 +68,11 @@ def _label_problem(key: str) -> str | None:
 _ON_CALENDAR = re.compile(r"\A[A-Za-z0-9_*,./:~ -]+\Z")
 #: helm reads values through JSON into float64: larger integers silently change.
 FLOAT64_EXACT = 2**53
+# DNS labels that a YAML 1.1 reader (helm's and kubectl's sigs.k8s.io/yaml) takes for a
+# boolean, null or number when they stand alone as a manifest value (``name: on``).
+YAML11_NOT_STRING = re.compile(
+    r"\A(y|yes|n|no|true|false|on|off|null|[0-9]+|0x[0-9a-f]+|0b[01]+)\Z"
+)
 
 
 def _network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
@@ -133,6 +138,15 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
     """Yield (path, message) for every cross-field rule the settings break."""
     spec = settings.spec
     s: Path = ("spec",)
+
+    for field in ("name", "namespace"):
+        value = getattr(settings.metadata, field)
+        if YAML11_NOT_STRING.match(value):
+            yield (
+                ("metadata", field),
+                f"{value!r} would be read as a boolean, null or number by YAML 1.1 tools (helm, "
+                "kubectl); choose another name",
+            )
 
     try:
         parse_version(spec.kubernetes.version)
