@@ -1,0 +1,81 @@
+"""``python -m testenv``: build the plane's programs, or run a plane in the foreground.
+
+    python -m testenv build [--kubeadm vX.Y.Z ...]
+    python -m testenv up --dir DIR
+
+``up`` writes DIR/kubeconfig (cluster-admin), prints a line ``ready`` once every manager's
+webhooks answer, and stops everything it started on SIGINT or SIGTERM (exit 0). Errors are
+one line on stderr and exit 1. This interface is stable: reviewers and other tools use it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+
+from testenv import build
+from testenv.plane import start
+from testenv.process import PlaneError
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _up(directory: Path) -> int:
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    plane = start(directory, log=_log)
+    try:
+        _log(f"testenv: kubeconfig {plane.kubeconfig}; logs {directory / 'logs'}")
+        print("ready", flush=True)
+        while not stop.wait(1.0):
+            plane.check()
+    finally:
+        plane.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m testenv", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    up = sub.add_parser("up", help="start a plane in the foreground")
+    up.add_argument("--dir", required=True, type=Path, help="state, logs and DIR/kubeconfig")
+    make = sub.add_parser("build", help="build whatever is missing into the cache")
+    make.add_argument(
+        "--kubeadm",
+        action="append",
+        default=[],
+        metavar="VERSION",
+        help="also build the kubeadm of this Kubernetes release (e.g. v1.35.4)",
+    )
+    sub.add_parser("where", help="print the cache directory of this tree")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "up":
+            return _up(args.dir)
+        if args.command == "where":
+            print(build.plane_dir())
+            return 0
+        root = build.ensure_built(_log)
+        for version in args.kubeadm:
+            print(build.build_kubeadm(version, _log))
+        print(root)
+        return 0
+    except PlaneError as error:
+        print(f"testenv: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,325 @@
+"""Build the plane's programs from Go modules, once, into a cache outside the repository.
+
+Each directory under ``testenv/go/`` is a small wrapper module that only ``require``s an
+upstream module (Kubernetes with its staging ``replace`` lines, etcd, Cluster API, CAPD, CAPO)
+and pins every dependency in its ``go.sum``. ``go build -o BIN IMPORTPATH`` then builds the
+real upstream program; no upstream source is ever copied into the repository.
+
+The cache directory is keyed by a hash of the wrapper modules (``go.mod``, ``go.sum``,
+``tools.go``) and of the build recipe below, so a dependency bump builds into a fresh
+directory and an unchanged tree never rebuilds:
+``~/.cache/scs-templates/testenv/<key>/{bin,manifests}`` (``SCS_TEMPLATES_TESTENV_CACHE``
+moves the root). Besides the binaries the build copies each provider's ``config/`` tree
+(CRDs, kustomizations, webhook manifests) out of the Go module cache, so starting the plane
+needs neither Go nor the module cache.
+
+A ``kubeadm`` of another Kubernetes release (for ``kubeadm config validate`` of a workload
+minor) is built on demand by :func:`build_kubeadm` from a generated wrapper module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from testenv.process import PlaneError, capture, run
+
+GO_DIR = Path(__file__).resolve().parent / "go"
+#: Bump when the build recipe changes in a way the wrapper modules do not show.
+RECIPE = "1"
+#: Wall-clock limit of one `go` command (a cold kube-apiserver build on 2 busy cores is ~15 min).
+GO_TIMEOUT = 3600.0
+#: The Kubernetes release the ``kubernetes`` wrapper builds (kept in sync with its go.mod by
+#: a test).
+KUBERNETES_VERSION = "v1.37.2"
+
+
+@dataclass(frozen=True)
+class Program:
+    """One binary: the wrapper module that builds it and the upstream main package."""
+
+    name: str
+    module: str
+    package: str
+    ldflags: tuple[str, ...] = ()
+
+
+def _kube_ldflags(version: str) -> tuple[str, ...]:
+    major, minor = version.lstrip("v").split(".")[:2]
+    pkg = "k8s.io/component-base/version"
+    return (
+        f"-X {pkg}.gitVersion={version}",
+        f"-X {pkg}.gitMajor={major}",
+        f"-X {pkg}.gitMinor={minor}",
+        f"-X {pkg}.gitTreeState=clean",
+    )
+
+
+KUBE_TAGS = "selinux,notest,grpcnotrace"
+
+PROGRAMS: tuple[Program, ...] = (
+    Program("etcd", "etcd", "go.etcd.io/etcd/server/v3"),
+    Program(
+        "kube-apiserver",
+        "kubernetes",
+        "k8s.io/kubernetes/cmd/kube-apiserver",
+        _kube_ldflags(KUBERNETES_VERSION),
+    ),
+    Program(
+        "kube-controller-manager",
+        "kubernetes",
+        "k8s.io/kubernetes/cmd/kube-controller-manager",
+        _kube_ldflags(KUBERNETES_VERSION),
+    ),
+    Program(
+        "kubeadm", "kubernetes", "k8s.io/kubernetes/cmd/kubeadm", _kube_ldflags(KUBERNETES_VERSION)
+    ),
+    Program("capi-core", "capi", "sigs.k8s.io/cluster-api/core"),
+    Program("capi-bootstrap-kubeadm", "capi", "sigs.k8s.io/cluster-api/bootstrap/kubeadm"),
+    Program("capi-controlplane-kubeadm", "capi", "sigs.k8s.io/cluster-api/controlplane/kubeadm"),
+    Program("capd", "capd", "sigs.k8s.io/cluster-api/test/infrastructure/docker"),
+    Program("capo", "capo", "sigs.k8s.io/cluster-api-provider-openstack"),
+)
+
+
+#: What a running plane needs (kubeadm is a tool for tests, built with the rest by
+#: ``python -m testenv build`` but not required to start).
+PLANE_PROGRAMS = frozenset(p.name for p in PROGRAMS if p.name != "kubeadm")
+
+
+@dataclass(frozen=True)
+class ConfigTree:
+    """A provider's kustomize ``config/`` directory inside an upstream Go module."""
+
+    provider: str
+    wrapper: str
+    module: str
+    subdir: str
+
+
+CONFIG_TREES: tuple[ConfigTree, ...] = (
+    ConfigTree("core", "capi", "sigs.k8s.io/cluster-api", "core/config"),
+    ConfigTree("bootstrap-kubeadm", "capi", "sigs.k8s.io/cluster-api", "bootstrap/kubeadm/config"),
+    ConfigTree(
+        "controlplane-kubeadm", "capi", "sigs.k8s.io/cluster-api", "controlplane/kubeadm/config"
+    ),
+    ConfigTree("capd", "capd", "sigs.k8s.io/cluster-api/test", "infrastructure/docker/config"),
+    ConfigTree("capo", "capo", "sigs.k8s.io/cluster-api-provider-openstack", "config"),
+    # CAPO's OpenStackServer controller watches ORC Images: its CRD must exist.
+    ConfigTree("orc", "capo", "github.com/k-orc/openstack-resource-controller/v2", "config"),
+)
+
+
+def cache_root() -> Path:
+    override = os.environ.get("SCS_TEMPLATES_TESTENV_CACHE")
+    if override:
+        return Path(override)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "scs-templates" / "testenv"
+
+
+def cache_key() -> str:
+    """Hash of every wrapper module's go.mod, go.sum and tools.go and of the recipe."""
+    digest = hashlib.sha256(f"recipe {RECIPE} {KUBE_TAGS}\n".encode())
+    for path in sorted(GO_DIR.glob("*/*")):
+        if path.name in {"go.mod", "go.sum", "tools.go"}:
+            digest.update(f"{path.relative_to(GO_DIR)}\n".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def plane_dir() -> Path:
+    return cache_root() / cache_key()
+
+
+def go_binary() -> str | None:
+    """The `go` command (GO env var, then PATH, then the usual install location)."""
+    candidates = [os.environ.get("GO", ""), shutil.which("go") or "", "/usr/local/go/bin/go"]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _go_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(CGO_ENABLED="0", GOTOOLCHAIN="local", GOFLAGS="-mod=readonly -buildvcs=false")
+    return env
+
+
+def missing() -> list[str]:
+    """Names of the programs and config trees not yet in the cache."""
+    root = plane_dir()
+    names = [p.name for p in PROGRAMS if not (root / "bin" / p.name).is_file()]
+    names += [
+        f"config:{t.provider}"
+        for t in CONFIG_TREES
+        if not (root / "manifests" / t.provider).is_dir()
+    ]
+    return names
+
+
+def ensure_built(log: Callable[[str], None] = print, only: Iterable[str] | None = None) -> Path:
+    """Build whatever is missing; return the plane directory (``bin/`` and ``manifests/``)."""
+    root = plane_dir()
+    wanted = set(only) if only is not None else None
+    todo = [p for p in PROGRAMS if wanted is None or p.name in wanted]
+    todo = [p for p in todo if not (root / "bin" / p.name).is_file()]
+    trees = [t for t in CONFIG_TREES if not (root / "manifests" / t.provider).is_dir()]
+    if not todo and not trees:
+        return root
+    go = go_binary()
+    if go is None:
+        raise PlaneError("the Go toolchain (`go`) is not installed: cannot build the test plane")
+    (root / "bin").mkdir(parents=True, exist_ok=True)
+    build_log = root / "build.log"
+    times_file = root / "build-times.json"
+    times: dict[str, float] = json.loads(times_file.read_text()) if times_file.is_file() else {}
+    for tree in trees:
+        _export_config(go, tree, root / "manifests")
+    for program in todo:
+        log(f"testenv: building {program.name} ({program.package}); log: {build_log}")
+        started = time.monotonic()
+        _go_build(go, program, root / "bin", build_log)
+        times[program.name] = round(time.monotonic() - started, 1)
+        times_file.write_text(json.dumps(times, indent=2, sort_keys=True) + "\n")
+    return root
+
+
+def _go_build(go: str, program: Program, bindir: Path, build_log: Path) -> None:
+    """``go build`` one program into a temporary name, then rename it into place."""
+    flags = ["-trimpath", "-ldflags", " ".join(("-s", "-w", *program.ldflags))]
+    if program.module == "kubernetes" or program.name == "kubeadm":
+        flags += ["-tags", KUBE_TAGS]
+    tmp = bindir / f".{program.name}.tmp"
+    run(
+        [go, "build", *flags, "-o", str(tmp), program.package],
+        cwd=GO_DIR / program.module,
+        env=_go_env(),
+        timeout=GO_TIMEOUT,
+        log=build_log,
+    )
+    tmp.replace(bindir / program.name)
+
+
+def _module_dir(go: str, wrapper: Path, module: str) -> Path:
+    """Where the Go module cache holds ``module`` at the version ``wrapper`` pins."""
+    out = capture(
+        [go, "mod", "download", "-json", module],
+        cwd=wrapper,
+        env=_go_env() | {"GOFLAGS": "-mod=mod -buildvcs=false"},
+        timeout=GO_TIMEOUT,
+    )
+    return Path(json.loads(out)["Dir"])
+
+
+def _export_config(go: str, tree: ConfigTree, manifests: Path) -> None:
+    """Copy a provider's ``config/`` tree out of the module cache (YAML files only)."""
+    source = _module_dir(go, GO_DIR / tree.wrapper, tree.module) / tree.subdir
+    if not source.is_dir():
+        raise PlaneError(f"{tree.module} has no {tree.subdir}/ (provider {tree.provider})")
+    manifests.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{tree.provider}-", dir=manifests))
+    shutil.copytree(source, tmp / "config", ignore=shutil.ignore_patterns("*.go"))
+    for path in tmp.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    (tmp / "config").replace(manifests / tree.provider)
+    tmp.rmdir()
+
+
+# --- kubeadm of another Kubernetes release, on demand ---------------------------------------
+
+_STAGING = re.compile(r"^\s*(k8s\.io/[a-z0-9-]+) v0\.0\.0$", re.MULTILINE)
+
+
+#: The newest k8s.io/kubernetes release of each minor that the Go module proxy serves
+#: (`go list -m -versions k8s.io/kubernetes`, 2026-12-01): the kubeadm that validates the
+#: configuration of a workload cluster of that minor (kubeadm refuses older minors).
+KUBEADM_RELEASES: dict[str, str] = {
+    "1.31": "v1.31.14",
+    "1.32": "v1.32.13",
+    "1.33": "v1.33.13",
+    "1.34": "v1.34.4",
+    "1.35": "v1.35.4",
+    "1.36": "v1.36.3",
+    "1.37": KUBERNETES_VERSION,
+}
+
+
+def kubeadm_release(kubernetes_version: str) -> str:
+    """The kubeadm release for a workload version (``1.35.1`` or ``v1.35.1`` -> ``v1.35.4``)."""
+    minor = ".".join(kubernetes_version.lstrip("v").split(".")[:2])
+    try:
+        return KUBEADM_RELEASES[minor]
+    except KeyError:
+        known = ", ".join(sorted(KUBEADM_RELEASES))
+        raise PlaneError(
+            f"no kubeadm release known for Kubernetes {minor} (known: {known})"
+        ) from None
+
+
+def kubeadm_path(version: str) -> Path:
+    """Where :func:`build_kubeadm` puts the kubeadm of ``version`` (e.g. ``v1.35.4``)."""
+    if version == KUBERNETES_VERSION:
+        return plane_dir() / "bin" / "kubeadm"
+    return cache_root() / "kubeadm" / f"{version}-r{RECIPE}" / "kubeadm"
+
+
+def build_kubeadm(version: str, log: Callable[[str], None] = print) -> Path:
+    """The real kubeadm of Kubernetes ``version`` (``vMAJOR.MINOR.PATCH``), built if missing.
+
+    The wrapper module is generated (``require k8s.io/kubernetes VERSION`` plus a ``replace``
+    of every staging module to its ``v0.MINOR.PATCH`` release, read from the module's own
+    go.mod) and resolved with ``go mod tidy``; it lives next to the binary in the cache.
+    """
+    if not re.fullmatch(r"v1\.\d+\.\d+", version):
+        raise PlaneError(f"kubeadm version must look like v1.35.4, not {version!r}")
+    target = kubeadm_path(version)
+    if version == KUBERNETES_VERSION:
+        ensure_built(log, only=["kubeadm"])
+        return target
+    if target.is_file():
+        return target
+    go = go_binary()
+    if go is None:
+        raise PlaneError("the Go toolchain (`go`) is not installed: cannot build kubeadm")
+    src = target.parent / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    build_log = target.parent / "build.log"
+    log(f"testenv: building kubeadm {version}; log: {build_log}")
+    header = (
+        "module scs-templates.testenv/kubeadm\n\ngo 1.26.0\n\n"
+        f"require k8s.io/kubernetes {version}\n"
+    )
+    (src / "go.mod").write_text(header)
+    gomod = _module_dir(go, src, f"k8s.io/kubernetes@{version}") / "go.mod"
+    staging = sorted(set(_STAGING.findall(gomod.read_text())))
+    replace = "".join(f"\t{m} => {m} v0.{version.split('.', 1)[1]}\n" for m in staging)
+    (src / "go.mod").write_text(f"{header}\nreplace (\n{replace})\n")
+    (src / "tools.go").write_text(
+        '//go:build tools\n\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/kubeadm"\n'
+    )
+    env = _go_env() | {"GOFLAGS": "-mod=mod -buildvcs=false"}
+    run([go, "mod", "tidy"], cwd=src, env=env, timeout=GO_TIMEOUT, log=build_log)
+    program = Program(
+        "kubeadm", "kubernetes", "k8s.io/kubernetes/cmd/kubeadm", _kube_ldflags(version)
+    )
+    flags = ["-trimpath", "-tags", KUBE_TAGS, "-ldflags", " ".join(("-s", "-w", *program.ldflags))]
+    tmp = target.parent / ".kubeadm.tmp"
+    run(
+        [go, "build", *flags, "-o", str(tmp), program.package],
+        cwd=src,
+        env=_go_env(),
+        timeout=GO_TIMEOUT,
+        log=build_log,
+    )
+    tmp.replace(target)
+    return target

@@ -1,0 +1,42 @@
+"""Session fixtures shared by the test modules.
+
+``helm``: the pinned helm binary as a :class:`Helm` runner (rendering only).
+
+``plane``: ONE real management plane per test session (testenv/: etcd, kube-apiserver,
+kube-controller-manager and the Cluster API, CAPD and CAPO managers built from Go modules).
+Tests must not share objects through it: each takes a fresh namespace (``plane.namespace``).
+Without a Go toolchain and without cached binaries the plane tests skip (fail in CI).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from scs_templates.helm import Helm
+from tests.support import pinned_helm, skip_or_fail
+
+
+@pytest.fixture(scope="session")
+def helm() -> Helm:
+    """The pinned helm (for renders); modules that run helm 3 and 4 define their own."""
+    runner: Helm = pinned_helm()
+    return runner
+
+
+@pytest.fixture(scope="session")
+def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    from testenv import PlaneError, build, running
+
+    missing = [name for name in build.missing() if name != "kubeadm"]
+    if missing and build.go_binary() is None:
+        skip_or_fail(
+            "the real management plane needs the Go toolchain (`go`) to build "
+            f"{', '.join(missing)} (or run `python -m testenv build` where Go exists)"
+        )
+    try:
+        with running(tmp_path_factory.mktemp("plane")) as started:
+            yield started
+    except PlaneError as error:
+        pytest.fail(f"the test plane did not start: {error}")

@@ -1,0 +1,149 @@
+"""The test plane's own logic (testenv/), without starting it: wrapper modules, cache key,
+the kustomization reading that labels CRDs and wires webhooks, the certificates."""
+
+from __future__ import annotations
+
+import base64
+import re
+import shutil
+import ssl
+from pathlib import Path
+
+import pytest
+import yaml
+
+from testenv import build, manifests
+from testenv.certs import CertificateAuthority
+
+
+def test_the_kubernetes_wrapper_pins_one_release_everywhere() -> None:
+    gomod = (build.GO_DIR / "kubernetes" / "go.mod").read_text()
+    assert f"k8s.io/kubernetes {build.KUBERNETES_VERSION}" in gomod
+    staging = re.findall(r"^\s*(k8s\.io/\S+) => (\S+) (\S+)$", gomod, re.MULTILINE)
+    assert len(staging) > 25
+    minor_patch = build.KUBERNETES_VERSION.split(".", 1)[1]
+    assert {(module == target, version) for module, target, version in staging} == {
+        (True, f"v0.{minor_patch}")
+    }
+    assert build.KUBEADM_RELEASES[build.KUBERNETES_VERSION[1:5]] == build.KUBERNETES_VERSION
+
+
+def test_every_program_comes_from_a_committed_wrapper_module() -> None:
+    for program in build.PROGRAMS:
+        module = build.GO_DIR / program.module
+        assert (module / "go.sum").is_file(), program
+        assert f'"{program.package}"' in (module / "tools.go").read_text(), program
+
+
+def test_the_cache_key_follows_the_wrapper_modules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "go"
+    shutil.copytree(build.GO_DIR, copy)
+    monkeypatch.setattr(build, "GO_DIR", copy)
+    before = build.cache_key()
+    assert build.cache_key() == before
+    (copy / "etcd" / "go.sum").write_text((copy / "etcd" / "go.sum").read_text() + "\n")
+    assert build.cache_key() != before
+
+
+def test_kubeadm_release_per_minor() -> None:
+    assert build.kubeadm_release("1.35.1") == "v1.35.4"
+    assert build.kubeadm_release("v1.37.0") == build.KUBERNETES_VERSION
+    with pytest.raises(build.PlaneError, match=r"1\.29"):
+        build.kubeadm_release("1.29.3")
+
+
+def _tree(root: Path) -> Path:
+    """A provider config tree shaped like upstream's (two CRDs, one conversion patch)."""
+    config = root / "config"
+    (config / "crd" / "bases").mkdir(parents=True)
+    (config / "crd" / "patches").mkdir()
+    (config / "default").mkdir()
+    (config / "webhook").mkdir()
+    for name in ("things", "others"):
+        crd = {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{name}.example.io", "annotations": {"x": "y"}},
+            "spec": {"group": "example.io", "names": {"plural": name}},
+        }
+        (config / "crd" / "bases" / f"{name}.yaml").write_text(yaml.safe_dump(crd))
+        patch = {
+            "metadata": {"name": f"{name}.example.io"},
+            "spec": {
+                "conversion": {
+                    "strategy": "Webhook",
+                    "webhook": {
+                        "conversionReviewVersions": ["v1"],
+                        "clientConfig": {"service": {"name": "s", "path": "/convert"}},
+                    },
+                }
+            },
+        }
+        (config / "crd" / "patches" / f"webhook_in_{name}.yaml").write_text(yaml.safe_dump(patch))
+    (config / "crd" / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "labels": [{"pairs": {"cluster.x-k8s.io/v1beta2": "v1beta2"}}],
+                "resources": ["bases/things.yaml", "bases/others.yaml"],
+                "patches": [{"path": "patches/webhook_in_things.yaml"}],  # not 'others'
+            }
+        )
+    )
+    (config / "default" / "kustomization.yaml").write_text(
+        yaml.safe_dump({"labels": [{"pairs": {"cluster.x-k8s.io/provider": "example"}}]})
+    )
+    webhooks = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "validating-webhook-configuration"},
+        "webhooks": [{"name": "v.example.io", "clientConfig": {"service": {"path": "/validate"}}}],
+    }
+    (config / "webhook" / "manifests.yaml").write_text(yaml.safe_dump(webhooks))
+    return config
+
+
+def test_crds_get_the_kustomization_labels_and_only_the_listed_conversions(
+    tmp_path: Path,
+) -> None:
+    config = _tree(tmp_path)
+    crds = {c["metadata"]["name"]: c for c in manifests.crds(config, port=4242, ca_pem=b"CA")}
+    assert set(crds) == {"things.example.io", "others.example.io"}
+    for crd in crds.values():
+        assert crd["metadata"]["labels"] == {
+            "cluster.x-k8s.io/provider": "example",
+            "cluster.x-k8s.io/v1beta2": "v1beta2",
+        }
+        assert "annotations" not in crd["metadata"]
+    conversion = crds["things.example.io"]["spec"]["conversion"]
+    assert conversion["webhook"]["clientConfig"] == {
+        "url": "https://127.0.0.1:4242/convert",
+        "caBundle": base64.b64encode(b"CA").decode(),
+    }
+    assert "conversion" not in crds["others.example.io"]["spec"]
+    only = manifests.crds(config, port=None, ca_pem=b"CA", only=frozenset({"others.yaml"}))
+    assert [c["metadata"]["name"] for c in only] == ["others.example.io"]
+
+
+def test_webhook_configurations_are_renamed_and_pointed_at_the_local_manager(
+    tmp_path: Path,
+) -> None:
+    config = _tree(tmp_path)
+    [hook] = manifests.webhook_configurations(config, "example", port=9999, ca_pem=b"CA")
+    assert hook["metadata"]["name"] == "testenv-example-validating-webhook-configuration"
+    assert hook["webhooks"][0]["clientConfig"]["url"] == "https://127.0.0.1:9999/validate"
+
+
+def test_certificates_chain_to_the_ca(tmp_path: Path) -> None:
+    ca = CertificateAuthority(tmp_path)
+    pair = ca.issue("srv", "srv", hosts=("127.0.0.1", "localhost"), server=True)
+    assert pair.key.stat().st_mode & 0o077 == 0
+    context = ssl.create_default_context(cafile=str(ca.cert))
+    context.load_cert_chain(str(pair.cert), str(pair.key))  # key matches the certificate
+    from cryptography import x509
+
+    cert = x509.load_pem_x509_certificate(pair.cert.read_bytes())
+    assert cert.issuer == x509.load_pem_x509_certificate(ca.pem).subject
+    sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert "localhost" in sans.get_values_for_type(x509.DNSName)
