@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import json
 import os
 import secrets
@@ -127,6 +128,7 @@ class Plane:
     server: str
     bin: Path
     daemons: list[Daemon] = field(default_factory=list)
+    locks: list[int] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -141,6 +143,9 @@ class Plane:
         for daemon in reversed(self.daemons):
             daemon.stop()
         self.daemons.clear()
+        for fd in self.locks:
+            os.close(fd)  # releases the flock
+        self.locks.clear()
 
     def check(self) -> None:
         """Raise if a component has died."""
@@ -160,6 +165,40 @@ def _spawn(plane: Plane, name: str, argv: list[str], env: dict[str, str]) -> Dae
     )
     plane.daemons.append(daemon)
     return daemon
+
+
+#: Seconds to wait for another plane's CAPD to release the fixed in-memory ports.
+CAPD_LOCK_TIMEOUT = 1800.0
+
+
+def _lock_capd_ports(plane: Plane, log: Callable[[str], None]) -> None:
+    """Hold the machine-wide lock of CAPD's fixed ports while this plane runs.
+
+    CAPD's in-memory backend listens on fixed ports (debug server :19000, one workload API
+    server per cluster from :20000, all interfaces; upstream main offers no flag for them), so
+    two planes with CAPD cannot run on one machine at the same time: the second waits here.
+    """
+    path = build.cache_root() / "capd-ports.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + CAPD_LOCK_TIMEOUT
+    told = False
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if not told:
+                log(f"testenv: waiting for another plane's CAPD to end (lock {path})")
+                told = True
+            if time.monotonic() > deadline:
+                os.close(fd)
+                raise PlaneError(
+                    f"another test plane holds CAPD's fixed ports for over "
+                    f"{CAPD_LOCK_TIMEOUT:.0f}s (lock {path})"
+                ) from None
+            time.sleep(1.0)
+    plane.locks.append(fd)
 
 
 def _probe_https(port: int, path: str, ca: str, cert: str, key: str) -> Callable[[], bool]:
@@ -347,6 +386,8 @@ def start(
         _install_manifests(plane, root / "manifests", managers, webhook_ports, ca.pem)
         plane.timings["crds"] = round(time.monotonic() - began, 1)
         manager_env = env | {"KUBECONFIG": str(kubeconfig)}
+        if any(m.name == "capd" for m in managers):
+            _lock_capd_ports(plane, log)
         started: list[tuple[Manager, Daemon]] = []
         for manager in managers:
             certs = pki / manager.name
