@@ -48,12 +48,15 @@ class Manager:
     env: tuple[tuple[str, str], ...] = ()
 
 
+#: ClusterClass (the clusterclass template): every CAPI-family webhook checks the gate.
+_TOPOLOGY = ("--feature-gates=ClusterTopology=true",)
+
 MANAGERS: tuple[Manager, ...] = (
-    Manager("capi-core", "core", ("--feature-gates=ClusterTopology=true",)),
-    Manager("capi-bootstrap-kubeadm", "bootstrap-kubeadm"),
-    Manager("capi-controlplane-kubeadm", "controlplane-kubeadm"),
+    Manager("capi-core", "core", _TOPOLOGY),
+    Manager("capi-bootstrap-kubeadm", "bootstrap-kubeadm", _TOPOLOGY),
+    Manager("capi-controlplane-kubeadm", "controlplane-kubeadm", _TOPOLOGY),
     # The in-memory backend's workload API servers advertise POD_IP as their endpoint host.
-    Manager("capd", "capd", env=(("POD_IP", "127.0.0.1"),)),
+    Manager("capd", "capd", _TOPOLOGY, env=(("POD_IP", "127.0.0.1"),)),
     Manager("capo", "capo"),
 )
 #: CRDs installed without a manager: CAPO's OpenStackServer controller watches ORC Images.
