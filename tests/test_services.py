@@ -36,9 +36,13 @@ from tests.support import REPO, real_charts, skip_or_fail
 yaml = YAML(typ="safe")
 
 
-def settings_of(provider: str = "openstack", **services: Any) -> ClusterSettings:
+def settings_of(
+    provider: str = "openstack", *, network_mtu: int = 0, **services: Any
+) -> ClusterSettings:
     """Valid settings with ``spec.services`` = ``services`` (camelCase keys)."""
     spec: dict[str, Any] = {"provider": provider, "services": services}
+    if network_mtu:
+        spec["network"] = {"mtu": network_mtu}
     if provider == "openstack":
         spec["controlPlane"] = {"replicas": 1, "machineType": "SCS-2V-4"}
         spec["workers"] = [{"name": "workers", "machineType": "SCS-2V-4"}]
@@ -135,11 +139,10 @@ def test_metrics_server_verifies_kubelet_tls() -> None:
         assert values["defaultArgs"] == list(METRICS_SERVER_ARGS)
         assert values["args"] == []
         assert "insecure" not in json.dumps(values)
-        approver = releases["kubelet-csr-approver"].values
-        assert approver["providerRegex"] == r"^capi\-demo-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
-        assert re.match(approver["providerRegex"], "capi-demo-workers-abcde-xyz12")
-        assert not re.match(approver["providerRegex"], "other-cluster-workers-abcde")
     approver = by_name(settings_of())["kubelet-csr-approver"].values
+    assert approver["providerRegex"] == r"^capi\-demo-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+    assert re.match(approver["providerRegex"], "capi-demo-workers-abcde-xyz12")
+    assert not re.match(approver["providerRegex"], "other-cluster-workers-abcde")
     assert approver["providerIpPrefixes"] == ["10.8.0.0/20"]
     assert "providerIpPrefixes" not in by_name(settings_of("docker"))["kubelet-csr-approver"].values
     # metrics-server waits for the approver
@@ -149,7 +152,9 @@ def test_metrics_server_verifies_kubelet_tls() -> None:
 def test_gateway_api_only_with_cilium() -> None:
     releases = by_name(settings_of(gatewayAPI={"enabled": True}))
     assert releases["cilium"].values["gatewayAPI"] == {"enabled": True}
-    assert releases["cilium"].values["kubeProxyReplacement"] is True
+    assert releases["cilium"].values["kubeProxyReplacement"] is False  # kube-proxy stays
+    assert releases["cilium"].values["nodePort"] == {"enabled": True}
+    assert "k8sServiceHost" not in releases["cilium"].values
     assert releases["cilium"].needs == ("kube-system/gateway-api-crds",)
     crds = releases["gateway-api-crds"].values["crds"]
     assert crds["gatewayAPI"] == {"enabled": True, "channel": "experimental"}
@@ -205,7 +210,7 @@ def test_versions_are_overridden_with_the_chart_v_convention() -> None:
     assert releases["cilium"].version == "1.17.8"
     assert releases["cert-manager"].version == "v1.17.2"
     assert releases["metrics-server"].version == "3.12.2"
-    # companions: the default of the versions table
+    # no setting: the default of the versions table
     assert releases["kubelet-csr-approver"].version == service_info("kubelet-csr-approver").version
     assert normalize_version("v3.30.0", "v3.30.3") == "v3.30.0"
 
@@ -343,7 +348,7 @@ def test_helmfile_build_with_local_mirror(services_helmfile: Any, charts: Path) 
         "kube-system/openstack-cloud-controller-manager",
     ]
     assert releases["metrics-server"]["installed"] is False
-    assert "kubelet-csr-approver" not in releases
+    assert releases["kubelet-csr-approver"]["installed"] is True  # always: kubelet certificates
 
 
 @pytest.mark.helm
@@ -605,6 +610,9 @@ def test_apply_refuses_a_cni_switch_unless_allowed(clusters: Clusters, mirror: P
     plans = {p.name: p.action for p in switched.plan}
     assert plans["cilium"] == "remove" and plans["tigera-operator"] == "install"
     assert "cilium" not in clusters.stand_ins() and "tigera-operator" in clusters.stand_ins()
+    namespace = clusters.workload.get("Namespace", "", "tigera-operator")
+    assert namespace is not None  # labelled before the sync (fix 1)
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
 
 
 @pytest.mark.helm
@@ -726,7 +734,8 @@ def test_apply_copies_cloud_conf_into_the_workload_cluster(
     )
     assert sync_cloud_config(settings, management, workload) == ""
     copied = workload.secret_data("kube-system", "cloud-config")
-    assert copied == {"ca.crt": "PEM", "cloud.conf": conf}  # not clouds.yaml
+    # not clouds.yaml; cloud.conf names the CA copied next to it (OCCM mounts /etc/config)
+    assert copied == {"ca.crt": "PEM", "cloud.conf": conf + "ca-file=/etc/config/ca.crt\n"}
     writes = [r for r in clusters.workload.requests if r.verb in ("create", "update", "patch")]
     assert sync_cloud_config(settings, management, workload) == ""  # unchanged: no write
     again = [r for r in clusters.workload.requests if r.verb in ("create", "update", "patch")]
@@ -739,3 +748,162 @@ def test_apply_copies_cloud_conf_into_the_workload_cluster(
     )
     management.close()
     workload.close()
+
+
+# --------------------------------------------------------------------------- defects (issue 14)
+# Each test below failed on the code before the fix it names.
+
+
+def test_fix1_pod_security_labels_for_namespaces_that_need_them() -> None:
+    from scs_templates.services.releases import namespace_labels
+
+    calico = settings_of("docker", cni={"type": "calico"})
+    releases = service_releases(calico)
+    # the Tigera operator uses hostNetwork and hostPath: baseline (our default) refuses it
+    assert namespace_labels(calico, releases) == {
+        "tigera-operator": {"pod-security.kubernetes.io/enforce": "privileged"}
+    }
+    data = calico.model_dump(by_alias=True)
+    data["spec"]["security"]["podSecurity"]["enforce"] = "privileged"
+    assert namespace_labels(ClusterSettings.model_validate(data), releases) == {}
+    data["spec"]["security"]["podSecurity"] = {"enforce": "restricted", "exemptNamespaces": []}
+    strict = ClusterSettings.model_validate(data)
+    assert namespace_labels(strict, service_releases(strict)) == {
+        "kube-system": {"pod-security.kubernetes.io/enforce": "baseline"},  # the approver
+        "tigera-operator": {"pod-security.kubernetes.io/enforce": "privileged"},
+    }
+    cilium = settings_of("openstack")
+    data = cilium.model_dump(by_alias=True)
+    data["spec"]["security"]["podSecurity"] = {"enforce": "restricted", "exemptNamespaces": []}
+    strict = ClusterSettings.model_validate(data)
+    assert namespace_labels(strict, service_releases(strict)) == {
+        "kube-system": {"pod-security.kubernetes.io/enforce": "privileged"}  # Cilium, OCCM
+    }
+
+
+def test_fix2_kubelet_serving_certificates_are_approved_without_metrics_server() -> None:
+    for provider in ("openstack", "docker"):
+        releases = by_name(settings_of(provider, metricsServer={"enabled": False}))
+        assert "metrics-server" not in releases
+        assert releases["kubelet-csr-approver"].installed
+
+
+def test_fix3_docker_node_names_carry_capd_cluster_prefix() -> None:
+    approver = by_name(settings_of("docker"))["kubelet-csr-approver"].values
+    # CAPD: container and host name "<cluster>-<machine>" (MachineContainerName)
+    assert re.match(approver["providerRegex"], "demo-capi-demo-workers-abcde-xyz12")
+    assert not re.match(approver["providerRegex"], "capi-demo-workers-abcde-xyz12")
+    assert not re.match(approver["providerRegex"], "other-capi-demo-workers-abcde")
+    assert "providerIpPrefixes" not in approver
+    # the 63-character host name budget includes that prefix on Docker only
+    name = "a" * 18
+    with pytest.raises(SettingsError, match=r"must fit in 32; on Docker"):
+        parse_settings_text(
+            json.dumps(
+                {
+                    "apiVersion": "scs-templates.scs.community/v1alpha1",
+                    "kind": "ClusterSettings",
+                    "metadata": {"name": name},
+                    "spec": {"provider": "docker", "workers": [{"name": "w" * 10}]},
+                }
+            )
+        )
+
+
+def test_fix4_cloud_conf_names_the_ca_file() -> None:
+    from scs_templates.services.values import with_ca_file
+
+    conf = '[Global]\nauth-url="https://k.invalid/v3"\n\n[LoadBalancer]\ncreate-monitor=true\n'
+    assert with_ca_file(conf) == (
+        '[Global]\nauth-url="https://k.invalid/v3"\nca-file=/etc/config/ca.crt\n\n'
+        "[LoadBalancer]\ncreate-monitor=true\n"
+    )
+    for own in ("ca-file=/mine.pem", "tls-insecure=true"):
+        assert with_ca_file(f"[Global]\n{own}\n") == f"[Global]\n{own}\n"
+
+
+@pytest.mark.helm
+def test_fix4_charts_mount_the_ca_where_cloud_conf_points(
+    services_helmfile: Any, charts: Path
+) -> None:
+    from scs_templates.services.values import CLOUD_CONFIG_CA_FILE
+
+    objects = manifests_of(
+        services_helmfile.template(services_state_values(settings_of(chartMirror=str(charts))))
+    )
+    for kind, name in (
+        ("DaemonSet", "openstack-cloud-controller-manager"),
+        ("Deployment", "openstack-cinder-csi-controllerplugin"),
+    ):
+        pod = objects[(kind, name)]["spec"]["template"]["spec"]
+        secret_volumes = {
+            v["name"]
+            for v in pod["volumes"]
+            if v.get("secret", {}).get("secretName") == "cloud-config"
+        }
+        mounts = {
+            m["mountPath"]
+            for c in pod["containers"]
+            for m in c.get("volumeMounts", [])
+            if m["name"] in secret_volumes
+        }
+        assert str(Path(CLOUD_CONFIG_CA_FILE).parent) in mounts, (kind, name)
+
+
+def test_fix5_mtu_means_the_node_network_on_both_cnis() -> None:
+    cilium = by_name(settings_of(network_mtu=1450))
+    assert cilium["cilium"].values["MTU"] == 1450
+    calico = by_name(settings_of(cni={"type": "calico"}, network_mtu=1450))
+    network = calico["tigera-operator"].values["installation"]["calicoNetwork"]
+    assert network["mtu"] == 1400  # VXLAN adds 50 bytes
+
+
+def test_fix6_cloud_conf_without_nip_io_host_names() -> None:
+    from scs_templates.openstack.appcred import cloud_conf_from_clouds_yaml
+
+    clouds = "clouds:\n  openstack:\n    auth:\n      auth_url: https://k.invalid/v3\n"
+    conf = cloud_conf_from_clouds_yaml(clouds, "openstack")
+    assert conf is not None
+    assert "enable-ingress-hostname" not in conf.reveal()
+    assert "[LoadBalancer]" in conf.reveal()
+
+
+@pytest.mark.helm
+def test_fix7_gateway_api_keeps_kube_proxy(services_helmfile: Any, charts: Path) -> None:
+    settings = settings_of(chartMirror=str(charts), gatewayAPI={"enabled": True})
+    objects = manifests_of(services_helmfile.template(services_state_values(settings)))
+    config = objects[("ConfigMap", "cilium-config")]["data"]
+    assert config["kube-proxy-replacement"] == "false"
+    assert config["enable-node-port"] == "true"  # what Cilium's Gateway API needs
+    assert config["enable-gateway-api"] == "true"
+
+
+@pytest.mark.helm
+def test_fix9_cinder_binds_where_the_pod_runs_and_snapshots_have_a_class(
+    services_helmfile: Any, charts: Path
+) -> None:
+    settings = settings_of(chartMirror=str(charts))
+    objects = manifests_of(services_helmfile.template(services_state_values(settings)))
+    classes = {name: obj for (kind, name), obj in objects.items() if kind == "StorageClass"}
+    assert set(classes) == {"csi-cinder-delete", "csi-cinder-retain"}
+    assert {c["volumeBindingMode"] for c in classes.values()} == {"WaitForFirstConsumer"}
+    default = "storageclass.kubernetes.io/is-default-class"
+    assert [n for n, c in classes.items() if c["metadata"].get("annotations", {}).get(default)] == [
+        "csi-cinder-delete"
+    ]
+    snapshot = objects[("VolumeSnapshotClass", "csi-cinder-snapshot")]
+    assert snapshot["driver"] == "cinder.csi.openstack.org"
+
+
+def test_fix9_force_remove_never_uninstalls_the_gateway_api_crds() -> None:
+    from scs_templates.services.deploy import plan_actions
+    from scs_templates.services.releases import plan_releases
+
+    settings = settings_of()  # gatewayAPI off now
+    releases = plan_releases(settings, frozenset({"gateway-api-crds", "cilium"}), True)
+    crds = next(r for r in releases if r.name == "gateway-api-crds")
+    assert crds.installed  # kept, not uninstalled
+    wanted = {r.name for r in service_releases(settings)}
+    plans = {p.name: p for p in plan_actions(releases, {}, lambda r: {}, wanted)}
+    assert plans["gateway-api-crds"].action == "keep"
+    assert "never removed" in plans["gateway-api-crds"].reason

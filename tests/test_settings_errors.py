@@ -227,9 +227,13 @@ CASES: list[tuple[str, str, list[str]]] = [
         "name-budget",
         spec("prefix: a-very-long-prefix-for-names\nworkers:\n  - name: a-long-worker-group"),
         [
+            # Docker: CAPD's node host names start with "<cluster>-" (5 more characters)
+            "s.yaml:4:3: metadata.name: 'a-very-long-prefix-for-names-demo-control-plane' is 47 "
+            "characters; $PREFIX-$CLUSTER-control-plane must fit in 46; on Docker the node host "
+            "name also starts with '<cluster>-': shorten the prefix or the cluster name",
             "s.yaml:9:7: spec.workers[0].name: 'a-very-long-prefix-for-names-demo-a-long-worker-"
-            "group' is 53 characters; $PREFIX-$CLUSTER-$GROUP must fit in 51 (machine names add "
-            "12 and must stay <= 63)"
+            "group' is 53 characters; $PREFIX-$CLUSTER-$GROUP must fit in 46 (machine names add "
+            "12; on Docker the node host name also starts with '<cluster>-' and must stay <= 63)",
         ],
     ),
     (

@@ -266,6 +266,28 @@ class KubeClient:
             decoded[str(key)] = base64.b64decode(str(value or "")).decode("utf-8")
         return decoded
 
+    def put_namespace_labels(self, name: str, labels: Mapping[str, str]) -> bool:
+        """Make namespace ``name`` exist and carry ``labels`` (other labels are kept); True
+        when it changed."""
+        ref = ObjectRef("v1", "Namespace", "", name)
+        current = self.get(ref)
+        path = self._path("v1", "Namespace", "")
+        if current is None:
+            body = {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": name, "labels": dict(sorted(labels.items()))},
+            }
+            self._call("POST", path, body=body, what=f"creating {ref}")
+            return True
+        metadata = current.setdefault("metadata", {})
+        present = metadata.get("labels") or {}
+        if all(present.get(key) == value for key, value in labels.items()):
+            return False
+        metadata["labels"] = {**present, **labels}
+        self._call("PUT", f"{path}/{quote(name, safe='')}", body=current, what=f"labelling {ref}")
+        return True
+
     def put_secret(
         self,
         namespace: str,

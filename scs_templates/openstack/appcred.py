@@ -452,7 +452,6 @@ def _cloud_conf(
         "[LoadBalancer]",
         "manage-security-groups=true",
         "create-monitor=true",
-        "enable-ingress-hostname=true",
     ]
     if floating_network_id:
         lines.append(f"floating-network-id={_gcfg(floating_network_id)}")

@@ -9,8 +9,15 @@ keeps both in step. A settings file may pin another version per service
 (``spec.services.<service>.version``).
 
 Which setting switches a release on is recorded in :attr:`ServiceInfo.setting`; several
-releases can belong to one setting (Cinder CSI brings the snapshot controller, metrics-server
-brings kubelet-csr-approver, which approves the kubelet serving certificates it relies on).
+releases can belong to one setting (Cinder CSI brings the snapshot controller). A release
+with neither a setting nor a companion is always there: kubelet-csr-approver, because every
+kubelet requests a serving certificate (``serverTLSBootstrap``) and without an approver none
+is ever issued, which breaks ``kubectl logs/exec/port-forward``, not only metrics-server.
+
+:attr:`ServiceInfo.pod_security` is the least strict Pod Security level the release's Pods
+need (measured on the real charts' Pods; ``None``: they pass ``restricted``); ``apply``
+labels the namespace with it when the cluster's default is stricter (see
+:func:`scs_templates.services.releases.namespace_labels`).
 """
 
 from __future__ import annotations
@@ -46,7 +53,10 @@ class ServiceInfo:
     the ``spec.services`` key (camelCase, as in the settings file) that enables it and whose
     ``version``/``values`` apply to it; ``None`` for companion releases that follow another
     service's switch. ``providers``: where it applies (empty = every provider). ``cni``: the
-    CNI it belongs to or needs (``cilium``/``calico``), if any.
+    CNI it belongs to or needs (``cilium``/``calico``), if any. ``pod_security``: the Pod
+    Security level its Pods need (None = ``restricted`` is fine). ``crds_only``: a release
+    of CRDs that ``--force-remove`` never uninstalls (that would delete every object of
+    those kinds in the cluster).
     """
 
     release: str
@@ -59,6 +69,8 @@ class ServiceInfo:
     providers: tuple[str, ...] = ()
     cni: str | None = None
     companion_of: str | None = None
+    pod_security: str | None = None
+    crds_only: bool = False
 
     @property
     def repository_is_oci(self) -> bool:
@@ -76,6 +88,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         description="Gateway API CRDs (v1.3.0, standard channel plus TLSRoute), installed "
         "before Cilium so its operator finds them at start.",
         cni="cilium",
+        crds_only=True,
     ),
     ServiceInfo(
         release="cilium",
@@ -86,6 +99,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         setting="cni",
         description="Cilium CNI (default); Gateway API implementation when gatewayAPI is on.",
         cni="cilium",
+        pod_security="privileged",
     ),
     ServiceInfo(
         release="tigera-operator",
@@ -96,6 +110,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         setting="cni",
         description="Calico CNI through the Tigera operator (cni.type: calico).",
         cni="calico",
+        pod_security="privileged",
     ),
     ServiceInfo(
         release="openstack-cloud-controller-manager",
@@ -107,6 +122,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         description="OpenStack cloud controller manager: initializes nodes, creates Octavia "
         "load balancers for Services.",
         providers=("openstack",),
+        pod_security="privileged",
     ),
     ServiceInfo(
         release="snapshot-controller",
@@ -118,6 +134,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         description="CSI snapshot controller and the VolumeSnapshot CRDs (with Cinder CSI).",
         providers=("openstack",),
         companion_of="cinderCSI",
+        pod_security="baseline",
     ),
     ServiceInfo(
         release="openstack-cinder-csi",
@@ -126,8 +143,10 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="https://kubernetes.github.io/cloud-provider-openstack",
         version=_default("openstack-cinder-csi"),
         setting="cinderCSI",
-        description="Cinder CSI driver and its default StorageClass.",
+        description="Cinder CSI driver, its StorageClasses (default: delete, bound where the "
+        "Pod is scheduled) and a VolumeSnapshotClass.",
         providers=("openstack",),
+        pod_security="privileged",
     ),
     ServiceInfo(
         release="kubelet-csr-approver",
@@ -137,8 +156,8 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         version=_default("kubelet-csr-approver"),
         setting=None,
         description="Approves kubelet serving certificate requests (CSRs) after checking "
-        "names and addresses, so metrics-server can verify kubelets (with metrics-server).",
-        companion_of="metricsServer",
+        "names and addresses (always: every kubelet requests a serving certificate).",
+        pod_security="baseline",
     ),
     ServiceInfo(
         release="metrics-server",

@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from scs_templates.errors import InputError, ToolError
-from scs_templates.services.catalogue import CATALOGUE
+from scs_templates.services.catalogue import CATALOGUE, service_info
 from scs_templates.services.releases import (
     STATE_KEY,
     ServiceRelease,
     check_local_mirror,
+    namespace_labels,
     plan_releases,
     state_of,
 )
@@ -141,6 +142,8 @@ def plan_actions(
 
         if not release.installed:
             plan("remove", "disabled, removal forced" if current else "")
+        elif release.name not in wanted and service_info(release.name).crds_only:
+            plan("keep", "CRDs: never removed by apply (every object of these kinds would go)")
         elif release.name not in wanted:
             plan("keep", "disabled in the settings but deployed: kept (see --force-remove)")
         elif current is None:
@@ -212,7 +215,11 @@ def sync_cloud_config(
 
     The content is a credential: it moves API to API and is never printed or written to disk.
     """
-    from scs_templates.services.values import CLOUD_CONFIG_SECRET
+    from scs_templates.services.values import (
+        CLOUD_CONFIG_CA_KEY,
+        CLOUD_CONFIG_SECRET,
+        with_ca_file,
+    )
     from scs_templates.values import CACERT_KEY, CLOUD_CONF_KEY, credentials_secret_name
 
     services = settings.spec.services
@@ -228,7 +235,8 @@ def sync_cloud_config(
         )
     content = {CLOUD_CONF_KEY: data[CLOUD_CONF_KEY]}
     if data.get(CACERT_KEY):
-        content["ca.crt"] = data[CACERT_KEY]
+        content[CLOUD_CONFIG_CA_KEY] = data[CACERT_KEY]
+        content[CLOUD_CONF_KEY] = with_ca_file(data[CLOUD_CONF_KEY])
     workload.put_secret(
         "kube-system",
         CLOUD_CONFIG_SECRET,
@@ -346,8 +354,11 @@ def apply(
         check_local_mirror(
             [r for r in releases if r.name in selected], settings.spec.services.chart_mirror
         )
+        workload = KubeClient(str(path))
+        for name, labels in namespace_labels(settings, releases).items():
+            workload.put_namespace_labels(name, labels)
         if settings.spec.provider == "openstack":
-            note = sync_cloud_config(settings, client, KubeClient(str(path)))
+            note = sync_cloud_config(settings, client, workload)
             if note:
                 notes.append(note)
         runner = helmfile if helmfile is not None else ServicesHelmfile()

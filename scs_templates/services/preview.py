@@ -31,6 +31,7 @@ from scs_templates.services.releases import (
     STATE_KEY,
     ServiceRelease,
     check_local_mirror,
+    namespace_labels,
     plan_releases,
     state_of,
 )
@@ -81,13 +82,40 @@ def render_services(
     check_local_mirror(releases, settings.spec.services.chart_mirror)
     kube_version = kube_version_of(settings)
     runner = helmfile if helmfile is not None else ServicesHelmfile()
-    manifests = runner.render({STATE_KEY: state_of(releases)}, kube_version=kube_version)
+    charts = runner.render({STATE_KEY: state_of(releases)}, kube_version=kube_version)
+    manifests = _namespaces(namespace_labels(settings, releases)) + charts
     return ServicesRender(
         manifests=manifests,
         documents=tuple(split_texts(manifests)),
         releases=tuple(releases),
         kube_version=kube_version,
     )
+
+
+def _namespaces(labels: dict[str, dict[str, str]]) -> str:
+    """The namespaces ``apply`` labels for Pod Security before the sync, as YAML documents
+    (first: they exist before any release is installed into them)."""
+    import io
+
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    text = ""
+    for name, namespace_labels_ in labels.items():
+        stream = io.StringIO()
+        yaml.dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": name, "labels": namespace_labels_},
+            },
+            stream,
+        )
+        text += (
+            f"---\n# Source: scs-templates (Pod Security label, set by apply)\n{stream.getvalue()}"
+        )
+    return text
 
 
 def write_services(result: ServicesRender, directory: str | Path) -> list[Path]:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
 from scs_templates.errors import InputError
-from scs_templates.services.catalogue import CATALOGUE, ServiceInfo, default_version
+from scs_templates.services.catalogue import CATALOGUE, ServiceInfo, default_version, service_info
 from scs_templates.services.values import base_values, deep_merge
 from scs_templates.settings.model import ClusterSettings, Service
 from scs_templates.settings.versions import resolve_version
@@ -31,6 +31,7 @@ __all__ = [
     "chart_source",
     "check_local_mirror",
     "local_mirror_dir",
+    "namespace_labels",
     "normalize_version",
     "release_needs",
     "service_releases",
@@ -316,7 +317,9 @@ def services_state_values(
     cluster. A deployed release the settings no longer ask for stays (``installed: true``,
     left untouched by ``apply``) unless ``force_remove`` is set, or it is named in
     ``remove`` (the old CNI of an allowed CNI switch): then it is ``installed: false`` and
-    helmfile uninstalls it. Releases that are neither wanted nor deployed are left out.
+    helmfile uninstalls it. A release of CRDs (``crds_only``) is never uninstalled: that
+    would delete every object of its kinds (every Gateway and Route). Releases that are
+    neither wanted nor deployed are left out.
     """
     return {STATE_KEY: state_of(plan_releases(settings, installed, force_remove, remove))}
 
@@ -334,7 +337,7 @@ def plan_releases(
         if info.release in wanted:
             chosen.append(_release(settings, info, installed=True))
         elif info.release in installed:
-            keep = not force_remove and info.release not in remove
+            keep = info.crds_only or (not force_remove and info.release not in remove)
             chosen.append(_release(settings, info, installed=keep))
     return _with_needs(chosen)
 
@@ -348,4 +351,38 @@ def state_of(releases: list[ServiceRelease]) -> dict[str, Any]:
     return {
         "repositories": [repo.to_state() for repo in repositories.values()],
         "releases": [release.to_state() for release in releases],
+    }
+
+
+#: Pod Security levels from the least to the most strict.
+_POD_SECURITY_ORDER = ("privileged", "baseline", "restricted")
+POD_SECURITY_ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"
+
+
+def namespace_labels(
+    settings: ClusterSettings, releases: Iterable[ServiceRelease]
+) -> dict[str, dict[str, str]]:
+    """The Pod Security labels ``apply`` puts on the namespaces of ``releases``.
+
+    A release whose Pods need a less strict level than the cluster's default
+    (``security.podSecurity.enforce``) gets its namespace labelled
+    ``pod-security.kubernetes.io/enforce: <level>``, as upstream's own manifests do (Calico's
+    ``tigera-operator`` namespace is ``privileged`` there); exempt namespaces need no label.
+    Labelling rather than exempting keeps the admission configuration (and so the control
+    plane machines) unchanged when a service or the CNI changes, and keeps ``warn``/``audit``
+    working in those namespaces. Sorted by namespace.
+    """
+    pss = settings.spec.security.pod_security
+    default = _POD_SECURITY_ORDER.index(pss.enforce)
+    needed: dict[str, int] = {}
+    for release in releases:
+        level = service_info(release.name).pod_security
+        if not release.installed or level is None or release.namespace in pss.exempt_namespaces:
+            continue
+        rank = _POD_SECURITY_ORDER.index(level)
+        if rank < default:
+            needed[release.namespace] = min(rank, needed.get(release.namespace, rank))
+    return {
+        namespace: {POD_SECURITY_ENFORCE_LABEL: _POD_SECURITY_ORDER[rank]}
+        for namespace, rank in sorted(needed.items())
     }

@@ -8,13 +8,23 @@ lists included, is replaced by the user's value).
 Decisions worth knowing (see ``docs/services.md``):
 
 * Cilium uses ``ipam.mode: kubernetes`` (kubeadm assigns each node a pod CIDR out of
-  ``network.podCIDR``). Gateway API needs Cilium's kube-proxy replacement, so
-  ``gatewayAPI.enabled`` turns on ``kubeProxyReplacement`` with ``k8sServiceHost: auto``
-  (Cilium reads the API endpoint from kubeadm's ``cluster-info`` ConfigMap).
+  ``network.podCIDR``). Its Gateway API needs NodePort support, not kube-proxy replacement:
+  ``gatewayAPI.enabled`` turns on ``nodePort.enabled`` and leaves
+  ``kubeProxyReplacement: false``, because kubeadm installs kube-proxy on every cluster and
+  switching Gateway API on later must not flip a live cluster's service routing.
+* ``network.mtu`` is the MTU of the node network. Cilium's ``MTU`` means exactly that; Calico's
+  ``calicoNetwork.mtu`` is the MTU of the pod interfaces and the VXLAN device, so it gets
+  ``network.mtu - 50`` (the VXLAN-over-IPv4 overhead).
 * metrics-server verifies kubelet serving certificates (never ``--kubelet-insecure-tls``):
   kubelets request serving certificates (``serverTLSBootstrap``) and kubelet-csr-approver
   approves only requests whose host name matches the cluster's node names and, on
-  OpenStack, whose addresses lie in ``network.nodeCIDR``.
+  OpenStack, whose addresses lie in ``network.nodeCIDR``. On Docker, CAPD names a node
+  ``<cluster>-<machine>`` unless the machine name already starts with the cluster name.
+* Cinder CSI: the chart's own StorageClasses bind volumes immediately (in a random zone
+  of a multi-AZ cloud), and their ``volumeBindingMode`` cannot be set, so ours replace them:
+  ``csi-cinder-delete`` (default) and ``csi-cinder-retain`` with ``WaitForFirstConsumer``,
+  plus the VolumeSnapshotClass ``csi-cinder-snapshot`` (default) for the VolumeSnapshot CRDs
+  the snapshot controller brings.
 * ingress-nginx gets the PROXY protocol (Octavia annotation
   ``loadbalancer.openstack.org/proxy-protocol`` plus nginx ``use-proxy-protocol``) only on
   OpenStack, with ``proxyProtocol: true``, and with the amphora provider: Octavia's OVN
@@ -25,6 +35,7 @@ Decisions worth knowing (see ``docs/services.md``):
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -34,18 +45,28 @@ from scs_templates.settings.model import ClusterSettings
 
 __all__ = [
     "BUILDERS",
+    "CINDER_DEFAULT_CLASS",
+    "CINDER_SNAPSHOT_CLASS",
+    "CLOUD_CONFIG_CA_FILE",
+    "CLOUD_CONFIG_CA_KEY",
     "CLOUD_CONFIG_SECRET",
     "METRICS_SERVER_ARGS",
     "PROXY_PROTOCOL_ANNOTATION",
     "base_values",
+    "cinder_storage_objects",
     "deep_merge",
     "proxy_protocol_active",
+    "with_ca_file",
 ]
 
 #: Octavia's annotation (read by the OpenStack cloud controller manager) for PROXY protocol.
 PROXY_PROTOCOL_ANNOTATION = "loadbalancer.openstack.org/proxy-protocol"
 #: Secret in the workload cluster's kube-system with ``cloud.conf`` for OCCM and Cinder CSI.
 CLOUD_CONFIG_SECRET = "cloud-config"  # noqa: S105 - a Secret name, not a password
+#: Key of the CA bundle in that Secret. OCCM and Cinder CSI mount the whole Secret at
+#: ``/etc/config``, so ``cloud.conf`` must say ``ca-file=`` :data:`CLOUD_CONFIG_CA_FILE`.
+CLOUD_CONFIG_CA_KEY = "ca.crt"
+CLOUD_CONFIG_CA_FILE = f"/etc/config/{CLOUD_CONFIG_CA_KEY}"
 #: metrics-server arguments: the chart's defaults, stated explicitly so that none of them
 #: can ever be ``--kubelet-insecure-tls``.
 METRICS_SERVER_ARGS: tuple[str, ...] = (
@@ -54,6 +75,14 @@ METRICS_SERVER_ARGS: tuple[str, ...] = (
     "--kubelet-use-node-status-port",
     "--metric-resolution=15s",
 )
+
+#: Bytes the VXLAN encapsulation (IPv4) adds to each packet: Calico's pod MTU is this much
+#: less than the node network's.
+VXLAN_OVERHEAD = 50
+#: Cinder CSI StorageClasses and VolumeSnapshotClass (ours, see the module doc).
+CINDER_PROVISIONER = "cinder.csi.openstack.org"
+CINDER_DEFAULT_CLASS = "csi-cinder-delete"
+CINDER_SNAPSHOT_CLASS = "csi-cinder-snapshot"
 
 Values = dict[str, Any]
 
@@ -75,6 +104,35 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> Values:
     return result
 
 
+def with_ca_file(cloud_conf: str) -> str:
+    """``cloud.conf`` with ``ca-file=/etc/config/ca.crt`` in ``[Global]``, for a CA bundle
+    that travels next to it in the ``cloud-config`` Secret. Without it OCCM cannot verify
+    Keystone behind a private CA and nodes stay uninitialized. A ``ca-file`` or
+    ``tls-insecure`` the file already has is the user's choice and stays."""
+    lines = cloud_conf.splitlines()
+    section = ""
+    global_end: int | None = None
+    for index, raw in enumerate(lines):
+        line = raw.strip()
+        if line.startswith("[") and line.endswith("]"):
+            if section == "global" and global_end is None:
+                global_end = index
+            section = line[1:-1].strip().lower()
+            continue
+        key = line.partition("=")[0].strip().lower()
+        if section == "global" and key in ("ca-file", "tls-insecure"):
+            return cloud_conf
+    if section == "global" and global_end is None:
+        global_end = len(lines)
+    if global_end is None:
+        lines = ["[Global]", f"ca-file={CLOUD_CONFIG_CA_FILE}", "", *lines]
+    else:
+        while global_end > 0 and not lines[global_end - 1].strip():
+            global_end -= 1
+        lines.insert(global_end, f"ca-file={CLOUD_CONFIG_CA_FILE}")
+    return "\n".join(lines) + "\n"
+
+
 def proxy_protocol_active(settings: ClusterSettings) -> bool:
     """PROXY protocol on the ingress load balancer: OpenStack, amphora, and switched on."""
     spec = settings.spec
@@ -93,7 +151,7 @@ def _cilium(settings: ClusterSettings) -> Values:
     gateway = spec.services.gateway_api.enabled
     values: Values = {
         "ipam": {"mode": "kubernetes"},
-        "kubeProxyReplacement": gateway,
+        "kubeProxyReplacement": False,
         "gatewayAPI": {"enabled": gateway},
         "operator": {"replicas": 1 if spec.control_plane.replicas == 1 else 2},
         # Hubble's TLS certificates from Cilium's certgen job in the cluster, not from
@@ -102,7 +160,7 @@ def _cilium(settings: ClusterSettings) -> Values:
         "hubble": {"tls": {"auto": {"method": "cronJob"}}},
     }
     if gateway:
-        values["k8sServiceHost"] = "auto"
+        values["nodePort"] = {"enabled": True}
     if spec.network.mtu:
         values["MTU"] = spec.network.mtu
     return values
@@ -123,7 +181,7 @@ def _calico(settings: ClusterSettings) -> Values:
         ],
     }
     if net.mtu:
-        calico_network["mtu"] = net.mtu
+        calico_network["mtu"] = net.mtu - VXLAN_OVERHEAD
     return {
         "installation": {
             "enabled": True,
@@ -156,24 +214,60 @@ def _snapshot_controller(settings: ClusterSettings) -> Values:
     return {"controller": {"replicaCount": replicas}}
 
 
+def _storage_class(name: str, reclaim: str, *, default: bool) -> Values:
+    metadata: Values = {"name": name}
+    if default:
+        metadata["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": metadata,
+        "provisioner": CINDER_PROVISIONER,
+        "reclaimPolicy": reclaim,
+        "volumeBindingMode": "WaitForFirstConsumer",
+        "allowVolumeExpansion": True,
+    }
+
+
+def cinder_storage_objects() -> list[Values]:
+    """Our Cinder StorageClasses and VolumeSnapshotClass (the chart's ``custom`` objects)."""
+    return [
+        _storage_class(CINDER_DEFAULT_CLASS, "Delete", default=True),
+        _storage_class("csi-cinder-retain", "Retain", default=False),
+        {
+            "apiVersion": "snapshot.storage.k8s.io/v1",
+            "kind": "VolumeSnapshotClass",
+            "metadata": {
+                "name": CINDER_SNAPSHOT_CLASS,
+                "annotations": {"snapshot.storage.kubernetes.io/is-default-class": "true"},
+            },
+            "driver": CINDER_PROVISIONER,
+            "deletionPolicy": "Delete",
+        },
+    ]
+
+
 def _cinder_csi(settings: ClusterSettings) -> Values:
+    # The chart takes extra objects only as one YAML string (storageClass.custom); JSON is
+    # YAML, so each object is serialised, never templated.
+    custom = "\n---\n".join(json.dumps(obj, sort_keys=True) for obj in cinder_storage_objects())
     return {
         "secret": {"enabled": True, "create": False, "name": CLOUD_CONFIG_SECRET},
         "clusterID": settings.name,
-        "storageClass": {
-            "enabled": True,
-            "delete": {"isDefault": True, "allowVolumeExpansion": True},
-            "retain": {"isDefault": False, "allowVolumeExpansion": True},
-        },
+        "storageClass": {"enabled": False, "custom": custom + "\n"},
     }
 
 
 def _kubelet_csr_approver(settings: ClusterSettings) -> Values:
     spec = settings.spec
-    # Node names are Machine names: $PREFIX-$CLUSTER-<group>-<hash>[-<hash>].
-    stem = naming.resource_name(spec.prefix, settings.name)
+    # Node names are Machine names: $PREFIX-$CLUSTER-<group>-<hash>[-<hash>]; CAPD puts
+    # "<cluster>-" in front (its container and host name) unless the name starts with it.
+    name = naming.resource_name(spec.prefix, settings.name)
+    if spec.provider == "docker":
+        name = naming.docker_host_prefix(settings.name, name) + name
+    stem = re.escape(name)
     values: Values = {
-        "providerRegex": f"^{re.escape(stem)}-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        "providerRegex": f"^{stem}-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
         # OpenStack node names are not in DNS; the IP prefix check replaces the lookup.
         "bypassDnsResolution": True,
     }

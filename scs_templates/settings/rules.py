@@ -222,12 +222,14 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
                     ),
                 )
         md_name = f"{spec.prefix}-{settings.name}-{group.name}"
-        if len(md_name) > naming.MACHINE_OWNER_BUDGET:
+        budget = naming.machine_owner_budget(spec.provider, settings.name, md_name)
+        if len(md_name) > budget:
             yield (
                 (*path, "name"),
                 (
                     f"{md_name!r} is {len(md_name)} characters; $PREFIX-$CLUSTER-$GROUP must fit "
-                    f"in {naming.MACHINE_OWNER_BUDGET} (machine names add 12 and must stay <= 63)"
+                    f"in {budget} (machine names add 12{_docker_note(spec.provider, budget)} "
+                    "and must stay <= 63)"
                 ),
             )
         if spec.provider == "openstack" and group.machine_type is None:
@@ -247,12 +249,14 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
             if (t_key, t_effect) in taint_keys[:t_index]:
                 yield (*path, "taints", t_index), f"duplicate taint {t_key}:{t_effect}"
     cp_name = f"{spec.prefix}-{settings.name}-{naming.CONTROL_PLANE}"
-    if len(cp_name) > naming.MACHINE_OWNER_BUDGET:
+    budget = naming.machine_owner_budget(spec.provider, settings.name, cp_name)
+    if len(cp_name) > budget:
         yield (
             ("metadata", "name"),
             (
                 f"{cp_name!r} is {len(cp_name)} characters; $PREFIX-$CLUSTER-control-plane must "
-                f"fit in {naming.MACHINE_OWNER_BUDGET}: shorten the prefix or the cluster name"
+                f"fit in {budget}{_docker_note(spec.provider, budget)}: shorten the prefix or "
+                "the cluster name"
             ),
         )
     if spec.control_plane.rollout.max_surge == 0 and spec.control_plane.replicas < 3:
@@ -399,3 +403,10 @@ def warnings(settings: ClusterSettings) -> Iterator[Finding]:
                 yield ("spec", "workers", index, "machineType"), "ignored by provider 'docker'"
         if spec.control_plane.machine_type is not None:
             yield ("spec", "controlPlane", "machineType"), "ignored by provider 'docker'"
+
+
+def _docker_note(provider: str, budget: int) -> str:
+    """Why the name budget is smaller on Docker (CAPD prefixes host names with the cluster)."""
+    if provider == "docker" and budget < naming.MACHINE_OWNER_BUDGET:
+        return "; on Docker the node host name also starts with '<cluster>-'"
+    return ""
