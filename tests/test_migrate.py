@@ -225,8 +225,8 @@ def test_r5_calico_file() -> None:
     s = spec(result)
     lines = report(result)
     assert s["services"]["cni"] == {"type": "calico", "version": "v3.26.1"}
-    assert s["services"]["gatewayAPI"] == {"enabled": False}
-    assert "needs Cilium" in lines["DEPLOY_GATEWAY_API"]
+    assert s["services"]["gatewayAPI"] == {"enabled": True}
+    assert "Envoy Gateway" in lines["DEPLOY_GATEWAY_API"]
     assert s["services"]["cloudControllerManager"] == {"enabled": True}
     assert "must stay" in lines["DEPLOY_OCCM"]
     assert s["controlPlane"]["machineType"] == "SCS-2V-4-20s"
@@ -314,8 +314,8 @@ EDGE_CASES = [
     (
         "USE_CILIUM: false\nDEPLOY_GATEWAY_API: true",
         "services.gatewayAPI",
-        {"enabled": False},
-        "needs Cilium",
+        {"enabled": True},
+        "Envoy Gateway",
     ),
     ("USE_OVN_LB_PROVIDER: true", "openstack.loadBalancerProvider", "ovn", ""),
     ("USE_OVN_LB_PROVIDER: false", "openstack.loadBalancerProvider", "amphora", ""),

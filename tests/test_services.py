@@ -34,6 +34,8 @@ from tests.standin_charts import STAND_IN_LABEL, build_stand_in_mirror, package_
 from tests.support import REPO, real_charts, skip_or_fail
 
 yaml = YAML(typ="safe")
+#: How docs/services.md names the namespace of a release on the management cluster.
+MANAGEMENT_NAMESPACE_CELL = "(the cluster's, on the management cluster)"
 
 
 def settings_of(
@@ -81,7 +83,8 @@ def test_docs_table_lists_every_service_with_its_tested_version() -> None:
         if len(cells) == 5 and cells[0] not in ("release", "---"):
             rows.add(tuple(cells))
     expected = {
-        (i.release, i.namespace, i.chart, i.version, i.repository) for i in service_catalogue()
+        (i.release, i.namespace or MANAGEMENT_NAMESPACE_CELL, i.chart, i.version, i.repository)
+        for i in service_catalogue()
     }
     assert rows == expected
 
@@ -149,7 +152,7 @@ def test_metrics_server_verifies_kubelet_tls() -> None:
     assert "kube-system/kubelet-csr-approver" in by_name(settings_of())["metrics-server"].needs
 
 
-def test_gateway_api_only_with_cilium() -> None:
+def test_gateway_api_on_both_cnis() -> None:
     releases = by_name(settings_of(gatewayAPI={"enabled": True}))
     assert releases["cilium"].values["gatewayAPI"] == {"enabled": True}
     assert releases["cilium"].values["kubeProxyReplacement"] is False  # kube-proxy stays
@@ -168,8 +171,13 @@ def test_gateway_api_only_with_cilium() -> None:
     assert "gateway-api-crds" not in calico and "cilium" not in calico
     pools = calico["tigera-operator"].values["installation"]["calicoNetwork"]["ipPools"]
     assert pools[0]["cidr"] == "192.168.0.0/16"
-    with pytest.raises(SettingsError, match="Gateway API needs"):
-        settings_of(cni={"type": "calico"}, gatewayAPI={"enabled": True})
+    envoy = by_name(settings_of(cni={"type": "calico"}, gatewayAPI={"enabled": True}))
+    assert "gateway-api-crds" not in envoy  # Envoy Gateway's chart brings the CRDs
+    assert envoy["envoy-gateway"].values == {"crds": {"enabled": True}}
+    assert envoy["envoy-gateway"].needs == (
+        "tigera-operator/tigera-operator",
+        "kube-system/openstack-cloud-controller-manager",
+    )
 
 
 def test_user_values_are_deep_merged_over_ours() -> None:
@@ -907,3 +915,149 @@ def test_fix9_force_remove_never_uninstalls_the_gateway_api_crds() -> None:
     plans = {p.name: p for p in plan_actions(releases, {}, lambda r: {}, wanted)}
     assert plans["gateway-api-crds"].action == "keep"
     assert "never removed" in plans["gateway-api-crds"].reason
+
+
+# --------------------------------------------------------------------------- autoscaler, ingress
+
+
+def autoscaled(provider: str = "openstack", **services: Any) -> ClusterSettings:
+    """Settings whose one worker group autoscales from zero, with a label and a taint."""
+    data = settings_of(provider, **services).model_dump(by_alias=True, exclude_none=True)
+    group = data["spec"]["workers"][0]
+    group.pop("replicas", None)
+    group["autoscaling"] = {"min": 0, "max": 4}
+    group["labels"] = {"scs.community/pool": "batch"}
+    group["taints"] = [{"key": "batch", "value": "yes", "effect": "NoSchedule"}]
+    return ClusterSettings.model_validate(data)
+
+
+def test_autoscaler_follows_the_groups_unless_set() -> None:
+    assert "demo-cluster-autoscaler" not in by_name(settings_of())
+    release = by_name(autoscaled())["demo-cluster-autoscaler"]
+    assert (release.namespace, release.target, release.needs) == ("default", "management", ())
+    assert release.chart_label == "cluster-autoscaler-9.59.0"
+    assert "demo-cluster-autoscaler" in by_name(settings_of(clusterAutoscaler={"enabled": True}))
+    off = autoscaled(clusterAutoscaler={"enabled": False})
+    assert "demo-cluster-autoscaler" not in by_name(off)
+    from scs_templates.settings import rules
+
+    assert any("nothing will scale" in message for _, message in rules.warnings(off))
+
+
+def test_autoscaler_settings_reach_its_arguments() -> None:
+    settings = autoscaled(
+        clusterAutoscaler={
+            "expander": "most-pods",
+            "scaleDown": {"unneededTime": "30m", "utilizationThreshold": 0.3},
+        }
+    )
+    values = by_name(settings)["demo-cluster-autoscaler"].values
+    assert values["extraArgs"]["expander"] == "most-pods"
+    assert values["extraArgs"]["scale-down-unneeded-time"] == "30m"
+    assert values["extraArgs"]["scale-down-utilization-threshold"] == 0.3
+    with pytest.raises(SettingsError, match=r"scaleDown\.unneededTime"):
+        autoscaled(clusterAutoscaler={"scaleDown": {"unneededTime": "soon"}})
+
+
+@pytest.mark.helm
+def test_autoscaler_real_chart_on_the_management_cluster(
+    services_helmfile: Any, charts: Path
+) -> None:
+    settings = autoscaled(chartMirror=str(charts))
+    rendered = [
+        d for d in yaml.load_all(services_helmfile.template(services_state_values(settings))) if d
+    ]
+    mine = [d for d in rendered if "autoscaler" in d["metadata"]["name"]]
+    kinds = sorted(d["kind"] for d in mine)
+    assert "ClusterRole" not in kinds and "ClusterRoleBinding" not in kinds  # namespace only
+    assert {"Deployment", "Role", "RoleBinding", "ServiceAccount"} <= set(kinds)
+    deployment = next(d for d in mine if d["kind"] == "Deployment")
+    assert deployment["metadata"]["namespace"] == "default"  # next to the Cluster
+    pod = deployment["spec"]["template"]["spec"]
+    command = pod["containers"][0]["command"]
+    for flag in (
+        "--cloud-provider=clusterapi",
+        "--node-group-auto-discovery=clusterapi:clusterName=demo,namespace=default",
+        "--kubeconfig=/etc/kubernetes/value",
+        "--clusterapi-cloud-config-authoritative",
+        "--expander=least-waste",
+        "--scale-down-unneeded-time=10m",
+        "--balance-similar-node-groups=true",
+    ):
+        assert flag in command, flag
+    assert {v.get("secret", {}).get("secretName") for v in pod["volumes"]} >= {"demo-kubeconfig"}
+    role = next(d for d in mine if d["kind"] == "Role")
+    assert role["metadata"]["namespace"] == "default"
+    groups = {(tuple(r["apiGroups"]), tuple(r["resources"])) for r in role["rules"]}
+    assert (("infrastructure.cluster.x-k8s.io",), ("openstackmachinetemplates",)) in groups
+
+
+def test_scale_from_zero_annotations_on_the_machine_deployment() -> None:
+    from scs_templates.render import render
+
+    objects = render(autoscaled()).objects
+    deployment = next(o for o in objects if o["kind"] == "MachineDeployment")
+    annotations = deployment["metadata"]["annotations"]
+    assert annotations["cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"] == "0"
+    assert annotations["capacity.cluster-autoscaler.kubernetes.io/labels"] == (
+        "scs.community/pool=batch"
+    )
+    assert annotations["capacity.cluster-autoscaler.kubernetes.io/taints"] == (
+        "batch=yes:NoSchedule"
+    )
+
+
+def test_ingress_nginx_is_deprecated_on_enable_and_in_migrate() -> None:
+    from scs_templates.migrate import migrate_kaas_v1
+    from scs_templates.settings import rules
+
+    enabled = settings_of(ingressNginx={"enabled": True})
+    found = [m for _, m in rules.warnings(enabled) if "ingress-nginx is deprecated" in m]
+    assert found and "gatewayAPI" in found[0]
+    assert not [m for _, m in rules.warnings(settings_of()) if "ingress-nginx" in m]
+    result = migrate_kaas_v1("OPENSTACK_FLAVOR_CONTROL: SCS-2V-4\nDEPLOY_NGINX_INGRESS: true\n")
+    assert any("ingress-nginx is deprecated" in line for line in result.report_lines)
+
+
+@pytest.mark.helm
+def test_envoy_gateway_on_calico_with_the_real_chart(services_helmfile: Any, charts: Path) -> None:
+    from scs_templates.services.preview import render_services
+
+    settings = settings_of(
+        "docker", chartMirror=str(charts), cni={"type": "calico"}, gatewayAPI={"enabled": True}
+    )
+    objects = manifests_of(render_services(settings, helmfile=services_helmfile).manifests)
+    assert ("Deployment", "envoy-gateway") in objects
+    assert ("CustomResourceDefinition", "httproutes.gateway.networking.k8s.io") in objects
+    assert ("CustomResourceDefinition", "envoyproxies.gateway.envoyproxy.io") in objects
+
+
+def test_gateway_proxy_protocol_only_where_octavia_speaks_it() -> None:
+    on = by_name(settings_of(gatewayAPI={"enabled": True, "proxyProtocol": True}))
+    assert on["cilium"].values["gatewayAPI"] == {"enabled": True, "enableProxyProtocol": True}
+    docker = settings_of("docker", gatewayAPI={"enabled": True, "proxyProtocol": True})
+    assert by_name(docker)["cilium"].values["gatewayAPI"] == {"enabled": True}
+    from scs_templates.settings import rules
+
+    assert any("ignored" in m for p, m in rules.warnings(docker) if "proxyProtocol" in p)
+
+
+@pytest.mark.helm
+@pytest.mark.fakekube
+def test_apply_installs_the_autoscaler_on_the_management_cluster(
+    clusters: Clusters, mirror: Path
+) -> None:
+    """Plumbing (STAND-IN charts, FAKE APIs): the autoscaler release goes to the management
+    cluster's namespace of the Cluster, the rest to the workload cluster."""
+    settings = autoscaled("docker", chartMirror=str(mirror))
+    result = run_apply(clusters, settings)
+    assert "demo-cluster-autoscaler" in result.synced
+    management = {
+        s["metadata"]["labels"]["name"]
+        for s in clusters.management.objects("Secret")
+        if (s["metadata"].get("labels") or {}).get("owner") == "helm"
+    }
+    assert management == {"demo-cluster-autoscaler"}
+    assert "demo-cluster-autoscaler" not in clusters.revisions()  # not in the workload
+    again = run_apply(clusters, settings)
+    assert again.synced == ()  # idempotent on both clusters

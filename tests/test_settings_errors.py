@@ -175,14 +175,6 @@ CASES: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
-        "gateway-api-needs-cilium",
-        spec("services:\n  cni:\n    type: calico\n  gatewayAPI:\n    enabled: true"),
-        [
-            "s.yaml:11:7: spec.services.gatewayAPI.enabled: Gateway API needs cni.type "
-            "'cilium' (it is 'calico')"
-        ],
-    ),
-    (
         "autoscale-min-gt-max",
         spec("workers:\n  - name: w\n    autoscaling:\n      min: 5\n      max: 2"),
         ["s.yaml:10:9: spec.workers[0].autoscaling.min: min (5) is greater than max (2)"],

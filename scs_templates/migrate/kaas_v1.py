@@ -105,7 +105,8 @@ KEY_TABLE: tuple[KeyInfo, ...] = (
         "DEPLOY_NGINX_INGRESS",
         "mapped",
         "spec.services.ingressNginx",
-        "`true`/`false`/`vX.Y.Z` -> enabled/version.",
+        "`true`/`false`/`vX.Y.Z` -> enabled/version; enabled gets a deprecation note "
+        "(ingress-nginx is retired upstream; use gatewayAPI).",
     ),
     KeyInfo(
         "NGINX_INGRESS_PROXY",
@@ -117,7 +118,7 @@ KEY_TABLE: tuple[KeyInfo, ...] = (
         "DEPLOY_GATEWAY_API",
         "mapped",
         "spec.services.gatewayAPI",
-        "Needs Cilium: with Calico it is emitted disabled with a note.",
+        "Cilium's Gateway API; with Calico, Envoy Gateway (a note says so).",
         "R5-R6",
     ),
     KeyInfo(
@@ -711,6 +712,13 @@ def _image(m: _Migration, entry: _Entry) -> None:
     m.mapped(entry.key, "spec.openstack.image", notes)
 
 
+#: Said by migrate when KaaS v1 deployed ingress-nginx (also a settings warning).
+INGRESS_NGINX_DEPRECATION = (
+    "ingress-nginx is deprecated (retired upstream, no security fixes since March 2026): "
+    "plan the move to spec.services.gatewayAPI"
+)
+
+
 def _service_handler(field_name: str) -> Handler:
     def handle(m: _Migration, entry: _Entry) -> None:
         value = _service(entry)
@@ -728,11 +736,13 @@ def _service_handler(field_name: str) -> Handler:
                 "enabled (nodes stay uninitialized without it); emitted enabled"
             )
         if field_name == "gatewayAPI" and enabled and m.cni != "cilium":
-            enabled = False
             notes.append(
-                "Gateway API needs Cilium (KaaS v1: USE_CILIUM=true) but the CNI is Calico; "
-                "emitted disabled"
+                "with Calico the Gateway API implementation is Envoy Gateway (KaaS v1 had "
+                "Cilium's only)"
             )
+        if field_name == "ingressNginx" and enabled:
+            notes.append(INGRESS_NGINX_DEPRECATION)
+            m.notes.append(f"{entry.key}: {INGRESS_NGINX_DEPRECATION}")
         m.set((*base, "enabled"), enabled, entry.key, notes)
         targets = f"{target}.enabled"
         if value.version is not None and enabled:

@@ -56,7 +56,9 @@ class ServiceInfo:
     CNI it belongs to or needs (``cilium``/``calico``), if any. ``pod_security``: the Pod
     Security level its Pods need (None = ``restricted`` is fine). ``crds_only``: a release
     of CRDs that ``--force-remove`` never uninstalls (that would delete every object of
-    those kinds in the cluster).
+    those kinds in the cluster). ``target``: ``workload`` (installed into the workload
+    cluster) or ``management`` (installed next to the Cluster on the management cluster,
+    in the cluster's namespace, as ``<cluster>-<release>``; ``namespace`` is empty then).
     """
 
     release: str
@@ -71,6 +73,7 @@ class ServiceInfo:
     companion_of: str | None = None
     pod_security: str | None = None
     crds_only: bool = False
+    target: str = "workload"
 
     @property
     def repository_is_oci(self) -> bool:
@@ -111,6 +114,18 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         description="Calico CNI through the Tigera operator (cni.type: calico).",
         cni="calico",
         pod_security="privileged",
+    ),
+    ServiceInfo(
+        release="envoy-gateway",
+        namespace="envoy-gateway-system",
+        chart="gateway-helm",
+        repository="oci://docker.io/envoyproxy",
+        version=_default("envoy-gateway"),
+        setting="gatewayAPI",
+        description="Envoy Gateway: the Gateway API implementation on Calico clusters, with "
+        "the Gateway API CRDs (kept on uninstall: they are in the chart's crds/).",
+        cni="calico",
+        pod_security="baseline",
     ),
     ServiceInfo(
         release="openstack-cloud-controller-manager",
@@ -175,8 +190,9 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="https://kubernetes.github.io/ingress-nginx",
         version=_default("ingress-nginx"),
         setting="ingressNginx",
-        description="ingress-nginx controller, default IngressClass; PROXY protocol on the "
-        "Octavia load balancer when proxyProtocol is on.",
+        description="DEPRECATED (retired upstream, no security fixes since March 2026): "
+        "ingress-nginx controller, default IngressClass; PROXY protocol on the Octavia load "
+        "balancer when proxyProtocol is on. Use gatewayAPI.",
     ),
     ServiceInfo(
         release="cert-manager",
@@ -195,6 +211,17 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         version=_default("flux2"),
         setting="flux",
         description="Flux GitOps controllers (flux2 community chart).",
+    ),
+    ServiceInfo(
+        release="cluster-autoscaler",
+        namespace="",
+        chart="cluster-autoscaler",
+        repository="https://kubernetes.github.io/autoscaler",
+        version=_default("cluster-autoscaler"),
+        setting="clusterAutoscaler",
+        description="cluster-autoscaler (Cluster API provider) on the MANAGEMENT cluster, "
+        "one per cluster: scales the worker groups that have autoscaling.",
+        target="management",
     ),
 )
 

@@ -25,10 +25,11 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from scs_templates.errors import InputError, ToolError
-from scs_templates.services.catalogue import CATALOGUE, service_info
+from scs_templates.services.catalogue import CATALOGUE
 from scs_templates.services.releases import (
     STATE_KEY,
     ServiceRelease,
@@ -142,7 +143,7 @@ def plan_actions(
 
         if not release.installed:
             plan("remove", "disabled, removal forced" if current else "")
-        elif release.name not in wanted and service_info(release.name).crds_only:
+        elif release.name not in wanted and release.info.crds_only:
             plan("keep", "CRDs: never removed by apply (every object of these kinds would go)")
         elif release.name not in wanted:
             plan("keep", "disabled in the settings but deployed: kept (see --force-remove)")
@@ -188,7 +189,7 @@ def _deployed_releases(
                 progress(f"waiting for the workload cluster's API [{int(waited)}s]")
             time.sleep(min(poll_interval, max(0.1, timeout - waited)))
     rows = json.loads(stdout or "[]") or []
-    known = {(info.release, info.namespace) for info in CATALOGUE}
+    known = {(info.release, info.namespace) for info in CATALOGUE if info.target == "workload"}
     found: dict[str, ReleaseInfo] = {}
     for row in rows:
         if isinstance(row, dict):
@@ -341,11 +342,14 @@ def apply(
                 f"CNI switch allowed: {', '.join(sorted(old_cni))} is removed; restart all "
                 "nodes now"
             )
+        management_helm = Helm(helm3, kubeconfig=kubeconfig, kube_context=context)
+        deployed.update(_management_releases(management_helm, settings))
         releases = plan_releases(settings, frozenset(deployed), force_remove, old_cni)
         state = {STATE_KEY: state_of(releases)}
 
         def values_of(release: ServiceRelease) -> Mapping[str, Any]:
-            return helm.get_values(release.name, namespace=release.namespace)
+            on = helm if release.target == "workload" else management_helm
+            return on.get_values(release.name, namespace=release.namespace)
 
         plans = plan_actions(releases, deployed, values_of, wanted)
         selected = tuple(p.name for p in plans if p.action in ("install", "upgrade", "remove"))
@@ -354,16 +358,63 @@ def apply(
         check_local_mirror(
             [r for r in releases if r.name in selected], settings.spec.services.chart_mirror
         )
-        workload = KubeClient(str(path))
-        for name, labels in namespace_labels(settings, releases).items():
-            workload.put_namespace_labels(name, labels)
-        if settings.spec.provider == "openstack":
-            note = sync_cloud_config(settings, client, workload)
-            if note:
-                notes.append(note)
+        on_workload = [r for r in releases if r.target == "workload"]
+        on_management = [r for r in releases if r.target == "management"]
+        workload_selected = [r.name for r in on_workload if r.name in selected]
+        management_selected = [r.name for r in on_management if r.name in selected]
         runner = helmfile if helmfile is not None else ServicesHelmfile()
-        runner.kubeconfig = str(path)
-        runner.kube_context = None
-        say("helmfile sync: " + ", ".join(selected))
-        runner.sync(state, releases=selected, wait=wait)
+        if workload_selected:
+            workload = KubeClient(str(path))
+            for name, labels in namespace_labels(settings, releases).items():
+                workload.put_namespace_labels(name, labels)
+            if settings.spec.provider == "openstack":
+                note = sync_cloud_config(settings, client, workload)
+                if note:
+                    notes.append(note)
+            runner.kubeconfig = str(path)
+            runner.kube_context = None
+            say("helmfile sync: " + ", ".join(workload_selected))
+            runner.sync({STATE_KEY: state_of(on_workload)}, releases=workload_selected, wait=wait)
+        if management_selected:
+            # next to the Cluster, on the management cluster (cluster-autoscaler)
+            runner.kubeconfig = kubeconfig or _default_kubeconfig()
+            runner.kube_context = context
+            say("helmfile sync (management cluster): " + ", ".join(management_selected))
+            runner.sync(
+                {STATE_KEY: state_of(on_management)}, releases=management_selected, wait=wait
+            )
     return ApplyResult(tuple(plans), selected, False, cluster_result, state, tuple(notes))
+
+
+def _default_kubeconfig() -> str:
+    """The kubeconfig helm would use without --kubeconfig (the services runner never
+    inherits KUBECONFIG, so the management cluster is named explicitly)."""
+    import os
+
+    return os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(
+        Path.home() / ".kube" / "config"
+    )
+
+
+def _management_releases(helm: Helm, settings: ClusterSettings) -> dict[str, ReleaseInfo]:
+    """This cluster's management-side service releases (cluster-autoscaler) that exist."""
+    from scs_templates.helm.runner import _release_from_row
+    from scs_templates.services.releases import management_release_name
+
+    names = {
+        management_release_name(settings, info) for info in CATALOGUE if info.target == "management"
+    }
+    namespace = settings.metadata.namespace
+    args = ["list", "-n", namespace, "--all", "--max", "10000", "-o", "json"]
+    if helm.kubeconfig is not None:
+        args += ["--kubeconfig", helm.kubeconfig]
+    if helm.kube_context is not None:
+        args += ["--kube-context", helm.kube_context]
+    rows = json.loads(helm.run(args, what="helm list (management cluster)").stdout or "[]")
+    found: dict[str, ReleaseInfo] = {}
+    for row in rows or []:
+        if isinstance(row, dict):
+            info = _release_from_row(row, namespace)
+            if info.name in names:
+                found[info.name] = info
+    return found

@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlparse
 from scs_templates.errors import InputError
 from scs_templates.services.catalogue import CATALOGUE, ServiceInfo, default_version, service_info
 from scs_templates.services.values import base_values, deep_merge
+from scs_templates.settings import naming
 from scs_templates.settings.model import ClusterSettings, Service
 from scs_templates.settings.versions import resolve_version
 
@@ -28,9 +29,11 @@ __all__ = [
     "ChartSource",
     "Repository",
     "ServiceRelease",
+    "autoscaler_enabled",
     "chart_source",
     "check_local_mirror",
     "local_mirror_dir",
+    "management_release_name",
     "namespace_labels",
     "normalize_version",
     "release_needs",
@@ -45,6 +48,8 @@ STATE_KEY = "services"
 MIRROR_REPOSITORY = "scs-chart-mirror"
 #: Per-release helm timeout in seconds (a CNI or CSI can take minutes to become ready).
 RELEASE_TIMEOUT_SECONDS = 600
+#: helm refuses release names longer than this.
+HELM_RELEASE_NAME_LIMIT = 53
 
 SourceKind = Literal["upstream", "oci-mirror", "repo-mirror", "local-mirror"]
 
@@ -93,6 +98,13 @@ class ServiceRelease:
     needs: tuple[str, ...] = ()
     source: ChartSource | None = None
     setting: str | None = None
+    catalogue: str = ""
+    target: str = "workload"
+
+    @property
+    def info(self) -> ServiceInfo:
+        """The catalogue row this release comes from."""
+        return service_info(self.catalogue or self.name)
 
     @property
     def key(self) -> str:
@@ -132,6 +144,7 @@ def _setting_attr(camel: str) -> str:
         "ingressNginx": "ingress_nginx",
         "certManager": "cert_manager",
         "flux": "flux",
+        "clusterAutoscaler": "cluster_autoscaler",
     }[camel]
 
 
@@ -148,8 +161,18 @@ def _enabled(settings: ClusterSettings, info: ServiceInfo) -> bool:
     switch = info.setting or info.companion_of
     if switch is None or switch == "cni":
         return True
+    if switch == "clusterAutoscaler":
+        return autoscaler_enabled(settings)
     section = _section(settings, switch)
     return bool(isinstance(section, Service) and section.enabled)
+
+
+def autoscaler_enabled(settings: ClusterSettings) -> bool:
+    """``clusterAutoscaler.enabled``, or (left empty) whether any worker group autoscales."""
+    enabled = settings.spec.services.cluster_autoscaler.enabled
+    if enabled is not None:
+        return enabled
+    return any(group.autoscaling is not None for group in settings.spec.workers)
 
 
 def normalize_version(version: str, default: str) -> str:
@@ -237,9 +260,13 @@ def _release(settings: ClusterSettings, info: ServiceInfo, *, installed: bool) -
     version = _version(settings, info)
     source = chart_source(info, version, settings.spec.services.chart_mirror)
     values = deep_merge(base_values(info.release, settings), _user_values(settings, info))
+    name, namespace = info.release, info.namespace
+    if info.target == "management":  # next to the Cluster object, one per cluster
+        name = management_release_name(settings, info)
+        namespace = settings.metadata.namespace
     return ServiceRelease(
-        name=info.release,
-        namespace=info.namespace,
+        name=name,
+        namespace=namespace,
         chart=source.chart,
         chart_name=info.chart,
         version=version,
@@ -247,7 +274,15 @@ def _release(settings: ClusterSettings, info: ServiceInfo, *, installed: bool) -
         installed=installed,
         source=source,
         setting=info.setting or info.companion_of,
+        catalogue=info.release,
+        target=info.target,
     )
+
+
+def management_release_name(settings: ClusterSettings, info: ServiceInfo) -> str:
+    """``<cluster>-<release>`` (fitted to 53, helm's limit): unique per cluster in a
+    management namespace that holds several clusters."""
+    return naming.fit(f"{settings.name}-{info.release}", HELM_RELEASE_NAME_LIMIT)
 
 
 def release_needs(name: str, present: Mapping[str, ServiceRelease]) -> tuple[str, ...]:
@@ -288,9 +323,11 @@ def _with_needs(releases: Iterable[ServiceRelease]) -> list[ServiceRelease]:
             version=r.version,
             values=r.values,
             installed=r.installed,
-            needs=release_needs(r.name, present) if r.installed else (),
+            needs=release_needs(r.name, present) if r.installed and r.target == "workload" else (),
             source=r.source,
             setting=r.setting,
+            catalogue=r.catalogue,
+            target=r.target,
         )
         for r in ordered
     ]
@@ -376,8 +413,13 @@ def namespace_labels(
     default = _POD_SECURITY_ORDER.index(pss.enforce)
     needed: dict[str, int] = {}
     for release in releases:
-        level = service_info(release.name).pod_security
-        if not release.installed or level is None or release.namespace in pss.exempt_namespaces:
+        level = release.info.pod_security
+        if (
+            release.target != "workload"
+            or not release.installed
+            or level is None
+            or release.namespace in pss.exempt_namespaces
+        ):
             continue
         rank = _POD_SECURITY_ORDER.index(level)
         if rank < default:

@@ -55,6 +55,7 @@ __all__ = [
     "base_values",
     "cinder_storage_objects",
     "deep_merge",
+    "gateway_proxy_protocol_active",
     "proxy_protocol_active",
     "with_ca_file",
 ]
@@ -135,10 +136,15 @@ def with_ca_file(cloud_conf: str) -> str:
 
 def proxy_protocol_active(settings: ClusterSettings) -> bool:
     """PROXY protocol on the ingress load balancer: OpenStack, amphora, and switched on."""
+    return _octavia_proxy_protocol(settings, settings.spec.services.ingress_nginx.proxy_protocol)
+
+
+def _octavia_proxy_protocol(settings: ClusterSettings, wanted: bool) -> bool:
+    """Only Octavia's amphora provider speaks the PROXY protocol (not OVN, not Docker)."""
     spec = settings.spec
     return (
-        spec.provider == "openstack"
-        and spec.services.ingress_nginx.proxy_protocol
+        wanted
+        and spec.provider == "openstack"
         and spec.openstack.load_balancer_provider == "amphora"
     )
 
@@ -161,6 +167,8 @@ def _cilium(settings: ClusterSettings) -> Values:
     }
     if gateway:
         values["nodePort"] = {"enabled": True}
+        if gateway_proxy_protocol_active(settings):
+            values["gatewayAPI"]["enableProxyProtocol"] = True
     if spec.network.mtu:
         values["MTU"] = spec.network.mtu
     return values
@@ -199,6 +207,56 @@ def _gateway_api_crds(settings: ClusterSettings) -> Values:
             "gatewayAPI": {"enabled": True, "channel": "experimental"},
             "envoyGateway": {"enabled": False},
         }
+    }
+
+
+def gateway_proxy_protocol_active(settings: ClusterSettings) -> bool:
+    """PROXY protocol on the Gateway listeners: OpenStack, amphora, and switched on."""
+    return _octavia_proxy_protocol(settings, settings.spec.services.gateway_api.proxy_protocol)
+
+
+def _envoy_gateway(settings: ClusterSettings) -> Values:
+    del settings
+    # The Gateway API and Envoy Gateway CRDs come with the chart (its crds/ directory: helm
+    # installs them and never deletes them). PROXY protocol is per Gateway in Envoy Gateway
+    # (ClientTrafficPolicy + EnvoyProxy service annotations): see docs/services.md.
+    return {"crds": {"enabled": True}}
+
+
+def _cluster_autoscaler(settings: ClusterSettings) -> Values:
+    spec = settings.spec
+    ca = spec.services.cluster_autoscaler
+    down = ca.scale_down
+    infrastructure = {"openstack": "openstackmachinetemplates", "docker": "dockermachinetemplates"}
+    return {
+        "cloudProvider": "clusterapi",
+        # On the management cluster: Cluster API objects in-cluster, the workload cluster
+        # through Cluster API's own kubeconfig Secret of this cluster.
+        "clusterAPIMode": "kubeconfig-incluster",
+        "clusterAPIKubeconfigSecret": f"{settings.name}-kubeconfig",
+        "autoDiscovery": {"clusterName": settings.name, "namespace": settings.metadata.namespace},
+        "fullnameOverride": naming.fit(f"{settings.name}-autoscaler"),
+        # A Role in the cluster's namespace only, never a ClusterRole; plus reading the
+        # machine templates, whose status.capacity (CAPO: the flavor, CAPD: the host) lets
+        # a group scale up from zero.
+        "rbac": {
+            "clusterScoped": False,
+            "additionalRules": [
+                {
+                    "apiGroups": ["infrastructure.cluster.x-k8s.io"],
+                    "resources": [infrastructure[spec.provider]],
+                    "verbs": ["get", "list", "watch"],
+                }
+            ],
+        },
+        "extraArgs": {
+            "expander": ca.expander,
+            "scale-down-enabled": down.enabled,
+            "scale-down-unneeded-time": down.unneeded_time,
+            "scale-down-delay-after-add": down.delay_after_add,
+            "scale-down-utilization-threshold": down.utilization_threshold,
+            "balance-similar-node-groups": True,
+        },
     }
 
 
@@ -314,6 +372,8 @@ BUILDERS: dict[str, Callable[[ClusterSettings], Values]] = {
     "ingress-nginx": _ingress_nginx,
     "cert-manager": _cert_manager,
     "flux2": _flux2,
+    "envoy-gateway": _envoy_gateway,
+    "cluster-autoscaler": _cluster_autoscaler,
 }
 
 

@@ -45,6 +45,12 @@ ServiceVersion = Annotated[
     Field(description="A chart version to pin instead of the tested default, e.g. 1.16.3."),
 ]
 
+Duration = Annotated[
+    str,
+    StringConstraints(pattern=r"^[1-9][0-9]*(s|m|h)$"),
+    Field(description="A duration: a number and s, m or h, e.g. 10m."),
+]
+
 
 _ACRONYMS = {
     "api": "API",
@@ -396,6 +402,56 @@ class IngressNginx(OptionalService):
     )
 
 
+class GatewayAPI(OptionalService):
+    proxy_protocol: StrictBool = Field(
+        default=False,
+        description="Expect the PROXY protocol from the load balancer on every Gateway "
+        "listener (OpenStack, amphora), so Routes see real client addresses; each Gateway "
+        "then needs the Octavia annotation (docs/services.md).",
+    )
+
+
+class ScaleDown(_Model):
+    enabled: StrictBool = Field(
+        default=True, description="Remove nodes that stay unneeded (cluster-autoscaler)."
+    )
+    unneeded_time: Duration = Field(
+        default="10m", description="How long a node must be unneeded before it is removed."
+    )
+    delay_after_add: Duration = Field(
+        default="10m", description="No scale-down for this long after a scale-up."
+    )
+    utilization_threshold: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="A node whose requested CPU and memory stay below this share of its "
+        "capacity is unneeded.",
+    )
+
+
+class ClusterAutoscaler(_Model):
+    enabled: StrictBool | None = Field(
+        default=None,
+        description="Deploy the cluster-autoscaler (on the management cluster, next to the "
+        "Cluster). Empty: on exactly when a worker group has `autoscaling`.",
+    )
+    version: ServiceVersion | None = Field(
+        default=None, description="Chart version override; empty = the tested default."
+    )
+    values: dict[str, object] = Field(
+        default_factory=dict, description="Extra helm values merged over ours."
+    )
+    expander: Literal["least-waste", "random", "most-pods", "priority"] = Field(
+        default="least-waste",
+        description="Which group to grow when several could take the pending Pods "
+        "(`least-waste`: the one left with the least idle CPU and memory).",
+    )
+    scale_down: ScaleDown = Field(
+        default_factory=ScaleDown, description="When unneeded nodes are removed."
+    )
+
+
 # A chart mirror: oci://HOST/PATH, https://HOST/PATH (a helm repository), file:///DIR or /DIR.
 ChartMirror = Annotated[
     str,
@@ -424,9 +480,14 @@ class Services(_Model):
         default_factory=OptionalService, description="cert-manager."
     )
     flux: OptionalService = Field(default_factory=OptionalService, description="Flux (GitOps).")
-    gateway_api: OptionalService = Field(
-        default_factory=OptionalService,
-        description="Gateway API CRDs with Cilium's implementation (needs Cilium).",
+    gateway_api: GatewayAPI = Field(
+        default_factory=lambda: GatewayAPI(),
+        description="Gateway API (the recommended ingress): its CRDs and an implementation - "
+        "Cilium's own with Cilium, Envoy Gateway with Calico.",
+    )
+    cluster_autoscaler: ClusterAutoscaler = Field(
+        default_factory=ClusterAutoscaler,
+        description="cluster-autoscaler (Cluster API provider) for the groups with `autoscaling`.",
     )
     # -- chart mirror (air-gapped installs); owned by scs_templates/services, see
     # docs/services.md

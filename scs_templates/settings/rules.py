@@ -273,11 +273,6 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
 
     # Services.
     services = spec.services
-    if services.gateway_api.enabled and services.cni.type != "cilium":
-        yield (
-            (*s, "services", "gatewayAPI", "enabled"),
-            (f"Gateway API needs cni.type 'cilium' (it is {services.cni.type!r})"),
-        )
     if spec.provider == "openstack" and not services.cloud_controller_manager.enabled:
         yield (
             (*s, "services", "cloudControllerManager", "enabled"),
@@ -388,6 +383,32 @@ def warnings(settings: ClusterSettings) -> Iterator[Finding]:
                 "unsafe-FS with a single control-plane machine risks losing etcd on power loss "
                 "with no other member to recover from"
             ),
+        )
+    services = spec.services
+    if services.ingress_nginx.enabled:
+        yield (
+            ("spec", "services", "ingressNginx", "enabled"),
+            (
+                "ingress-nginx is deprecated: retired upstream (no releases or security fixes "
+                "since March 2026); use spec.services.gatewayAPI (Cilium's Gateway API, or "
+                "Envoy Gateway with Calico) - docs/services.md"
+            ),
+        )
+    autoscaling = [g.name for g in spec.workers if g.autoscaling is not None]
+    if autoscaling and services.cluster_autoscaler.enabled is False:
+        yield (
+            ("spec", "services", "clusterAutoscaler", "enabled"),
+            (
+                f"worker groups {', '.join(autoscaling)} have autoscaling but the "
+                "cluster-autoscaler is off: nothing will scale them"
+            ),
+        )
+    if services.gateway_api.proxy_protocol and not (
+        spec.provider == "openstack" and spec.openstack.load_balancer_provider == "amphora"
+    ):
+        yield (
+            ("spec", "services", "gatewayAPI", "proxyProtocol"),
+            "ignored: the PROXY protocol needs provider 'openstack' with the amphora load balancer",
         )
     if spec.provider == "docker":
         if spec.etcd.unsafe_fs:

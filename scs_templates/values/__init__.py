@@ -236,6 +236,8 @@ def _worker(
     }
     if group.autoscaling is not None:
         worker["autoscaling"] = {"min": group.autoscaling.min, "max": group.autoscaling.max}
+        if group.autoscaling.min == 0:
+            worker["autoscaling"]["scaleFromZero"] = _scale_from_zero(group)
     else:
         worker["replicas"] = group.effective_replicas
     if spec.provider == "openstack":
@@ -266,6 +268,16 @@ def _health_check(check: HealthCheck) -> dict[str, int]:
         "nodeStartupTimeoutSeconds": check.node_startup_timeout_seconds,
         "unhealthyTimeoutSeconds": check.unhealthy_timeout_seconds,
     }
+
+
+def _scale_from_zero(group: WorkerGroup) -> dict[str, str]:
+    """What the cluster-autoscaler cannot learn from a group with no node yet: its node
+    labels and taints (``capacity.cluster-autoscaler.kubernetes.io/labels|taints``
+    annotations on the MachineDeployment). CPU, memory and disk come from the provider:
+    CAPO and CAPD publish them in the machine template's ``status.capacity``."""
+    labels = ",".join(f"{key}={group.labels[key]}" for key in sorted(group.labels))
+    taints = ",".join(f"{t.key}={t.value}:{t.effect}" for t in group.taints)
+    return {"labels": labels, "taints": taints}
 
 
 def _synced_by_capi(key: str) -> bool:

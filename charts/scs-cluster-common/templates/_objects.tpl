@@ -287,6 +287,10 @@ spec:
 {{- $annotations := dict -}}
 {{- with $g.autoscaling -}}
 {{- $annotations = dict "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size" (include "scs.int" .min) "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size" (include "scs.int" .max) -}}
+{{- with .scaleFromZero -}}
+{{- with .labels -}}{{- $_ := set $annotations "capacity.cluster-autoscaler.kubernetes.io/labels" . -}}{{- end -}}
+{{- with .taints -}}{{- $_ := set $annotations "capacity.cluster-autoscaler.kubernetes.io/taints" . -}}{{- end -}}
+{{- end -}}
 {{- end -}}
 apiVersion: cluster.x-k8s.io/v1beta2
 kind: MachineDeployment
