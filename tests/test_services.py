@@ -1061,3 +1061,13 @@ def test_apply_installs_the_autoscaler_on_the_management_cluster(
     assert "demo-cluster-autoscaler" not in clusters.revisions()  # not in the workload
     again = run_apply(clusters, settings)
     assert again.synced == ()  # idempotent on both clusters
+    off = settings_of("docker", chartMirror=str(mirror), clusterAutoscaler={"enabled": False})
+    kept = run_apply(clusters, off)
+    assert {p.name: p.action for p in kept.plan}["demo-cluster-autoscaler"] == "keep"
+    removed = run_apply(clusters, off, force_remove=True)
+    assert removed.synced == ("demo-cluster-autoscaler",)
+    assert not [
+        s
+        for s in clusters.management.objects("Secret")
+        if (s["metadata"].get("labels") or {}).get("owner") == "helm"
+    ]

@@ -6,7 +6,9 @@ chart sources (``spec.services.chartMirror`` honoured; a local ``file://`` mirro
 network at all), the same values, through the same helmfile state file. It adds what
 ``helmfile sync`` installs besides the templates (the charts' CRDs) and leaves out what it
 never installs (test hooks). The Kubernetes version of the settings is passed to helm, so
-charts that branch on it render the same on every machine.
+charts that branch on it render the same on every machine. The one release ``apply`` puts
+on the management cluster (``<cluster>-cluster-autoscaler``, in the cluster's namespace) is
+part of the output too; the namespaces ``apply`` labels for Pod Security come first.
 
 Determinism: same settings and charts -> byte-identical output. The charts' own random
 material is switched off by our values (Cilium's Hubble certificates come from its

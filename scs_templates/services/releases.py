@@ -32,6 +32,7 @@ __all__ = [
     "autoscaler_enabled",
     "chart_source",
     "check_local_mirror",
+    "deployed_name",
     "local_mirror_dir",
     "management_release_name",
     "namespace_labels",
@@ -260,9 +261,8 @@ def _release(settings: ClusterSettings, info: ServiceInfo, *, installed: bool) -
     version = _version(settings, info)
     source = chart_source(info, version, settings.spec.services.chart_mirror)
     values = deep_merge(base_values(info.release, settings), _user_values(settings, info))
-    name, namespace = info.release, info.namespace
+    name, namespace = deployed_name(settings, info), info.namespace
     if info.target == "management":  # next to the Cluster object, one per cluster
-        name = management_release_name(settings, info)
         namespace = settings.metadata.namespace
     return ServiceRelease(
         name=name,
@@ -373,10 +373,18 @@ def plan_releases(
     for info in CATALOGUE:
         if info.release in wanted:
             chosen.append(_release(settings, info, installed=True))
-        elif info.release in installed:
+        elif deployed_name(settings, info) in installed:
             keep = info.crds_only or (not force_remove and info.release not in remove)
             chosen.append(_release(settings, info, installed=keep))
     return _with_needs(chosen)
+
+
+def deployed_name(settings: ClusterSettings, info: ServiceInfo) -> str:
+    """The helm release name of ``info`` for this cluster (``<cluster>-<release>`` on the
+    management cluster, the catalogue name in the workload cluster)."""
+    if info.target == "management":
+        return management_release_name(settings, info)
+    return info.release
 
 
 def state_of(releases: list[ServiceRelease]) -> dict[str, Any]:
