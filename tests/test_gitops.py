@@ -108,16 +108,28 @@ def test_depends_on_is_the_helmfile_order(tmp_path: Path) -> None:
         folder = tmp_path / "clusters" / settings.metadata.namespace / settings.metadata.name
         releases = {r.key: r for r in service_releases(settings)}
         assert releases
+
+        def name_of(release: Any, cluster: str = settings.metadata.name) -> str:
+            if release.target == "management":  # already <cluster>-<release>
+                return str(release.name)
+            return f"{cluster}-{release.name}"
+
         for release in releases.values():
-            name = f"{settings.metadata.name}-{release.name}"
-            obj = yaml.safe_load((folder / f"helmrelease-{name}.yaml").read_text())
+            obj = yaml.safe_load((folder / f"helmrelease-{name_of(release)}.yaml").read_text())
             depends = [d["name"] for d in obj["spec"]["dependsOn"]]
             assert depends == [settings.metadata.name] + [
-                f"{settings.metadata.name}-{releases[k].name}" for k in release.needs
+                name_of(releases[k]) for k in release.needs
             ]
-            assert obj["spec"]["kubeConfig"]["secretRef"]["name"] == f"{settings.name}-kubeconfig"
+            if release.target == "workload":
+                secret = obj["spec"]["kubeConfig"]["secretRef"]["name"]
+                assert secret == f"{settings.name}-kubeconfig"
+            else:  # the cluster-autoscaler runs next to the Cluster, where Flux runs
+                assert "kubeConfig" not in obj["spec"]
+                assert release.namespace == settings.metadata.namespace
             assert obj["spec"]["values"] == release.values
             assert obj["spec"]["targetNamespace"] == release.namespace
+        if any(g.autoscaling for g in settings.spec.workers):
+            assert any(r.target == "management" for r in releases.values())
 
 
 def test_deterministic_and_a_change_rewrites_only_what_changed(tmp_path: Path) -> None:

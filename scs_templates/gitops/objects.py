@@ -139,6 +139,8 @@ def _repository_source(repository: Repository, namespace: str, interval: str) ->
 def _service_name(settings: ClusterSettings, release: ServiceRelease) -> str:
     from scs_templates.settings import naming
 
+    if release.target == "management":  # already <cluster>-<release>
+        return release.name
     return naming.fit(f"{settings.metadata.name}-{release.name}")
 
 
@@ -153,6 +155,13 @@ def _service_release(
     depends = [{"name": settings.metadata.name}] + [
         {"name": _service_name(settings, by_key[key])} for key in release.needs
     ]
+    # Workload services go through the cluster's kubeconfig Secret; a management-side
+    # service (the cluster-autoscaler) is installed where Flux runs, next to the Cluster.
+    target: dict[str, Any] = {}
+    if release.target == "workload":
+        target["kubeConfig"] = {
+            "secretRef": {"name": f"{settings.name}-kubeconfig", "key": KUBECONFIG_KEY}
+        }
     return {
         "apiVersion": HELM_API,
         "kind": "HelmRelease",
@@ -166,9 +175,7 @@ def _service_release(
             "releaseName": release.name,
             "targetNamespace": release.namespace,
             "storageNamespace": release.namespace,
-            "kubeConfig": {
-                "secretRef": {"name": f"{settings.name}-kubeconfig", "key": KUBECONFIG_KEY}
-            },
+            **target,
             "chart": {
                 "spec": {
                     "chart": release.chart_name,
