@@ -948,7 +948,7 @@ def test_autoscaler_settings_reach_its_arguments() -> None:
     settings = autoscaled(
         clusterAutoscaler={
             "expander": "most-pods",
-            "scaleDown": {"unneededTime": "30m", "utilizationThreshold": 0.3},
+            "scaleDown": {"unneededTime": "30m", "utilizationPercent": 30},
         }
     )
     values = by_name(settings)["demo-cluster-autoscaler"].values

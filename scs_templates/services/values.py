@@ -254,7 +254,7 @@ def _cluster_autoscaler(settings: ClusterSettings) -> Values:
             "scale-down-enabled": down.enabled,
             "scale-down-unneeded-time": down.unneeded_time,
             "scale-down-delay-after-add": down.delay_after_add,
-            "scale-down-utilization-threshold": down.utilization_threshold,
+            "scale-down-utilization-threshold": down.utilization_percent / 100,
             "balance-similar-node-groups": True,
         },
     }

@@ -421,11 +421,11 @@ class ScaleDown(_Model):
     delay_after_add: Duration = Field(
         default="10m", description="No scale-down for this long after a scale-up."
     )
-    utilization_threshold: float = Field(
-        default=0.5,
-        gt=0,
-        le=1,
-        description="A node whose requested CPU and memory stay below this share of its "
+    utilization_percent: StrictInt = Field(
+        default=50,
+        ge=1,
+        le=100,
+        description="A node whose requested CPU and memory stay below this percentage of its "
         "capacity is unneeded.",
     )
 
@@ -481,7 +481,7 @@ class Services(_Model):
     )
     flux: OptionalService = Field(default_factory=OptionalService, description="Flux (GitOps).")
     gateway_api: GatewayAPI = Field(
-        default_factory=lambda: GatewayAPI(),
+        default_factory=GatewayAPI,
         description="Gateway API (the recommended ingress): its CRDs and an implementation - "
         "Cilium's own with Cilium, Envoy Gateway with Calico.",
     )
