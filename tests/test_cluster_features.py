@@ -266,3 +266,174 @@ def test_names_yaml_reads_as_something_else_are_refused(name: str) -> None:
         "metadata.name",
         "metadata.namespace",
     ]
+
+
+# --------------------------------------------------------------------------- proxy, CAs
+
+
+PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+
+def bootstrap_specs(result: api.RenderResult) -> list[dict[str, Any]]:
+    """The KubeadmControlPlane's and every KubeadmConfigTemplate's bootstrap spec."""
+    (kcp,) = kinds(result, "KubeadmControlPlane")
+    specs = [kcp["spec"]["kubeadmConfigSpec"]]
+    specs += [t["spec"]["template"]["spec"] for t in kinds(result, "KubeadmConfigTemplate")]
+    return specs
+
+
+def test_proxy_reaches_containerd_and_kubelet_with_the_cluster_in_no_proxy(
+    helm: api.Helm,
+) -> None:
+    spec = {
+        "network": {
+            "serviceDomain": "k8s.internal",
+            "proxy": {"httpsProxy": "http://proxy:3128", "noProxy": [".corp", "localhost"]},
+        }
+    }
+    result = api.render(settings_of(spec, "docker"), helm=helm)
+    for bootstrap in bootstrap_specs(result):
+        files = {f["path"]: f for f in bootstrap["files"]}
+        for unit in ("containerd", "kubelet"):
+            dropin = files[f"/etc/systemd/system/{unit}.service.d/http-proxy.conf"]["content"]
+            assert 'Environment="HTTPS_PROXY=http://proxy:3128"' in dropin
+            assert "HTTP_PROXY" not in dropin.replace("HTTPS_PROXY", "")
+            assert (
+                'Environment="NO_PROXY=.corp,localhost,127.0.0.1,::1,192.168.0.0/16,'
+                '10.96.0.0/12,10.8.0.0/20,k8s.internal,.k8s.internal,.svc"'
+            ) in dropin
+        assert bootstrap["preKubeadmCommands"][0] == "/usr/local/sbin/scs-node-setup.sh"
+        script = files["/usr/local/sbin/scs-node-setup.sh"]["content"]
+        assert "/run/kubeadm/kubeadm-join-config.yaml" in script, "endpoint added at boot"
+        assert script.rstrip().endswith("systemctl restart containerd")
+
+
+@pytest.mark.parametrize(
+    "url", ["http://user:s3cret-pw@proxy:3128", "http://s3cret-pw@proxy:3128", "ftp://s3cret-pw"]
+)
+def test_proxy_urls_carry_no_credentials_and_errors_never_echo_them(url: str) -> None:
+    found = problems({"network": {"proxy": {"httpProxy": url, "httpsProxy": url}}})
+    assert [p.split(":")[0] for p in found] == [
+        "spec.network.proxy.httpProxy",
+        "spec.network.proxy.httpsProxy",
+    ]
+    assert all("s3cret-pw" not in p and "without user information" in p for p in found), found
+
+
+def test_proxy_no_proxy_needs_a_proxy() -> None:
+    assert problems({"network": {"proxy": {"noProxy": ["a"]}}}) == [
+        "spec.network.proxy.noProxy: noProxy without httpProxy or httpsProxy does nothing"
+    ]
+
+
+def test_node_setup_script_runs_shell_clean(helm: api.Helm, tmp_path: Any) -> None:
+    """bash -n of the rendered script with every part on (syntax errors fail the test)."""
+    import subprocess
+
+    spec = {
+        "network": {"proxy": {"httpProxy": "http://p:1"}},
+        "security": {"trustedCAs": [PEM]},
+        "registryMirrors": [
+            {"registry": "r.example", "endpoints": ["https://m"], "credentialsSecret": "creds"}
+        ],
+    }
+    result = api.render(settings_of(spec, "docker"), helm=helm)
+    script = kcp_files(result)["/usr/local/sbin/scs-node-setup.sh"]["content"]
+    path = tmp_path / "setup.sh"
+    path.write_text(script)
+    checked = subprocess.run(
+        ["bash", "-n", str(path)], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert "update-ca-certificates" in script and "r.example" in script
+
+
+def test_trusted_cas_and_registry_credentials_by_reference(helm: api.Helm) -> None:
+    spec = {
+        "security": {"trustedCAs": [PEM, PEM.replace("MIIB", "MIIC")]},
+        "registryMirrors": [
+            {
+                "registry": "docker.io",
+                "endpoints": ["https://harbor/v2/hub"],
+                "caCertificate": PEM,
+                "credentialsSecret": "pull-creds",
+            }
+        ],
+    }
+    result = api.render(settings_of(spec, "openstack"), helm=helm)
+    for bootstrap in bootstrap_specs(result):
+        files = {f["path"]: f for f in bootstrap["files"]}
+        assert files["/usr/local/share/ca-certificates/scs-trusted-0.crt"]["content"] == PEM
+        assert "MIIC" in files["/usr/local/share/ca-certificates/scs-trusted-1.crt"]["content"]
+        hosts = files["/etc/containerd/certs.d/docker.io/hosts.toml"]
+        assert hosts["permissions"] == "0600"
+        assert 'ca = "/etc/containerd/certs.d/docker.io/ca.crt"' in hosts["content"]
+        assert 'Authorization = "@SCS_REGISTRY_AUTH@"' in hosts["content"]
+        assert files["/etc/containerd/certs.d/docker.io/ca.crt"]["content"] == PEM
+        for key in ("username", "password"):
+            entry = files[f"/etc/containerd/scs-credentials/docker.io/{key}"]
+            assert entry["permissions"] == "0600" and "content" not in entry
+            assert entry["contentFrom"] == {"secret": {"name": "pull-creds", "key": key}}
+
+
+def test_without_proxy_cas_or_credentials_nothing_runs_before_kubeadm(helm: api.Helm) -> None:
+    result = api.render(settings_of({}, "docker"), helm=helm)
+    for bootstrap in bootstrap_specs(result):
+        assert "preKubeadmCommands" not in bootstrap
+        assert "/usr/local/sbin/scs-node-setup.sh" not in str(bootstrap["files"])
+
+
+def test_node_setup_adds_the_api_endpoint_and_registry_auth(helm: api.Helm, tmp_path: Any) -> None:
+    """Run the rendered script for real, in a sandbox: its absolute paths moved under
+    tmp_path, systemctl a stub. The join configuration names the endpoint as Cluster API
+    writes it; a second run must change nothing."""
+    import base64
+    import subprocess
+
+    spec = {
+        "network": {"proxy": {"httpProxy": "http://p:1"}},
+        "registryMirrors": [
+            {"registry": "r.example", "endpoints": ["https://m"], "credentialsSecret": "creds"}
+        ],
+    }
+    result = api.render(settings_of(spec, "docker"), helm=helm)
+    (template,) = kinds(result, "KubeadmConfigTemplate")
+    files = {f["path"]: f for f in template["spec"]["template"]["spec"]["files"]}
+    root = tmp_path / "root"
+
+    def place(path: str, text: str) -> None:
+        target = root / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+    for path, entry in files.items():
+        place(path, entry.get("content", ""))
+    place("/etc/containerd/scs-credentials/r.example/username", "robot")
+    place("/etc/containerd/scs-credentials/r.example/password", "s3cr3t")
+    place(
+        "/run/kubeadm/kubeadm-join-config.yaml",
+        "discovery:\n  bootstrapToken:\n    apiServerEndpoint: 203.0.113.7:6443\n",
+    )
+    script = files["/usr/local/sbin/scs-node-setup.sh"]["content"]
+    for prefix in ("/run/kubeadm", "/etc/systemd", "/etc/containerd"):
+        script = script.replace(prefix, f"{root}{prefix}")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "systemctl").write_text("#!/bin/sh\nexit 0\n")
+    (tmp_path / "bin" / "systemctl").chmod(0o755)
+    (tmp_path / "setup.sh").write_text(script)
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"}
+    for _ in range(2):
+        ran = subprocess.run(
+            ["bash", str(tmp_path / "setup.sh")],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+            env=env,
+        )
+        assert ran.returncode == 0, ran.stderr
+    dropin = (root / "etc/systemd/system/kubelet.service.d/http-proxy.conf").read_text()
+    assert dropin.count(",203.0.113.7") == 1 and dropin.rstrip().endswith(',.svc,203.0.113.7"')
+    hosts = (root / "etc/containerd/certs.d/r.example/hosts.toml").read_text()
+    auth = base64.b64encode(b"robot:s3cr3t").decode()
+    assert f'Authorization = "Basic {auth}"' in hosts

@@ -189,6 +189,29 @@ def audit_oidc(spec: Spec) -> None:
     }
 
 
+def proxy_cas_registries(spec: Spec) -> None:
+    """A corporate network: proxy, its CA in the trust store, a private registry mirror with
+    its own CA and credentials from a Secret."""
+    spec["network"] = {
+        "proxy": {
+            "httpProxy": "http://proxy.corp.example:3128",
+            "httpsProxy": "http://proxy.corp.example:3128",
+            "noProxy": [".corp.example", "10.0.0.0/8"],
+        }
+    }
+    spec["security"] = {"trustedCAs": [CA_PEM]}
+    spec["registryMirrors"] = [
+        {
+            "registry": "docker.io",
+            "endpoints": ["https://harbor.corp.example/v2/dockerhub"],
+            "overridePath": True,
+            "caCertificate": CA_PEM,
+            "credentialsSecret": "harbor-pull",
+        },
+        {"registry": "quay.io", "endpoints": ["https://harbor.corp.example"]},
+    ]
+
+
 SCENARIOS: dict[str, Callable[[Spec], None]] = {
     "minimal": minimal,
     "production": production,
@@ -202,6 +225,7 @@ SCENARIOS: dict[str, Callable[[Spec], None]] = {
     "network-k8s-1.35": network_k8s_135,
     "rollout-tuning": rollout_tuning,
     "audit-oidc": audit_oidc,
+    "proxy-cas-registries": proxy_cas_registries,
 }
 
 

@@ -55,6 +55,7 @@ Duration = Annotated[
 _ACRONYMS = {
     "api": "API",
     "cidr": "CIDR",
+    "cas": "CAs",
     "cidrs": "CIDRs",
     "csi": "CSI",
     "fs": "FS",
@@ -341,6 +342,37 @@ class ApiAccess(_Model):
     )
 
 
+PemCertificates = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^\s*-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----\s*$"
+    ),
+]
+
+
+# An http(s) URL without user information: proxy credentials would end up in node files and
+# helm values, which must never hold secrets (nor may an error message echo them: validate).
+PROXY_URL = r"^https?://[^\s/@?#]+(/[^\s@]*)?$"
+ProxyURL = Annotated[str, StringConstraints(pattern=PROXY_URL)]
+
+
+class Proxy(_Model):
+    """HTTP(S) proxy of the nodes: containerd (image pulls, also kubeadm's) and kubelet."""
+
+    http_proxy: ProxyURL | None = Field(
+        default=None, description="Proxy for http:// requests, e.g. http://proxy.example:3128."
+    )
+    https_proxy: ProxyURL | None = Field(
+        default=None, description="Proxy for https:// requests (image pulls)."
+    )
+    no_proxy: list[NonEmptyStr] = Field(
+        default_factory=list,
+        description="Further hosts, domains (.example.com) and CIDRs reached directly. The "
+        "cluster's own are always added: localhost, the pod, service and node CIDRs, the "
+        "service domain, .svc and the API endpoint.",
+    )
+
+
 class Network(_Model):
     pod_cidr: Cidr = Field(default="192.168.0.0/16", description="Pod network.")
     service_cidr: Cidr = Field(default="10.96.0.0/12", description="Service network.")
@@ -363,6 +395,7 @@ class Network(_Model):
     api_access: ApiAccess = Field(
         default_factory=ApiAccess, description="Allow-list of the API load balancer."
     )
+    proxy: Proxy = Field(default_factory=Proxy, description="HTTP(S) proxy of the nodes.")
 
 
 # --------------------------------------------------------------------------- services
@@ -618,12 +651,6 @@ class Audit(_Model):
 
 
 HttpsURL = Annotated[str, StringConstraints(pattern=r"^https://[^\s/?#]+(/[^\s?#]*)?$")]
-PemCertificates = Annotated[
-    str,
-    StringConstraints(
-        pattern=r"^\s*-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----\s*$"
-    ),
-]
 
 
 class OidcIssuer(_Model):
@@ -692,6 +719,11 @@ class Security(_Model):
     encryption_at_rest: EncryptionAtRest = Field(
         default_factory=EncryptionAtRest, description="Encryption of Secrets in etcd."
     )
+    trusted_cas: list[PemCertificates] = Field(
+        default_factory=list,
+        description="PEM CA certificates added to every node's OS trust store before kubeadm "
+        "runs (a corporate proxy's or registry's CA).",
+    )
     oidc: list[OidcIssuer] = Field(
         default_factory=list,
         description="OpenID Connect issuers for user logins (structured authentication "
@@ -726,6 +758,15 @@ class RegistryMirror(_Model):
     override_path: StrictBool = Field(
         default=False,
         description="The endpoint URL already contains the API path (e.g. /v2/proxy).",
+    )
+    ca_certificate: PemCertificates | None = Field(
+        default=None, description="PEM CA certificate(s) that sign the endpoints' TLS certificates."
+    )
+    credentials_secret: Dns1123Label | None = Field(
+        default=None,
+        description="Secret (type kubernetes.io/basic-auth: keys username, password) in the "
+        "cluster's namespace on the management cluster with the endpoints' credentials; "
+        "never inline. The endpoints must accept HTTP basic authentication.",
     )
 
 

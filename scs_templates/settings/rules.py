@@ -309,6 +309,12 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
         values = getattr(service, "values", None)
         if values:
             yield from _unsafe_integers(values, (*s, "services", alias_for(name), "values"))
+    proxy = spec.network.proxy
+    if proxy.no_proxy and proxy.http_proxy is None and proxy.https_proxy is None:
+        yield (
+            (*s, "network", "proxy", "noProxy"),
+            "noProxy without httpProxy or httpsProxy does nothing",
+        )
     registries = [m.registry for m in spec.registry_mirrors]
     for index, registry in enumerate(registries):
         if registry in registries[:index]:

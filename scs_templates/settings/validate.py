@@ -20,6 +20,7 @@ from scs_templates.settings.loader import Positions, parse_yaml, read_text
 from scs_templates.settings.model import (
     API_VERSION,
     KIND,
+    PROXY_URL,
     REGISTRY_HOST,
     ClusterSettings,
     nested_model,
@@ -181,7 +182,25 @@ _PATTERN_HELP = {
 }
 
 
+#: Patterns whose wrong values are never echoed: they may carry credentials.
+_UNECHOED_PATTERN_HELP = {
+    PROXY_URL: (
+        "must be an http:// or https:// URL without user information, e.g. "
+        "http://proxy.example:3128 (credentials would be copied onto every node; the value "
+        "is not shown)"
+    ),
+}
+
+
 def _translate(error: ValidationError) -> list[tuple[Path, str]]:
+    """pydantic's errors as (path, message); every message redacted (URL userinfo,
+    registered secrets) because messages quote the values."""
+    from scs_templates.secrets import redact
+
+    return [(path, redact(message)) for path, message in _translate_raw(error)]
+
+
+def _translate_raw(error: ValidationError) -> list[tuple[Path, str]]:
     found: list[tuple[Path, str]] = []
     for item in error.errors(include_url=False):
         loc = tuple(part for part in item["loc"] if part != "[key]")
@@ -204,6 +223,9 @@ def _translate(error: ValidationError) -> list[tuple[Path, str]]:
                 choices = [c.strip().strip("'") for c in expected.replace(" or ", ", ").split(",")]
                 hint = did_you_mean(value, choices)
             found.append((path, f"{value!r} is not allowed; expected {expected}{hint}"))
+            continue
+        if kind == "string_pattern_mismatch" and str(ctx.get("pattern")) in _UNECHOED_PATTERN_HELP:
+            found.append((path, _UNECHOED_PATTERN_HELP[str(ctx.get("pattern"))]))
             continue
         if kind == "string_pattern_mismatch":
             message = _PATTERN_HELP.get(str(ctx.get("pattern")), "has the wrong format")

@@ -161,6 +161,8 @@ def build_values(
             else {"cloud-provider": "external"}
         },
         "registryMirrors": [_mirror(m) for m in spec.registry_mirrors],
+        "proxy": _proxy(settings),
+        "trustedCAs": list(spec.security.trusted_cas),
     }
     if provider == "openstack":
         values["openstack"] = _openstack(settings, name, secrets)
@@ -469,6 +471,39 @@ def _mirror(mirror: RegistryMirror) -> dict[str, Any]:
             {"url": url, "skipVerify": mirror.skip_verify, "overridePath": mirror.override_path}
             for url in mirror.endpoints
         ],
+        "caCertificate": mirror.ca_certificate or "",
+        "credentialsSecret": mirror.credentials_secret or "",
+    }
+
+
+def _proxy(settings: ClusterSettings) -> dict[str, Any]:
+    """The nodes' proxy environment, or {} without a proxy.
+
+    NO_PROXY gets the user's entries plus everything of the cluster itself, so that
+    in-cluster and node-to-API traffic never leaves through the proxy: loopback, the pod,
+    service and node networks, the service domain and ``.svc``. The API endpoint's address
+    is not known at render time (the load balancer's address is assigned by the provider);
+    the node adds it at boot from its kubeadm configuration (chart, ``scs.nodeSetupScript``).
+    """
+    proxy = settings.spec.network.proxy
+    if proxy.http_proxy is None and proxy.https_proxy is None:
+        return {}
+    net = settings.spec.network
+    own = [
+        "localhost",
+        "127.0.0.1",
+        "::1",
+        net.pod_cidr,
+        net.service_cidr,
+        net.node_cidr,
+        net.service_domain,
+        f".{net.service_domain}",
+        ".svc",
+    ]
+    return {
+        "httpProxy": proxy.http_proxy or "",
+        "httpsProxy": proxy.https_proxy or "",
+        "noProxy": list(dict.fromkeys([*proxy.no_proxy, *own])),
     }
 
 

@@ -20,11 +20,110 @@ containerd hosts.toml per registry mirror. Context: root.
 {{- $files := list -}}
 {{- $patch := dict "serverTLSBootstrap" true "authentication" (dict "anonymous" (dict "enabled" false)) "authorization" (dict "mode" "Webhook") -}}
 {{- $files = append $files (dict "path" (printf "%s/kubeletconfiguration0+merge.json" (include "scs.kubeletPatchPath" .)) "owner" "root:root" "permissions" "0644" "content" (toJson $patch)) -}}
-{{- range .Values.registryMirrors -}}
-{{- $files = append $files (dict "path" (printf "/etc/containerd/certs.d/%s/hosts.toml" .registry) "owner" "root:root" "permissions" "0644" "content" (include "scs.hostsToml" .)) -}}
+{{- range $m := .Values.registryMirrors -}}
+{{- $dir := printf "/etc/containerd/certs.d/%s" .registry -}}
+{{- $files = append $files (dict "path" (printf "%s/hosts.toml" $dir) "owner" "root:root" "permissions" (ternary "0600" "0644" (ne .credentialsSecret "")) "content" (include "scs.hostsToml" .)) -}}
+{{- with .caCertificate -}}
+{{- $files = append $files (dict "path" (printf "%s/ca.crt" $dir) "owner" "root:root" "permissions" "0644" "content" .) -}}
+{{- end -}}
+{{- with .credentialsSecret -}}
+{{- /* the credentials stay in the management cluster's Secret; the bootstrap controller
+       copies them into the node's bootstrap data, root-only files */ -}}
+{{- range $key := list "username" "password" -}}
+{{- $files = append $files (dict "path" (printf "%s/%s/%s" (include "scs.registryCredentialsDir" $) $m.registry $key) "owner" "root:root" "permissions" "0600" "contentFrom" (dict "secret" (dict "name" $m.credentialsSecret "key" $key))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $index, $pem := .Values.trustedCAs -}}
+{{- $files = append $files (dict "path" (printf "/usr/local/share/ca-certificates/scs-trusted-%d.crt" $index) "owner" "root:root" "permissions" "0644" "content" $pem) -}}
+{{- end -}}
+{{- with .Values.proxy -}}
+{{- range $unit := list "containerd" "kubelet" -}}
+{{- $files = append $files (dict "path" (printf "/etc/systemd/system/%s.service.d/http-proxy.conf" $unit) "owner" "root:root" "permissions" "0644" "content" (include "scs.proxyDropIn" $.Values.proxy)) -}}
+{{- end -}}
+{{- end -}}
+{{- if eq (include "scs.nodeSetupNeeded" .) "true" -}}
+{{- $files = append $files (dict "path" "/usr/local/sbin/scs-node-setup.sh" "owner" "root:root" "permissions" "0755" "content" (include "scs.nodeSetupScript" .)) -}}
 {{- end -}}
 {{- toYaml $files -}}
 {{- end -}}
+
+{{- define "scs.registryCredentialsDir" -}}/etc/containerd/scs-credentials{{- end -}}
+
+{{/* "true" when nodes need scs-node-setup.sh before kubeadm. Context: root. */}}
+{{- define "scs.nodeSetupNeeded" -}}
+{{- $credentials := false -}}
+{{- range .Values.registryMirrors -}}
+{{- if .credentialsSecret -}}{{- $credentials = true -}}{{- end -}}
+{{- end -}}
+{{- or (not (empty .Values.proxy)) (not (empty .Values.trustedCAs)) $credentials -}}
+{{- end -}}
+
+{{/* systemd drop-in with the proxy environment of containerd or kubelet. Context: proxy. */}}
+{{- define "scs.proxyDropIn" -}}
+[Service]
+{{- with .httpProxy }}
+Environment="HTTP_PROXY={{ . }}"
+{{- end }}
+{{- with .httpsProxy }}
+Environment="HTTPS_PROXY={{ . }}"
+{{- end }}
+Environment="NO_PROXY={{ join "," .noProxy }}"
+{{ end -}}
+
+{{/*
+Runs before kubeadm on every node (preKubeadmCommands): trusted CAs into the OS trust store,
+the API endpoint into NO_PROXY (its address is only known on the node, in the kubeadm
+configuration that Cluster API wrote), the registry credentials into the Authorization
+header of their hosts.toml, then containerd restarted so that kubeadm's image pulls use all
+of it. Idempotent: a second run changes nothing. Context: root.
+*/}}
+{{- define "scs.nodeSetupScript" -}}
+#!/bin/bash
+# Node preparation before kubeadm, written by scs-templates (docs/cluster-features.md).
+set -euo pipefail
+log() { echo "scs-node-setup: $*"; }
+{{- if .Values.trustedCAs }}
+
+if command -v update-ca-certificates > /dev/null; then
+  update-ca-certificates
+elif command -v update-ca-trust > /dev/null; then
+  cp /usr/local/share/ca-certificates/scs-trusted-*.crt /etc/pki/ca-trust/source/anchors/
+  update-ca-trust extract
+else
+  log "no update-ca-certificates or update-ca-trust on this image" >&2
+  exit 1
+fi
+log "trusted CAs installed"
+{{- end }}
+{{- if .Values.proxy }}
+
+endpoint=$(grep -hoE '(controlPlaneEndpoint|apiServerEndpoint): *"?[^" ]+' \
+  /run/kubeadm/kubeadm.yaml /run/kubeadm/kubeadm-join-config.yaml 2> /dev/null \
+  | head -n1 | sed -E 's/^[^:]+: *"?//; s/:[0-9]+$//' || true)
+if [ -n "$endpoint" ]; then
+  for unit in containerd kubelet; do
+    dropin=/etc/systemd/system/$unit.service.d/http-proxy.conf
+    if ! grep -qF ",$endpoint\"" "$dropin"; then
+      sed -i -E 's|^(Environment="NO_PROXY=[^"]*)"$|\1,'"$endpoint"'"|' "$dropin"
+    fi
+  done
+  log "API endpoint $endpoint added to NO_PROXY"
+fi
+{{- end }}
+{{- range .Values.registryMirrors }}
+{{- if .credentialsSecret }}
+
+credentials={{ include "scs.registryCredentialsDir" $ }}/{{ .registry }}
+auth=$(printf '%s:%s' "$(cat "$credentials/username")" "$(cat "$credentials/password")" | base64 -w0)
+sed -i "s|@SCS_REGISTRY_AUTH@|Basic $auth|" /etc/containerd/certs.d/{{ .registry }}/hosts.toml
+log "credentials of {{ .registry }} set"
+{{- end }}
+{{- end }}
+
+systemctl daemon-reload
+systemctl restart containerd
+{{ end -}}
 
 {{/* containerd hosts.toml of one registry mirror. Context: one registryMirrors entry. */}}
 {{- define "scs.hostsToml" -}}
@@ -35,6 +134,13 @@ server = {{ .server | toJson }}
   capabilities = ["pull", "resolve"]
   skip_verify = {{ .skipVerify }}
   override_path = {{ .overridePath }}
+  {{- if $.caCertificate }}
+  ca = {{ printf "/etc/containerd/certs.d/%s/ca.crt" $.registry | toJson }}
+  {{- end }}
+  {{- if $.credentialsSecret }}
+  [host.{{ .url | toJson }}.header]
+    Authorization = "@SCS_REGISTRY_AUTH@"
+  {{- end }}
 {{- end }}
 {{ end -}}
 

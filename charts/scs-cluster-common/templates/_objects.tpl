@@ -227,12 +227,18 @@ kubeadmConfigSpec:
   files:
     {{- include "scs.nodeFiles" $root | nindent 4 }}
     {{- include "scs.controlPlaneFiles" $root | nindent 4 }}
-  {{- if $v.etcd.unsafeFS }}
+  {{- $setup := eq (include "scs.nodeSetupNeeded" $root) "true" }}
+  {{- if or $v.etcd.unsafeFS $setup }}
   preKubeadmCommands:
+    {{- if $setup }}
+    - /usr/local/sbin/scs-node-setup.sh
+    {{- end }}
+    {{- if $v.etcd.unsafeFS }}
     # etcd.unsafeFS: faster fsync on network disks, at the risk of a corrupt member on power
     # loss. A unit (not a one-off mount) so that the remount survives reboots.
     - systemctl daemon-reload
     - systemctl enable --now etcd-unsafe-fs.service
+    {{- end }}
   {{- end }}
   postKubeadmCommands:
     - systemctl daemon-reload
@@ -262,6 +268,10 @@ joinConfiguration:
     directory: {{ include "scs.kubeletPatchPath" .root }}
 files:
   {{- include "scs.nodeFiles" .root | nindent 2 }}
+{{- if eq (include "scs.nodeSetupNeeded" .root) "true" }}
+preKubeadmCommands:
+  - /usr/local/sbin/scs-node-setup.sh
+{{- end }}
 {{- end -}}
 
 {{- define "scs.kubeadmConfigTemplateName" -}}
