@@ -686,3 +686,60 @@ def test_key_table_covers_the_anchor_keys() -> None:
         "OPENSTACK_CLOUD_PROVIDER_CONF_B64",
         "OPENSTACK_CLOUD_CACERT_B64",
     }
+
+
+# --------------------------------------------------------------------------- proxy profile
+
+
+def test_proxy_profile_becomes_the_network_proxy(tmp_path: Path) -> None:
+    from scs_templates.migrate.kaas_v1 import parse_proxy_profile
+
+    profile = (
+        "# proxy for the management host\n"
+        'export HTTP_PROXY="http://proxy.corp:3128"\n'
+        "export http_proxy=http://ignored:1\n"
+        "export https_proxy='http://proxy.corp:3129'\n"
+        "NO_PROXY=localhost, .corp,10.0.0.0/8  # internal\n"
+    )
+    assert parse_proxy_profile(profile) == {
+        "HTTP_PROXY": "http://proxy.corp:3128",
+        "HTTPS_PROXY": "http://proxy.corp:3129",
+        "NO_PROXY": "localhost, .corp,10.0.0.0/8",
+    }
+    text = (DATA / "r6.yaml").read_text()
+    result = migrate_kaas_v1(text, proxy_profile=profile, proxy_file="proxy.sh")
+    proxy = result.document["spec"]["network"]["proxy"]
+    assert dict(proxy) == {
+        "httpProxy": "http://proxy.corp:3128",
+        "httpsProxy": "http://proxy.corp:3129",
+        "noProxy": ["localhost", ".corp", "10.0.0.0/8"],
+    }
+    assert "# from proxy.sh HTTP_PROXY" in result.text
+    assert not [n for n in result.notes if "PROXY_CMD" in n]
+
+
+def test_proxy_profile_refuses_shell_expansions() -> None:
+    from scs_templates.migrate.kaas_v1 import parse_proxy_profile
+
+    with pytest.raises(InputError, match=r"p.sh:2: HTTPS_PROXY: not a plain value"):
+        parse_proxy_profile("x=1\nexport HTTPS_PROXY=$HTTP_PROXY\n", "p.sh")
+
+
+@pytest.mark.parametrize("url", ["http://user:s3cret-pw@proxy:3128", "s3cret-pw@proxy:3128"])
+def test_proxy_profile_refuses_credentials_without_echoing_them(url: str) -> None:
+    from scs_templates.migrate.kaas_v1 import parse_proxy_profile
+
+    with pytest.raises(InputError, match=r"p.sh:1: HTTP_PROXY: the proxy URL carries") as caught:
+        parse_proxy_profile(f"export HTTP_PROXY='{url}'\n", "p.sh")
+    assert "s3cret-pw" not in str(caught.value)
+
+
+def test_proxy_cmd_without_profile_says_how(capsys: pytest.CaptureFixture[str]) -> None:
+    text = (
+        (DATA / "r6.yaml")
+        .read_text()
+        .replace('PROXY_CMD: ""', 'PROXY_CMD: ". /etc/profile.d/proxy.sh; "')
+    )
+    result = migrate_kaas_v1(text)
+    assert any("--proxy-profile /etc/profile.d/proxy.sh" in note for note in result.notes)
+    assert "proxy" not in result.document["spec"]["network"]

@@ -36,6 +36,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--prefix", default="capi", help="resource name prefix, spec.prefix (default: capi)"
     )
     parser.add_argument(
+        "--proxy-profile",
+        metavar="FILE",
+        help="the management host's /etc/profile.d/proxy.sh: its HTTP_PROXY, HTTPS_PROXY "
+        "and NO_PROXY become spec.network.proxy (KaaS v1 R6 took the proxy from there)",
+    )
+    parser.add_argument(
         "--output",
         "-o",
         type=Path,
@@ -52,7 +58,15 @@ def _migrate(args: argparse.Namespace) -> int:
     from scs_templates.textinput import display_name
 
     text = read_input(args.file)
-    result = migrate_kaas_v1(text, name=args.name, prefix=args.prefix, file=display_name(args.file))
+    profile = read_input(args.proxy_profile) if args.proxy_profile else None
+    result = migrate_kaas_v1(
+        text,
+        name=args.name,
+        prefix=args.prefix,
+        file=display_name(args.file),
+        proxy_profile=profile,
+        proxy_file=display_name(args.proxy_profile) if args.proxy_profile else "proxy.sh",
+    )
     output: Path | None = args.output
     if output is not None:
         from scs_templates import atomic

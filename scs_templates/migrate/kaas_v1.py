@@ -217,7 +217,8 @@ KEY_TABLE: tuple[KeyInfo, ...] = (
         "PROXY_CMD",
         "obsolete",
         "",
-        "internal to the KaaS v1 management-host scripts; proxies are not part of the settings",
+        "internal to the KaaS v1 management-host scripts; the proxy itself came from the "
+        "host's /etc/profile.d/proxy.sh: pass it with --proxy-profile (spec.network.proxy)",
         "R6",
     ),
     KeyInfo("NODE_CIDR", "mapped", "spec.network.nodeCIDR", "Node subnet."),
@@ -1125,14 +1126,73 @@ _HANDLERS: dict[str, Handler] = {
 # --------------------------------------------------------------------------- entry point
 
 
+_PROFILE_LINE = re.compile(
+    r"^\s*(?:export\s+)?(?P<name>(?i:https?_proxy|no_proxy))=(?P<value>.*?)\s*(?:#.*)?$"
+)
+
+
+def parse_proxy_profile(text: str, file: str = "proxy.sh") -> dict[str, str]:
+    """The proxy variables of a KaaS v1 management host's ``/etc/profile.d/proxy.sh``.
+
+    KaaS v1 (R6) copied that file onto every node (``configure_proxy.sh``); clusterctl.yaml
+    only had ``PROXY_CMD``. Lines ``[export ]NAME=value`` for HTTP_PROXY, HTTPS_PROXY and
+    NO_PROXY (either case; upper case wins); shell quoting of a plain value is removed.
+    Anything that is not a plain assignment (``$VAR``, command substitution) is refused.
+    """
+    found: dict[str, dict[bool, str]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = _PROFILE_LINE.match(line)
+        if not match:
+            continue
+        value = match["value"]
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        if any(char in value for char in "$`\\"):
+            raise InputError(f"{file}:{number}: {match['name']}: not a plain value; write it out")
+        if "@" in value.split("//", 1)[-1].split("/", 1)[0]:
+            # never echoed: user information of a proxy URL is a credential
+            raise InputError(
+                f"{file}:{number}: {match['name']}: the proxy URL carries user information "
+                "(credentials); spec.network.proxy takes none, since they would be copied onto "
+                "every node: use a proxy that admits the nodes by address (value not shown)"
+            )
+        name = match["name"]
+        found.setdefault(name.upper(), {})[name.isupper()] = value
+    return {name: values.get(True, values.get(False, "")) for name, values in found.items()}
+
+
+def _proxy_profile(migration: _Migration, variables: dict[str, str], file: str) -> None:
+    path = ("spec", "network", "proxy")
+    for variable, key in (("HTTP_PROXY", "httpProxy"), ("HTTPS_PROXY", "httpsProxy")):
+        if variables.get(variable):
+            migration.doc.set((*path, key), variables[variable], comment=f"from {file} {variable}")
+    entries = [e.strip() for e in variables.get("NO_PROXY", "").split(",") if e.strip()]
+    if entries and (variables.get("HTTP_PROXY") or variables.get("HTTPS_PROXY")):
+        migration.doc.set(
+            (*path, "noProxy"),
+            entries,
+            comment=f"from {file} NO_PROXY",
+            notes=[
+                "the cluster's own networks, service domain and API endpoint are added "
+                "automatically"
+            ],
+        )
+
+
 def migrate_kaas_v1(
     text: str,
     *,
     name: str = DEFAULT_NAME,
     prefix: str = DEFAULT_PREFIX,
     file: str = "clusterctl.yaml",
+    proxy_profile: str | None = None,
+    proxy_file: str = "proxy.sh",
 ) -> MigrationResult:
     """Migrate the text of a KaaS v1 ``clusterctl.yaml`` into a ClusterSettings document.
+
+    ``proxy_profile`` is the text of the management host's ``/etc/profile.d/proxy.sh``
+    (``proxy_file`` its name in messages): its proxy variables become
+    ``spec.network.proxy``.
 
     Raises :class:`InputError` (exit code 2) when the text is not such a file, when a value
     of a known key has the wrong shape (``FILE:LINE: KEY: message``, one line per problem),
@@ -1148,6 +1208,14 @@ def migrate_kaas_v1(
         )
     migration = _Migration(entries, file=file, name=name, prefix=prefix)
     migration.run()
+    proxy_cmd = migration.entries.get("PROXY_CMD")
+    if proxy_profile is not None:
+        _proxy_profile(migration, parse_proxy_profile(proxy_profile, proxy_file), proxy_file)
+    elif proxy_cmd is not None and proxy_cmd.kind == "scalar" and (proxy_cmd.text or "").strip():
+        migration.notes.append(
+            "PROXY_CMD is set: the cluster used the management host's proxy; pass "
+            "--proxy-profile /etc/profile.d/proxy.sh to carry it over"
+        )
     migration.doc.header(migration.header(file))
     output = dump(migration.doc.root)
     try:
