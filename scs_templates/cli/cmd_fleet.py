@@ -79,14 +79,14 @@ def run_render_fleet(args: argparse.Namespace) -> int:
     from scs_templates.cli.common import load_each
     from scs_templates.errors import ScsTemplatesError
     from scs_templates.fleet import render_fleet, render_fleet_manifests
-    from scs_templates.settings import Problem, SettingsError
+    from scs_templates.settings.problems import Problem, SettingsError
 
     problems: list[Problem] = []
     seen: dict[tuple[str, str], str] = {}
     duplicates: list[str] = []
 
     def fleet_settings() -> Iterator[ClusterSettings]:
-        for loaded in load_each(args.settings, problems):
+        for loaded in load_each(args.settings, problems, plain=True):
             key = (loaded.settings.metadata.namespace, loaded.settings.metadata.name)
             if key in seen:
                 duplicates.append(

@@ -100,7 +100,7 @@ def write_stdout(text: str) -> None:
 
 
 def run_render(args: argparse.Namespace) -> int:
-    loaded = load(args.settings)
+    loaded = load(args.settings, plain=True)
     from scs_templates.render import render, write_manifests
 
     result = render(loaded.settings)
@@ -146,7 +146,7 @@ def values_yaml(values: Any) -> str:
 
 
 def run_values(args: argparse.Namespace) -> int:
-    loaded = load(args.settings)
+    loaded = load(args.settings, plain=True)
     from scs_templates.charts import chart_for
     from scs_templates.render import kube_version_of
     from scs_templates.values import build_values

@@ -29,12 +29,13 @@ def register(subparsers: Any) -> None:
 
 def run_validate(args: argparse.Namespace) -> int:
     from scs_templates.cli.common import print_warnings
-    from scs_templates.settings import SettingsError, load_settings
+    from scs_templates.settings.problems import SettingsError
+    from scs_templates.settings.validate import load_settings
 
     status = 0
     for file in args.files:
         try:
-            loaded = load_settings(file)
+            loaded = load_settings(file, plain=True)
         except SettingsError as error:
             for problem in error.problems:
                 print(str(problem), file=sys.stderr)

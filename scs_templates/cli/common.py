@@ -22,23 +22,30 @@ def print_warnings(loaded: LoadedSettings) -> None:
         print(str(warning), file=sys.stderr)
 
 
-def load(path: str) -> LoadedSettings:
-    """Load one settings file and print its warnings."""
-    from scs_templates.settings import load_settings
+def load(path: str, *, plain: bool = False) -> LoadedSettings:
+    """Load one settings file and print its warnings.
 
-    loaded = load_settings(path)
+    ``plain``: a valid file's settings are :mod:`~scs_templates.settings.plain` objects, for
+    commands that only read them (render, values, validate, render-fleet): no pydantic.
+    """
+    from scs_templates.settings.validate import load_settings
+
+    loaded = load_settings(path, plain=plain)
     print_warnings(loaded)
     return loaded
 
 
-def load_each(paths: Iterable[str], problems: list[Problem]) -> Iterator[LoadedSettings]:
+def load_each(
+    paths: Iterable[str], problems: list[Problem], *, plain: bool = False
+) -> Iterator[LoadedSettings]:
     """Load files one by one, as the caller consumes them (so work on the first files can
     start while the rest loads); the problems of invalid files go to ``problems``."""
-    from scs_templates.settings import SettingsError, load_settings
+    from scs_templates.settings.problems import SettingsError
+    from scs_templates.settings.validate import load_settings
 
     for path in paths:
         try:
-            loaded = load_settings(path)
+            loaded = load_settings(path, plain=plain)
         except SettingsError as error:
             problems.extend(error.problems)
             continue

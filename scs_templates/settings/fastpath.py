@@ -33,9 +33,10 @@ import typing
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+if TYPE_CHECKING:  # imported where the model is used: :mod:`.plain` needs only the check
+    from pydantic import BaseModel
 
 Check = Callable[[Any], bool]
 Convert = Callable[[Any], Any]
@@ -231,6 +232,11 @@ class _Compiler:
         )
 
 
+def compile_check(schema: dict[str, Any]) -> Check:
+    """The check of a whole document, compiled from the schema (raises :class:`Unsupported`)."""
+    return _Compiler(schema).node(schema)
+
+
 # --------------------------------------------------------------------------- construct
 
 
@@ -242,6 +248,8 @@ def _plain(annotation: Any) -> Any:
 
 def _converter(annotation: Any, models: dict[type[BaseModel], Any]) -> Convert:
     """How a checked value of this annotation becomes what pydantic would store."""
+    from pydantic import BaseModel
+
     annotation = _plain(annotation)
     origin = typing.get_origin(annotation)
     if origin in (types.UnionType, typing.Union):
@@ -276,6 +284,8 @@ _Field = tuple[str, str, Convert, Callable[[], Any]]
 
 
 def _default(cls: type[BaseModel], name: str, models: dict[type[BaseModel], Any]) -> Any:
+    from pydantic import BaseModel
+
     info = cls.model_fields[name]
     if info.is_required():
         return _required
@@ -298,6 +308,8 @@ def _required() -> Any:
 
 def _plan(cls: type[BaseModel], models: dict[type[BaseModel], Any]) -> list[_Field]:
     """(name, key, convert, default) of every field of ``cls`` (cached per class)."""
+    from pydantic import BaseModel
+
     if cls in models:
         return models[cls]  # type: ignore[no-any-return]
     decorators = cls.__pydantic_decorators__
@@ -390,7 +402,7 @@ def _compiled() -> tuple[Check, Convert] | None:
     try:
         schema = json.loads(schema_file().read_text(encoding="utf-8"))
         _agree(schema, ClusterSettings)
-        check = _Compiler(schema).node(schema)
+        check = compile_check(schema)
         plan = _plan(ClusterSettings, {})
     except Unsupported:
         return None
@@ -404,7 +416,7 @@ def why_disabled() -> str | None:
     try:
         schema = json.loads(schema_file().read_text(encoding="utf-8"))
         _agree(schema, ClusterSettings)
-        _Compiler(schema).node(schema)
+        compile_check(schema)
         _plan(ClusterSettings, {})
     except Unsupported as error:
         return str(error)

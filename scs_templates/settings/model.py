@@ -15,10 +15,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints
 
+from scs_templates.settings.derived import ClusterSettingsDerived, WorkerGroupDerived
+from scs_templates.settings.keys import API_VERSION as API_VERSION
+from scs_templates.settings.keys import KIND as KIND
+from scs_templates.settings.keys import alias_for as alias_for
 from scs_templates.settings.versions import DEFAULT_VERSION
-
-API_VERSION = "scs-templates.scs.community/v1alpha1"
-KIND = "ClusterSettings"
 
 TEMPLATES = ("simple", "multi-md", "clusterclass")
 PROVIDERS = ("openstack", "docker")
@@ -50,28 +51,6 @@ Duration = Annotated[
     StringConstraints(pattern=r"^[1-9][0-9]*(s|m|h)$"),
     Field(description="A duration: a number and s, m or h, e.g. 10m."),
 ]
-
-
-_ACRONYMS = {
-    "api": "API",
-    "cidr": "CIDR",
-    "cas": "CAs",
-    "cidrs": "CIDRs",
-    "csi": "CSI",
-    "fs": "FS",
-    "gb": "GB",
-    "gib": "GiB",
-    "mb": "MB",
-    "url": "URL",
-    "id": "ID",
-    "qps": "QPS",
-}
-
-
-def alias_for(name: str) -> str:
-    """snake_case field name -> the camelCase YAML key (``pod_cidr`` -> ``podCIDR``)."""
-    head, *rest = name.split("_")
-    return head + "".join(_ACRONYMS.get(part, part.capitalize()) for part in rest)
 
 
 def nested_model(annotation: Any) -> type[BaseModel] | None:
@@ -269,7 +248,7 @@ class ControlPlane(_Model):
     )
 
 
-class WorkerGroup(_Model):
+class WorkerGroup(WorkerGroupDerived, _Model):
     name: Dns1123Label = Field(
         description="Group name, DNS-1123, unique; $RESOURCE of the group's objects."
     )
@@ -313,13 +292,6 @@ class WorkerGroup(_Model):
         default_factory=WorkerHealthCheck,
         description="When a machine of the group counts as failed (MachineHealthCheck).",
     )
-
-    @property
-    def effective_replicas(self) -> int | None:
-        """Replicas to set on the MachineDeployment (None: the autoscaler owns it)."""
-        if self.autoscaling is not None:
-            return None
-        return 3 if self.replicas is None else self.replicas
 
 
 # --------------------------------------------------------------------------- network
@@ -902,7 +874,7 @@ class Spec(_Model):
     )
 
 
-class ClusterSettings(_Model):
+class ClusterSettings(ClusterSettingsDerived, _Model):
     """A versioned settings document: apiVersion, kind, metadata and spec."""
 
     api_version: Literal["scs-templates.scs.community/v1alpha1"] = Field(
@@ -911,7 +883,3 @@ class ClusterSettings(_Model):
     kind: Literal["ClusterSettings"] = Field(description="Always ClusterSettings.")
     metadata: Metadata = Field(description="Name and namespace of the cluster.")
     spec: Spec = Field(default_factory=Spec, description="The wanted cluster.")
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name

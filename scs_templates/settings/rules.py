@@ -10,12 +10,16 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from scs_templates.settings import naming
-from scs_templates.settings.model import ClusterSettings, alias_for
+from scs_templates.settings.keys import alias_for
 from scs_templates.settings.problems import Path
 from scs_templates.settings.versions import parse_version, resolve_version, support_warning
 from scs_templates.versions import table
+
+if TYPE_CHECKING:
+    from scs_templates.settings.model import ClusterSettings
 
 Finding = tuple[Path, str]
 

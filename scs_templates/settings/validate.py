@@ -11,21 +11,17 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
-
-from scs_templates.settings import fastpath, rules
+from scs_templates.settings import rules
+from scs_templates.settings.keys import API_VERSION, KIND
 from scs_templates.settings.loader import Positions, parse_yaml, read_text
-from scs_templates.settings.model import (
-    API_VERSION,
-    KIND,
-    PROXY_URL,
-    REGISTRY_HOST,
-    ClusterSettings,
-    nested_model,
-)
 from scs_templates.settings.problems import Path, Problem, SettingsError, did_you_mean
+
+if TYPE_CHECKING:  # pydantic and the model classes: only where a file is not plainly valid
+    from pydantic import ValidationError
+
+    from scs_templates.settings.model import ClusterSettings
 
 
 @dataclass(frozen=True)
@@ -38,31 +34,37 @@ class LoadedSettings:
     positions: Positions = field(default_factory=dict, repr=False, compare=False)
 
 
-def load_settings(path: str | FsPath) -> LoadedSettings:
-    """Read, parse and validate a settings file (``-``: stdin). Raises :class:`SettingsError`."""
+def load_settings(path: str | FsPath, *, plain: bool = False) -> LoadedSettings:
+    """Read, parse and validate a settings file (``-``: stdin). Raises :class:`SettingsError`.
+
+    ``plain``: the settings of a valid file are :mod:`.plain` objects, not model instances
+    (the commands that only read them; errors are the same either way).
+    """
     from scs_templates.textinput import display_name
 
     text = read_text(path)
-    return parse_settings_text(text, file=display_name(str(path)))
+    return parse_settings_text(text, file=display_name(str(path)), plain=plain)
 
 
-def parse_settings_text(text: str, *, file: str = "<settings>") -> LoadedSettings:
-    """Parse and validate settings given as YAML text.
+def parse_settings_text(
+    text: str, *, file: str = "<settings>", plain: bool = False
+) -> LoadedSettings:
+    """Parse and validate settings given as YAML text (``plain`` as in :func:`load_settings`).
 
     Composed by libyaml where it can be (:func:`~.loader.parse_yaml`); a file with any
     problem or warning is read again by the pure-Python composer, whose positions every
     reported line carries.
     """
     try:
-        loaded = _parse(text, file, libyaml=True)
+        loaded = _parse(text, file, libyaml=True, plain=plain)
     except SettingsError:
-        return _parse(text, file, libyaml=False)  # raises again, positioned by ruamel
-    return _parse(text, file, libyaml=False) if loaded.warnings else loaded
+        return _parse(text, file, libyaml=False, plain=plain)  # raises again, by ruamel
+    return _parse(text, file, libyaml=False, plain=plain) if loaded.warnings else loaded
 
 
-def _parse(text: str, file: str, *, libyaml: bool) -> LoadedSettings:
+def _parse(text: str, file: str, *, libyaml: bool, plain: bool) -> LoadedSettings:
     data, positions, problems = parse_yaml(text, file, libyaml=libyaml)
-    return validate_data(data, file=file, positions=positions, earlier=problems)
+    return validate_data(data, file=file, positions=positions, earlier=problems, plain=plain)
 
 
 def validate_data(
@@ -71,11 +73,13 @@ def validate_data(
     file: str = "",
     positions: Positions | None = None,
     earlier: list[Problem] | None = None,
+    plain: bool = False,
 ) -> LoadedSettings:
     """Validate already-parsed data (e.g. from another tool). Raises :class:`SettingsError`.
 
     ``earlier`` are problems the YAML reader found in single values; they are reported
     together with the validation problems, which are dropped where they repeat a path.
+    ``plain`` as in :func:`load_settings`.
     """
     positions = positions or {}
     earlier = earlier or []
@@ -95,21 +99,28 @@ def validate_data(
     unprintable = _unprintable(data, ())
     if unprintable:
         raise SettingsError([*earlier, *(problem(path, message) for path, message in unprintable)])
-    try:
-        settings = fastpath.validate(data) or ClusterSettings.model_validate(
-            data, by_alias=True, by_name=False
-        )
-    except ValidationError as error:
-        raise SettingsError(
-            [
-                *earlier,
-                *(
-                    problem(path, message)
-                    for path, message in _translate(error)
-                    if path not in reported
-                ),
-            ]
-        ) from None
+    settings = _plain(data) if plain else None
+    if settings is None:
+        from pydantic import ValidationError
+
+        from scs_templates.settings import fastpath
+        from scs_templates.settings.model import ClusterSettings
+
+        try:
+            settings = fastpath.validate(data) or ClusterSettings.model_validate(
+                data, by_alias=True, by_name=False
+            )
+        except ValidationError as error:
+            raise SettingsError(
+                [
+                    *earlier,
+                    *(
+                        problem(path, message)
+                        for path, message in _translate(error)
+                        if path not in reported
+                    ),
+                ]
+            ) from None
     if earlier:
         raise SettingsError(earlier)
     errors = [problem(path, message) for path, message in rules.errors(settings)]
@@ -117,6 +128,13 @@ def validate_data(
         raise SettingsError(errors)
     found = [problem(path, message, "warning") for path, message in rules.warnings(settings)]
     return LoadedSettings(settings, tuple(sorted(found)), file, positions)
+
+
+def _plain(data: Any) -> ClusterSettings | None:
+    from scs_templates.settings import plain
+
+    settings: ClusterSettings | None = plain.validate(data)
+    return settings
 
 
 #: What YAML calls printable (YAML 1.2, 5.1): helm's YAML reader refuses everything else in
@@ -170,26 +188,32 @@ def _position(positions: Positions, path: Path) -> tuple[int, int]:
     return (0, 0)
 
 
-_PATTERN_HELP = {
-    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$": (
-        "must be a DNS-1123 label: lower-case letters, digits and '-', starting and ending "
-        "with a letter or digit"
-    ),
-    REGISTRY_HOST: (
-        "is not a registry host such as docker.io, registry.k8s.io or harbor.example:5000 "
-        "(no scheme, path or '..')"
-    ),
-}
+def _pattern_help() -> dict[str, str]:
+    from scs_templates.settings.model import DNS_LABEL, REGISTRY_HOST
+
+    return {
+        DNS_LABEL: (
+            "must be a DNS-1123 label: lower-case letters, digits and '-', starting and "
+            "ending with a letter or digit"
+        ),
+        REGISTRY_HOST: (
+            "is not a registry host such as docker.io, registry.k8s.io or harbor.example:5000 "
+            "(no scheme, path or '..')"
+        ),
+    }
 
 
-#: Patterns whose wrong values are never echoed: they may carry credentials.
-_UNECHOED_PATTERN_HELP = {
-    PROXY_URL: (
-        "must be an http:// or https:// URL without user information, e.g. "
-        "http://proxy.example:3128 (credentials would be copied onto every node; the value "
-        "is not shown)"
-    ),
-}
+def _unechoed_pattern_help() -> dict[str, str]:
+    """Patterns whose wrong values are never echoed: they may carry credentials."""
+    from scs_templates.settings.model import PROXY_URL
+
+    return {
+        PROXY_URL: (
+            "must be an http:// or https:// URL without user information, e.g. "
+            "http://proxy.example:3128 (credentials would be copied onto every node; the "
+            "value is not shown)"
+        ),
+    }
 
 
 def _translate(error: ValidationError) -> list[tuple[Path, str]]:
@@ -202,6 +226,8 @@ def _translate(error: ValidationError) -> list[tuple[Path, str]]:
 
 def _translate_raw(error: ValidationError) -> list[tuple[Path, str]]:
     found: list[tuple[Path, str]] = []
+    pattern_help = _pattern_help()
+    unechoed = _unechoed_pattern_help()
     for item in error.errors(include_url=False):
         loc = tuple(part for part in item["loc"] if part != "[key]")
         path: Path = tuple(p for p in loc if isinstance(p, str | int))
@@ -224,11 +250,11 @@ def _translate_raw(error: ValidationError) -> list[tuple[Path, str]]:
                 hint = did_you_mean(value, choices)
             found.append((path, f"{value!r} is not allowed; expected {expected}{hint}"))
             continue
-        if kind == "string_pattern_mismatch" and str(ctx.get("pattern")) in _UNECHOED_PATTERN_HELP:
-            found.append((path, _UNECHOED_PATTERN_HELP[str(ctx.get("pattern"))]))
+        if kind == "string_pattern_mismatch" and str(ctx.get("pattern")) in unechoed:
+            found.append((path, unechoed[str(ctx.get("pattern"))]))
             continue
         if kind == "string_pattern_mismatch":
-            message = _PATTERN_HELP.get(str(ctx.get("pattern")), "has the wrong format")
+            message = pattern_help.get(str(ctx.get("pattern")), "has the wrong format")
             found.append((path, f"{value!r} {message}"))
             continue
         found.append((path, _message(kind, item["msg"], value)))
@@ -265,6 +291,10 @@ def _message(kind: str, msg: str, value: Any) -> str:
 
 def _known_keys(path: Path) -> list[str]:
     """The YAML keys allowed at ``path`` (for did-you-mean)."""
+    from pydantic import BaseModel
+
+    from scs_templates.settings.model import ClusterSettings, nested_model
+
     model: Any = ClusterSettings
     for part in path:
         if isinstance(part, int):

@@ -21,18 +21,20 @@ Top-level keys (each chart's ``values.schema.json`` is the exact contract):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scs_templates import encryption
 from scs_templates.settings import naming
-from scs_templates.settings.model import (
-    ClusterSettings,
-    HealthCheck,
-    MachineDeletion,
-    RegistryMirror,
-    WorkerGroup,
-)
 from scs_templates.settings.versions import resolve_version
+
+if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI's happy path
+    from scs_templates.settings.model import (
+        ClusterSettings,
+        HealthCheck,
+        MachineDeletion,
+        RegistryMirror,
+        WorkerGroup,
+    )
 
 __all__ = [
     "CACERT_KEY",
