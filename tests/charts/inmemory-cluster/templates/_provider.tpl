@@ -1,0 +1,25 @@
+{{/*
+Provider hooks called by the library chart (see scs-cluster-common/templates/_objects.tpl).
+CAPD's in-memory backend simulates the VM, the node, etcd and the API server of each machine;
+the startup durations keep a rollout observable but short.
+*/}}
+{{- define "provider.infraApiVersion" -}}infrastructure.cluster.x-k8s.io/v1beta2{{- end -}}
+{{- define "provider.infraClusterKind" -}}DevCluster{{- end -}}
+{{- define "provider.machineTemplateKind" -}}DevMachineTemplate{{- end -}}
+
+{{- define "provider.machineSpec" -}}
+backend:
+  inMemory:
+    vm:
+      provisioning:
+        startupDuration: 2s
+    node:
+      provisioning:
+        startupDuration: 1s
+    apiServer:
+      provisioning:
+        startupDuration: 1s
+    etcd:
+      provisioning:
+        startupDuration: 1s
+{{- end -}}
