@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import datetime
 import json
-import secrets as random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -60,6 +59,8 @@ def secret_name(settings: ClusterSettings) -> str:
 def new_key(now: datetime.datetime | None = None) -> Key:
     """A fresh random key named after its UTC creation time (names are not secret)."""
     moment = now or datetime.datetime.now(datetime.UTC)
+    import secrets as random  # only when a key is made, not for every render
+
     secret = base64.b64encode(random.token_bytes(KEY_BYTES)).decode()
     return f"key-{moment:%Y%m%dT%H%M%SZ}", secret
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from scs_templates.render import kube_version_of
@@ -253,3 +254,13 @@ def test_an_invalid_file_still_gets_pydantic_errors_with_positions(tmp_path: Pat
     line = done.stderr.strip().splitlines()[0]
     file, row, column, rest = line.split(":", 3)
     assert file == str(bad) and int(row) > 0 and int(column) > 0 and "metadata.name" in rest
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x2FFFF, blacklist_categories=["Cs"])))
+def test_the_ascii_check_of_printable_text_matches_the_full_one(text: str) -> None:
+    from scs_templates.settings import validate
+
+    full = validate._unprintable_unicode().search(text)
+    fast = validate._first_unprintable(text)
+    assert (fast and (fast.start(), fast.group())) == (full and (full.start(), full.group()))

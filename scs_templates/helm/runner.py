@@ -28,7 +28,6 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -287,6 +286,8 @@ class Helm:
 
         if workers == 1:
             return [one(job) for job in jobs]
+        from concurrent.futures import ThreadPoolExecutor  # not needed by a single render
+
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="helm") as pool:
             return list(pool.map(one, jobs))
 

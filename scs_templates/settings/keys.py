@@ -8,6 +8,8 @@ alias generator, so there is one rule for both directions (a test checks that
 
 from __future__ import annotations
 
+import re
+
 API_VERSION = "scs-templates.scs.community/v1alpha1"
 KIND = "ClusterSettings"
 
@@ -25,10 +27,14 @@ _ACRONYMS = {
     "id": "ID",
     "qps": "QPS",
 }
-#: Longest first, so that ``CIDRs`` is read before ``CIDR``.
-_SPELLED = sorted(
-    ((spelled, word) for word, spelled in _ACRONYMS.items()), key=lambda p: -len(p[0])
+#: An acronym as :func:`alias_for` spells it (longest first: ``CIDRs`` before ``CIDR``) or an
+#: upper-case letter, never the first character: where a new word starts.
+_WORD_START = re.compile(
+    "(?<=.)(?:"
+    + "|".join(re.escape(s) for s in sorted(_ACRONYMS.values(), key=len, reverse=True))
+    + "|[A-Z])"
 )
+_WORD_OF = {spelled: word for word, spelled in _ACRONYMS.items()}
 
 
 def alias_for(name: str) -> str:
@@ -39,21 +45,6 @@ def alias_for(name: str) -> str:
 
 def name_for(key: str) -> str:
     """camelCase YAML key -> the snake_case field name (``podCIDR`` -> ``pod_cidr``)."""
-    parts: list[str] = []
-    start = 0
-    index = 0
-    while index < len(key):
-        if index > 0:
-            spelled = next((p for p in _SPELLED if key.startswith(p[0], index)), None)
-            if spelled is not None:
-                parts.append(key[start:index])
-                parts.append(spelled[1])
-                index += len(spelled[0])
-                start = index
-                continue
-            if key[index].isupper():
-                parts.append(key[start:index])
-                start = index
-        index += 1
-    parts.append(key[start:])
-    return "_".join(part.lower() for part in parts if part)
+    return _WORD_START.sub(
+        lambda match: "_" + _WORD_OF.get(match.group(), match.group().lower()), key
+    )

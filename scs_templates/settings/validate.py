@@ -7,6 +7,7 @@ path and the file position; unknown keys get a did-you-mean suggestion. Cross-fi
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -139,7 +140,20 @@ def _plain(data: Any) -> ClusterSettings | None:
 
 #: What YAML calls printable (YAML 1.2, 5.1): helm's YAML reader refuses everything else in
 #: its values ("control characters are not allowed"), so such a string could never render.
-_UNPRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_UNPRINTABLE_ASCII = re.compile("[^\t\n\r\x20-\x7e]")
+
+
+@functools.cache
+def _unprintable_unicode() -> re.Pattern[str]:
+    """The full class, compiled only for text that is not ASCII (its huge ranges cost
+    several milliseconds to compile; ASCII text needs only the small class above)."""
+    return re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _first_unprintable(text: str) -> re.Match[str] | None:
+    if text.isascii():
+        return _UNPRINTABLE_ASCII.search(text)
+    return _unprintable_unicode().search(text)
 
 
 def _unprintable(value: Any, path: Path) -> list[tuple[Path, str]]:
@@ -147,14 +161,14 @@ def _unprintable(value: Any, path: Path) -> list[tuple[Path, str]]:
     ``"\\x7f"`` is valid YAML for our reader, not for helm's)."""
     found: list[tuple[Path, str]] = []
     if isinstance(value, str):
-        match = _UNPRINTABLE.search(value)
+        match = _first_unprintable(value)
         if match:
             found.append(
                 (path, f"character {ord(match.group()):#06x} is not allowed (not printable)")
             )
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            if isinstance(key, str) and _UNPRINTABLE.search(key):
+            if isinstance(key, str) and _first_unprintable(key):
                 found.append(((*path, key), "the key holds a character that is not printable"))
             found.extend(_unprintable(item, (*path, key)))
     elif isinstance(value, list):
