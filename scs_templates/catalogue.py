@@ -2,13 +2,27 @@
 
 This is the one place to register a template or a provider on the Python side (the chart
 side is ``charts/<provider>-cluster`` for a provider, and the ``template`` handling inside
-the charts). ``scs-templates templates`` prints :func:`catalogue`; the settings model's
-``Literal`` types list the same names, and a test keeps the two in step.
+the charts). A provider is one row of :data:`PROVIDERS` pointing at its
+:class:`~scs_templates.providers.Provider` (a test-only provider is added for the
+duration of a test with :func:`registered_provider`). ``scs-templates templates`` prints
+:func:`catalogue`; the settings model's ``Literal`` types list the same names, and a test
+keeps the two in step.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scs_templates.errors import InputError
+from scs_templates.providers import Provider
+from scs_templates.providers.docker import DOCKER
+from scs_templates.providers.openstack import OPENSTACK
+
+if TYPE_CHECKING:
+    from scs_templates.settings.model import ClusterSettings
 
 __all__ = [
     "PROVIDERS",
@@ -17,7 +31,11 @@ __all__ = [
     "Provider",
     "Template",
     "catalogue",
+    "provider",
     "provider_names",
+    "provider_of",
+    "providers",
+    "registered_provider",
     "template_names",
 ]
 
@@ -29,15 +47,6 @@ class Template:
     name: str
     description: str
     when_to_use: str
-
-
-@dataclass(frozen=True)
-class Provider:
-    """An infrastructure provider and the chart that renders its clusters."""
-
-    name: str
-    chart: str
-    description: str
 
 
 @dataclass(frozen=True)
@@ -76,19 +85,40 @@ TEMPLATES: tuple[Template, ...] = (
     ),
 )
 
-PROVIDERS: tuple[Provider, ...] = (
-    Provider(
-        name="openstack",
-        chart="openstack-cluster",
-        description="OpenStack via Cluster API Provider OpenStack (CAPO): SCS clouds.",
-    ),
-    Provider(
-        name="docker",
-        chart="docker-cluster",
-        description="Docker via the Cluster API Docker provider (CAPD): local development "
-        "and tests only, no cloud needed.",
-    ),
-)
+#: The shipped providers, in catalogue order (the first is the settings' default).
+PROVIDERS: tuple[Provider, ...] = (OPENSTACK, DOCKER)
+
+_extra: list[Provider] = []
+
+
+def providers() -> tuple[Provider, ...]:
+    """The shipped providers, then those registered with :func:`registered_provider`."""
+    return (*PROVIDERS, *_extra)
+
+
+@contextmanager
+def registered_provider(extra: Provider) -> Iterator[Provider]:
+    """Make ``extra`` a known provider while the ``with`` block runs (tests, plug-ins)."""
+    if extra.name in provider_names():
+        raise ValueError(f"provider {extra.name!r} is registered already")
+    _extra.append(extra)
+    try:
+        yield extra
+    finally:
+        _extra.remove(extra)
+
+
+def provider(name: str) -> Provider:
+    """The provider called ``name``; InputError naming the known ones otherwise."""
+    for candidate in providers():
+        if candidate.name == name:
+            return candidate
+    raise InputError(f"unknown provider {name!r}; known: {', '.join(provider_names())}")
+
+
+def provider_of(settings: ClusterSettings) -> Provider:
+    """The provider of a settings file (``spec.provider``)."""
+    return provider(settings.spec.provider)
 
 
 def template_names() -> tuple[str, ...]:
@@ -96,7 +126,7 @@ def template_names() -> tuple[str, ...]:
 
 
 def provider_names() -> tuple[str, ...]:
-    return tuple(p.name for p in PROVIDERS)
+    return tuple(p.name for p in providers())
 
 
 def catalogue() -> list[CatalogueRow]:
@@ -104,11 +134,11 @@ def catalogue() -> list[CatalogueRow]:
     return [
         CatalogueRow(
             template=template.name,
-            provider=provider.name,
-            chart=provider.chart,
+            provider=entry.name,
+            chart=entry.chart,
             description=template.description,
             when_to_use=template.when_to_use,
         )
         for template in TEMPLATES
-        for provider in PROVIDERS
+        for entry in providers()
     ]

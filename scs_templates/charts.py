@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from scs_templates.errors import InputError, ScsTemplatesError
+from scs_templates.errors import ScsTemplatesError
 from scs_templates.toolchain import cache_root
 
 __all__ = ["LIBRARY_CHART", "ChartRef", "chart_for", "chart_version", "charts_dir"]
@@ -76,11 +76,6 @@ def charts_dir() -> Path:
         f"the cluster charts are missing (looked in {package / '_data' / 'charts'} and "
         f"{package.parent / 'charts'}); reinstall scs-templates"
     )
-
-
-def provider_chart_name(provider: str) -> str:
-    """``openstack`` -> ``openstack-cluster`` (the catalogue lists the same names)."""
-    return f"{provider}-cluster"
 
 
 def _scan(chart: Path) -> list[tuple[str, os.stat_result]]:
@@ -167,13 +162,12 @@ def chart_for(provider: str) -> ChartRef:
     when the content-addressed directory exists, the directory after hashing the (small)
     chart sources, without copying anything.
     """
-    from scs_templates.catalogue import provider_names
+    from scs_templates import catalogue
 
-    if provider not in provider_names():
-        raise InputError(f"unknown provider {provider!r}; known: {', '.join(provider_names())}")
+    entry = catalogue.provider(provider)  # InputError when unknown
     root = charts_dir()
-    name = provider_chart_name(provider)
-    sources = [root / name, root / LIBRARY_CHART]
+    name = entry.chart
+    sources = [entry.chart_source(root), root / LIBRARY_CHART]
     key = (provider, root, cache_root())
     started = time.time_ns()
     signature = _signature(sources)

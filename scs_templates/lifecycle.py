@@ -58,12 +58,11 @@ __all__ = [
 #: The label the charts put on every object of a cluster (value: the cluster name).
 CLUSTER_LABEL = "scs.community/cluster"
 KEEP_ANNOTATION = "helm.sh/resource-policy"
-#: Kinds the charts keep across upgrades (immutable templates with hashed names): after the
-#: Cluster is gone they are found by :data:`CLUSTER_LABEL` and removed.
+#: Kinds the library chart keeps across upgrades (immutable templates with hashed names),
+#: besides the provider's machine templates: after the Cluster is gone they are found by
+#: :data:`CLUSTER_LABEL` and removed.
 KEPT_KINDS: tuple[tuple[str, str], ...] = (
     ("bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfigTemplate"),
-    ("infrastructure.cluster.x-k8s.io/v1beta1", "OpenStackMachineTemplate"),
-    ("infrastructure.cluster.x-k8s.io/v1beta2", "DockerMachineTemplate"),
 )
 DEFAULT_WAIT_TIMEOUT = 1800.0
 DEFAULT_POLL_INTERVAL = 5.0
@@ -618,6 +617,7 @@ def delete(
     Idempotent: what is already gone is skipped. On timeout a ToolError is raised and
     NOTHING else has been deleted, so the controllers keep what they need to finish.
     """
+    from scs_templates.catalogue import provider_of
     from scs_templates.kube import ObjectRef
 
     target = target_of(settings)
@@ -650,7 +650,8 @@ def delete(
         if _kept(obj):
             leftovers[ObjectRef.of(obj, target.namespace)] = None
     selector = f"{CLUSTER_LABEL}={target.cluster}"
-    kinds = dict.fromkeys([*KEPT_KINDS, ("v1", "Secret")])
+    kept_kinds = (*KEPT_KINDS, *provider_of(settings).machine_template_kinds)
+    kinds = dict.fromkeys([*kept_kinds, ("v1", "Secret")])
     for obj in objects:
         if _kept(obj):
             kinds[(str(obj.get("apiVersion")), str(obj.get("kind")))] = None

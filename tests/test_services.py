@@ -717,7 +717,7 @@ def test_apply_copies_cloud_conf_into_the_workload_cluster(
 ) -> None:
     """OCCM and Cinder CSI read kube-system/cloud-config: copied API to API, idempotently."""
     from scs_templates.kube import KubeClient
-    from scs_templates.services.deploy import sync_cloud_config
+    from scs_templates.providers.openstack.workload import sync_cloud_config
 
     settings = settings_of("openstack")
     management = KubeClient(str(clusters.mgmt_kubeconfig))

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
+from scs_templates.providers.openstack.values import server_groups
 from scs_templates.settings import load_settings, validate_data
 from scs_templates.settings.model import ClusterSettings
 from scs_templates.settings.versions import TESTED_PATCHES
-from scs_templates.values import REDACTED, build_values, server_groups
+from scs_templates.values import REDACTED, build_values
 from scs_templates.versions import table
 
 PATCH_133 = f"v1.33.{TESTED_PATCHES[(1, 33)]}"

@@ -66,25 +66,35 @@ def _os_cloud_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def install_secrets(args: argparse.Namespace, settings: Any) -> dict[str, str] | None:
-    """The credentials Secret content for an install: from --clouds-yaml, or a per-cluster
-    application credential ensured now (reused when it still works), or None."""
-    from scs_templates.openstack import provision
+def cloud_options(args: argparse.Namespace) -> Any:
+    """``--clouds-yaml``/``--cacert``/``--os-cloud``/``--skip-openstack`` as the provider's
+    :class:`~scs_templates.providers.CloudOptions` (the files' content is never printed)."""
+    from scs_templates.providers import CloudOptions
+    from scs_templates.providers.openstack.values import CACERT_KEY, CLOUDS_YAML_KEY
 
-    if settings.spec.provider != "openstack":
-        return None
-    if args.clouds_yaml is not None:
+    credentials: dict[str, str] | None = None
+    if getattr(args, "clouds_yaml", None) is not None:
         cacert = None if args.cacert is None else _read_secret_file(args.cacert, "--cacert")
-        clouds = _read_secret_file(args.clouds_yaml, "--clouds-yaml")
-        return provision.secrets_from_files(settings, clouds, cacert)
-    if args.skip_openstack or not provision.manages_credentials(settings):
-        return None
-    from scs_templates.kube import KubeClient
+        credentials = {CLOUDS_YAML_KEY: _read_secret_file(args.clouds_yaml, "--clouds-yaml")}
+        if cacert is not None:
+            credentials[CACERT_KEY] = cacert
+    return CloudOptions(
+        touch=not args.skip_openstack, account=args.os_cloud, credentials=credentials
+    )
 
-    with KubeClient(args.kubeconfig, args.context) as kube:
-        return provision.cluster_secrets(
-            settings, kube=kube, os_cloud=args.os_cloud, progress=_note
-        )
+
+def install_secrets(args: argparse.Namespace, settings: Any) -> dict[str, str] | None:
+    """The credentials Secret content for an install, from the settings' provider: from
+    --clouds-yaml, or a per-cluster application credential ensured now (reused when it
+    still works), or None."""
+    from scs_templates.catalogue import provider_of
+    from scs_templates.providers import Management
+
+    management = Management(args.kubeconfig, args.context)
+    result: dict[str, str] | None = provider_of(settings).prepare(
+        settings, cloud_options(args), management, _note
+    )
+    return result
 
 
 def _note(line: str) -> None:
@@ -349,16 +359,7 @@ def run_delete(args: argparse.Namespace) -> int:
             f"removed {len(result.removed)} leftover object(s): {', '.join(result.removed)}"
         )
     print("; ".join(done) if done else f"nothing to delete for {target.cluster}")
-    if loaded.settings.spec.provider == "openstack" and not args.skip_openstack:
-        from scs_templates.errors import ToolError
-        from scs_templates.openstack import provision
+    from scs_templates.catalogue import provider_of
 
-        problems = provision.release_cluster_resources(
-            loaded.settings, os_cloud=args.os_cloud, progress=_note
-        )
-        if problems:
-            raise ToolError(
-                f"OpenStack leftovers of {target.cluster} remain ({len(problems)}): "
-                f"{problems[0]}; see `scs-templates openstack cleanup`"
-            )
+    provider_of(loaded.settings).release(loaded.settings, cloud_options(args), progress=_note)
     return 0

@@ -117,10 +117,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _load(args: argparse.Namespace) -> ClusterSettings:
+    from scs_templates.catalogue import provider_of
     from scs_templates.cli.common import load
+    from scs_templates.providers.openstack import OPENSTACK
 
     settings = load(args.settings).settings
-    if settings.spec.provider != "openstack":
+    if provider_of(settings) is not OPENSTACK:
         raise InputError(
             f"{args.settings}: spec.provider is {settings.spec.provider}; the openstack "
             "commands need provider openstack"

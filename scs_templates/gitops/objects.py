@@ -226,11 +226,11 @@ def _cloud_config_resource_set(settings: ClusterSettings) -> tuple[dict[str, Any
 
 def cluster_objects(settings: ClusterSettings, options: GitopsOptions) -> ClusterObjects:
     """Every Flux object of one cluster (pure: same settings and options, same objects)."""
-    from scs_templates.charts import provider_chart_name
+    from scs_templates.catalogue import provider_of
     from scs_templates.services.releases import service_releases
     from scs_templates.values import build_values
 
-    chart = provider_chart_name(settings.spec.provider)
+    chart = provider_of(settings).chart
     values = build_values(settings)
     namespace = settings.metadata.namespace
     required: list[str] = []

@@ -38,8 +38,15 @@ from scs_templates.openstack.connection import (
     http_status,
     tool_error,
 )
+from scs_templates.providers.openstack.values import (
+    CACERT_KEY,
+    CLOUD_CONF_KEY,
+    CLOUDS_YAML_KEY,
+)
+from scs_templates.providers.openstack.values import (
+    credentials_secret_name as credentials_secret_name,
+)
 from scs_templates.settings.naming import resource_name
-from scs_templates.values import credentials_secret_name as credentials_secret_name
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
@@ -48,9 +55,6 @@ if TYPE_CHECKING:
 
 CLUSTER_SUFFIX = "appcred"
 WORKLOAD_SUFFIX = "appcred-workload"
-CLOUDS_YAML_KEY = "clouds.yaml"
-CLOUD_CONF_KEY = "cloud.conf"
-CACERT_KEY = "cacert"
 
 
 @dataclass(frozen=True)

@@ -30,12 +30,8 @@ def _quiet(_: str) -> None:
 
 def manages_credentials(settings: ClusterSettings) -> bool:
     """True when scs-templates creates the cluster's credentials (and must delete them)."""
-    spec = settings.spec
-    return (
-        spec.provider == "openstack"
-        and spec.openstack.application_credential.per_cluster
-        and spec.openstack.credentials_secret is None
-    )
+    os_settings = settings.spec.openstack
+    return os_settings.application_credential.per_cluster and os_settings.credentials_secret is None
 
 
 def cluster_secrets(
@@ -100,7 +96,7 @@ def secrets_from_files(
         cloud_conf_from_clouds_yaml,
         single_cloud_clouds_yaml,
     )
-    from scs_templates.values import CACERT_KEY, CLOUD_CONF_KEY, CLOUDS_YAML_KEY
+    from scs_templates.providers.openstack.values import CACERT_KEY, CLOUD_CONF_KEY, CLOUDS_YAML_KEY
 
     os_settings = settings.spec.openstack
     own_entry = single_cloud_clouds_yaml(clouds_yaml, os_settings.cloud)

@@ -2,8 +2,9 @@
 
 CAPO v0.14 can only *reference* a server group (by ID or name filter); it does not create
 one. The machine templates reference ``$PREFIX-$CLUSTER-control-plane`` and
-``$PREFIX-$CLUSTER-$GROUP`` by name (see :func:`scs_templates.values.server_groups`), so
-they must exist before the cluster is applied and are removed with the cluster. Policies:
+``$PREFIX-$CLUSTER-$GROUP`` by name (see
+:func:`scs_templates.providers.openstack.values.server_groups`), so they must exist
+before the cluster is applied and are removed with the cluster. Policies:
 ``hard`` -> ``anti-affinity``, ``soft`` -> ``soft-anti-affinity``.
 
 The local test stack has no compute service: only the "no compute endpoint" path runs
@@ -40,7 +41,7 @@ class ServerGroupAction:
 
 def wanted_server_groups(settings: ClusterSettings) -> list[tuple[str, str]]:
     """(name, policy) pairs the rendered machine templates reference, in a stable order."""
-    from scs_templates.values import server_groups
+    from scs_templates.providers.openstack.values import server_groups
 
     return server_groups(settings)
 

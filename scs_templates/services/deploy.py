@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from scs_templates.catalogue import provider_of
 from scs_templates.errors import InputError, ToolError
 from scs_templates.services.catalogue import CATALOGUE
 from scs_templates.services.releases import (
@@ -207,49 +208,6 @@ def _cni_switch(settings: ClusterSettings, deployed: Mapping[str, ReleaseInfo]) 
 # --------------------------------------------------------------------------- apply
 
 
-def sync_cloud_config(
-    settings: ClusterSettings, management: KubeClient, workload: KubeClient
-) -> str:
-    """Copy ``cloud.conf`` (and the CA bundle) from the cluster's credentials Secret on the
-    management cluster into the workload cluster's ``kube-system/cloud-config``, which the
-    OpenStack cloud controller manager and Cinder CSI read. Returns a note ("" when done).
-
-    The content is a credential: it moves API to API and is never printed or written to disk.
-    """
-    from scs_templates.services.values import (
-        CLOUD_CONFIG_CA_KEY,
-        CLOUD_CONFIG_SECRET,
-        with_ca_file,
-    )
-    from scs_templates.values import CACERT_KEY, CLOUD_CONF_KEY, credentials_secret_name
-
-    services = settings.spec.services
-    if not (services.cloud_controller_manager.enabled or services.cinder_csi.enabled):
-        return ""
-    secret_name = credentials_secret_name(settings)
-    data = management.secret_data(settings.metadata.namespace, secret_name) or {}
-    if not data.get(CLOUD_CONF_KEY):
-        return (
-            f"the credentials Secret {settings.metadata.namespace}/{secret_name} has no "
-            f"{CLOUD_CONF_KEY}: create kube-system/{CLOUD_CONFIG_SECRET} in the workload "
-            "cluster yourself, or the cloud controller manager and Cinder CSI cannot start"
-        )
-    content = {CLOUD_CONF_KEY: data[CLOUD_CONF_KEY]}
-    if data.get(CACERT_KEY):
-        content[CLOUD_CONFIG_CA_KEY] = data[CACERT_KEY]
-        content[CLOUD_CONF_KEY] = with_ca_file(data[CLOUD_CONF_KEY])
-    workload.put_secret(
-        "kube-system",
-        CLOUD_CONFIG_SECRET,
-        content,
-        labels={
-            "app.kubernetes.io/managed-by": "scs-templates",
-            "scs.community/cluster": settings.name,
-        },
-    )
-    return ""
-
-
 def apply(
     settings: ClusterSettings,
     *,
@@ -367,10 +325,9 @@ def apply(
             workload = KubeClient(str(path))
             for name, labels in namespace_labels(settings, releases).items():
                 workload.put_namespace_labels(name, labels)
-            if settings.spec.provider == "openstack":
-                note = sync_cloud_config(settings, client, workload)
-                if note:
-                    notes.append(note)
+            note = provider_of(settings).prepare_workload(settings, client, workload)
+            if note:
+                notes.append(note)
             runner.kubeconfig = str(path)
             runner.kube_context = None
             say("helmfile sync: " + ", ".join(workload_selected))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
+from scs_templates.catalogue import provider_of
 from scs_templates.errors import InputError
 from scs_templates.services.catalogue import CATALOGUE, ServiceInfo, default_version, service_info
 from scs_templates.services.values import base_values, deep_merge
@@ -285,12 +286,17 @@ def management_release_name(settings: ClusterSettings, info: ServiceInfo) -> str
     return naming.fit(f"{settings.name}-{info.release}", HELM_RELEASE_NAME_LIMIT)
 
 
-def release_needs(name: str, present: Mapping[str, ServiceRelease]) -> tuple[str, ...]:
+def release_needs(
+    name: str,
+    present: Mapping[str, ServiceRelease],
+    node_initializers: tuple[str, ...] = (),
+) -> tuple[str, ...]:
     """What ``name`` waits for, among the ``present`` releases that stay installed.
 
-    Gateway API CRDs before Cilium; the CNI before everything else; on OpenStack the cloud
-    controller manager before the rest (nodes stay uninitialized without it); the snapshot
-    controller before Cinder CSI; kubelet-csr-approver before metrics-server.
+    Gateway API CRDs before Cilium; the CNI before everything else; the provider's
+    ``node_initializers`` (OpenStack: the cloud controller manager, nodes stay uninitialized
+    without it) before the rest; the snapshot controller before Cinder CSI;
+    kubelet-csr-approver before metrics-server.
     """
     wanted: list[str] = []
     cnis = [n for n in ("cilium", "tigera-operator") if n in present]
@@ -298,10 +304,10 @@ def release_needs(name: str, present: Mapping[str, ServiceRelease]) -> tuple[str
         wanted = ["gateway-api-crds"]
     elif name in ("gateway-api-crds", "tigera-operator"):
         wanted = []
-    elif name == "openstack-cloud-controller-manager":
+    elif name in node_initializers:
         wanted = cnis
     else:
-        wanted = [*cnis, "openstack-cloud-controller-manager"]
+        wanted = [*cnis, *node_initializers]
         if name == "openstack-cinder-csi":
             wanted.append("snapshot-controller")
         if name == "metrics-server":
@@ -311,9 +317,12 @@ def release_needs(name: str, present: Mapping[str, ServiceRelease]) -> tuple[str
     )
 
 
-def _with_needs(releases: Iterable[ServiceRelease]) -> list[ServiceRelease]:
+def _with_needs(
+    releases: Iterable[ServiceRelease], settings: ClusterSettings
+) -> list[ServiceRelease]:
     ordered = list(releases)
     present = {release.name: release for release in ordered}
+    initializers = provider_of(settings).node_initializers
     return [
         ServiceRelease(
             name=r.name,
@@ -323,7 +332,11 @@ def _with_needs(releases: Iterable[ServiceRelease]) -> list[ServiceRelease]:
             version=r.version,
             values=r.values,
             installed=r.installed,
-            needs=release_needs(r.name, present) if r.installed and r.target == "workload" else (),
+            needs=(
+                release_needs(r.name, present, initializers)
+                if r.installed and r.target == "workload"
+                else ()
+            ),
             source=r.source,
             setting=r.setting,
             catalogue=r.catalogue,
@@ -338,7 +351,7 @@ def service_releases(settings: ClusterSettings) -> list[ServiceRelease]:
     chosen = [
         _release(settings, info, installed=True) for info in CATALOGUE if _enabled(settings, info)
     ]
-    return _with_needs(chosen)
+    return _with_needs(chosen, settings)
 
 
 def services_state_values(
@@ -376,7 +389,7 @@ def plan_releases(
         elif deployed_name(settings, info) in installed:
             keep = info.crds_only or (not force_remove and info.release not in remove)
             chosen.append(_release(settings, info, installed=keep))
-    return _with_needs(chosen)
+    return _with_needs(chosen, settings)
 
 
 def deployed_name(settings: ClusterSettings, info: ServiceInfo) -> str:

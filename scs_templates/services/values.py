@@ -40,6 +40,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from scs_templates.catalogue import provider_of
 from scs_templates.settings import naming
 from scs_templates.settings.model import ClusterSettings
 
@@ -135,18 +136,15 @@ def with_ca_file(cloud_conf: str) -> str:
 
 
 def proxy_protocol_active(settings: ClusterSettings) -> bool:
-    """PROXY protocol on the ingress load balancer: OpenStack, amphora, and switched on."""
-    return _octavia_proxy_protocol(settings, settings.spec.services.ingress_nginx.proxy_protocol)
+    """PROXY protocol on the ingress load balancer: switched on, and the provider's load
+    balancers speak it (OpenStack with amphora)."""
+    return _lb_proxy_protocol(settings, settings.spec.services.ingress_nginx.proxy_protocol)
 
 
-def _octavia_proxy_protocol(settings: ClusterSettings, wanted: bool) -> bool:
-    """Only Octavia's amphora provider speaks the PROXY protocol (not OVN, not Docker)."""
-    spec = settings.spec
-    return (
-        wanted
-        and spec.provider == "openstack"
-        and spec.openstack.load_balancer_provider == "amphora"
-    )
+def _lb_proxy_protocol(settings: ClusterSettings, wanted: bool) -> bool:
+    """``wanted`` and the provider's load balancers speak the PROXY protocol (OpenStack:
+    Octavia's amphora provider, not OVN; Docker: no load balancers)."""
+    return wanted and provider_of(settings).proxy_protocol(settings)
 
 
 # --------------------------------------------------------------------------- builders
@@ -211,8 +209,9 @@ def _gateway_api_crds(settings: ClusterSettings) -> Values:
 
 
 def gateway_proxy_protocol_active(settings: ClusterSettings) -> bool:
-    """PROXY protocol on the Gateway listeners: OpenStack, amphora, and switched on."""
-    return _octavia_proxy_protocol(settings, settings.spec.services.gateway_api.proxy_protocol)
+    """PROXY protocol on the Gateway listeners: switched on, and the provider's load
+    balancers speak it (OpenStack with amphora)."""
+    return _lb_proxy_protocol(settings, settings.spec.services.gateway_api.proxy_protocol)
 
 
 def _envoy_gateway(settings: ClusterSettings) -> Values:
@@ -227,7 +226,6 @@ def _cluster_autoscaler(settings: ClusterSettings) -> Values:
     spec = settings.spec
     ca = spec.services.cluster_autoscaler
     down = ca.scale_down
-    infrastructure = {"openstack": "openstackmachinetemplates", "docker": "dockermachinetemplates"}
     return {
         "cloudProvider": "clusterapi",
         # On the management cluster: Cluster API objects in-cluster, the workload cluster
@@ -242,11 +240,8 @@ def _cluster_autoscaler(settings: ClusterSettings) -> Values:
         "rbac": {
             "clusterScoped": False,
             "additionalRules": [
-                {
-                    "apiGroups": ["infrastructure.cluster.x-k8s.io"],
-                    "resources": [infrastructure[spec.provider]],
-                    "verbs": ["get", "list", "watch"],
-                }
+                {"apiGroups": [group], "resources": [resource], "verbs": ["get", "list", "watch"]}
+                for group, resource in provider_of(settings).machine_template_resources
             ],
         },
         "extraArgs": {
@@ -318,19 +313,19 @@ def _cinder_csi(settings: ClusterSettings) -> Values:
 
 def _kubelet_csr_approver(settings: ClusterSettings) -> Values:
     spec = settings.spec
-    # Node names are Machine names: $PREFIX-$CLUSTER-<group>-<hash>[-<hash>]; CAPD puts
-    # "<cluster>-" in front (its container and host name) unless the name starts with it.
+    # Node names are Machine names: $PREFIX-$CLUSTER-<group>-<hash>[-<hash>], behind the
+    # provider's host-name prefix (CAPD: "<cluster>-" unless the name starts with it).
     name = naming.resource_name(spec.prefix, settings.name)
-    if spec.provider == "docker":
-        name = naming.docker_host_prefix(settings.name, name) + name
+    name = provider_of(settings).node_name_prefix(settings.name, name) + name
     stem = re.escape(name)
     values: Values = {
         "providerRegex": f"^{stem}-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
         # OpenStack node names are not in DNS; the IP prefix check replaces the lookup.
         "bypassDnsResolution": True,
     }
-    if spec.provider == "openstack":
-        values["providerIpPrefixes"] = [spec.network.node_cidr]
+    node_cidr = provider_of(settings).node_cidr(settings)
+    if node_cidr is not None:
+        values["providerIpPrefixes"] = [node_cidr]
     return values
 
 
@@ -340,8 +335,8 @@ def _metrics_server(settings: ClusterSettings) -> Values:
 
 
 def _ingress_nginx(settings: ClusterSettings) -> Values:
-    spec = settings.spec
-    service: Values = {"type": "LoadBalancer" if spec.provider == "openstack" else "NodePort"}
+    load_balancer = provider_of(settings).load_balancer_services
+    service: Values = {"type": "LoadBalancer" if load_balancer else "NodePort"}
     controller: Values = {"ingressClassResource": {"default": True}, "service": service}
     if proxy_protocol_active(settings):
         service["annotations"] = {PROXY_PROTOCOL_ANNOTATION: "true"}

@@ -32,18 +32,3 @@ def resource_name(prefix: str, cluster: str, resource: str = "") -> str:
     """``$PREFIX-$CLUSTER-$RESOURCE`` (or ``$PREFIX-$CLUSTER``), fitted to 63 chars."""
     parts = [prefix, cluster] + ([resource] if resource else [])
     return fit("-".join(parts))
-
-
-def docker_host_prefix(cluster: str, machine_owner: str) -> str:
-    """What CAPD puts in front of a Machine name to make its container and node host name:
-    ``<cluster>-`` unless the name already starts with the cluster name (upstream
-    test/infrastructure/docker, ``MachineContainerName``). Host names stay <= 63 chars, so
-    on Docker the machine-name budget shrinks by this much."""
-    return "" if machine_owner.startswith(cluster) else f"{cluster}-"
-
-
-def machine_owner_budget(provider: str, cluster: str, machine_owner: str) -> int:
-    """The longest a MachineDeployment/KubeadmControlPlane name may be on ``provider``."""
-    if provider == "docker":
-        return MACHINE_OWNER_BUDGET - len(docker_host_prefix(cluster, machine_owner))
-    return MACHINE_OWNER_BUDGET

@@ -2,7 +2,8 @@
 
 They run after the structural validation succeeded and return every problem at once, each
 with the path of the field to fix. Warnings (deprecated or questionable settings) are
-returned separately: they never fail a render.
+returned separately: they never fail a render. Each provider adds its own rules
+(:meth:`scs_templates.providers.Provider.errors` and ``warnings``), run after these.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from scs_templates.settings.versions import parse_version, resolve_version, supp
 from scs_templates.versions import table
 
 if TYPE_CHECKING:
+    from scs_templates.providers import Provider
     from scs_templates.settings.model import ClusterSettings
 
 Finding = tuple[Path, str]
@@ -138,6 +140,13 @@ def _unsafe_integers(value: object, path: Path) -> Iterator[Finding]:
             yield from _unsafe_integers(item, (*path, index))
 
 
+def _provider(settings: ClusterSettings) -> Provider:
+    """The settings' provider; imported late (the providers import the settings package)."""
+    from scs_templates.catalogue import provider_of
+
+    return provider_of(settings)
+
+
 def errors(settings: ClusterSettings) -> Iterator[Finding]:
     """Yield (path, message) for every cross-field rule the settings break."""
     spec = settings.spec
@@ -226,18 +235,16 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
                     ),
                 )
         md_name = f"{spec.prefix}-{settings.name}-{group.name}"
-        budget = naming.machine_owner_budget(spec.provider, settings.name, md_name)
+        budget = _provider(settings).machine_owner_budget(settings.name, md_name)
         if len(md_name) > budget:
             yield (
                 (*path, "name"),
                 (
                     f"{md_name!r} is {len(md_name)} characters; $PREFIX-$CLUSTER-$GROUP must fit "
-                    f"in {budget} (machine names add 12{_docker_note(spec.provider, budget)} "
+                    f"in {budget} (machine names add 12{_budget_note(settings, budget)} "
                     "and must stay <= 63)"
                 ),
             )
-        if spec.provider == "openstack" and group.machine_type is None:
-            yield (*path, "machineType"), "required for provider 'openstack' (a flavor name)"
         for key in group.labels:
             problem = _label_problem(key)
             if problem:
@@ -253,13 +260,13 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
             if (t_key, t_effect) in taint_keys[:t_index]:
                 yield (*path, "taints", t_index), f"duplicate taint {t_key}:{t_effect}"
     cp_name = f"{spec.prefix}-{settings.name}-{naming.CONTROL_PLANE}"
-    budget = naming.machine_owner_budget(spec.provider, settings.name, cp_name)
+    budget = _provider(settings).machine_owner_budget(settings.name, cp_name)
     if len(cp_name) > budget:
         yield (
             ("metadata", "name"),
             (
                 f"{cp_name!r} is {len(cp_name)} characters; $PREFIX-$CLUSTER-control-plane must "
-                f"fit in {budget}{_docker_note(spec.provider, budget)}: shorten the prefix or "
+                f"fit in {budget}{_budget_note(settings, budget)}: shorten the prefix or "
                 "the cluster name"
             ),
         )
@@ -268,22 +275,6 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
             (*s, "controlPlane", "rollout", "maxSurge"),
             "maxSurge 0 (delete before create) needs 3 or 5 control-plane replicas: with one, "
             "the control plane would be gone during the update",
-        )
-    if spec.provider == "openstack" and spec.control_plane.machine_type is None:
-        yield (
-            (*s, "controlPlane", "machineType"),
-            ("required for provider 'openstack' (a flavor name)"),
-        )
-
-    # Services.
-    services = spec.services
-    if spec.provider == "openstack" and not services.cloud_controller_manager.enabled:
-        yield (
-            (*s, "services", "cloudControllerManager", "enabled"),
-            (
-                "must stay enabled on OpenStack: nodes stay uninitialized without the cloud "
-                "controller manager"
-            ),
         )
 
     # etcd, registries.
@@ -323,6 +314,8 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
     for index, registry in enumerate(registries):
         if registry in registries[:index]:
             yield (*s, "registryMirrors", index, "registry"), f"duplicate registry {registry!r}"
+
+    yield from _provider(settings).errors(settings)
 
 
 #: spec.services keys -> the release whose default follows the Kubernetes minor.
@@ -413,31 +406,17 @@ def warnings(settings: ClusterSettings) -> Iterator[Finding]:
                 "cluster-autoscaler is off: nothing will scale them"
             ),
         )
-    if services.gateway_api.proxy_protocol and not (
-        spec.provider == "openstack" and spec.openstack.load_balancer_provider == "amphora"
-    ):
+    if services.gateway_api.proxy_protocol and not _provider(settings).proxy_protocol(settings):
         yield (
             ("spec", "services", "gatewayAPI", "proxyProtocol"),
             "ignored: the PROXY protocol needs provider 'openstack' with the amphora load balancer",
         )
-    if spec.provider == "docker":
-        if spec.etcd.unsafe_fs:
-            yield (
-                ("spec", "etcd", "unsafeFS"),
-                (
-                    "ignored by provider 'docker': kind nodes are containers whose root file "
-                    "system cannot be remounted"
-                ),
-            )
-        for index, group in enumerate(spec.workers):
-            if group.machine_type is not None:
-                yield ("spec", "workers", index, "machineType"), "ignored by provider 'docker'"
-        if spec.control_plane.machine_type is not None:
-            yield ("spec", "controlPlane", "machineType"), "ignored by provider 'docker'"
+    yield from _provider(settings).warnings(settings)
 
 
-def _docker_note(provider: str, budget: int) -> str:
-    """Why the name budget is smaller on Docker (CAPD prefixes host names with the cluster)."""
-    if provider == "docker" and budget < naming.MACHINE_OWNER_BUDGET:
-        return "; on Docker the node host name also starts with '<cluster>-'"
+def _budget_note(settings: ClusterSettings, budget: int) -> str:
+    """Why the name budget is smaller than usual (CAPD prefixes host names with the cluster)."""
+    note = _provider(settings).node_name_note
+    if note and budget < naming.MACHINE_OWNER_BUDGET:
+        return f"; {note}"
     return ""

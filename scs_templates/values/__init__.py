@@ -14,8 +14,9 @@ changes that come from the chart rather than from the settings.
 
 Top-level keys (each chart's ``values.schema.json`` is the exact contract):
 ``cluster``, ``labels``, ``kubernetes``, ``network``, ``controlPlane``, ``workers``,
-``etcd``, ``apiServer``, ``admission``, ``kubelet``, ``registryMirrors`` and, for provider
-``openstack`` only, ``openstack``.
+``etcd``, ``apiServer``, ``admission``, ``kubelet``, ``registryMirrors`` and the provider's
+own sections (``openstack`` for provider ``openstack``). What differs between providers is
+decided by the provider (:mod:`scs_templates.providers`), never by comparing names here.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from scs_templates.settings import naming
 from scs_templates.settings.versions import resolve_version
 
 if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI's happy path
+    from scs_templates.providers import Provider
     from scs_templates.settings.model import (
         ClusterSettings,
         HealthCheck,
@@ -36,25 +38,10 @@ if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI'
         WorkerGroup,
     )
 
-__all__ = [
-    "CACERT_KEY",
-    "CLOUDS_YAML_KEY",
-    "CLOUD_CONF_KEY",
-    "REDACTED",
-    "build_values",
-    "cluster_class_name",
-    "credentials_secret_name",
-    "server_groups",
-]
+__all__ = ["REDACTED", "build_values", "cluster_class_name"]
 
 #: Placeholder for secret material when no secrets are given (dry renders, snapshots).
 REDACTED = "<redacted>"
-#: Keys of ``secrets`` (and of the credentials Secret) that the OpenStack chart uses.
-CLOUDS_YAML_KEY = "clouds.yaml"
-CACERT_KEY = "cacert"
-#: cloud.conf of the in-cluster cloud controller manager and Cinder CSI (copied into the
-#: workload cluster's kube-system/cloud-config by ``apply``); optional.
-CLOUD_CONF_KEY = "cloud.conf"
 
 #: Template base names leave room for "-" + 8 hex characters of the spec hash.
 TEMPLATE_BASE_LIMIT = naming.MAX_NAME - naming.TEMPLATE_HASH_SUFFIX
@@ -71,13 +58,6 @@ _REGISTRY_SERVERS = {"docker.io": "https://registry-1.docker.io"}
 _CAPI_SYNCED_LABEL_DOMAINS = ("node-role.kubernetes.io", "node-restriction.kubernetes.io")
 _CAPI_SYNCED_LABEL_SUFFIXES = (".node-restriction.kubernetes.io", ".node.cluster.x-k8s.io")
 
-# Kubelet flags of kind nodes, as the CAPD quickstart sets them: disk pressure on the
-# developer's machine must not evict everything.
-_DOCKER_KUBELET_ARGS = {
-    "eviction-hard": "nodefs.available<0%,nodefs.inodesFree<0%,imagefs.available<0%"
-}
-_DOCKER_API_CERT_SANS = ["localhost", "127.0.0.1", "0.0.0.0", "host.docker.internal"]  # noqa: S104
-
 
 def build_values(
     settings: ClusterSettings, *, secrets: Mapping[str, str] | None = None
@@ -93,9 +73,11 @@ def build_values(
     Raises ValueError when the Kubernetes version does not resolve (settings validation
     reports that earlier, with the field's position).
     """
+    from scs_templates.catalogue import provider_of
+
     spec = settings.spec
-    provider = spec.provider
-    resolved = resolve_version(spec.kubernetes.version, provider)
+    provider = provider_of(settings)
+    resolved = resolve_version(spec.kubernetes.version, provider.name)
     version = str(resolved.version)
     prefix, cluster = spec.prefix, settings.name
 
@@ -106,15 +88,8 @@ def build_values(
         return naming.fit(name(resource), TEMPLATE_BASE_LIMIT)
 
     def image(override: str | None) -> str:
-        if provider == "docker":
-            if override:
-                return override
-            kind = resolved.kind_image
-            digest = f"@{kind.digest}" if kind is not None else ""
-            return f"{spec.docker.node_image_repository}:{version}{digest}"
-        return (override or spec.openstack.image).replace("{version}", version)
+        return provider.node_image(settings, resolved, override)
 
-    anti_affinity = spec.openstack.anti_affinity
     cp = spec.control_plane
     control_plane: dict[str, Any] = {
         "name": name(naming.CONTROL_PLANE),
@@ -126,18 +101,12 @@ def build_values(
         "certificateExpiryDays": spec.security.certificate_rollout_days,
         "rollout": {"maxSurge": cp.rollout.max_surge, "deletion": _deletion(cp.rollout.deletion)},
         "healthCheck": _health_check(cp.health_check),
+        **provider.control_plane_values(settings),
     }
-    if provider == "openstack":
-        control_plane.update(
-            machineType=cp.machine_type or "",
-            zones=list(cp.zones),
-            rootDiskGB=cp.root_disk_gb,
-            serverGroup=(
-                name(naming.CONTROL_PLANE) if anti_affinity.control_plane != "none" else ""
-            ),
-        )
 
-    workers = [_worker(group, name, template_base, image, settings) for group in spec.workers]
+    workers = [
+        _worker(group, name, template_base, image, settings, provider) for group in spec.workers
+    ]
 
     values: dict[str, Any] = {
         "cluster": {
@@ -145,65 +114,26 @@ def build_values(
             "namespace": settings.metadata.namespace,
             "prefix": prefix,
             "template": spec.template,
-            "provider": provider,
+            "provider": provider.name,
             "infraName": name(),
-            "className": cluster_class_name(provider),
+            "className": cluster_class_name(provider.name),
         },
         "labels": {"scs.community/cluster": cluster, "app.kubernetes.io/managed-by": "Helm"},
         "kubernetes": {"version": version},
         "network": _network(settings),
         "controlPlane": control_plane,
         "workers": workers,
-        "etcd": _etcd(settings),
-        "apiServer": _api_server(settings),
+        "etcd": _etcd(settings, provider),
+        "apiServer": _api_server(settings, provider),
         "admission": _admission(settings),
-        "kubelet": {
-            "extraArgs": dict(_DOCKER_KUBELET_ARGS)
-            if provider == "docker"
-            else {"cloud-provider": "external"}
-        },
+        "kubelet": {"extraArgs": provider.kubelet_extra_args(settings)},
         "registryMirrors": [_mirror(m) for m in spec.registry_mirrors],
         "proxy": _proxy(settings),
         "trustedCAs": list(spec.security.trusted_cas),
+        **provider.values(settings, secrets),
     }
-    if provider == "openstack":
-        values["openstack"] = _openstack(settings, name, secrets)
     result: dict[str, Any] = _sorted(values)
     return result
-
-
-_SERVER_GROUP_POLICIES = {"hard": "anti-affinity", "soft": "soft-anti-affinity"}
-
-
-def server_groups(settings: ClusterSettings) -> list[tuple[str, str]]:
-    """The Nova server groups the OpenStack machine templates reference: (name, policy).
-
-    CAPO v0.14 can only reference a server group (by ID or name), not create one, so the
-    OpenStack integration must create these before the cluster is applied. Names are the
-    ones in ``controlPlane.serverGroup`` / ``workers[].serverGroup`` of the values; empty
-    for other providers or with anti-affinity ``none``.
-    """
-    spec = settings.spec
-    if spec.provider != "openstack":
-        return []
-    policy = spec.openstack.anti_affinity
-    groups: list[tuple[str, str]] = []
-    if policy.control_plane != "none":
-        groups.append(
-            (
-                naming.resource_name(spec.prefix, settings.name, naming.CONTROL_PLANE),
-                _SERVER_GROUP_POLICIES[policy.control_plane],
-            )
-        )
-    if policy.workers != "none":
-        groups.extend(
-            (
-                naming.resource_name(spec.prefix, settings.name, group.name),
-                _SERVER_GROUP_POLICIES[policy.workers],
-            )
-            for group in spec.workers
-        )
-    return groups
 
 
 def _worker(
@@ -212,9 +142,9 @@ def _worker(
     template_base: Callable[[str], str],
     image: Callable[[str | None], str],
     settings: ClusterSettings,
+    provider: Provider,
 ) -> dict[str, Any]:
     """One worker group: names, size, machine and node settings."""
-    spec = settings.spec
     node_labels: dict[str, str] = {}
     machine_labels: dict[str, str] = {}
     for key, value in group.labels.items():
@@ -244,15 +174,7 @@ def _worker(
             worker["autoscaling"]["scaleFromZero"] = _scale_from_zero(group)
     else:
         worker["replicas"] = group.effective_replicas
-    if spec.provider == "openstack":
-        worker.update(
-            machineType=group.machine_type or "",
-            zone=group.zone or "",
-            rootDiskGB=group.root_disk_gb,
-            serverGroup=(
-                name(group.name) if spec.openstack.anti_affinity.workers != "none" else ""
-            ),
-        )
+    worker.update(provider.worker_values(settings, group))
     return worker
 
 
@@ -311,7 +233,7 @@ def _network(settings: ClusterSettings) -> dict[str, Any]:
     }
 
 
-def _etcd(settings: ClusterSettings) -> dict[str, Any]:
+def _etcd(settings: ClusterSettings, provider: Provider) -> dict[str, Any]:
     etcd = settings.spec.etcd
     return {
         "heartbeatInterval": ETCD_HEARTBEAT_MS,
@@ -319,8 +241,8 @@ def _etcd(settings: ClusterSettings) -> dict[str, Any]:
         "autoCompactionRetention": etcd.auto_compaction_retention,
         "snapshotCount": etcd.snapshot_count,
         "quotaBackendBytes": etcd.quota_gib * 1024**3,
-        # kind nodes (provider docker) are containers: their root cannot be remounted
-        "unsafeFS": etcd.unsafe_fs and settings.spec.provider != "docker",
+        # e.g. kind nodes (provider docker) are containers: their root cannot be remounted
+        "unsafeFS": etcd.unsafe_fs and provider.remountable_root,
         "defrag": {
             "enabled": etcd.defrag.enabled,
             "schedule": etcd.defrag.schedule,
@@ -329,7 +251,7 @@ def _etcd(settings: ClusterSettings) -> dict[str, Any]:
     }
 
 
-def _api_server(settings: ClusterSettings) -> dict[str, Any]:
+def _api_server(settings: ClusterSettings, provider: Provider) -> dict[str, Any]:
     security = settings.spec.security
     limits = security.api_rate_limits
     audit = security.audit
@@ -337,7 +259,7 @@ def _api_server(settings: ClusterSettings) -> dict[str, Any]:
         "maxRequestsInflight": limits.max_requests_inflight,
         "maxMutatingRequestsInflight": limits.max_mutating_requests_inflight,
         "minRequestTimeout": limits.min_request_timeout,
-        "certSANs": list(_DOCKER_API_CERT_SANS) if settings.spec.provider == "docker" else [],
+        "certSANs": provider.api_cert_sans(settings),
         "audit": {
             "enabled": audit.enabled,
             "maxAgeDays": audit.max_age_days,
@@ -517,55 +439,11 @@ def cluster_class_name(provider: str) -> str:
     so a release that changes them bumps the chart version and ships a class of a new name;
     clusters move onto it only when their settings are installed with that release.
     """
-    from scs_templates.charts import chart_version, provider_chart_name
+    from scs_templates.catalogue import provider as provider_named
+    from scs_templates.charts import chart_version
 
-    version = chart_version(provider_chart_name(provider))
+    version = chart_version(provider_named(provider).chart)
     return naming.fit(f"scs-{provider}-v{version.replace('.', '-').replace('+', '-')}", 63)
-
-
-def credentials_secret_name(settings: ClusterSettings) -> str:
-    """The cluster's OpenStack credentials Secret: ``spec.openstack.credentialsSecret`` or
-    ``$PREFIX-$CLUSTER-cloud-config`` (the chart, install, delete and apply all use it)."""
-    return settings.spec.openstack.credentials_secret or naming.resource_name(
-        settings.spec.prefix, settings.name, "cloud-config"
-    )
-
-
-def _openstack(
-    settings: ClusterSettings, name: Callable[[str], str], secrets: Mapping[str, str] | None
-) -> dict[str, Any]:
-    os_settings = settings.spec.openstack
-    create = os_settings.credentials_secret is None
-    credentials: dict[str, Any] = {
-        "create": create,
-        "secretName": credentials_secret_name(settings),
-    }
-    if create:
-        if secrets is None:
-            credentials.update(cloudsYaml=REDACTED, cloudConf=REDACTED, cacert=REDACTED)
-        else:
-            credentials.update(
-                cloudsYaml=secrets.get(CLOUDS_YAML_KEY, ""),
-                cloudConf=secrets.get(CLOUD_CONF_KEY, ""),
-                cacert=secrets.get(CACERT_KEY, ""),
-            )
-    metadata = os_settings.server_metadata
-    return {
-        "cloud": os_settings.cloud,
-        "externalNetworkID": os_settings.external_network_id or "",
-        "sshKeyName": os_settings.ssh_key_name or "",
-        "loadBalancerProvider": os_settings.load_balancer_provider,
-        "serverMetadata": {
-            "controlPlane": _key_values(metadata.control_plane),
-            "workers": _key_values(metadata.workers),
-        },
-        "credentials": credentials,
-    }
-
-
-def _key_values(mapping: Mapping[str, str]) -> list[dict[str, str]]:
-    """A map as a key-sorted list of {key, value} (CAPO's serverMetadata shape)."""
-    return [{"key": key, "value": mapping[key]} for key in sorted(mapping)]
 
 
 def _sorted(value: Any) -> Any:

@@ -1,0 +1,230 @@
+"""What an infrastructure provider is, on the Python side: one class, one instance each.
+
+The charts already have a provider abstraction (the four hooks of ``_provider.tpl``); this
+is its Python twin. Everything that differs between providers is a member of
+:class:`Provider`, and nothing outside :mod:`scs_templates.providers` asks which provider a
+cluster uses: it asks the cluster's provider (``catalogue.provider_of(settings)``) instead.
+
+The members, in the order a cluster meets them:
+
+* the chart (``chart``, ``chart_source``) and the machine-template kinds it keeps
+  across upgrades (``machine_template_kinds``, removed by ``delete``);
+* its settings rules (``errors``, ``warnings``), run after the common ones;
+* its part of the cluster chart's values (``node_image``, ``control_plane_values``,
+  ``worker_values``, ``kubelet_extra_args``, ``api_cert_sans``, ``remountable_root`` and
+  its own top-level sections from ``values``);
+* ``prepare(settings)`` before install (credentials, server groups: the content of the
+  values' secrets) and ``release(settings)`` after delete (what ``prepare`` created);
+* its services: which catalogue releases it gets (rows name the provider), which of them
+  every later service waits for (``node_initializers``), what the services may assume
+  (``load_balancer_services``, ``node_cidr``, ``proxy_protocol``) and what it copies into
+  the workload cluster before they are installed (``prepare_workload``).
+
+The defaults describe a provider with no cloud behind it (nothing to prepare or release,
+no load balancers); a provider overrides what differs. A provider added for tests only is
+registered with :func:`scs_templates.catalogue.registered_provider`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from scs_templates.settings.rules import Finding
+
+if TYPE_CHECKING:
+    from scs_templates.kube import KubeClient
+    from scs_templates.settings.model import ClusterSettings, WorkerGroup
+    from scs_templates.settings.versions import ResolvedVersion
+
+__all__ = ["CloudOptions", "Finding", "Management", "Progress", "Provider"]
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class CloudOptions:
+    """How install and delete may touch the provider's cloud.
+
+    ``touch``: False leaves the cloud alone (no credentials, server groups or cleanup).
+    ``account``: the user's own credential to create and delete the cluster's resources
+    with (OpenStack: a clouds.yaml entry; default: the one the settings name).
+    ``credentials``: the credentials Secret's content given by the user instead of created
+    ones (OpenStack: ``clouds.yaml`` and ``cacert``); the provider derives the rest.
+    Every value of ``credentials`` is a secret: never print or log it.
+    """
+
+    touch: bool = True
+    account: str | None = None
+    credentials: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Management:
+    """How to reach the management cluster: a client, or a kubeconfig and context."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    kube: KubeClient | None = None
+
+    @contextmanager
+    def client(self) -> Iterator[KubeClient]:
+        """``kube``, or a client of ``kubeconfig``/``context`` closed afterwards."""
+        if self.kube is not None:
+            yield self.kube
+            return
+        from scs_templates.kube import KubeClient
+
+        with KubeClient(self.kubeconfig, self.context) as client:
+            yield client
+
+
+class Provider:
+    """An infrastructure provider: the defaults are those of a provider without a cloud."""
+
+    #: The ``spec.provider`` value.
+    name: ClassVar[str]
+    #: One line for ``scs-templates templates``.
+    description: ClassVar[str]
+    #: (apiVersion, kind) of the machine templates its chart keeps across upgrades.
+    machine_template_kinds: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: Services of type LoadBalancer get a real load balancer (else NodePort is used).
+    load_balancer_services: ClassVar[bool] = False
+    #: The node's root file system can be remounted (etcd's unsafe-FS option).
+    remountable_root: ClassVar[bool] = True
+    #: Catalogue releases that every later service waits for (after the CNI).
+    node_initializers: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def chart(self) -> str:
+        """The cluster chart's name (and folder under ``charts/``)."""
+        return f"{self.name}-cluster"
+
+    def chart_source(self, charts: Path) -> Path:
+        """The chart's source folder, given the folder holding the shipped charts."""
+        return charts / self.chart
+
+    def __repr__(self) -> str:
+        return f"<provider {self.name}>"
+
+    @property
+    def machine_template_resources(self) -> tuple[tuple[str, str], ...]:
+        """(API group, resource) of :attr:`machine_template_kinds`, for RBAC rules."""
+        return tuple(
+            (api_version.split("/", 1)[0], f"{kind.lower()}s")
+            for api_version, kind in self.machine_template_kinds
+        )
+
+    # ----------------------------------------------------------------------- names
+
+    #: Why :meth:`node_name_prefix` shrinks the name budget (said in the settings error).
+    node_name_note: ClassVar[str] = ""
+
+    def node_name_prefix(self, cluster: str, machine_owner: str) -> str:
+        """What the provider puts in front of a Machine name of ``machine_owner`` (a
+        MachineDeployment or KubeadmControlPlane name) to make the node's host name."""
+        del cluster, machine_owner
+        return ""
+
+    def machine_owner_budget(self, cluster: str, machine_owner: str) -> int:
+        """The longest a MachineDeployment/KubeadmControlPlane name may be: machine names
+        add 12 characters, and with the :meth:`node_name_prefix` host names stay <= 63."""
+        from scs_templates.settings import naming
+
+        return naming.MACHINE_OWNER_BUDGET - len(self.node_name_prefix(cluster, machine_owner))
+
+    # ----------------------------------------------------------------------- settings
+
+    def errors(self, settings: ClusterSettings) -> Iterator[Finding]:
+        """(path, message) for every provider rule the settings break."""
+        del settings
+        return iter(())
+
+    def warnings(self, settings: ClusterSettings) -> Iterator[Finding]:
+        """(path, message) for settings this provider ignores or questions."""
+        del settings
+        return iter(())
+
+    # ----------------------------------------------------------------------- values
+
+    def node_image(
+        self, settings: ClusterSettings, resolved: ResolvedVersion, override: str | None
+    ) -> str:
+        """The machine image of a node of the ``resolved`` Kubernetes version (``override``:
+        the group's own image, if any)."""
+        raise NotImplementedError
+
+    def control_plane_values(self, settings: ClusterSettings) -> dict[str, Any]:
+        """Provider keys of ``controlPlane`` in the values."""
+        del settings
+        return {}
+
+    def worker_values(self, settings: ClusterSettings, group: WorkerGroup) -> dict[str, Any]:
+        """Provider keys of one ``workers[]`` entry in the values."""
+        del settings, group
+        return {}
+
+    def kubelet_extra_args(self, settings: ClusterSettings) -> dict[str, str]:
+        """``kubelet.extraArgs`` of every node."""
+        del settings
+        return {}
+
+    def api_cert_sans(self, settings: ClusterSettings) -> list[str]:
+        """Extra subject alternative names of the API server certificate."""
+        del settings
+        return []
+
+    def values(
+        self, settings: ClusterSettings, secrets: Mapping[str, str] | None
+    ) -> dict[str, Any]:
+        """The provider's own top-level sections of the values (e.g. ``openstack``)."""
+        del settings, secrets
+        return {}
+
+    # ----------------------------------------------------------------------- lifecycle
+
+    def prepare(
+        self,
+        settings: ClusterSettings,
+        options: CloudOptions,
+        management: Management,
+        progress: Progress = _quiet,
+    ) -> dict[str, str] | None:
+        """Before install: create what the cluster needs in the cloud; return the content
+        of the values' secrets (None: the chart needs none, or they exist already)."""
+        del settings, options, management, progress
+        return None
+
+    def release(
+        self, settings: ClusterSettings, options: CloudOptions, *, progress: Progress = _quiet
+    ) -> None:
+        """After delete (the cluster is gone): remove what :meth:`prepare` created and what
+        the cluster left behind. Idempotent; ToolError when something remains."""
+        del settings, options, progress
+
+    # ----------------------------------------------------------------------- services
+
+    def node_cidr(self, settings: ClusterSettings) -> str | None:
+        """The CIDR that every node address lies in, if the provider guarantees one."""
+        del settings
+        return None
+
+    def proxy_protocol(self, settings: ClusterSettings) -> bool:
+        """The provider's load balancers can speak the PROXY protocol to ingress-nginx."""
+        del settings
+        return False
+
+    def prepare_workload(
+        self, settings: ClusterSettings, management: KubeClient, workload: KubeClient
+    ) -> str:
+        """Before the services are installed: what they need in the workload cluster.
+        Returns a note for the user ("" when done or nothing is needed)."""
+        del settings, management, workload
+        return ""

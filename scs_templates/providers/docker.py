@@ -1,0 +1,80 @@
+"""Docker via the Cluster API Docker provider (CAPD): kind nodes, development and tests.
+
+Nothing to prepare or release (no cloud), no load balancers for Services, and nodes are
+containers whose root file system cannot be remounted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, ClassVar
+
+from scs_templates.providers.base import Finding, Provider
+
+if TYPE_CHECKING:
+    from scs_templates.settings.model import ClusterSettings
+    from scs_templates.settings.versions import ResolvedVersion
+
+__all__ = ["DOCKER", "DockerProvider"]
+
+# Kubelet flags of kind nodes, as the CAPD quickstart sets them: disk pressure on the
+# developer's machine must not evict everything.
+_KUBELET_ARGS = {"eviction-hard": "nodefs.available<0%,nodefs.inodesFree<0%,imagefs.available<0%"}
+_API_CERT_SANS = ["localhost", "127.0.0.1", "0.0.0.0", "host.docker.internal"]  # noqa: S104
+
+
+class DockerProvider(Provider):
+    name: ClassVar[str] = "docker"
+    description: ClassVar[str] = (
+        "Docker via the Cluster API Docker provider (CAPD): local development "
+        "and tests only, no cloud needed."
+    )
+    machine_template_kinds: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("infrastructure.cluster.x-k8s.io/v1beta2", "DockerMachineTemplate"),
+    )
+    # kind nodes are containers: their root cannot be remounted
+    remountable_root: ClassVar[bool] = False
+    node_name_note: ClassVar[str] = "on Docker the node host name also starts with '<cluster>-'"
+
+    def node_name_prefix(self, cluster: str, machine_owner: str) -> str:
+        """What CAPD puts in front of a Machine name to make its container and node host
+        name: ``<cluster>-`` unless the name already starts with the cluster name (upstream
+        test/infrastructure/docker, ``MachineContainerName``). Host names stay <= 63 chars,
+        so on Docker the machine-name budget shrinks by this much."""
+        return "" if machine_owner.startswith(cluster) else f"{cluster}-"
+
+    def warnings(self, settings: ClusterSettings) -> Iterator[Finding]:
+        spec = settings.spec
+        if spec.etcd.unsafe_fs:
+            yield (
+                ("spec", "etcd", "unsafeFS"),
+                (
+                    "ignored by provider 'docker': kind nodes are containers whose root file "
+                    "system cannot be remounted"
+                ),
+            )
+        for index, group in enumerate(spec.workers):
+            if group.machine_type is not None:
+                yield ("spec", "workers", index, "machineType"), "ignored by provider 'docker'"
+        if spec.control_plane.machine_type is not None:
+            yield ("spec", "controlPlane", "machineType"), "ignored by provider 'docker'"
+
+    def node_image(
+        self, settings: ClusterSettings, resolved: ResolvedVersion, override: str | None
+    ) -> str:
+        if override:
+            return override
+        kind = resolved.kind_image
+        digest = f"@{kind.digest}" if kind is not None else ""
+        return f"{settings.spec.docker.node_image_repository}:{resolved.version}{digest}"
+
+    def kubelet_extra_args(self, settings: ClusterSettings) -> dict[str, str]:
+        del settings
+        return dict(_KUBELET_ARGS)
+
+    def api_cert_sans(self, settings: ClusterSettings) -> list[str]:
+        del settings
+        return list(_API_CERT_SANS)
+
+
+DOCKER = DockerProvider()

@@ -1,0 +1,148 @@
+"""OpenStack via Cluster API Provider OpenStack (CAPO): SCS clouds.
+
+Its settings rules (flavors are required, the cloud controller manager must stay on), its
+part of the values (:mod:`.values`), the credentials and server groups created before
+install and removed after delete (:mod:`scs_templates.openstack.provision`), and what the
+standard services may rely on: real load balancers, node addresses in ``network.nodeCIDR``,
+the cloud controller manager first, ``cloud.conf`` copied into the workload cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from scs_templates.providers.base import (
+    CloudOptions,
+    Finding,
+    Management,
+    Progress,
+    Provider,
+    _quiet,
+)
+from scs_templates.providers.openstack import values as os_values
+
+if TYPE_CHECKING:
+    from scs_templates.kube import KubeClient
+    from scs_templates.settings.model import ClusterSettings, WorkerGroup
+    from scs_templates.settings.versions import ResolvedVersion
+
+__all__ = ["OPENSTACK", "OpenStackProvider"]
+
+_FLAVOR_REQUIRED = "required for provider 'openstack' (a flavor name)"
+
+
+class OpenStackProvider(Provider):
+    name: ClassVar[str] = "openstack"
+    description: ClassVar[str] = "OpenStack via Cluster API Provider OpenStack (CAPO): SCS clouds."
+    machine_template_kinds: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("infrastructure.cluster.x-k8s.io/v1beta1", "OpenStackMachineTemplate"),
+    )
+    load_balancer_services: ClassVar[bool] = True
+    # nodes stay uninitialized without the cloud controller manager
+    node_initializers: ClassVar[tuple[str, ...]] = ("openstack-cloud-controller-manager",)
+
+    # ----------------------------------------------------------------------- settings
+
+    def errors(self, settings: ClusterSettings) -> Iterator[Finding]:
+        spec = settings.spec
+        for index, group in enumerate(spec.workers):
+            if group.machine_type is None:
+                yield ("spec", "workers", index, "machineType"), _FLAVOR_REQUIRED
+        if spec.control_plane.machine_type is None:
+            yield ("spec", "controlPlane", "machineType"), _FLAVOR_REQUIRED
+        if not spec.services.cloud_controller_manager.enabled:
+            yield (
+                ("spec", "services", "cloudControllerManager", "enabled"),
+                (
+                    "must stay enabled on OpenStack: nodes stay uninitialized without the "
+                    "cloud controller manager"
+                ),
+            )
+
+    # ----------------------------------------------------------------------- values
+
+    def node_image(
+        self, settings: ClusterSettings, resolved: ResolvedVersion, override: str | None
+    ) -> str:
+        image = override or settings.spec.openstack.image
+        return image.replace("{version}", str(resolved.version))
+
+    def control_plane_values(self, settings: ClusterSettings) -> dict[str, Any]:
+        return os_values.control_plane_values(settings)
+
+    def worker_values(self, settings: ClusterSettings, group: WorkerGroup) -> dict[str, Any]:
+        return os_values.worker_values(settings, group)
+
+    def kubelet_extra_args(self, settings: ClusterSettings) -> dict[str, str]:
+        del settings
+        return {"cloud-provider": "external"}
+
+    def values(
+        self, settings: ClusterSettings, secrets: Mapping[str, str] | None
+    ) -> dict[str, Any]:
+        return {"openstack": os_values.openstack_values(settings, secrets)}
+
+    # ----------------------------------------------------------------------- lifecycle
+
+    def prepare(
+        self,
+        settings: ClusterSettings,
+        options: CloudOptions,
+        management: Management,
+        progress: Progress = _quiet,
+    ) -> dict[str, str] | None:
+        """The credentials Secret content: from the user's clouds.yaml (``credentials``),
+        or a per-cluster application credential ensured now (reused when it still works,
+        after the preflight checks, with the server groups), or None."""
+        from scs_templates.openstack import provision
+
+        if options.credentials is not None:
+            return provision.secrets_from_files(
+                settings,
+                options.credentials[os_values.CLOUDS_YAML_KEY],
+                options.credentials.get(os_values.CACERT_KEY),
+            )
+        if not options.touch or not provision.manages_credentials(settings):
+            return None
+        with management.client() as kube:
+            return provision.cluster_secrets(
+                settings, kube=kube, os_cloud=options.account, progress=progress
+            )
+
+    def release(
+        self, settings: ClusterSettings, options: CloudOptions, *, progress: Progress = _quiet
+    ) -> None:
+        """Leftover ports and networks, server groups and the per-cluster credentials."""
+        if not options.touch:
+            return
+        from scs_templates.errors import ToolError
+        from scs_templates.openstack import provision
+
+        problems = provision.release_cluster_resources(
+            settings, os_cloud=options.account, progress=progress
+        )
+        if problems:
+            raise ToolError(
+                f"OpenStack leftovers of {settings.name} remain ({len(problems)}): "
+                f"{problems[0]}; see `scs-templates openstack cleanup`"
+            )
+
+    # ----------------------------------------------------------------------- services
+
+    def node_cidr(self, settings: ClusterSettings) -> str | None:
+        return settings.spec.network.node_cidr
+
+    def proxy_protocol(self, settings: ClusterSettings) -> bool:
+        # Octavia's OVN provider cannot speak the PROXY protocol
+        return settings.spec.openstack.load_balancer_provider == "amphora"
+
+    def prepare_workload(
+        self, settings: ClusterSettings, management: KubeClient, workload: KubeClient
+    ) -> str:
+        from scs_templates.providers.openstack.workload import sync_cloud_config
+
+        return sync_cloud_config(settings, management, workload)
+
+
+OPENSTACK = OpenStackProvider()

@@ -1,0 +1,138 @@
+"""The OpenStack part of the cluster chart's values, and the names it shares with install.
+
+Server groups and the credentials Secret are named here once: the chart references them
+(``controlPlane.serverGroup``, ``workers[].serverGroup``, ``openstack.credentials``), and
+install, delete and apply create, read and remove the same objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from scs_templates.settings import naming
+
+if TYPE_CHECKING:
+    from scs_templates.settings.model import ClusterSettings, WorkerGroup
+
+__all__ = [
+    "CACERT_KEY",
+    "CLOUDS_YAML_KEY",
+    "CLOUD_CONF_KEY",
+    "control_plane_values",
+    "credentials_secret_name",
+    "openstack_values",
+    "server_groups",
+    "worker_values",
+]
+
+#: Keys of ``secrets`` (and of the credentials Secret) that the OpenStack chart uses.
+CLOUDS_YAML_KEY = "clouds.yaml"
+CACERT_KEY = "cacert"
+#: cloud.conf of the in-cluster cloud controller manager and Cinder CSI (copied into the
+#: workload cluster's kube-system/cloud-config by ``apply``); optional.
+CLOUD_CONF_KEY = "cloud.conf"
+
+_SERVER_GROUP_POLICIES = {"hard": "anti-affinity", "soft": "soft-anti-affinity"}
+
+
+def _name(settings: ClusterSettings, resource: str) -> str:
+    return naming.resource_name(settings.spec.prefix, settings.name, resource)
+
+
+def server_groups(settings: ClusterSettings) -> list[tuple[str, str]]:
+    """The Nova server groups the OpenStack machine templates reference: (name, policy).
+
+    CAPO v0.14 can only reference a server group (by ID or name), not create one, so the
+    OpenStack integration must create these before the cluster is applied. Names are the
+    ones in ``controlPlane.serverGroup`` / ``workers[].serverGroup`` of the values; empty
+    for other providers or with anti-affinity ``none``.
+    """
+    spec = settings.spec
+    if spec.provider != "openstack":
+        return []
+    policy = spec.openstack.anti_affinity
+    groups: list[tuple[str, str]] = []
+    if policy.control_plane != "none":
+        groups.append(
+            (_name(settings, naming.CONTROL_PLANE), _SERVER_GROUP_POLICIES[policy.control_plane])
+        )
+    if policy.workers != "none":
+        groups.extend(
+            (_name(settings, group.name), _SERVER_GROUP_POLICIES[policy.workers])
+            for group in spec.workers
+        )
+    return groups
+
+
+def control_plane_values(settings: ClusterSettings) -> dict[str, Any]:
+    cp = settings.spec.control_plane
+    return {
+        "machineType": cp.machine_type or "",
+        "zones": list(cp.zones),
+        "rootDiskGB": cp.root_disk_gb,
+        "serverGroup": (
+            _name(settings, naming.CONTROL_PLANE)
+            if settings.spec.openstack.anti_affinity.control_plane != "none"
+            else ""
+        ),
+    }
+
+
+def worker_values(settings: ClusterSettings, group: WorkerGroup) -> dict[str, Any]:
+    return {
+        "machineType": group.machine_type or "",
+        "zone": group.zone or "",
+        "rootDiskGB": group.root_disk_gb,
+        "serverGroup": (
+            _name(settings, group.name)
+            if settings.spec.openstack.anti_affinity.workers != "none"
+            else ""
+        ),
+    }
+
+
+def credentials_secret_name(settings: ClusterSettings) -> str:
+    """The cluster's OpenStack credentials Secret: ``spec.openstack.credentialsSecret`` or
+    ``$PREFIX-$CLUSTER-cloud-config`` (the chart, install, delete and apply all use it)."""
+    return settings.spec.openstack.credentials_secret or _name(settings, "cloud-config")
+
+
+def openstack_values(
+    settings: ClusterSettings, secrets: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """The ``openstack`` section of the values."""
+    from scs_templates.values import REDACTED
+
+    os_settings = settings.spec.openstack
+    create = os_settings.credentials_secret is None
+    credentials: dict[str, Any] = {
+        "create": create,
+        "secretName": credentials_secret_name(settings),
+    }
+    if create:
+        if secrets is None:
+            credentials.update(cloudsYaml=REDACTED, cloudConf=REDACTED, cacert=REDACTED)
+        else:
+            credentials.update(
+                cloudsYaml=secrets.get(CLOUDS_YAML_KEY, ""),
+                cloudConf=secrets.get(CLOUD_CONF_KEY, ""),
+                cacert=secrets.get(CACERT_KEY, ""),
+            )
+    metadata = os_settings.server_metadata
+    return {
+        "cloud": os_settings.cloud,
+        "externalNetworkID": os_settings.external_network_id or "",
+        "sshKeyName": os_settings.ssh_key_name or "",
+        "loadBalancerProvider": os_settings.load_balancer_provider,
+        "serverMetadata": {
+            "controlPlane": _key_values(metadata.control_plane),
+            "workers": _key_values(metadata.workers),
+        },
+        "credentials": credentials,
+    }
+
+
+def _key_values(mapping: Mapping[str, str]) -> list[dict[str, str]]:
+    """A map as a key-sorted list of {key, value} (CAPO's serverMetadata shape)."""
+    return [{"key": key, "value": mapping[key]} for key in sorted(mapping)]

@@ -1,0 +1,63 @@
+"""What the OpenStack services need in the workload cluster before ``apply`` installs them.
+
+The cloud controller manager and Cinder CSI read ``kube-system/cloud-config``; its content
+comes from the cluster's credentials Secret on the management cluster.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scs_templates.providers.openstack.values import (
+    CACERT_KEY,
+    CLOUD_CONF_KEY,
+    credentials_secret_name,
+)
+
+if TYPE_CHECKING:
+    from scs_templates.kube import KubeClient
+    from scs_templates.settings.model import ClusterSettings
+
+__all__ = ["sync_cloud_config"]
+
+
+def sync_cloud_config(
+    settings: ClusterSettings, management: KubeClient, workload: KubeClient
+) -> str:
+    """Copy ``cloud.conf`` (and the CA bundle) from the cluster's credentials Secret on the
+    management cluster into the workload cluster's ``kube-system/cloud-config``, which the
+    OpenStack cloud controller manager and Cinder CSI read. Returns a note ("" when done).
+
+    The content is a credential: it moves API to API and is never printed or written to disk.
+    """
+    from scs_templates.services.values import (
+        CLOUD_CONFIG_CA_KEY,
+        CLOUD_CONFIG_SECRET,
+        with_ca_file,
+    )
+
+    services = settings.spec.services
+    if not (services.cloud_controller_manager.enabled or services.cinder_csi.enabled):
+        return ""
+    secret_name = credentials_secret_name(settings)
+    data = management.secret_data(settings.metadata.namespace, secret_name) or {}
+    if not data.get(CLOUD_CONF_KEY):
+        return (
+            f"the credentials Secret {settings.metadata.namespace}/{secret_name} has no "
+            f"{CLOUD_CONF_KEY}: create kube-system/{CLOUD_CONFIG_SECRET} in the workload "
+            "cluster yourself, or the cloud controller manager and Cinder CSI cannot start"
+        )
+    content = {CLOUD_CONF_KEY: data[CLOUD_CONF_KEY]}
+    if data.get(CACERT_KEY):
+        content[CLOUD_CONFIG_CA_KEY] = data[CACERT_KEY]
+        content[CLOUD_CONF_KEY] = with_ca_file(data[CLOUD_CONF_KEY])
+    workload.put_secret(
+        "kube-system",
+        CLOUD_CONFIG_SECRET,
+        content,
+        labels={
+            "app.kubernetes.io/managed-by": "scs-templates",
+            "scs.community/cluster": settings.name,
+        },
+    )
+    return ""
