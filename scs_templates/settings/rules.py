@@ -329,9 +329,9 @@ def _cloud_provider_chart_warnings(settings: ClusterSettings) -> Iterator[Findin
     """The cloud controller manager and Cinder CSI default to the chart of the cluster's
     minor; where the versions table had no real chart inside the version skew policy for
     that minor, say so (pinning ``version`` silences it)."""
+    from scs_templates.services.catalogue import service_info
+
     spec = settings.spec
-    if spec.provider != "openstack":
-        return
     try:
         minor = parse_version(spec.kubernetes.version).minor_key
     except ValueError:
@@ -340,6 +340,9 @@ def _cloud_provider_chart_warnings(settings: ClusterSettings) -> Iterator[Findin
     for field, release in _MINOR_BOUND_SERVICES.items():
         service = getattr(spec.services, field)
         entry = versions.services.get(release)
+        providers = service_info(release).providers  # the catalogue row: where it applies
+        if providers and spec.provider not in providers:
+            continue
         if not service.enabled or service.version or entry is None:
             continue
         note = entry.notes.get(f"{minor[0]}.{minor[1]}", "")
