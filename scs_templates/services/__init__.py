@@ -16,18 +16,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scs_templates.services.catalogue import CATALOGUE, ServiceInfo, service_catalogue
-from scs_templates.services.releases import (
-    STATE_KEY,
-    ChartSource,
-    Repository,
-    ServiceRelease,
-    service_releases,
-    services_state_values,
-)
-from scs_templates.services.values import deep_merge
 
 if TYPE_CHECKING:
     from scs_templates.services.deploy import ApplyResult, CniSwitchError, apply
+    from scs_templates.services.releases import (
+        STATE_KEY,
+        ChartSource,
+        Repository,
+        ServiceRelease,
+        service_releases,
+        services_state_values,
+    )
+    from scs_templates.services.values import deep_merge
 
 __all__ = [
     "CATALOGUE",
@@ -46,10 +46,26 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import the apply machinery (kubernetes client, helmfile runner) only when used."""
-    if name in ("apply", "ApplyResult", "CniSwitchError"):
-        from scs_templates.services import deploy as _deploy_module
+_LAZY = {
+    "apply": "deploy",
+    "ApplyResult": "deploy",
+    "CniSwitchError": "deploy",
+    "STATE_KEY": "releases",
+    "ChartSource": "releases",
+    "Repository": "releases",
+    "ServiceRelease": "releases",
+    "service_releases": "releases",
+    "services_state_values": "releases",
+    "deep_merge": "values",
+}
 
-        return getattr(_deploy_module, name)
+
+def __getattr__(name: str) -> Any:
+    """Import the releases, values and apply machinery (the settings model, the kubernetes
+    client, the helmfile runner) only when used: the catalogue alone is asked by the
+    settings rules on the CLI's pydantic-free happy path."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"scs_templates.services.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
