@@ -1071,3 +1071,19 @@ def test_apply_installs_the_autoscaler_on_the_management_cluster(
         for s in clusters.management.objects("Secret")
         if (s["metadata"].get("labels") or {}).get("owner") == "helm"
     ]
+
+
+def test_server_side_releases_are_not_synced_by_helmfile() -> None:
+    """The Gateway API CRDs are applied server-side (their helm release record would exceed
+    a Secret's 1 MiB, refused by a real API server: test_services_workload); helmfile gets
+    neither the release nor Cilium's need of it, which it would refuse as unknown."""
+    from scs_templates.services.releases import helm_releases
+
+    releases = service_releases(settings_of(gatewayAPI={"enabled": True}))
+    by = {r.name: r for r in releases}
+    assert by["gateway-api-crds"].info.server_side
+    assert by["cilium"].needs == ("kube-system/gateway-api-crds",)  # the order, for gitops
+    synced = {r.name: r for r in helm_releases(releases)}
+    assert "gateway-api-crds" not in synced
+    assert synced["cilium"].needs == ()
+    assert [r.name for r in helm_releases(releases)] == [r for r in by if r != "gateway-api-crds"]

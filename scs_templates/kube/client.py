@@ -190,19 +190,35 @@ class KubeClient:
         self._call("POST", "/api/v1/namespaces", body=body, what=f"creating namespace {name}")
         return True
 
-    def merge_patch(self, ref: ObjectRef, patch: Mapping[str, Any]) -> dict[str, Any]:
-        """JSON merge patch (RFC 7386) of an existing object; ToolError when it is missing."""
+    def _patch(
+        self,
+        ref: ObjectRef,
+        body: Mapping[str, Any],
+        content_type: str,
+        query: Iterable[tuple[str, str]] = (),
+    ) -> dict[str, Any]:
         path = self._path(ref.api_version, ref.kind, ref.namespace, ref.name)
         found = self._call(
             "PATCH",
             path,
-            body=dict(patch),
+            query=query,
+            body=dict(body),
             what=f"patching {ref}",
-            content_type="application/merge-patch+json",
+            content_type=content_type,
         )
         if not isinstance(found, dict):
             raise ToolError(f"{ref} does not exist")
         return found
+
+    def merge_patch(self, ref: ObjectRef, patch: Mapping[str, Any]) -> dict[str, Any]:
+        """JSON merge patch (RFC 7386) of an existing object; ToolError when it is missing."""
+        return self._patch(ref, patch, "application/merge-patch+json")
+
+    def server_side_apply(self, obj: Mapping[str, Any], field_manager: str) -> dict[str, Any]:
+        """Server-side apply ``obj`` (create or update) as ``field_manager``, taking over
+        fields another manager set (``force``: we are the source of truth for them)."""
+        query = [("fieldManager", field_manager), ("force", "true")]
+        return self._patch(ObjectRef.of(obj), obj, "application/apply-patch+yaml", query)
 
     def delete(self, ref: ObjectRef) -> bool:
         """Delete the object (background propagation); False when it was already gone."""

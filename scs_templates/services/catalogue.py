@@ -56,7 +56,11 @@ class ServiceInfo:
     CNI it belongs to or needs (``cilium``/``calico``), if any. ``pod_security``: the Pod
     Security level its Pods need (None = ``restricted`` is fine). ``crds_only``: a release
     of CRDs that ``--force-remove`` never uninstalls (that would delete every object of
-    those kinds in the cluster). ``target``: ``workload`` (installed into the workload
+    those kinds in the cluster). ``server_side``: a ``crds_only`` release that is NOT a
+    helm release: ``apply`` renders the chart (helm template, same values) and applies its
+    objects server-side (field manager :attr:`field_manager`), because helm cannot store
+    the release (the Gateway API CRD chart makes a release record larger than the 1 MiB a
+    Secret may hold). ``target``: ``workload`` (installed into the workload
     cluster) or ``management`` (installed next to the Cluster on the management cluster,
     in the cluster's namespace, as ``<cluster>-<release>``; ``namespace`` is empty then).
     """
@@ -73,7 +77,14 @@ class ServiceInfo:
     companion_of: str | None = None
     pod_security: str | None = None
     crds_only: bool = False
+    server_side: bool = False
     target: str = "workload"
+
+    @property
+    def field_manager(self) -> str:
+        """The server-side apply field manager of a ``server_side`` release's objects (how
+        ``apply`` finds them again: no helm release records them)."""
+        return f"scs-templates/{self.release}"
 
     @property
     def repository_is_oci(self) -> bool:
@@ -88,10 +99,12 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="oci://docker.io/envoyproxy",
         version=_default("gateway-api-crds"),
         setting="gatewayAPI",
-        description="Gateway API CRDs (v1.3.0, standard channel plus TLSRoute), installed "
-        "before Cilium so its operator finds them at start.",
+        description="Gateway API CRDs (experimental channel: Cilium needs TLSRoute), applied "
+        "server-side before Cilium so its operator finds them at start (not a helm release: "
+        "too large for helm's release Secret).",
         cni="cilium",
         crds_only=True,
+        server_side=True,
     ),
     ServiceInfo(
         release="cilium",

@@ -30,11 +30,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from scs_templates.catalogue import provider_of
 from scs_templates.errors import InputError, ToolError
+from scs_templates.services import serverside
 from scs_templates.services.catalogue import CATALOGUE
 from scs_templates.services.releases import (
     STATE_KEY,
     ServiceRelease,
     check_local_mirror,
+    helm_releases,
     namespace_labels,
     plan_releases,
     state_of,
@@ -86,6 +88,12 @@ class ReleasePlan:
     action: Action
     reason: str = ""
 
+    @classmethod
+    def of(cls, release: ServiceRelease, action: Action, reason: str = "") -> ReleasePlan:
+        return cls(
+            release.name, release.namespace, release.chart_name, release.version, action, reason
+        )
+
     def line(self) -> str:
         text = f"{self.action:<9} {self.namespace}/{self.name} ({self.chart}-{self.version})"
         return f"{text}: {self.reason}" if self.reason else text
@@ -131,16 +139,7 @@ def plan_actions(
         current = deployed.get(release.name)
 
         def plan(action: Action, reason: str = "", release: ServiceRelease = release) -> None:
-            plans.append(
-                ReleasePlan(
-                    release.name,
-                    release.namespace,
-                    release.chart_name,
-                    release.version,
-                    action,
-                    reason,
-                )
-            )
+            plans.append(ReleasePlan.of(release, action, reason))
 
         if not release.installed:
             plan("remove", "disabled, removal forced" if current else "")
@@ -302,27 +301,36 @@ def apply(
             )
         management_helm = Helm(helm3, kubeconfig=kubeconfig, kube_context=context)
         deployed.update(_management_releases(management_helm, settings))
-        releases = plan_releases(settings, frozenset(deployed), force_remove, old_cni)
+        workload = KubeClient(str(path))
+        applied = serverside.present(workload)
+        releases = plan_releases(settings, frozenset(deployed) | applied, force_remove, old_cni)
         state = {STATE_KEY: state_of(releases)}
 
         def values_of(release: ServiceRelease) -> Mapping[str, Any]:
             on = helm if release.target == "workload" else management_helm
             return on.get_values(release.name, namespace=release.namespace)
 
-        plans = plan_actions(releases, deployed, values_of, wanted)
+        runner = helmfile if helmfile is not None else ServicesHelmfile()
+        side_plans, side_objects = _server_side_plans(settings, releases, wanted, workload, runner)
+        plans = plan_actions(helm_releases(releases), deployed, values_of, wanted) + side_plans
+        order = [r.name for r in releases]
+        plans.sort(key=lambda p: order.index(p.name))
         selected = tuple(p.name for p in plans if p.action in ("install", "upgrade", "remove"))
         if dry_run or not selected:
             return ApplyResult(tuple(plans), (), dry_run, cluster_result, state, tuple(notes))
         check_local_mirror(
             [r for r in releases if r.name in selected], settings.spec.services.chart_mirror
         )
-        on_workload = [r for r in releases if r.target == "workload"]
+        for release in releases:  # before the sync: Cilium finds the Gateway API CRDs at start
+            if release.name in selected and release.name in side_objects:
+                objects = side_objects[release.name]
+                say(f"server-side apply: {release.name} ({len(objects)} objects)")
+                serverside.apply_objects(workload, release, objects)
+        on_workload = [r for r in helm_releases(releases) if r.target == "workload"]
         on_management = [r for r in releases if r.target == "management"]
         workload_selected = [r.name for r in on_workload if r.name in selected]
         management_selected = [r.name for r in on_management if r.name in selected]
-        runner = helmfile if helmfile is not None else ServicesHelmfile()
         if workload_selected:
-            workload = KubeClient(str(path))
             for name, labels in namespace_labels(settings, releases).items():
                 workload.put_namespace_labels(name, labels)
             note = provider_of(settings).prepare_workload(settings, client, workload)
@@ -341,6 +349,32 @@ def apply(
                 {STATE_KEY: state_of(on_management)}, releases=management_selected, wait=wait
             )
     return ApplyResult(tuple(plans), selected, False, cluster_result, state, tuple(notes))
+
+
+def _server_side_plans(
+    settings: ClusterSettings,
+    releases: list[ServiceRelease],
+    wanted: set[str],
+    client: KubeClient,
+    runner: ServicesHelmfile,
+) -> tuple[list[ReleasePlan], dict[str, list[dict[str, Any]]]]:
+    """The plans of the ``server_side`` releases (services/serverside.py): a wanted one is
+    rendered and compared with its live objects; a disabled one is kept (CRDs). Returns the
+    plans and the rendered objects of the wanted ones by release name."""
+    plans: list[ReleasePlan] = []
+    objects: dict[str, list[dict[str, Any]]] = {}
+    for release in releases:
+        if not release.info.server_side:
+            continue
+        if release.name not in wanted:
+            plans += plan_actions([release], {}, lambda release: {}, wanted)
+            continue
+        check_local_mirror([release], settings.spec.services.chart_mirror)
+        rendered = serverside.rendered_objects(settings, release, runner)
+        action, reason = serverside.compare(client, release, rendered)
+        plans.append(ReleasePlan.of(release, action, reason))
+        objects[release.name] = rendered
+    return plans, objects
 
 
 def _default_kubeconfig() -> str:

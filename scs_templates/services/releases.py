@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlparse
@@ -34,6 +34,7 @@ __all__ = [
     "chart_source",
     "check_local_mirror",
     "deployed_name",
+    "helm_releases",
     "local_mirror_dir",
     "management_release_name",
     "namespace_labels",
@@ -398,6 +399,21 @@ def deployed_name(settings: ClusterSettings, info: ServiceInfo) -> str:
     if info.target == "management":
         return management_release_name(settings, info)
     return info.release
+
+
+def helm_releases(releases: Iterable[ServiceRelease]) -> list[ServiceRelease]:
+    """``releases`` without the ``server_side`` ones (applied by ``apply`` itself, not by
+    helmfile), and without the needs that point at them (helmfile refuses needs it does
+    not know; ``apply`` applies them before the sync)."""
+    ordered = list(releases)
+    kept = [r for r in ordered if not r.info.server_side]
+    gone = {r.key for r in ordered if r.info.server_side}
+    return [
+        r
+        if not gone & set(r.needs)
+        else replace(r, needs=tuple(n for n in r.needs if n not in gone))
+        for r in kept
+    ]
 
 
 def state_of(releases: list[ServiceRelease]) -> dict[str, Any]:
