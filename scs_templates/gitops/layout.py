@@ -208,12 +208,14 @@ def _write_sources(root: Path, built: Iterable[ClusterObjects], *, prune: bool) 
 
 
 def _write_indexes(target: Path, root: Path, source: str, path: str | None, interval: str) -> None:
-    namespaces = sorted({key.split("/")[0] for key in _cluster_dirs(root)})
+    per_namespace: dict[str, list[str]] = {}
+    for key in sorted(_cluster_dirs(root)):
+        namespace, cluster = key.split("/")
+        per_namespace.setdefault(namespace, []).append(cluster)
+    namespaces = sorted(per_namespace)
     for namespace in namespaces:
         folder = root / namespace
-        clusters = sorted(
-            key.split("/")[1] for key in _cluster_dirs(root) if key.startswith(f"{namespace}/")
-        )
+        clusters = per_namespace[namespace]
         _write_index(folder / "namespace.yaml", _document(_namespace(namespace)))
         resources = ["namespace.yaml"]
         if (folder / SOURCES / INDEX).is_file():

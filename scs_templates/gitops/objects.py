@@ -91,13 +91,6 @@ def _without_inline_credentials(values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _credentials_secret(values: dict[str, Any]) -> str | None:
-    provider_values = values.get("openstack")
-    if isinstance(provider_values, dict) and isinstance(provider_values.get("credentials"), dict):
-        return str(provider_values["credentials"]["secretName"])
-    return None
-
-
 def _cluster_release(
     settings: ClusterSettings, options: GitopsOptions, chart: str, values: dict[str, Any]
 ) -> dict[str, Any]:
@@ -234,9 +227,10 @@ def cluster_objects(settings: ClusterSettings, options: GitopsOptions) -> Cluste
     values = build_values(settings)
     namespace = settings.metadata.namespace
     required: list[str] = []
-    credentials = _credentials_secret(values)
-    if credentials is not None:
-        required.append(f"{credentials} (cloud credentials for CAPO)")
+    if settings.spec.provider == "openstack":
+        from scs_templates.providers.openstack.values import credentials_secret_name
+
+        required.append(f"{credentials_secret_name(settings)} (cloud credentials for CAPO)")
     if settings.spec.security.encryption_at_rest.enabled:
         from scs_templates.encryption import secret_name
 
@@ -266,9 +260,8 @@ def cluster_objects(settings: ClusterSettings, options: GitopsOptions) -> Cluste
             objects[f"helmrelease-{obj['metadata']['name']}"] = obj
             repo = _repository_source(release.source.repository, namespace, options.interval)
             sources[f"helmrepository-{repo['metadata']['name']}"] = repo
-        if any(r.name == "openstack-cloud-controller-manager" for r in releases) or any(
-            r.name == "openstack-cinder-csi" for r in releases
-        ):
+        cloud_releases = {"openstack-cloud-controller-manager", "openstack-cinder-csi"}
+        if any(r.name in cloud_releases for r in releases):
             resource_set, secret = _cloud_config_resource_set(settings)
             objects[f"clusterresourceset-{resource_set['metadata']['name']}"] = resource_set
             required.append(
