@@ -38,6 +38,13 @@ def table(report: dict[str, Any]) -> str:
                 f"<= {c['target']:.1f}x",
                 r["met"],
             )
+            if "cpu_ratio" in r:
+                row(
+                    f"   CPU time {_ms(r['cli_cpu']['median'])} vs {_ms(r['helm_cpu']['median'])}",
+                    f"{r['cpu_ratio']:.2f}x",
+                    "-",
+                    None,
+                )
     if "library" in cases:
         c = cases["library"]
         p = c["parts"]
@@ -98,6 +105,8 @@ def table(report: dict[str, Any]) -> str:
         ):
             value = p[key]["median"]
             row(label, _ms(value), f"<= {_ms(c[target])}", value <= c[target])
+            if "cpu" in p[key]:
+                row("     (CPU time, user + system)", _ms(p[key]["cpu"]["median"]), "-", None)
         row("   python -c pass (floor)", _ms(p["python -c pass (floor)"]["median"]), "-", None)
     if "breakdown" in cases:
         c = cases["breakdown"]

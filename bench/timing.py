@@ -25,13 +25,33 @@ def interleaved(cases: Mapping[str, Callable[[], object]], runs: int) -> dict[st
     Interleaving makes slow phases of a noisy machine hit all sides alike; rotating the
     order removes the advantage of always running first (warm caches) or last.
     """
+    return interleaved_with_cpu(cases, runs)[0]
+
+
+def interleaved_with_cpu(
+    cases: Mapping[str, Callable[[], object]], runs: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """:func:`interleaved`, plus the CPU seconds (user + system) of the subprocesses each
+    run waited for. On a machine shared with other busy processes the wall clock mostly
+    measures the queue for a core; CPU time is what a run itself costs (it still grows
+    somewhat with the load: shared caches, frequency)."""
     names = list(cases)
     samples: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
     for round_ in range(runs):
         shift = round_ % len(names)
         for name in names[shift:] + names[:shift]:
+            before = _children_cpu()
             samples[name].append(wall(cases[name]))
-    return samples
+            cpu[name].append(_children_cpu() - before)
+    return samples, cpu
+
+
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def summary(samples: Sequence[float]) -> dict[str, Any]:

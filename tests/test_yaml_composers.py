@@ -196,3 +196,63 @@ def test_the_loader_composes_with_libyaml(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(loader, "compose_yaml", refuse)
     data, _, problems = loader.parse_yaml(EXAMPLES[0].read_text(), str(EXAMPLES[0]))
     assert data["kind"] == "ClusterSettings" and problems == []
+
+
+# --------------------------------------------------------------------------- warnings
+
+
+def _fleet_texts(tmp_path: Any, count: int = 24) -> list[str]:
+    from bench.fleetgen import write_fleet
+
+    return [path.read_text() for path in write_fleet(tmp_path, count)]
+
+
+def test_warnings_placed_by_libyaml_are_the_pure_composers(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file with warnings is no longer composed twice: the warnings' lines and columns
+    are the same as from the pure composer (every fleet file has some)."""
+    from scs_templates.settings import validate
+
+    texts = [path.read_text() for path in EXAMPLES] + _fleet_texts(tmp_path)
+    pure_runs = []
+    compose = loader.compose_yaml
+    monkeypatch.setattr(
+        loader, "compose_yaml", lambda t, **k: pure_runs.append(1) or compose(t, **k)
+    )
+    fast = [validate.parse_settings_text(text, file="f.yaml", plain=True) for text in texts]
+    assert pure_runs == []  # libyaml alone placed them
+    assert sum(bool(loaded.warnings) for loaded in fast) >= len(texts) // 2
+    monkeypatch.setattr(loader, "compose_with_libyaml", lambda text: None)
+    slow = [validate.parse_settings_text(text, file="f.yaml", plain=True) for text in texts]
+    for one, other in zip(fast, slow, strict=True):
+        assert [str(w) for w in one.warnings] == [str(w) for w in other.warnings]
+
+
+def test_a_warning_at_an_empty_value_is_placed_by_the_pure_composer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """libyaml marks an empty value where it would have started: such a position is
+    uncertain, and a warning placed there makes the pure composer read the file again."""
+    from scs_templates.settings import rules, validate
+
+    text = (
+        EXAMPLES[0].read_text().replace("kind: ClusterSettings", "kind: ClusterSettings\nx:\n  -\n")
+    )
+    data, _, _, uncertain = loader.parse_yaml_marked(text, "f.yaml")
+    assert ("x", 0) in uncertain and data["x"] == [None]
+    assert loader.parse_yaml_marked(text, "f.yaml", libyaml=False)[3] == set()
+    del data["x"]
+    pure_runs = []
+    compose = loader.compose_yaml
+    monkeypatch.setattr(
+        loader, "compose_yaml", lambda t, **k: pure_runs.append(1) or compose(t, **k)
+    )
+    monkeypatch.setattr(rules, "warnings", lambda settings: iter([(("x", 0), "look here")]))
+    monkeypatch.setattr(validate, "_check_header", lambda data: [])
+    monkeypatch.setattr(validate, "_plain", lambda data: object())
+    monkeypatch.setattr(rules, "errors", lambda settings: iter([]))
+    loaded = validate.parse_settings_text(text, file="f.yaml", plain=True)
+    assert pure_runs == [1]
+    pure_positions = loader.parse_yaml(text, "f.yaml", libyaml=False)[1]
+    assert [(w.line, w.column) for w in loaded.warnings] == [pure_positions[("x", 0)]]

@@ -50,6 +50,9 @@ class _Collector:
         self.file = file
         self.problems: list[Problem] = []
         self.positions: Positions = {}
+        #: paths whose position is an empty plain scalar's: libyaml marks where the value
+        #: would have started, the pure composer where the next token starts
+        self.uncertain: set[Path] = set()
         self.visited = 0
 
     def add(self, node: Any, path: Path, message: str) -> None:
@@ -296,6 +299,16 @@ def parse_yaml(
     problems. ``libyaml=False``: the pure-Python composer only (its positions; libyaml
     places an empty value where it would have started, ruamel where the next token does).
     """
+    data, positions, problems, _ = parse_yaml_marked(text, file, libyaml=libyaml)
+    return data, positions, problems
+
+
+def parse_yaml_marked(
+    text: str, file: str, *, libyaml: bool = True
+) -> tuple[Any, Positions, list[Problem], set[Path]]:
+    """:func:`parse_yaml`, plus the paths whose position may differ from the pure
+    composer's: those of empty plain scalars, when libyaml composed the text (empty
+    otherwise). Every other position is the pure composer's (``tests/test_yaml_composers``)."""
     if not text.strip() or all(
         not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()
     ):
@@ -303,6 +316,7 @@ def parse_yaml(
             [Problem(message="file is empty; expected a ClusterSettings document", file=file)]
         )
     node = compose_with_libyaml(text) if libyaml else None
+    by_libyaml = node is not None
     try:
         if node is None:
             node = compose_yaml(text)
@@ -322,7 +336,12 @@ def parse_yaml(
         )
         raise SettingsError(collector.problems)
     data = _convert(node, (), collector, 0)
-    return data, collector.positions, collector.problems
+    uncertain = collector.uncertain if by_libyaml else set()
+    return data, collector.positions, collector.problems, uncertain
+
+
+def _empty_plain(node: Any) -> bool:
+    return bool(node.id == "scalar" and node.value == "" and not node.style)
 
 
 def _convert(node: Any, path: Path, out: _Collector, depth: int) -> Any:
@@ -337,7 +356,10 @@ def _convert(node: Any, path: Path, out: _Collector, depth: int) -> Any:
         )
         out.add(node, (), why)
         raise SettingsError(out.problems[-1:])
-    out.positions.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+    if path not in out.positions:
+        out.positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if _empty_plain(node):
+            out.uncertain.add(path)
     if node.id == "mapping":
         result: dict[str, Any] = {}
         seen: dict[str, int] = {}
@@ -366,6 +388,8 @@ def _convert(node: Any, path: Path, out: _Collector, depth: int) -> Any:
                 key_node.start_mark.line + 1,
                 key_node.start_mark.column + 1,
             )
+            if _empty_plain(key_node):
+                out.uncertain.add((*path, key))
             result[key] = _convert(value_node, (*path, key), out, depth + 1)
         return result
     if node.id == "sequence":

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates.settings import rules
 from scs_templates.settings.keys import API_VERSION, KIND
-from scs_templates.settings.loader import Positions, parse_yaml, read_text
+from scs_templates.settings.loader import Positions, parse_yaml_marked, read_text
 from scs_templates.settings.problems import Path, Problem, SettingsError, did_you_mean
 
 if TYPE_CHECKING:  # pydantic and the model classes: only where a file is not plainly valid
@@ -53,19 +53,24 @@ def parse_settings_text(
     """Parse and validate settings given as YAML text (``plain`` as in :func:`load_settings`).
 
     Composed by libyaml where it can be (:func:`~.loader.parse_yaml`); a file with any
-    problem or warning is read again by the pure-Python composer, whose positions every
-    reported line carries.
+    problem, or a warning placed at an empty value (where libyaml's position differs), is
+    read again by the pure-Python composer, whose positions every reported line carries.
     """
     try:
-        loaded = _parse(text, file, libyaml=True, plain=plain)
+        loaded, uncertain = _parse(text, file, libyaml=True, plain=plain)
     except SettingsError:
-        return _parse(text, file, libyaml=False, plain=plain)  # raises again, by ruamel
-    return _parse(text, file, libyaml=False, plain=plain) if loaded.warnings else loaded
+        return _parse(text, file, libyaml=False, plain=plain)[0]  # raises again, by ruamel
+    if any(_anchor(loaded.positions, warning.path) in uncertain for warning in loaded.warnings):
+        return _parse(text, file, libyaml=False, plain=plain)[0]
+    return loaded
 
 
-def _parse(text: str, file: str, *, libyaml: bool, plain: bool) -> LoadedSettings:
-    data, positions, problems = parse_yaml(text, file, libyaml=libyaml)
-    return validate_data(data, file=file, positions=positions, earlier=problems, plain=plain)
+def _parse(text: str, file: str, *, libyaml: bool, plain: bool) -> tuple[LoadedSettings, set[Path]]:
+    """The settings, and the paths whose libyaml position may not be the pure composer's
+    (a warning placed at one of them is placed again by the pure composer)."""
+    data, positions, problems, uncertain = parse_yaml_marked(text, file, libyaml=libyaml)
+    loaded = validate_data(data, file=file, positions=positions, earlier=problems, plain=plain)
+    return loaded, uncertain
 
 
 def validate_data(
@@ -195,11 +200,17 @@ def _check_header(data: Mapping[str, Any]) -> list[tuple[Path, str]]:
     return found
 
 
-def _position(positions: Positions, path: Path) -> tuple[int, int]:
+def _anchor(positions: Positions, path: Path) -> Path | None:
+    """The longest prefix of ``path`` that has a position (where a problem is placed)."""
     for end in range(len(path), -1, -1):
         if path[:end] in positions:
-            return positions[path[:end]]
-    return (0, 0)
+            return path[:end]
+    return None
+
+
+def _position(positions: Positions, path: Path) -> tuple[int, int]:
+    anchor = _anchor(positions, path)
+    return (0, 0) if anchor is None else positions[anchor]
 
 
 def _pattern_help() -> dict[str, str]:
