@@ -437,3 +437,118 @@ def test_node_setup_adds_the_api_endpoint_and_registry_auth(helm: api.Helm, tmp_
     hosts = (root / "etc/containerd/certs.d/r.example/hosts.toml").read_text()
     auth = base64.b64encode(b"robot:s3cr3t").decode()
     assert f'Authorization = "Basic {auth}"' in hosts
+
+
+# --------------------------------------------------------------------------- OpenStack
+
+
+def by_name(result: api.RenderResult, kind: str) -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["name"]: o for o in kinds(result, kind)}
+
+
+def test_existing_network_internal_api_and_rules(helm: api.Helm) -> None:
+    spec = {
+        "network": {"nodeCIDR": "10.30.0.0/24"},
+        "openstack": {
+            "existingNetwork": {"network": "net", "subnet": "1f0e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"},
+            "apiFloatingIP": False,
+            "nodeSecurityGroupRules": [
+                {
+                    "name": "np",
+                    "protocol": "tcp",
+                    "portRangeMin": 30000,
+                    "remoteIPPrefix": "192.0.2.0/24",
+                }
+            ],
+        },
+    }
+    result = api.render(settings_of(spec), helm=helm)
+    (cluster,) = kinds(result, "OpenStackCluster")
+    assert cluster["spec"]["network"] == {"filter": {"name": "net"}}
+    assert cluster["spec"]["subnets"] == [{"id": "1f0e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"}]
+    assert "managedSubnets" not in cluster["spec"]
+    assert cluster["spec"]["disableAPIServerFloatingIP"] is True
+    assert cluster["spec"]["managedSecurityGroups"]["allNodesSecurityGroupRules"] == [
+        {
+            "name": "np",
+            "direction": "ingress",
+            "etherType": "IPv4",
+            "protocol": "tcp",
+            "portRangeMin": 30000,
+            "portRangeMax": 30000,
+            "remoteIPPrefix": "192.0.2.0/24",
+        }
+    ]
+
+
+def test_defaults_keep_the_managed_network(helm: api.Helm) -> None:
+    result = api.render(settings_of({}), helm=helm)
+    (cluster,) = kinds(result, "OpenStackCluster")
+    assert "network" not in cluster["spec"] and "disableAPIServerFloatingIP" not in cluster["spec"]
+    assert cluster["spec"]["managedSecurityGroups"] == {"allowAllInClusterTraffic": True}
+    for template in kinds(result, "OpenStackMachineTemplate"):
+        machine = template["spec"]["template"]["spec"]
+        assert "ports" not in machine and "additionalBlockDevices" not in machine
+    (kcp,) = kinds(result, "KubeadmControlPlane")
+    assert "diskSetup" not in kcp["spec"]["kubeadmConfigSpec"]
+
+
+def test_etcd_volume_root_volume_type_and_extra_networks(helm: api.Helm) -> None:
+    spec = {
+        "controlPlane": {"rootDiskGB": 40, "rootDiskType": "fast"},
+        "etcd": {"volume": {"sizeGiB": 10, "type": "nvme"}},
+        "workers": [{"name": "w", "machineType": "w", "extraNetworks": ["storage", "backup"]}],
+    }
+    result = api.render(settings_of(spec), helm=helm)
+    templates = kinds(result, "OpenStackMachineTemplate")
+    (cp,) = [t for t in templates if "control-plane" in t["metadata"]["name"]]
+    (worker,) = [t for t in templates if "control-plane" not in t["metadata"]["name"]]
+    machine = cp["spec"]["template"]["spec"]
+    assert machine["rootVolume"] == {"sizeGiB": 40, "type": "fast"}
+    assert machine["additionalBlockDevices"] == [
+        {"name": "etcd", "sizeGiB": 10, "storage": {"type": "Volume", "volume": {"type": "nvme"}}}
+    ]
+    assert worker["spec"]["template"]["spec"]["ports"] == [
+        {},
+        {"network": {"filter": {"name": "storage"}}},
+        {"network": {"filter": {"name": "backup"}}},
+    ]
+    (kcp,) = kinds(result, "KubeadmControlPlane")
+    bootstrap = kcp["spec"]["kubeadmConfigSpec"]
+    assert bootstrap["diskSetup"] == {
+        "filesystems": [
+            {"device": "/dev/vdb", "filesystem": "ext4", "label": "etcd_data", "partition": "none"}
+        ]
+    }
+    assert bootstrap["mounts"] == [["LABEL=etcd_data", "/var/lib/etcd"]]
+
+
+def test_openstack_choices_are_checked() -> None:
+    assert problems({"controlPlane": {"rootDiskType": "ssd"}}) == [
+        "spec.controlPlane.rootDiskType: a root volume type needs a root volume: set rootDiskGB too"
+    ]
+    rules = [
+        {"name": "a", "portRangeMin": 80},
+        {"name": "a", "protocol": "tcp", "portRangeMin": 90, "portRangeMax": 80},
+    ]
+    assert problems({"openstack": {"nodeSecurityGroupRules": rules}}) == [
+        "spec.openstack.nodeSecurityGroupRules[0].protocol: port ranges need protocol tcp, "
+        "udp or sctp",
+        "spec.openstack.nodeSecurityGroupRules[1].name: duplicate rule name 'a'",
+        "spec.openstack.nodeSecurityGroupRules[1].portRangeMax: 80 is below portRangeMin 90",
+    ]
+
+
+def test_docker_ignores_the_etcd_volume_with_a_warning(helm: api.Helm) -> None:
+    data = {
+        "apiVersion": "scs-templates.scs.community/v1alpha1",
+        "kind": "ClusterSettings",
+        "metadata": {"name": "feat"},
+        "spec": {"provider": "docker", "etcd": {"volume": {"sizeGiB": 5}}},
+    }
+    loaded = validate_data(data, file="f.yaml")
+    warned = [format_path(w.path) for w in loaded.warnings]
+    assert [path for path in warned if path.startswith("spec.etcd")] == ["spec.etcd.volume"]
+    result = api.render(loaded.settings, helm=helm)
+    (kcp,) = kinds(result, "KubeadmControlPlane")
+    assert "diskSetup" not in kcp["spec"]["kubeadmConfigSpec"]

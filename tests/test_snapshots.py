@@ -212,6 +212,35 @@ def proxy_cas_registries(spec: Spec) -> None:
     ]
 
 
+def openstack_network_volumes(spec: Spec) -> None:
+    """An existing network, an internal-only API, extra node rules, a storage network on the
+    last group, typed root volumes and etcd on its own volume (Docker ignores all but the
+    names)."""
+    spec["network"] = {"nodeCIDR": "10.30.0.0/24"}
+    spec["openstack"] = {
+        "existingNetwork": {
+            "network": "project-net",
+            "subnet": "9E1B3C2A-0D4F-4B5A-8C6D-7E8F9A0B1C2D",
+        },
+        "apiFloatingIP": False,
+        "nodeSecurityGroupRules": [
+            {
+                "name": "nodeports-office",
+                "description": "NodePorts from the office",
+                "protocol": "tcp",
+                "portRangeMin": 30000,
+                "portRangeMax": 32767,
+                "remoteIPPrefix": "198.51.100.0/24",
+            },
+            {"name": "icmp", "protocol": "icmp"},
+        ],
+    }
+    spec["controlPlane"].update(rootDiskGB=50, rootDiskType="ssd")
+    spec["etcd"] = {"volume": {"sizeGiB": 20, "type": "ssd-high-iops"}}
+    group = _workers(spec)[-1]
+    group.update(rootDiskGB=100, rootDiskType="standard", extraNetworks=["storage-net"])
+
+
 SCENARIOS: dict[str, Callable[[Spec], None]] = {
     "minimal": minimal,
     "production": production,
@@ -226,6 +255,7 @@ SCENARIOS: dict[str, Callable[[Spec], None]] = {
     "rollout-tuning": rollout_tuning,
     "audit-oidc": audit_oidc,
     "proxy-cas-registries": proxy_cas_registries,
+    "openstack-network-volumes": openstack_network_volumes,
 }
 
 

@@ -99,6 +99,8 @@ class Provider:
     load_balancer_services: ClassVar[bool] = False
     #: The node's root file system can be remounted (etcd's unsafe-FS option).
     remountable_root: ClassVar[bool] = True
+    #: Device of the control plane's etcd volume (spec.etcd.volume), "" without volumes.
+    etcd_volume_device: ClassVar[str] = ""
     #: Catalogue releases that every later service waits for (after the CNI).
     node_initializers: ClassVar[tuple[str, ...]] = ()
 

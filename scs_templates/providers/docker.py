@@ -45,6 +45,11 @@ class DockerProvider(Provider):
 
     def warnings(self, settings: ClusterSettings) -> Iterator[Finding]:
         spec = settings.spec
+        if spec.etcd.volume is not None:
+            yield (
+                ("spec", "etcd", "volume"),
+                "ignored by provider 'docker' (kind nodes have no volumes)",
+            )
         if spec.etcd.unsafe_fs:
             yield (
                 ("spec", "etcd", "unsafeFS"),

@@ -25,6 +25,7 @@ _ACRONYMS = {
     "mb": "MB",
     "url": "URL",
     "id": "ID",
+    "ip": "IP",
     "qps": "QPS",
 }
 #: An acronym as :func:`alias_for` spells it (longest first: ``CIDRs`` before ``CIDR``) or an

@@ -229,6 +229,16 @@ class ControlPlane(_Model):
         le=10000,
         description="Root volume size in GB; 0 boots from the machine type's own disk.",
     )
+    root_disk_type: NonEmptyStr | None = Field(
+        default=None,
+        description="Volume type (OpenStack Cinder) of the root volume; needs rootDiskGB. "
+        "Empty = the cloud's default type.",
+    )
+    extra_networks: list[NonEmptyStr] = Field(
+        default_factory=list,
+        description="Further networks (OpenStack: name or ID), one more port each after the "
+        "cluster network's; ignored by Docker.",
+    )
     image: NonEmptyStr | None = Field(
         default=None, description="Image override for control-plane machines."
     )
@@ -281,6 +291,16 @@ class WorkerGroup(WorkerGroupDerived, _Model):
         ge=0,
         le=10000,
         description="Root volume size in GB; 0 boots from the machine type's own disk.",
+    )
+    root_disk_type: NonEmptyStr | None = Field(
+        default=None,
+        description="Volume type (OpenStack Cinder) of the root volume; needs rootDiskGB. "
+        "Empty = the cloud's default type.",
+    )
+    extra_networks: list[NonEmptyStr] = Field(
+        default_factory=list,
+        description="Further networks (OpenStack: name or ID), one more port each after the "
+        "cluster network's; ignored by Docker.",
     )
     image: NonEmptyStr | None = Field(
         default=None, description="Image override for this group's machines."
@@ -519,6 +539,13 @@ class EtcdDefrag(_Model):
     )
 
 
+class EtcdVolume(_Model):
+    size_gib: StrictInt = Field(ge=1, le=1000, description="Size of the etcd volume in GiB.")
+    type: NonEmptyStr | None = Field(
+        default=None, description="Volume type (Cinder); empty = the cloud's default type."
+    )
+
+
 class Etcd(_Model):
     unsafe_fs: StrictBool = Field(
         default=False,
@@ -543,6 +570,12 @@ class Etcd(_Model):
         deprecated=True,
         description="Obsolete (KaaS v1 ETCD_PRIO_BOOST): heartbeat 250 ms, election timeout "
         "2500 ms and I/O priority are always set now; it is ignored.",
+    )
+    volume: EtcdVolume | None = Field(
+        default=None,
+        description="Put etcd's data on its own volume (OpenStack: a Cinder volume, formatted "
+        "ext4 and mounted at /var/lib/etcd before kubeadm runs); empty = the root disk. "
+        "Ignored by Docker.",
     )
     backup_retention: StrictInt = Field(
         default=3,
@@ -776,6 +809,34 @@ class ServerMetadata(_Model):
     )
 
 
+class ExistingNetwork(_Model):
+    network: NonEmptyStr = Field(description="Network name or ID to put the nodes on.")
+    subnet: NonEmptyStr | None = Field(
+        default=None,
+        description="Subnet name or ID in that network; empty = all its subnets. Set "
+        "network.nodeCIDR to its CIDR.",
+    )
+
+
+class SecurityGroupRule(_Model):
+    name: Dns1123Label = Field(description="Name of the rule (unique).")
+    description: str = Field(default="", description="What the rule is for.")
+    direction: Literal["ingress", "egress"] = Field(default="ingress", description="Direction.")
+    ether_type: Literal["IPv4", "IPv6"] = Field(default="IPv4", description="IP version.")
+    protocol: Literal["tcp", "udp", "icmp", "vrrp", "sctp"] | None = Field(
+        default=None, description="Protocol; empty = any."
+    )
+    port_range_min: StrictInt | None = Field(
+        default=None, ge=1, le=65535, description="First port (tcp, udp, sctp)."
+    )
+    port_range_max: StrictInt | None = Field(
+        default=None, ge=1, le=65535, description="Last port; empty = portRangeMin."
+    )
+    remote_ip_prefix: Cidr | None = Field(
+        default=None, description="Source (ingress) or destination (egress) network."
+    )
+
+
 class OpenStack(_Model):
     cloud: NonEmptyStr = Field(
         default="openstack", description="Name of the cloud entry in clouds.yaml."
@@ -811,6 +872,21 @@ class OpenStack(_Model):
         deprecated=True,
         description="Deprecated (KaaS v1 CLUSTER_API_OPENSTACK_INSTANCE_CREATE_TIMEOUT): CAPO "
         "has no per-cluster setting for it any more; it is ignored.",
+    )
+    existing_network: ExistingNetwork | None = Field(
+        default=None,
+        description="Use this existing network (and subnet) instead of creating one with a "
+        "router; DNS servers and MTU of network are then the network's own.",
+    )
+    api_floating_ip: StrictBool = Field(
+        default=True,
+        description="Give the API load balancer a floating IP; false = reachable on the "
+        "cluster network only (the management cluster must be able to route there).",
+    )
+    node_security_group_rules: list[SecurityGroupRule] = Field(
+        default_factory=list,
+        description="Extra rules of the security group of all nodes (e.g. NodePorts from "
+        "an office network).",
     )
     credentials_secret: Dns1123Label | None = Field(
         default=None,

@@ -304,6 +304,29 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
         values = getattr(service, "values", None)
         if values:
             yield from _unsafe_integers(values, (*s, "services", alias_for(name), "values"))
+    machines = [(("controlPlane",), spec.control_plane)] + [
+        (("workers", index), group) for index, group in enumerate(spec.workers)
+    ]
+    for where, machine in machines:
+        if machine.root_disk_type is not None and machine.root_disk_gb == 0:
+            yield (
+                (*s, *where, "rootDiskType"),
+                "a root volume type needs a root volume: set rootDiskGB too",
+            )
+    rule_names: list[str] = []
+    for index, rule in enumerate(spec.openstack.node_security_group_rules):
+        path = (*s, "openstack", "nodeSecurityGroupRules", index)
+        if rule.name in rule_names:
+            yield (*path, "name"), f"duplicate rule name {rule.name!r}"
+        rule_names.append(rule.name)
+        has_ports = rule.port_range_min is not None or rule.port_range_max is not None
+        if has_ports and rule.protocol not in ("tcp", "udp", "sctp"):
+            yield (*path, "protocol"), "port ranges need protocol tcp, udp or sctp"
+        if rule.port_range_max is not None and rule.port_range_min is None:
+            yield (*path, "portRangeMin"), "portRangeMax needs portRangeMin"
+        low, high = rule.port_range_min, rule.port_range_max
+        if low is not None and high is not None and high < low:
+            yield (*path, "portRangeMax"), f"{high} is below portRangeMin {low}"
     proxy = spec.network.proxy
     if proxy.no_proxy and proxy.http_proxy is None and proxy.https_proxy is None:
         yield (

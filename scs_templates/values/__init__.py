@@ -243,6 +243,8 @@ def _etcd(settings: ClusterSettings, provider: Provider) -> dict[str, Any]:
         "quotaBackendBytes": etcd.quota_gib * 1024**3,
         # e.g. kind nodes (provider docker) are containers: their root cannot be remounted
         "unsafeFS": etcd.unsafe_fs and provider.remountable_root,
+        # the device the provider attaches the etcd volume as ("" without one)
+        "dataDevice": provider.etcd_volume_device if etcd.volume is not None else "",
         "defrag": {
             "enabled": etcd.defrag.enabled,
             "schedule": etcd.defrag.schedule,

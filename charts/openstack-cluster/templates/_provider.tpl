@@ -21,6 +21,30 @@ image:
 {{- if gt (int64 $m.rootDiskGB) 0 }}
 rootVolume:
   sizeGiB: {{ include "scs.int" $m.rootDiskGB }}
+  {{- with $m.rootDiskType }}
+  type: {{ . | quote }}
+  {{- end }}
+{{- end }}
+{{- with $m.etcdVolume }}
+additionalBlockDevices:
+  - name: etcd
+    sizeGiB: {{ include "scs.int" .sizeGiB }}
+    storage:
+      type: Volume
+      {{- with .type }}
+      volume:
+        type: {{ . | quote }}
+      {{- end }}
+{{- end }}
+{{- with $m.extraNetworks }}
+{{- /* the first port stays on the cluster network (a port without network is CAPO's
+       default network); then one port per extra network */}}
+ports:
+  - {}
+  {{- range . }}
+  - network:
+      {{- toYaml . | nindent 6 }}
+  {{- end }}
 {{- end }}
 {{- with $m.serverGroup }}
 serverGroup:
@@ -48,14 +72,30 @@ externalNetwork:
   id: {{ . | quote }}
 {{- end }}
 {{- /* Without externalNetwork CAPO uses the one external network (KaaS v1 auto-detect). */}}
+{{- with $.Values.openstack.existingNetwork }}
+network:
+  {{- toYaml .network | nindent 2 }}
+{{- with .subnets }}
+subnets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- else }}
 managedSubnets:
   - cidr: {{ $.Values.network.nodeCIDR | quote }}
     dnsNameservers: {{ toJson $.Values.network.dnsServers }}
 {{- if gt (int64 $.Values.network.mtu) 0 }}
 networkMTU: {{ include "scs.int" $.Values.network.mtu }}
 {{- end }}
+{{- end }}
+{{- if not $.Values.openstack.apiFloatingIP }}
+disableAPIServerFloatingIP: true
+{{- end }}
 managedSecurityGroups:
   allowAllInClusterTraffic: true
+  {{- with $.Values.openstack.nodeSecurityGroupRules }}
+  allNodesSecurityGroupRules:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 apiServerLoadBalancer:
   enabled: true
   provider: {{ $.Values.openstack.loadBalancerProvider | quote }}

@@ -227,6 +227,19 @@ kubeadmConfigSpec:
   files:
     {{- include "scs.nodeFiles" $root | nindent 4 }}
     {{- include "scs.controlPlaneFiles" $root | nindent 4 }}
+  {{- with $v.etcd.dataDevice }}
+  # etcd on its own volume: cloud-init formats it (only if it has no file system yet) and
+  # mounts it at /var/lib/etcd before kubeadm runs.
+  diskSetup:
+    filesystems:
+      - device: {{ . }}
+        filesystem: ext4
+        label: etcd_data
+        partition: none
+  mounts:
+    - - LABEL=etcd_data
+      - /var/lib/etcd
+  {{- end }}
   {{- $setup := eq (include "scs.nodeSetupNeeded" $root) "true" }}
   {{- if or $v.etcd.unsafeFS $setup }}
   preKubeadmCommands:

@@ -39,6 +39,8 @@ class OpenStackProvider(Provider):
         ("infrastructure.cluster.x-k8s.io/v1beta1", "OpenStackMachineTemplate"),
     )
     load_balancer_services: ClassVar[bool] = True
+    # virtio: the root disk is vda, CAPO attaches additionalBlockDevices in order after it
+    etcd_volume_device: ClassVar[str] = "/dev/vdb"
     # nodes stay uninitialized without the cloud controller manager
     node_initializers: ClassVar[tuple[str, ...]] = ("openstack-cloud-controller-manager",)
 

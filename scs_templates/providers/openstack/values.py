@@ -7,6 +7,7 @@ install, delete and apply create, read and remove the same objects.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -67,10 +68,16 @@ def server_groups(settings: ClusterSettings) -> list[tuple[str, str]]:
 
 def control_plane_values(settings: ClusterSettings) -> dict[str, Any]:
     cp = settings.spec.control_plane
+    volume = settings.spec.etcd.volume
     return {
         "machineType": cp.machine_type or "",
         "zones": list(cp.zones),
         "rootDiskGB": cp.root_disk_gb,
+        "rootDiskType": cp.root_disk_type or "",
+        "extraNetworks": [_openstack_ref(n) for n in cp.extra_networks],
+        "etcdVolume": (
+            {"sizeGiB": volume.size_gib, "type": volume.type or ""} if volume is not None else {}
+        ),
         "serverGroup": (
             _name(settings, naming.CONTROL_PLANE)
             if settings.spec.openstack.anti_affinity.control_plane != "none"
@@ -84,6 +91,8 @@ def worker_values(settings: ClusterSettings, group: WorkerGroup) -> dict[str, An
         "machineType": group.machine_type or "",
         "zone": group.zone or "",
         "rootDiskGB": group.root_disk_gb,
+        "rootDiskType": group.root_disk_type or "",
+        "extraNetworks": [_openstack_ref(n) for n in group.extra_networks],
         "serverGroup": (
             _name(settings, group.name)
             if settings.spec.openstack.anti_affinity.workers != "none"
@@ -120,7 +129,37 @@ def openstack_values(
                 cacert=secrets.get(CACERT_KEY, ""),
             )
     metadata = os_settings.server_metadata
+    existing = os_settings.existing_network
+    rules = [
+        {
+            key: value
+            for key, value in {
+                "name": rule.name,
+                "description": rule.description,
+                "direction": rule.direction,
+                "etherType": rule.ether_type,
+                "protocol": rule.protocol,
+                "portRangeMin": rule.port_range_min,
+                "portRangeMax": (
+                    rule.port_range_max if rule.port_range_max is not None else rule.port_range_min
+                ),
+                "remoteIPPrefix": rule.remote_ip_prefix,
+            }.items()
+            if value not in (None, "")
+        }
+        for rule in os_settings.node_security_group_rules
+    ]
     return {
+        "existingNetwork": (
+            {
+                "network": _openstack_ref(existing.network),
+                "subnets": [_openstack_ref(existing.subnet)] if existing.subnet else [],
+            }
+            if existing is not None
+            else {}
+        ),
+        "apiFloatingIP": os_settings.api_floating_ip,
+        "nodeSecurityGroupRules": rules,
         "cloud": os_settings.cloud,
         "externalNetworkID": os_settings.external_network_id or "",
         "sshKeyName": os_settings.ssh_key_name or "",
@@ -131,6 +170,16 @@ def openstack_values(
         },
         "credentials": credentials,
     }
+
+
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+
+
+def _openstack_ref(name_or_id: str) -> dict[str, Any]:
+    """A CAPO network/subnet parameter: ``{id}`` for a UUID, else a filter by name."""
+    if _UUID.match(name_or_id):
+        return {"id": name_or_id.lower()}
+    return {"filter": {"name": name_or_id}}
 
 
 def _key_values(mapping: Mapping[str, str]) -> list[dict[str, str]]:
