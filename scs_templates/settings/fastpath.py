@@ -211,7 +211,12 @@ class _Compiler:
     def pattern(text: str) -> Check:
         """JSON Schema's unanchored ``pattern`` as pydantic checks it, on text where Python's
         ``re`` and pydantic's regex engine agree (ASCII, no line breaks: ``$`` then means the
-        end, ``\\d``/``\\s``/``\\w`` the same characters)."""
+        end, ``\\d``/``\\s``/``\\w`` the same characters). A pattern whose only ``$`` is its
+        last character also takes text with line breaks (PEM certificates): as ``\\Z`` it
+        means the end of the text in both engines."""
+        if text.endswith("$") and not text.endswith("\\$") and text.count("$") == 1:
+            ending = re.compile(text[:-1] + r"\Z")
+            return lambda v: v.isascii() and bool(ending.search(v))
         compiled = re.compile(text)
         return lambda v: (
             v.isascii() and "\n" not in v and "\r" not in v and bool(compiled.search(v))
