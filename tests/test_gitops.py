@@ -218,6 +218,7 @@ def test_cli_writes_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "wrote default/demo" in out
     assert "needs Secret default/capi-demo-cloud-config" in out
     assert "needs Secret default/capi-demo-encryption" in out
+    assert "needs Secret team-b/harbor-pull (credentials of the docker.io mirror" in out
     assert main([*args, "--chart-source", "oci://r/scs", "--interval", "soon"]) == 2
     assert "--interval" in capsys.readouterr().err
 

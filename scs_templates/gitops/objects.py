@@ -238,6 +238,12 @@ def cluster_objects(settings: ClusterSettings, options: GitopsOptions) -> Cluste
             f"{secret_name(settings)} (encryption-at-rest key: `scs-templates encryption-key "
             "create`)"
         )
+    for mirror in settings.spec.registry_mirrors:
+        if mirror.credentials_secret:
+            required.append(
+                f"{mirror.credentials_secret} (credentials of the {mirror.registry} mirror: "
+                "keys username and password)"
+            )
     objects: dict[str, dict[str, Any]] = {
         f"helmrelease-{settings.metadata.name}": _cluster_release(
             settings, options, chart, _without_inline_credentials(values)
