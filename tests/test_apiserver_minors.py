@@ -66,7 +66,7 @@ GROUP_DIRS = {
 FREE_FORM = frozenset({"metadata"})
 
 
-def _minors() -> list[tuple[int, int]]:
+def supported_minors() -> list[tuple[int, int]]:
     from scs_templates import versions
 
     return sorted(versions.table().workload_minors)
@@ -222,14 +222,19 @@ def gate_problems(release: str, gate: str, minor: tuple[int, int]) -> list[str]:
     return []
 
 
-def _rendered(minor: tuple[int, int]) -> tuple[dict[str, str], dict[str, Any]]:
-    """(API server flags, rendered files by flag) of the all-features example at ``minor``."""
+def render_all_features(minor: tuple[int, int]) -> tuple[Any, api.RenderResult]:
+    """(settings, render result) of the all-features example at ``minor``'s tested patch."""
     data = yaml.safe_load(EXAMPLE.read_text())
     data["spec"].setdefault("kubernetes", {})["version"] = (
         f"{minor[0]}.{minor[1]}.{TESTED_PATCHES[minor]}"
     )
     settings = api.validate_data(data).settings
-    result = api.render(settings, helm=pinned_helm())
+    return settings, api.render(settings, helm=pinned_helm())
+
+
+def _rendered(minor: tuple[int, int]) -> tuple[dict[str, str], dict[str, Any]]:
+    """(API server flags, rendered files by flag) of the all-features example at ``minor``."""
+    settings, result = render_all_features(minor)
     kcp = next(o for o in result.objects if o["kind"] == "KubeadmControlPlane")
     spec = kcp["spec"]["kubeadmConfigSpec"]
     flags = {a["name"]: a["value"] for a in spec["clusterConfiguration"]["apiServer"]["extraArgs"]}
@@ -248,7 +253,7 @@ def _rendered(minor: tuple[int, int]) -> tuple[dict[str, str], dict[str, Any]]:
     return flags, docs
 
 
-@pytest.mark.parametrize("minor", _minors(), ids=lambda m: f"{m[0]}.{m[1]}")
+@pytest.mark.parametrize("minor", supported_minors(), ids=lambda m: f"{m[0]}.{m[1]}")
 def test_every_rendered_flag_and_file_exists_in_the_minor(minor: tuple[int, int]) -> None:
     release = _release(minor)
     flags, docs = _rendered(minor)
