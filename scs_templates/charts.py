@@ -63,19 +63,10 @@ class ChartRef:
 
 @functools.cache
 def charts_dir() -> Path:
-    """The folder holding the charts: ``<repo>/charts`` in a checkout, else the wheel's data.
+    """The folder holding the charts: ``<repo>/charts`` in a checkout, else the wheel's data."""
+    from scs_templates.shipped import shipped_dir
 
-    The wheel force-includes ``charts`` as ``scs_templates/_data/charts``; a source checkout
-    (editable install, tests) has them next to the package.
-    """
-    package = Path(__file__).resolve().parent
-    for candidate in (package / "_data" / "charts", package.parent / "charts"):
-        if (candidate / LIBRARY_CHART / "Chart.yaml").is_file():
-            return candidate
-    raise ScsTemplatesError(
-        f"the cluster charts are missing (looked in {package / '_data' / 'charts'} and "
-        f"{package.parent / 'charts'}); reinstall scs-templates"
-    )
+    return shipped_dir("charts", "the cluster charts are", f"{LIBRARY_CHART}/Chart.yaml")
 
 
 def _scan(chart: Path) -> list[tuple[str, os.stat_result]]:
@@ -153,6 +144,14 @@ def _version(chart: Path) -> str:
 def chart_version(name: str) -> str:
     """The version in ``Chart.yaml`` of the packaged chart ``name`` (e.g. ``openstack-cluster``)."""
     return _version(charts_dir() / name)
+
+
+def provider_chart_version(provider: str) -> str:
+    """The version of the provider's cluster chart, wherever its source is (a provider
+    registered for tests keeps its chart outside the shipped folder)."""
+    from scs_templates import catalogue
+
+    return _version(catalogue.provider(provider).chart_source(charts_dir()))
 
 
 def chart_for(provider: str) -> ChartRef:

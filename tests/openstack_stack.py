@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from scs_templates.toolchain import cache_root
+from tests.support import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 REQUIREMENTS = REPO / ".ci" / "openstack-stack-requirements.txt"
 WSGI_SCRIPT = Path(__file__).resolve().parent / "openstack_wsgi.py"
 REGION = "RegionOne"

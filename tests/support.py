@@ -8,10 +8,14 @@ machine, but must never skip in CI: there, a missing prerequisite is a failure.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from scs_templates.settings.model import ClusterSettings
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
@@ -20,6 +24,34 @@ EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 SHARED = Path(os.environ.get("SCS_TEMPLATES_SHARED") or REPO.parent / "shared")
 #: Real upstream service charts, packaged (../shared/charts/README.md lists their sources).
 REAL_CHARTS = SHARED / "charts"
+
+
+def settings_data(
+    spec: Mapping[str, Any], name: str = "demo", namespace: str = "default"
+) -> dict[str, Any]:
+    """A settings document (apiVersion, kind, metadata) around ``spec``."""
+    return {
+        "apiVersion": "scs-templates.scs.community/v1alpha1",
+        "kind": "ClusterSettings",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": dict(spec),
+    }
+
+
+def settings_of(
+    spec: Mapping[str, Any], name: str = "demo", namespace: str = "default", *, file: str = ""
+) -> ClusterSettings:
+    """Validated settings from a spec dict (the path a settings file takes after YAML)."""
+    from scs_templates.settings import validate_data
+
+    return validate_data(settings_data(spec, name, namespace), file=file).settings
+
+
+def settings_from_text(text: str) -> ClusterSettings:
+    """Validated settings from the YAML text of a settings file."""
+    from scs_templates.settings import parse_settings_text
+
+    return parse_settings_text(text).settings
 
 
 def real_charts() -> Path:

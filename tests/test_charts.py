@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import scs_templates.charts as charts_module
 from scs_templates.catalogue import PROVIDERS, TEMPLATES, catalogue, provider_names, template_names
 from scs_templates.charts import LIBRARY_CHART, chart_for
-from scs_templates.settings import SettingsError, load_settings, validate_data
+from scs_templates.settings import SettingsError, load_settings
 from scs_templates.settings.model import PROVIDERS as MODEL_PROVIDERS
 from scs_templates.settings.model import TEMPLATES as MODEL_TEMPLATES
 from scs_templates.settings.model import ClusterSettings
@@ -31,11 +31,9 @@ from scs_templates.settings.versions import TESTED_PATCHES, resolve_version
 from scs_templates.toolchain import cache_root
 from scs_templates.values import REDACTED, build_values
 from tests import crd_validation
-from tests.support import skip_or_fail
+from tests.support import EXAMPLES, REPO, settings_of, skip_or_fail
 
-REPO = Path(__file__).resolve().parents[1]
 CHARTS = REPO / "charts"
-EXAMPLES = {p.stem: p for p in sorted((REPO / "examples").glob("*.yaml"))}
 KUBE_VERSION = "1.34.1"
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 # The user's cache, resolved before the tests point SCS_TEMPLATES_CACHE_DIR at a temp dir
@@ -91,18 +89,6 @@ def crds() -> None:
 # --------------------------------------------------------------------------- settings
 
 
-def settings_of(
-    spec: dict[str, Any], name: str = "demo", namespace: str = "default"
-) -> ClusterSettings:
-    data = {
-        "apiVersion": "scs-templates.scs.community/v1alpha1",
-        "kind": "ClusterSettings",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": spec,
-    }
-    return validate_data(data).settings
-
-
 def _docker_simple() -> ClusterSettings:
     return settings_of(
         {
@@ -150,7 +136,7 @@ def _openstack_variant() -> ClusterSettings:
 
 def all_cases() -> dict[str, ClusterSettings]:
     """Every template x provider, the examples and the remaining option variants."""
-    cases = {name: load_settings(path).settings for name, path in EXAMPLES.items()}
+    cases = {name: load_settings(path).settings for name, path in ((p.stem, p) for p in EXAMPLES)}
     cases["docker-simple"] = _docker_simple()
     cases["openstack-variant"] = _openstack_variant()
     covered = {(s.spec.template, s.spec.provider) for s in cases.values()}

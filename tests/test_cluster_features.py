@@ -12,6 +12,7 @@ from scs_templates import api
 from scs_templates.settings import SettingsError, validate_data
 from scs_templates.settings.model import ClusterSettings
 from scs_templates.settings.problems import format_path
+from tests import support
 from tests.support import pinned_helm
 
 
@@ -28,13 +29,7 @@ def settings_of(spec: dict[str, Any], provider: str = "openstack") -> ClusterSet
             body[key] = {**body[key], **value}
         else:
             body[key] = value
-    data = {
-        "apiVersion": "scs-templates.scs.community/v1alpha1",
-        "kind": "ClusterSettings",
-        "metadata": {"name": "feat"},
-        "spec": body,
-    }
-    return validate_data(data, file="f.yaml").settings
+    return support.settings_of(body, name="feat", file="f.yaml")
 
 
 def problems(spec: dict[str, Any], provider: str = "openstack") -> list[str]:

@@ -23,12 +23,10 @@ from scs_templates.errors import InputError, ToolError
 from scs_templates.helm import Helm
 from scs_templates.kube import KubeClient
 from scs_templates.render import render
-from scs_templates.settings import parse_settings_text
-from scs_templates.settings.model import ClusterSettings
 from scs_templates.settings.versions import KubernetesVersion, ResolvedVersion, resolve_version
 from tests.fakekube import FakeKubeAPI
 from tests.fakekube.helpers import helm_tool
-from tests.support import REPO
+from tests.support import REPO, settings_from_text
 
 pytestmark = [
     pytest.mark.fakekube,
@@ -54,10 +52,6 @@ def docker_text(version: str = "1.34.x", replicas: int = 1) -> str:
     text = DOCKER.replace("version: 1.36.x", f"version: {version}")
     assert f"version: {version}" in text
     return text.replace("name: md-0\n      replicas: 1", f"name: md-0\n      replicas: {replicas}")
-
-
-def settings_of(text: str) -> ClusterSettings:
-    return parse_settings_text(text).settings
 
 
 @pytest.fixture
@@ -155,7 +149,7 @@ def test_install_upgrade_status_diff(
     assert "Cluster dev: phase Provisioned; Available=True" in out
 
     assert cli("diff", settings_file, "--kubeconfig", kubeconfig, "--exit-code") == 0
-    objects = len(render(settings_of(docker_text()), helm=Helm(helm_tool(major))).objects)
+    objects = len(render(settings_from_text(docker_text()), helm=Helm(helm_tool(major))).objects)
     assert (
         capsys.readouterr()
         .out.strip()
@@ -213,10 +207,12 @@ def test_delete_removes_the_cluster_first_then_release_templates_and_secret(
     kube: KubeClient,
     tmp_path: Path,
 ) -> None:
-    first = settings_of(OPENSTACK)
+    first = settings_from_text(OPENSTACK)
     lifecycle.install(first, helm=helm, secrets=SECRETS)
     # an upgrade that changes the machine templates: the old ones are kept by helm
-    second = settings_of(OPENSTACK.replace("replicas: 3", "replicas: 3\n      rootDiskGB: 30"))
+    second = settings_from_text(
+        OPENSTACK.replace("replicas: 3", "replicas: 3\n      rootDiskGB: 30")
+    )
     lifecycle.install(second, helm=helm, secrets=SECRETS)
     templates = fake.objects("OpenStackMachineTemplate", "default")
     assert len(templates) == 3  # control plane + old and new worker template
@@ -378,7 +374,7 @@ def test_failed_first_install_is_removed(
     # helm 3 creates with POST, helm 4 with a server-side apply PATCH
     fake.fail_next("create" if major == 3 else "patch", "KubeadmControlPlane", code=500)
     with pytest.raises(ToolError, match="injected failure"):
-        lifecycle.install(settings_of(docker_text()), helm=helm)
+        lifecycle.install(settings_from_text(docker_text()), helm=helm)
     assert helm.status("dev", namespace="default") is None
     assert fake.objects("Cluster", "default") == []
 
@@ -524,7 +520,7 @@ def test_install_wait_follows_the_cluster_conditions(
     lines: list[str] = []
     try:
         result = lifecycle.install(
-            settings_of(docker_text()),
+            settings_from_text(docker_text()),
             helm=helm,
             kube=kube,
             wait=True,
@@ -677,9 +673,9 @@ def test_upgrade_while_the_cluster_is_still_provisioning(
     major: int,
 ) -> None:
     helm = Helm(helm_tool(major), kubeconfig=kubeconfig, home=tmp_path / "helm")
-    lifecycle.install(settings_of(docker_text()), helm=helm)
+    lifecycle.install(settings_from_text(docker_text()), helm=helm)
     fake.set_status("Cluster", "default", "dev", {"observedGeneration": 0, "phase": "Provisioning"})
-    lifecycle.install(settings_of(docker_text(replicas=2)), helm=helm, helm_timeout=1)
+    lifecycle.install(settings_from_text(docker_text(replicas=2)), helm=helm, helm_timeout=1)
     md = fake.get("MachineDeployment", "default", "capi-dev-md-0")
     assert md is not None and md["spec"]["replicas"] == 2
 
@@ -696,7 +692,7 @@ def test_helmfile_sync_and_destroy_with_helm3(
     from tests.fakekube.helpers import helmfile_tool
 
     runner = Helmfile(helmfile_tool(), helm_tool(3), kubeconfig=kubeconfig, home=tmp_path / "hf")
-    settings = settings_of(docker_text())
+    settings = settings_from_text(docker_text())
     runner.sync(settings)
     assert [c["metadata"]["name"] for c in fake.objects("Cluster", "default")] == ["dev"]
     helm = Helm(helm_tool(3), kubeconfig=kubeconfig, home=tmp_path / "helm")

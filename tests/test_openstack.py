@@ -42,8 +42,7 @@ from scs_templates.openstack.preflight import (
     capo_security_group_names,
 )
 from scs_templates.settings import parse_settings_text
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.support import REPO
 
 # --------------------------------------------------------------------------- no stack needed
 

@@ -30,6 +30,7 @@ from scs_templates.services.catalogue import service_info
 from scs_templates.services.releases import chart_source, normalize_version
 from scs_templates.services.values import METRICS_SERVER_ARGS, PROXY_PROTOCOL_ANNOTATION
 from scs_templates.settings import ClusterSettings, SettingsError, parse_settings_text
+from tests import support
 from tests.standin_charts import STAND_IN_LABEL, build_stand_in_mirror, package_stand_in
 from tests.support import REPO, real_charts, skip_or_fail
 
@@ -50,13 +51,7 @@ def settings_of(
         spec["workers"] = [{"name": "workers", "machineType": "SCS-2V-4"}]
     else:
         spec["controlPlane"] = {"replicas": 1}
-    data = {
-        "apiVersion": "scs-templates.scs.community/v1alpha1",
-        "kind": "ClusterSettings",
-        "metadata": {"name": "demo"},
-        "spec": spec,
-    }
-    return parse_settings_text(json.dumps(data)).settings
+    return support.settings_of(spec)
 
 
 def by_name(settings: ClusterSettings) -> dict[str, Any]:

@@ -29,12 +29,10 @@ from scs_templates.settings.keys import API_VERSION, KIND, alias_for, name_for
 from scs_templates.settings.model import PROVIDERS, TEMPLATES, ClusterSettings
 from scs_templates.settings.validate import load_settings
 from scs_templates.values import build_values
-from tests.support import EXAMPLES
+from tests.support import EXAMPLES, REPO
 from tests.test_settings_fastpath import _documents, _pydantic, near_misses
 from tests.test_settings_model import settings_documents
 from tests.test_snapshots import SCENARIOS, settings_for
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _model_classes() -> dict[str, type[BaseModel]]:

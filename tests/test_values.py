@@ -14,29 +14,13 @@ import pytest
 from jsonschema import Draft7Validator
 
 from scs_templates.providers.openstack.values import server_groups
-from scs_templates.settings import load_settings, validate_data
-from scs_templates.settings.model import ClusterSettings
+from scs_templates.settings import load_settings
 from scs_templates.settings.versions import TESTED_PATCHES
 from scs_templates.values import REDACTED, build_values
 from scs_templates.versions import table
+from tests.support import EXAMPLES, REPO, settings_of
 
 PATCH_133 = f"v1.33.{TESTED_PATCHES[(1, 33)]}"
-
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
-
-
-def settings_of(
-    spec: dict[str, Any], name: str = "demo", namespace: str = "default"
-) -> ClusterSettings:
-    """Validated settings from a spec dict (the same path a settings file takes)."""
-    data = {
-        "apiVersion": "scs-templates.scs.community/v1alpha1",
-        "kind": "ClusterSettings",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": spec,
-    }
-    return validate_data(data).settings
 
 
 def openstack_spec(**extra: Any) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates import atomic
 from scs_templates.charts import chart_for
-from scs_templates.errors import ScsTemplatesError, ToolError
+from scs_templates.errors import ToolError
 from scs_templates.helm import process
 from scs_templates.helm.errors import error_text
 from scs_templates.helm.runner import _secret_strings
@@ -56,14 +56,9 @@ log = logging.getLogger(__name__)
 
 def helmfile_dir() -> Path:
     """``helmfile.d`` of a source checkout, or the copy inside the installed wheel."""
-    package = Path(__file__).resolve().parent.parent
-    for candidate in (package / "_data" / "helmfile.d", package.parent / "helmfile.d"):
-        if candidate.is_dir():
-            return candidate
-    raise ScsTemplatesError(
-        f"helmfile.d is missing (looked in {package / '_data'} and {package.parent}); "
-        "reinstall scs-templates"
-    )
+    from scs_templates.shipped import shipped_dir
+
+    return shipped_dir("helmfile.d", "helmfile.d is")
 
 
 @contextlib.contextmanager

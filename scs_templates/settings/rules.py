@@ -43,8 +43,9 @@ _KUBELET_LABEL_KEYS = frozenset(
     }
 )
 _KUBELET_LABEL_DOMAINS = ("kubelet.kubernetes.io", "node.kubernetes.io")
-# ... and those Cluster API copies from the Machine to the Node instead.
-_CAPI_LABEL_DOMAINS = ("node-role.kubernetes.io", "node-restriction.kubernetes.io")
+# ... and those Cluster API copies from the Machine to the Node instead (the values builder
+# puts them on the Machine).
+CAPI_SYNCED_LABEL_DOMAINS = ("node-role.kubernetes.io", "node-restriction.kubernetes.io")
 
 
 def _label_problem(key: str) -> str | None:
@@ -57,7 +58,7 @@ def _label_problem(key: str) -> str | None:
     )
     allowed = any(
         prefix == domain or prefix.endswith("." + domain)
-        for domain in (*_KUBELET_LABEL_DOMAINS, *_CAPI_LABEL_DOMAINS)
+        for domain in (*_KUBELET_LABEL_DOMAINS, *CAPI_SYNCED_LABEL_DOMAINS)
     )
     if reserved and not allowed:
         return (

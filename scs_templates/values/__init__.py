@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates import encryption
 from scs_templates.settings import naming
+from scs_templates.settings.rules import CAPI_SYNCED_LABEL_DOMAINS
 from scs_templates.settings.versions import resolve_version
 
 if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI's happy path
@@ -54,8 +55,8 @@ ETCD_ELECTION_TIMEOUT_MS = 2500
 _REGISTRY_SERVERS = {"docker.io": "https://registry-1.docker.io"}
 
 # Node labels the kubelet may not set itself (NodeRestriction, kubelet --node-labels refuses
-# them) but Cluster API copies from the Machine to the Node: they go on the Machine.
-_CAPI_SYNCED_LABEL_DOMAINS = ("node-role.kubernetes.io", "node-restriction.kubernetes.io")
+# them) but Cluster API copies from the Machine to the Node: they go on the Machine
+# (the domains: settings.rules.CAPI_SYNCED_LABEL_DOMAINS, which the rules allow).
 _CAPI_SYNCED_LABEL_SUFFIXES = (".node-restriction.kubernetes.io", ".node.cluster.x-k8s.io")
 
 
@@ -209,7 +210,7 @@ def _scale_from_zero(group: WorkerGroup) -> dict[str, str]:
 def _synced_by_capi(key: str) -> bool:
     """True for node labels that must be set on the Machine (Cluster API syncs them)."""
     domain = key.split("/", 1)[0] if "/" in key else ""
-    return domain in _CAPI_SYNCED_LABEL_DOMAINS or domain.endswith(_CAPI_SYNCED_LABEL_SUFFIXES)
+    return domain in CAPI_SYNCED_LABEL_DOMAINS or domain.endswith(_CAPI_SYNCED_LABEL_SUFFIXES)
 
 
 def _network(settings: ClusterSettings) -> dict[str, Any]:
@@ -441,10 +442,9 @@ def cluster_class_name(provider: str) -> str:
     so a release that changes them bumps the chart version and ships a class of a new name;
     clusters move onto it only when their settings are installed with that release.
     """
-    from scs_templates.catalogue import provider as provider_named
-    from scs_templates.charts import chart_version
+    from scs_templates.charts import provider_chart_version
 
-    version = chart_version(provider_named(provider).chart)
+    version = provider_chart_version(provider)
     return naming.fit(f"scs-{provider}-v{version.replace('.', '-').replace('+', '-')}", 63)
 
 
