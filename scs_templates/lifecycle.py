@@ -322,7 +322,8 @@ def install(
     """Install or upgrade the cluster's release; optionally wait until it is Available.
 
     With encryption at rest (the default) the cluster's key Secret is created first
-    (:func:`scs_templates.encryption.ensure_secret`; an existing one is kept).
+    (:func:`scs_templates.encryption.ensure_secret`; an existing one is kept), after the
+    registry mirrors' credentials Secrets are found complete (:func:`check_registry_credentials`).
 
     Raises InputError (exit 2) when the version guard refuses the change or when secrets
     are needed but missing, HelmError/ToolError (exit 1) when helm or the API fails, and
@@ -336,8 +337,9 @@ def install(
         # the API of the management cluster that the given helm installs into
         kubeconfig, context = helm.kubeconfig, context or helm.kube_context
     encrypt = settings.spec.security.encryption_at_rest.enabled
+    credentials = any(m.credentials_secret for m in settings.spec.registry_mirrors)
     # with wait, a bad kubeconfig/context is found (exit 2) before anything is installed
-    client = _kube(kube, kubeconfig, context) if wait or encrypt else None
+    client = _kube(kube, kubeconfig, context) if wait or encrypt or credentials else None
     runner = _helm(helm, kubeconfig, context)
     wanted = resolve_version(settings.spec.kubernetes.version, settings.spec.provider).version
     values = build_values(settings, secrets=secrets)
@@ -356,6 +358,8 @@ def install(
         previous = installed_kubernetes_version(runner, target)
         check_version_change(previous, wanted)
     chart = chart_for(settings.spec.provider)
+    if client is not None:
+        check_registry_credentials(client, settings)
     if client is not None and encrypt:
         from scs_templates import encryption
 
@@ -385,6 +389,30 @@ def install(
     return InstallResult(
         target, release, str(wanted), str(previous) if previous is not None else None, state
     )
+
+
+def check_registry_credentials(client: KubeClient, settings: ClusterSettings) -> None:
+    """Refuse (exit 2) when a registry mirror's ``credentialsSecret`` is missing on the
+    management cluster or lacks ``username``/``password``: without it the bootstrap
+    controller writes no bootstrap data and the machines never start. Only key names are
+    read into messages, never values."""
+    namespace = settings.metadata.namespace
+    for index, mirror in enumerate(settings.spec.registry_mirrors):
+        name = mirror.credentials_secret
+        if not name:
+            continue
+        where = f"spec.registryMirrors[{index}].credentialsSecret"
+        data = client.secret_data(namespace, name)
+        if data is None:
+            raise InputError(
+                f"{where}: Secret {namespace}/{name} does not exist on the management cluster; "
+                "create it first (keys username and password, docs/cluster-features.md)"
+            )
+        missing = [key for key in ("username", "password") if not data.get(key)]
+        if missing:
+            raise InputError(
+                f"{where}: Secret {namespace}/{name} has no {' and no '.join(missing)}"
+            )
 
 
 # --------------------------------------------------------------------------- status

@@ -1,0 +1,109 @@
+"""install refuses a registry mirror whose credentials Secret is missing, against a REAL API.
+
+Without the Secret the bootstrap controller writes no bootstrap data (its condition says
+"Failed to prepare spec.files") and the machines never start, long after install returned.
+So install checks it first, before helm installs anything. Only a kube-apiserver is needed
+(testenv, no managers).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from scs_templates import api, lifecycle
+from scs_templates.errors import InputError
+from scs_templates.helm import Helm
+from scs_templates.kube import KubeClient
+from tests.fakekube.helpers import helm_tool
+from tests.support import skip_or_fail
+
+if TYPE_CHECKING:
+    from testenv import Plane
+
+pytestmark = [pytest.mark.helm, pytest.mark.plane]
+
+
+@pytest.fixture(scope="module")
+def api_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
+    from testenv import PlaneError, build, running
+
+    missing = [name for name in build.missing() if name in ("etcd", "kube-apiserver")]
+    if missing and build.go_binary() is None:
+        skip_or_fail(f"the test plane needs the Go toolchain (`go`) to build {', '.join(missing)}")
+    try:
+        with running(tmp_path_factory.mktemp("credentials-plane"), managers=()) as started:
+            yield started
+    except PlaneError as error:
+        pytest.fail(f"the test plane did not start: {error}")
+
+
+def _settings(namespace: str, *, credentials: bool = True) -> Any:
+    mirror: dict[str, Any] = {
+        "registry": "docker.io",
+        "endpoints": ["https://harbor.example/v2/dockerhub"],
+        "overridePath": True,
+    }
+    if credentials:
+        mirror["credentialsSecret"] = "harbor-pull"
+    return api.validate_data(
+        {
+            "apiVersion": "scs-templates.scs.community/v1alpha1",
+            "kind": "ClusterSettings",
+            "metadata": {"name": "creds", "namespace": namespace},
+            "spec": {
+                "provider": "docker",
+                "security": {"encryptionAtRest": {"enabled": False}},
+                "registryMirrors": [
+                    {"registry": "quay.io", "endpoints": ["https://mirror.example/v2/quay"]},
+                    mirror,
+                ],
+            },
+        }
+    ).settings
+
+
+def _secret(namespace: str, data: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "harbor-pull", "namespace": namespace},
+        "type": "kubernetes.io/basic-auth",
+        "stringData": data,
+    }
+
+
+def test_install_checks_the_credentials_secret_first(api_plane: Plane, tmp_path: Path) -> None:
+    namespace = api_plane.namespace("credentials")
+    settings = _settings(namespace)
+    kube = KubeClient(str(api_plane.kubeconfig))
+    helm = Helm(helm_tool(3), kubeconfig=str(api_plane.kubeconfig), home=tmp_path / "helm")
+    where = "spec.registryMirrors[1].credentialsSecret"
+
+    with pytest.raises(
+        InputError, match=rf"^{re.escape(where)}: Secret {namespace}/harbor-pull does not exist"
+    ):
+        lifecycle.install(settings, helm=helm, kube=kube)
+    assert helm.status("creds", namespace=namespace) is None, "nothing installed"
+
+    api_plane.api.create(
+        _secret(namespace, {"username": "robot", "password": ""}), namespace=namespace
+    )
+    with pytest.raises(InputError, match="has no password") as caught:
+        lifecycle.check_registry_credentials(kube, settings)
+    assert "robot" not in str(caught.value)
+
+    api_plane.api.delete("v1", "Secret", namespace, "harbor-pull")
+    api_plane.api.create(
+        _secret(namespace, {"username": "robot", "password": "pw"}), namespace=namespace
+    )
+    lifecycle.check_registry_credentials(kube, settings)
+
+
+def test_no_check_without_credentials(api_plane: Plane) -> None:
+    settings = _settings("nowhere", credentials=False)
+    lifecycle.check_registry_credentials(KubeClient(str(api_plane.kubeconfig)), settings)
