@@ -4,29 +4,74 @@ CAPD's in-memory backend simulates machines, nodes, etcd and API servers inside 
 process of the test plane: the real Cluster API controllers provision, roll and delete such a
 cluster in seconds. The chart renders the library chart's objects with DevCluster /
 DevMachineTemplate; its values are the docker provider's (the same values builder), so a
-test swaps only the chart (:func:`use_chart`). When providers become registrable (#12),
-this chart is the one to register as a test provider.
+test swaps only the chart (:func:`use_chart`).
+
+The same chart is the test-only provider ``inmemory`` (:class:`InMemoryProvider`), added in
+exactly the steps of docs/architecture.md, "Adding a provider", and nothing else in
+scs_templates knows about it: (1) its chart folder ``tests/charts/inmemory-cluster``, (2)
+this provider module, (3) its catalogue row - for a test-only provider
+``catalogue.registered_provider(INMEMORY)`` while a test runs (:func:`registered`); its
+settings say ``provider: inmemory`` (``settings_text(..., provider="inmemory")``).
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
+from scs_templates import catalogue
 from scs_templates.charts import LIBRARY_CHART, ChartRef, charts_dir
+from scs_templates.providers.docker import DockerProvider
 from scs_templates.settings import parse_settings_text
 from scs_templates.settings.model import ClusterSettings
 from tests.support import REPO
 
-CHART = REPO / "tests" / "charts" / "inmemory-cluster"
+CHARTS = REPO / "tests" / "charts"
+CHART = CHARTS / "inmemory-cluster"
 #: Seconds for a provisioning or rollout step: simulated machines take ~5 s each, a step
 #: ~30-90 s on a loaded 2-core machine; the deadline is generous, the tests poll conditions.
 STEP_TIMEOUT = 600.0
 
 
-def settings_text(namespace: str, *, version: str, md0: int = 1, md1_labels: str = "") -> str:
+class InMemoryProvider(DockerProvider):
+    """Simulated machines of CAPD's in-memory backend. Everything else is the docker
+    provider's (kubelet flags, certificate SANs, name budget, no load balancers): CAPD runs
+    both backends, and the machine images are never pulled."""
+
+    name: ClassVar[str] = "inmemory"
+    description: ClassVar[str] = "CAPD's in-memory backend (TEST ONLY): simulated machines."
+    machine_template_kinds: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("infrastructure.cluster.x-k8s.io/v1beta2", "DevMachineTemplate"),
+    )
+
+    def chart_source(self, charts: Path) -> Path:
+        del charts  # not shipped: the chart lives with the tests
+        return CHARTS / self.chart
+
+
+INMEMORY = InMemoryProvider()
+
+
+@contextmanager
+def registered() -> Iterator[InMemoryProvider]:
+    """The in-memory provider's catalogue row, while the ``with`` block runs."""
+    with catalogue.registered_provider(INMEMORY):
+        yield INMEMORY
+
+
+def settings_text(
+    namespace: str,
+    *,
+    version: str,
+    md0: int = 1,
+    md1_labels: str = "",
+    provider: str = "docker",
+) -> str:
     labels = f"\n      labels:\n        {md1_labels}" if md1_labels else ""
     return f"""apiVersion: scs-templates.scs.community/v1alpha1
 kind: ClusterSettings
@@ -35,7 +80,7 @@ metadata:
   namespace: {namespace}
 spec:
   template: multi-md
-  provider: docker
+  provider: {provider}
   kubernetes:
     version: {version}
   controlPlane:

@@ -12,9 +12,9 @@ from scs_templates.errors import InputError
 from scs_templates.providers import Provider
 from scs_templates.providers.docker import DOCKER
 from scs_templates.providers.openstack import OPENSTACK
-from scs_templates.settings import parse_settings_text
+from scs_templates.settings import SettingsError, parse_settings_text
 from scs_templates.settings.model import PROVIDERS as MODEL_PROVIDERS
-from tests.support import REPO
+from tests.support import REPO, skip_or_fail
 
 PACKAGE = REPO / "scs_templates"
 
@@ -82,3 +82,49 @@ def test_no_provider_name_comparison_outside_the_providers_package() -> None:
 def test_the_comparison_finder_finds_one() -> None:
     tree = ast.parse('if settings.spec.provider == "openstack":\n    pass\n')
     assert list(_provider_name_comparisons(tree)) == [1]
+
+
+# --------------------------------------------------------------------------- a new provider
+
+
+def test_a_provider_added_in_the_documented_steps_validates_renders_and_is_crd_valid() -> None:
+    """docs/architecture.md's three steps, and nothing else: the test-only in-memory
+    provider (tests/inmemory.py, tests/charts/inmemory-cluster, a catalogue row while the
+    test runs) validates, renders through the library with the REAL helm, and every object
+    is valid against the REAL upstream CRDs (CAPD's DevCluster/DevMachineTemplate). The
+    plane tests (test_plane_inmemory, test_plane_lifecycle) install, roll and delete the
+    same chart."""
+    from scs_templates.lifecycle import KEPT_KINDS
+    from scs_templates.render import render
+    from tests import crd_validation, inmemory
+
+    reason = crd_validation.skip_or_fail_reason()
+    if reason:
+        skip_or_fail(reason)
+    text = inmemory.settings_text("default", version="1.36.4", provider="inmemory")
+    with pytest.raises(SettingsError, match=r"spec\.provider"):
+        parse_settings_text(text)  # not a provider until its catalogue row exists
+    with inmemory.registered():
+        settings = parse_settings_text(text).settings
+        assert catalogue.provider_of(settings) is inmemory.INMEMORY
+        assert any(row.provider == "inmemory" for row in catalogue.catalogue())
+        result = render(settings)
+    assert "inmemory" not in catalogue.provider_names()
+    objects = list(result.objects)
+    assert sorted({str(obj["kind"]) for obj in objects}) == [
+        "Cluster",
+        "DevCluster",
+        "DevMachineTemplate",
+        "KubeadmConfigTemplate",
+        "KubeadmControlPlane",
+        "MachineDeployment",
+        "MachineHealthCheck",
+    ]
+    assert crd_validation.validate_all(objects) == []
+    cluster = next(obj for obj in objects if obj["kind"] == "Cluster")
+    assert cluster["spec"]["infrastructureRef"]["kind"] == "DevCluster"
+    # what delete removes after the Cluster: the library's kept kinds and the provider's
+    assert {kind for _, kind in (*KEPT_KINDS, *inmemory.INMEMORY.machine_template_kinds)} == {
+        "KubeadmConfigTemplate",
+        "DevMachineTemplate",
+    }

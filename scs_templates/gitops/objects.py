@@ -227,10 +227,7 @@ def cluster_objects(settings: ClusterSettings, options: GitopsOptions) -> Cluste
     values = build_values(settings)
     namespace = settings.metadata.namespace
     required: list[str] = []
-    if settings.spec.provider == "openstack":
-        from scs_templates.providers.openstack.values import credentials_secret_name
-
-        required.append(f"{credentials_secret_name(settings)} (cloud credentials for CAPO)")
+    required.extend(provider_of(settings).gitops_secrets(settings))
     if settings.spec.security.encryption_at_rest.enabled:
         from scs_templates.encryption import secret_name
 

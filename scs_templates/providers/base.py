@@ -211,6 +211,12 @@ class Provider:
         the cluster left behind. Idempotent; ToolError when something remains."""
         del settings, options, progress
 
+    def gitops_secrets(self, settings: ClusterSettings) -> list[str]:
+        """The Secrets the cluster needs next to it that no GitOps output holds (the user
+        creates them), each with what it is for."""
+        del settings
+        return []
+
     # ----------------------------------------------------------------------- services
 
     def node_cidr(self, settings: ClusterSettings) -> str | None:

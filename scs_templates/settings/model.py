@@ -13,7 +13,17 @@ import types
 import typing
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StrictBool,
+    StrictInt,
+    StringConstraints,
+    WithJsonSchema,
+)
+from pydantic_core import PydanticCustomError
 
 from scs_templates.settings.derived import ClusterSettingsDerived, WorkerGroupDerived
 from scs_templates.settings.keys import API_VERSION as API_VERSION
@@ -67,6 +77,30 @@ def nested_model(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     return None
+
+
+def _known_provider(value: Any) -> str:
+    """A provider of the catalogue: a shipped one, or one registered there (tests)."""
+    # late: the catalogue imports the providers, and they import the settings package
+    from scs_templates.catalogue import provider_names
+
+    names = provider_names()
+    if value not in names:
+        quoted = [repr(name) for name in names]
+        expected = " or ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)
+        raise PydanticCustomError(
+            "literal_error", "Input should be {expected}", {"expected": expected}
+        )
+    return str(value)
+
+
+#: ``spec.provider``: validated against the catalogue; the published schema lists the
+#: shipped providers (:data:`PROVIDERS`).
+ProviderName = Annotated[
+    str,
+    PlainValidator(_known_provider),
+    WithJsonSchema({"enum": list(PROVIDERS), "type": "string"}),
+]
 
 
 class _Model(BaseModel):
@@ -921,9 +955,7 @@ class Spec(_Model):
         "worker groups as a Cluster API topology of the release's ClusterClass). An "
         "installed cluster cannot switch between `clusterclass` and the other two.",
     )
-    provider: Literal["openstack", "docker"] = Field(
-        default="openstack", description="Infrastructure provider."
-    )
+    provider: ProviderName = Field(default="openstack", description="Infrastructure provider.")
     prefix: Dns1123Label = Field(
         default="capi", description="$PREFIX of resource names $PREFIX-$CLUSTER-$RESOURCE."
     )

@@ -55,6 +55,15 @@ def _type_name(annotation: Any) -> str:
     )
 
 
+def _field_type(info: FieldInfo) -> str:
+    """A field's type; a choice validated elsewhere (``spec.provider``) by its schema enum."""
+    for item in info.metadata:
+        schema = getattr(item, "json_schema", None)
+        if isinstance(schema, dict) and "enum" in schema:
+            return " \\| ".join(f"`{choice}`" for choice in schema["enum"])
+    return _type_name(info.annotation)
+
+
 def _default(info: FieldInfo) -> str:
     if info.default_factory is not None:
         value = info.default_factory()  # type: ignore[call-arg]
@@ -80,7 +89,7 @@ def rows(model: type[BaseModel] = ClusterSettings, prefix: str = "") -> list[Row
         found.append(
             Row(
                 path=path,
-                type=_type_name(info.annotation),
+                type=_field_type(info),
                 default=_default(info),
                 description=(info.description or "").replace("|", "\\|"),
                 deprecated=bool(info.deprecated),

@@ -130,6 +130,9 @@ class OpenStackProvider(Provider):
                 f"{problems[0]}; see `scs-templates openstack cleanup`"
             )
 
+    def gitops_secrets(self, settings: ClusterSettings) -> list[str]:
+        return [f"{os_values.credentials_secret_name(settings)} (cloud credentials for CAPO)"]
+
     # ----------------------------------------------------------------------- services
 
     def node_cidr(self, settings: ClusterSettings) -> str | None:
