@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scs_templates import api
+from scs_templates.services import service_releases
 from scs_templates.services.runner import ServicesHelmfile
 from scs_templates.settings import ClusterSettings, parse_settings_text
-from tests.support import real_charts, skip_or_fail
+from tests.support import REPO, real_charts, skip_or_fail
 from tests.workload_cluster import WorkloadCluster, workload_cluster
 
 if TYPE_CHECKING:
@@ -160,15 +161,60 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
         pytest.fail(f"the test plane did not start: {error}")
 
 
-#: (CNI, Pod Security level, exempt namespaces): both CNIs under the strictest level with
-#: nothing exempt (every service namespace labelled by apply), and under the default
-#: (baseline, kube-system exempt). ``privileged`` admits every Pod by definition.
+#: Every example (its own services, provider and Pod Security settings), and
+#: both CNIs with every service on under the strictest level with no namespace exempt
+#: (apply labels each service namespace) and under the default (baseline, kube-system
+#: exempt). ``privileged`` admits every Pod by definition.
 CASES = [
+    pytest.param(("docker-dev.yaml",), id="example-docker-dev"),
+    # its services are openstack-minimal's plus the autoscaler (test_examples_...); its
+    # admission configuration is rendered from openstack-minimal (a ClusterClass patches it
+    # in at topology time), whose security settings are the same
+    pytest.param(
+        ("openstack-clusterclass.yaml", "openstack-minimal.yaml"),
+        id="example-openstack-clusterclass",
+    ),
+    pytest.param(("openstack-production.yaml",), id="example-openstack-production"),
+    pytest.param(("openstack-all-features.yaml",), id="example-openstack-all-features"),
     pytest.param(("cilium", "restricted", ()), id="cilium-restricted-no-exemptions"),
     pytest.param(("calico", "restricted", ()), id="calico-restricted-no-exemptions"),
-    pytest.param(("cilium", "baseline", None), id="cilium-baseline-default"),
     pytest.param(("calico", "baseline", None), id="calico-baseline-default"),
 ]
+
+
+def example_settings(name: str, namespace: str) -> ClusterSettings:
+    """The example ``name`` in ``namespace``, its charts from the real chart mirror."""
+    from ruamel.yaml import YAML
+
+    data = YAML(typ="safe").load((REPO / "examples" / name).read_text())
+    data["metadata"]["namespace"] = namespace
+    services = data["spec"].setdefault("services", {})
+    services["chartMirror"] = str(real_charts())
+    return parse_settings_text(json.dumps(data)).settings
+
+
+def test_the_cases_cover_every_example() -> None:
+    """docker-clusterclass asks for docker-dev's services, openstack-minimal for a subset of
+    openstack-clusterclass's; each pair has the same security settings."""
+
+    def services(name: str) -> list[tuple[str, str]]:
+        return [(r.catalogue, r.version) for r in service_releases(example_settings(name, "ns-a"))]
+
+    assert services("docker-clusterclass.yaml") == services("docker-dev.yaml")
+    minimal = services("openstack-minimal.yaml")
+    assert [s for s in services("openstack-clusterclass.yaml") if s not in minimal] == [
+        ("cluster-autoscaler", "9.59.0")
+    ]
+    for first, second in [
+        ("docker-clusterclass.yaml", "docker-dev.yaml"),
+        ("openstack-clusterclass.yaml", "openstack-minimal.yaml"),
+    ]:
+        security = [example_settings(name, "ns-a").spec.security for name in (first, second)]
+        assert security[0] == security[1]
+    covered = {case.values[0][0] for case in CASES if len(case.values[0]) < 3}
+    assert covered | {"docker-clusterclass.yaml", "openstack-minimal.yaml"} == {
+        path.name for path in (REPO / "examples").glob("*.yaml")
+    }
 
 
 @pytest.fixture(scope="module", params=CASES)
@@ -180,12 +226,17 @@ def installed(
 ) -> Iterator[tuple[WorkloadCluster, Any]]:
     """A workload cluster per case with every service applied (shared by the module's tests
     of that case; pytest orders them so that one runs at a time)."""
-    cni, enforce, exempt = request.param
     namespace = plane.namespace("svc")
-    settings = settings_of(namespace, cni, enforce, exempt=exempt)
-    with workload_cluster(
-        plane, settings, helm, tmp_path_factory.mktemp(f"workload-{cni}-{enforce}")
-    ) as cluster:
+    admission = None
+    if len(request.param) < 3:
+        settings = example_settings(request.param[0], namespace)
+        if len(request.param) == 2:
+            admission = example_settings(request.param[1], namespace)
+    else:
+        cni, enforce, exempt = request.param
+        settings = settings_of(namespace, cni, enforce, exempt=exempt)
+    directory = tmp_path_factory.mktemp("workload")
+    with workload_cluster(plane, settings, helm, directory, admission=admission) as cluster:
         result = apply(cluster, settings)
         yield cluster, result
 
@@ -195,25 +246,23 @@ def test_every_service_pod_is_admitted_and_every_crd_established(
 ) -> None:
     cluster, result = installed
     settings = cluster.settings
-    cni = settings.spec.services.cni.type
-    assert {"metrics-server", "kubelet-csr-approver", "cert-manager", "flux2"} <= set(result.synced)
-    assert ("cilium" if cni == "cilium" else "tigera-operator") in result.synced
-    made = cluster.create_hooks(hook_objects(settings))
-    assert any(m.endswith("/Job/cert-manager-startupapicheck") for m in made), made
+    assert sorted(result.synced) == sorted(r.name for r in service_releases(settings))
+    assert {"metrics-server", "kubelet-csr-approver"} <= set(result.synced)
+    hooks = hook_objects(settings)
+    made = cluster.create_hooks(hooks)
+    assert len(made) == len(hooks)
+    if settings.spec.services.cert_manager.enabled:
+        assert any(m.endswith("/Job/cert-manager-startupapicheck") for m in made), made
     cluster.start_cron_jobs()
     missing = cluster.wait_for_pods()
     assert cluster.failed_creates() == {}
     assert missing == {}
     kinds = {w["kind"] for w in cluster.workloads()}
-    assert {"Deployment", "DaemonSet", "Job"} <= kinds
-    assert len(cluster.workloads()) >= 15
+    assert {"Deployment", "DaemonSet"} <= kinds
+    assert len(cluster.workloads()) >= 4
     assert cluster.crds_not_established() == []
-    gateway_crds = [
-        c["metadata"]["name"]
-        for c in cluster.server.list("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-        if c["metadata"]["name"].endswith(".gateway.networking.k8s.io")
-    ]
-    assert "httproutes.gateway.networking.k8s.io" in gateway_crds
+    if settings.spec.services.gateway_api.enabled:
+        assert "httproutes.gateway.networking.k8s.io" in _gateway_crds(cluster.server)
 
 
 def test_a_refused_pod_is_seen(installed: tuple[WorkloadCluster, Any]) -> None:
@@ -261,20 +310,28 @@ def test_the_autoscaler_runs_next_to_the_cluster_with_namespace_rbac(
     """Deliverable 5 on the real plane: the chart's Deployment gets its Pod from the plane's
     real controllers, mounting the cluster's kubeconfig Secret, and the real RBAC authorizer
     lets its ServiceAccount scale this cluster's groups and nothing elsewhere."""
+    from scs_templates.services.releases import autoscaler_enabled
+
     cluster, result = installed
-    plane = cluster.plane
-    namespace = cluster.settings.metadata.namespace
-    assert "work-cluster-autoscaler" in result.synced
-    [deployment] = plane.api.list("apps/v1", "Deployment", namespace)
-    assert deployment["metadata"]["name"] == "work-autoscaler"
+    plane, settings = cluster.plane, cluster.settings
+    namespace, name = settings.metadata.namespace, settings.name
+    deployments = plane.api.list("apps/v1", "Deployment", namespace)
+    if not autoscaler_enabled(settings):  # no group autoscales: no autoscaler
+        assert deployments == []
+        assert not [s for s in result.synced if s.endswith("cluster-autoscaler")]
+        return
+    assert f"{name}-cluster-autoscaler" in result.synced
+    [deployment] = deployments
+    assert deployment["metadata"]["name"] == f"{name}-autoscaler"
     pod_spec = deployment["spec"]["template"]["spec"]
     [container] = pod_spec["containers"]
     args = container.get("command", []) + container.get("args", [])
     assert "--cloud-provider=clusterapi" in args
-    assert f"--node-group-auto-discovery=clusterapi:clusterName=work,namespace={namespace}" in args
+    discovery = f"--node-group-auto-discovery=clusterapi:clusterName={name},namespace={namespace}"
+    assert discovery in args
     kubeconfig_arg = next(a for a in args if a.startswith("--kubeconfig="))
     [volume] = [v for v in pod_spec["volumes"] if v.get("secret")]
-    assert volume["secret"]["secretName"] == "work-kubeconfig"
+    assert volume["secret"]["secretName"] == f"{name}-kubeconfig"
     [mount] = [m for m in container["volumeMounts"] if m["name"] == volume["name"]]
     assert kubeconfig_arg == f"--kubeconfig={mount['mountPath']}/value"  # the Secret's key
 
@@ -282,7 +339,7 @@ def test_the_autoscaler_runs_next_to_the_cluster_with_namespace_rbac(
         return [
             p
             for p in plane.api.list("v1", "Pod", namespace)
-            if p["metadata"]["name"].startswith("work-autoscaler-")
+            if p["metadata"]["name"].startswith(f"{name}-autoscaler-")
         ]
 
     deadline = time.monotonic() + 120
@@ -296,7 +353,7 @@ def test_the_autoscaler_runs_next_to_the_cluster_with_namespace_rbac(
         ("watch", "cluster.x-k8s.io/machines"),
         ("patch", "cluster.x-k8s.io/machinedeployments/scale"),
         ("update", "cluster.x-k8s.io/machinepools/scale"),
-        ("list", "infrastructure.cluster.x-k8s.io/openstackmachinetemplates"),
+        ("list", f"infrastructure.cluster.x-k8s.io/{settings.spec.provider}machinetemplates"),
     ]
     assert [v for v, r in here if not _allowed(plane, account, namespace, v, r)] == []
     other = plane.namespace("other")
@@ -305,7 +362,7 @@ def test_the_autoscaler_runs_next_to_the_cluster_with_namespace_rbac(
     assert not [
         r
         for r in plane.api.list("rbac.authorization.k8s.io/v1", "ClusterRole")
-        if r["metadata"]["name"].startswith("work-autoscaler")
+        if r["metadata"]["name"].startswith(f"{name}-autoscaler")
     ]
 
 

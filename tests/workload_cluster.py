@@ -280,15 +280,21 @@ class WorkloadCluster:
 
 @contextlib.contextmanager
 def workload_cluster(
-    plane: Plane, settings: ClusterSettings, helm: api.Helm, directory: Path
+    plane: Plane,
+    settings: ClusterSettings,
+    helm: api.Helm,
+    directory: Path,
+    *,
+    admission: ClusterSettings | None = None,
 ) -> Iterator[WorkloadCluster]:
-    """Start the workload cluster of ``settings``: API server with the rendered admission
-    configuration, its kube-controller-manager, two Nodes; registered on the plane."""
+    """Start the workload cluster of ``settings``: API server with the admission
+    configuration the cluster chart renders for ``admission`` (default: ``settings``), its
+    kube-controller-manager, two Nodes; registered on the plane."""
     from testenv.plane import _die_with_parent, _kubeconfig, _write_private, extra_apiserver
     from testenv.process import Daemon, wait_for
 
     directory.mkdir(parents=True, exist_ok=True)
-    flags = _apiserver_flags(control_plane_spec(settings, helm), directory)
+    flags = _apiserver_flags(control_plane_spec(admission or settings, helm), directory)
     name = f"workload-{settings.metadata.namespace}"
     with extra_apiserver(plane, name, flags) as server:
         pki = plane.directory / "pki"
