@@ -6,6 +6,7 @@
 kube-controller-manager and the Cluster API, CAPD and CAPO managers built from Go modules).
 Tests must not share objects through it: each takes a fresh namespace (``plane.namespace``).
 Without a Go toolchain and without cached binaries the plane tests skip (fail in CI).
+The tests that use it run last, together (:func:`pytest_collection_modifyitems`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,17 @@ import pytest
 
 from scs_templates.helm import Helm
 from tests.support import pinned_helm, skip_or_fail
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the tests on the real plane last, in their collected order.
+
+    The session's plane starts at the first test that needs it and holds the machine-wide
+    lock of CAPD's fixed ports (testenv/plane.py) until the session ends: grouped at the
+    end, the plane runs (and blocks other sessions on this machine) only while its tests
+    run, not during the whole suite.
+    """
+    items.sort(key=lambda item: "plane" in getattr(item, "fixturenames", ()))
 
 
 @pytest.fixture(scope="session")
