@@ -11,10 +11,12 @@ Typical use::
     loaded = api.load_settings("cluster.yaml")      # raises api.SettingsError
     result = api.render(loaded.settings)            # raises api.HelmError
     api.write_manifests(result, "out/")
-    api.install(loaded.settings, kubeconfig="mgmt.kubeconfig", secrets=...)
+    api.install(loaded.settings, kubeconfig="mgmt.kubeconfig")  # credentials too
 
-OpenStack credentials, preflight and cleanup live in :mod:`scs_templates.openstack`
-(imported on demand: it pulls in openstacksdk).
+``install`` and ``delete`` do all the commands do, the provider's cloud work included
+(OpenStack: credentials, server groups, cleanup; ``cloud=CloudOptions(...)`` says how).
+The OpenStack building blocks live in :mod:`scs_templates.openstack` (imported on demand:
+it pulls in openstacksdk).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from scs_templates.gitops import GitopsOptions, GitopsResult, parse_chart_source
 from scs_templates.helm import Helm, HelmError, HelmTimeout, ReleaseInfo, TemplateJob
 from scs_templates.kube import ClusterState, Condition, KubeClient, ObjectRef
 from scs_templates.lifecycle import (
+    DeleteIncomplete,
     DeleteResult,
     DiffResult,
     InstallResult,
@@ -39,6 +42,7 @@ from scs_templates.lifecycle import (
     target_of,
 )
 from scs_templates.migrate import MigrationResult, migrate_kaas_v1
+from scs_templates.providers import CloudOptions
 from scs_templates.render import (
     RenderResult,
     kube_version_of,
@@ -65,9 +69,11 @@ from scs_templates.values import REDACTED, build_values
 __all__ = [
     "REDACTED",
     "ChartRef",
+    "CloudOptions",
     "ClusterSettings",
     "ClusterState",
     "Condition",
+    "DeleteIncomplete",
     "DeleteResult",
     "DiffResult",
     "GitopsOptions",

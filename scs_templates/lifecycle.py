@@ -35,10 +35,12 @@ from scs_templates.values import REDACTED
 if TYPE_CHECKING:
     from scs_templates.helm import Helm, ReleaseInfo
     from scs_templates.kube import ClusterState, KubeClient, ObjectRef
+    from scs_templates.providers import CloudOptions
     from scs_templates.settings.model import ClusterSettings
 
 __all__ = [
     "CLUSTER_LABEL",
+    "DeleteIncomplete",
     "DeleteResult",
     "DiffResult",
     "InstallResult",
@@ -318,8 +320,17 @@ def install(
     poll_interval: float = DEFAULT_POLL_INTERVAL,
     helm_timeout: float | None = None,
     progress: Progress | None = None,
+    cloud: CloudOptions | None = None,
+    cloud_progress: Progress | None = None,
 ) -> InstallResult:
     """Install or upgrade the cluster's release; optionally wait until it is Available.
+
+    Without ``secrets`` the settings' provider prepares the cluster first, as
+    ``scs-templates install`` does (OpenStack: the preflight checks, a per-cluster
+    application credential - reused while it works - and the server groups), touching the
+    cloud as ``cloud`` allows (default :class:`~scs_templates.providers.CloudOptions`: yes,
+    with the settings' cloud entry; ``touch=False`` is ``--skip-openstack``).
+    ``cloud_progress`` receives what the provider did (default: ``progress``).
 
     With encryption at rest (the default) the cluster's key Secret is created first
     (:func:`scs_templates.encryption.ensure_secret`; an existing one is kept), after the
@@ -336,6 +347,8 @@ def install(
     if kube is None and kubeconfig is None and helm is not None:
         # the API of the management cluster that the given helm installs into
         kubeconfig, context = helm.kubeconfig, context or helm.kube_context
+    if secrets is None:
+        secrets = _prepare(settings, cloud, kube, kubeconfig, context, cloud_progress or progress)
     encrypt = settings.spec.security.encryption_at_rest.enabled
     credentials = any(m.credentials_secret for m in settings.spec.registry_mirrors)
     # with wait, a bad kubeconfig/context is found (exit 2) before anything is installed
@@ -413,6 +426,31 @@ def check_registry_credentials(client: KubeClient, settings: ClusterSettings) ->
             raise InputError(
                 f"{where}: Secret {namespace}/{name} has no {' and no '.join(missing)}"
             )
+
+
+def _prepare(
+    settings: ClusterSettings,
+    cloud: CloudOptions | None,
+    kube: KubeClient | None,
+    kubeconfig: str | None,
+    context: str | None,
+    progress: Progress | None,
+) -> dict[str, str] | None:
+    """The provider's preparation before install: the content of the values' secrets."""
+    from scs_templates.catalogue import provider_of
+    from scs_templates.providers import CloudOptions, Management
+
+    result: dict[str, str] | None = provider_of(settings).prepare(
+        settings,
+        cloud if cloud is not None else CloudOptions(),
+        Management(kubeconfig, context, kube),
+        progress or _silent,
+    )
+    return result
+
+
+def _silent(_: str) -> None:
+    return None
 
 
 # --------------------------------------------------------------------------- status
@@ -628,6 +666,15 @@ class DeleteResult:
     removed: list[str] = field(default_factory=list)
 
 
+class DeleteIncomplete(ToolError):
+    """The cluster and its objects are gone, but the provider could not release all of its
+    cloud resources; ``result`` tells what was deleted (the message says what remains)."""
+
+    def __init__(self, message: str, result: DeleteResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
 def delete(
     settings: ClusterSettings,
     *,
@@ -638,15 +685,23 @@ def delete(
     timeout: float = DEFAULT_WAIT_TIMEOUT,
     poll_interval: float = DEFAULT_POLL_INTERVAL,
     progress: Progress | None = None,
+    cloud: CloudOptions | None = None,
+    cloud_progress: Progress | None = None,
 ) -> DeleteResult:
     """Delete the cluster: the Cluster object first (and wait until it is gone), then the
-    release, the kept templates and the credentials Secret.
+    release, the kept templates and the credentials Secret; then the provider releases
+    what it created in the cloud, as ``scs-templates delete`` does (OpenStack: leftover
+    ports and networks, server groups, the per-cluster application credential), touching
+    the cloud as ``cloud`` allows (default :class:`~scs_templates.providers.CloudOptions`).
+    ``cloud_progress`` receives what the provider did (default: ``progress``).
 
     Idempotent: what is already gone is skipped. On timeout a ToolError is raised and
-    NOTHING else has been deleted, so the controllers keep what they need to finish.
+    NOTHING else has been deleted, so the controllers keep what they need to finish. When
+    cloud resources remain, :class:`DeleteIncomplete` (a ToolError) carries the result.
     """
     from scs_templates.catalogue import provider_of
     from scs_templates.kube import ObjectRef
+    from scs_templates.providers import CloudOptions
 
     target = target_of(settings)
     client = _kube(kube, kubeconfig, context)
@@ -692,4 +747,13 @@ def delete(
     for leftover in sorted(leftovers):
         if client.delete(leftover):
             removed.append(str(leftover))
-    return DeleteResult(target, cluster_deleted, release is not None, removed)
+    result = DeleteResult(target, cluster_deleted, release is not None, removed)
+    try:
+        provider_of(settings).release(
+            settings,
+            cloud if cloud is not None else CloudOptions(),
+            progress=cloud_progress or progress or _silent,
+        )
+    except ToolError as error:
+        raise DeleteIncomplete(str(error), result) from None
+    return result

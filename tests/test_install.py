@@ -22,6 +22,7 @@ from scs_templates.cli.main import main
 from scs_templates.errors import InputError, ToolError
 from scs_templates.helm import Helm
 from scs_templates.kube import KubeClient
+from scs_templates.providers import CloudOptions
 from scs_templates.render import render
 from scs_templates.settings.versions import KubernetesVersion, ResolvedVersion, resolve_version
 from tests.fakekube import FakeKubeAPI
@@ -222,7 +223,12 @@ def test_delete_removes_the_cluster_first_then_release_templates_and_secret(
     fake.clear_requests()
     lines: list[str] = []
     result = lifecycle.delete(
-        second, helm=helm, kube=kube, poll_interval=0.01, progress=lines.append
+        second,
+        helm=helm,
+        kube=kube,
+        poll_interval=0.01,
+        progress=lines.append,
+        cloud=CloudOptions(touch=False),  # no cloud here (tests/test_openstack.py has one)
     )
     assert result.cluster_deleted and result.release_uninstalled
     assert any("being deleted" in line for line in lines)
@@ -268,7 +274,9 @@ def test_delete_removes_the_cluster_first_then_release_templates_and_secret(
     assert any(r.name == "capi-demo-cloud-config" for r in later_deletes)
 
     # idempotent: a second delete finds nothing and succeeds
-    again = lifecycle.delete(second, helm=helm, kube=kube, poll_interval=0.01)
+    again = lifecycle.delete(
+        second, helm=helm, kube=kube, poll_interval=0.01, cloud=CloudOptions(touch=False)
+    )
     assert not again.cluster_deleted and not again.release_uninstalled and again.removed == []
 
 

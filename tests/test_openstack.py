@@ -703,3 +703,61 @@ def test_unwritable_write_secret_creates_no_credential(
     ]
     assert f"{tmp_path}/file is not a directory" in done.err
     assert find_app_credential(conn, f"capi-{cluster}-appcred") is None
+
+
+# --------------------------------------------------------------------------- library API
+
+
+@pytest.mark.openstack
+@pytest.mark.fakekube
+def test_library_install_and_delete_do_what_the_commands_do(
+    conn: Any, admin: Any, demo: Tenant, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``api.install`` / ``api.delete`` create and remove the per-cluster application
+    credential like ``scs-templates install``/``delete``: against the REAL Keystone and
+    Neutron, the REAL helm 3 and a FAKE Kubernetes API (test double: nothing would run the
+    OpenStack machines) as management cluster."""
+    import base64
+
+    from scs_templates import api
+    from tests.fakekube import FakeKubeAPI
+    from tests.fakekube.helpers import helm_tool
+
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(demo.clouds_yaml))
+    cluster = _unique("lib")
+    no_groups = "    antiAffinity: {controlPlane: none, workers: none}\n"  # no compute service
+    settings = parse_settings_text(
+        _settings_text(cluster, "10.68.0.0/20").replace(
+            "    cloud: demo\n", "    cloud: demo\n" + no_groups
+        )
+    ).settings
+    credential = f"capi-{cluster}-appcred"
+    external = None
+    if not any(n.is_router_external for n in admin.network.networks()):
+        external = admin.network.create_network(name=f"{cluster}-public", is_router_external=True)
+    try:
+        with FakeKubeAPI() as fake:
+            kubeconfig = str(fake.write_kubeconfig(tmp_path / "mgmt.kubeconfig"))
+            helm = api.Helm(helm_tool(3), kubeconfig=kubeconfig, home=tmp_path / "helm")
+            with api.KubeClient(kubeconfig) as kube:
+                lines: list[str] = []
+                api.install(settings, helm=helm, kube=kube, cloud_progress=lines.append)
+                stored = find_app_credential(conn, credential)
+                assert stored is not None
+                secret = fake.get("Secret", "default", f"capi-{cluster}-cloud-config")
+                assert secret is not None
+                data = secret.get("stringData") or {
+                    key: base64.b64decode(value).decode() for key, value in secret["data"].items()
+                }
+                assert f'application-credential-id="{stored.id}"' in data["cloud.conf"]
+                assert any(line.startswith("preflight ok") for line in lines)
+
+                api.delete(
+                    settings, helm=helm, kube=kube, poll_interval=0.01, cloud_progress=lines.append
+                )
+                assert fake.get("Secret", "default", f"capi-{cluster}-cloud-config") is None
+        assert find_app_credential(conn, credential) is None
+        assert any(f"application credential {credential}: deleted" in line for line in lines)
+    finally:
+        if external is not None:
+            admin.network.delete_network(external.id)

@@ -76,19 +76,19 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    from scs_templates.cli.cmd_lifecycle import ProgressLine, install_secrets
+    from scs_templates.cli.cmd_lifecycle import ProgressLine, _note, cloud_options
     from scs_templates.cli.common import load
     from scs_templates.services.deploy import apply
 
     loaded = load(args.settings)
-    secrets = None if args.services_only or args.dry_run else install_secrets(args, loaded.settings)
     progress = ProgressLine()
     try:
         result = apply(
             loaded.settings,
             kubeconfig=args.kubeconfig,
             context=args.context,
-            secrets=secrets,
+            cloud=cloud_options(args),
+            cloud_progress=_note,
             force_remove=args.force_remove,
             allow_cni_switch=args.allow_cni_switch,
             dry_run=args.dry_run,

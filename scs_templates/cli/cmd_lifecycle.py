@@ -83,20 +83,6 @@ def cloud_options(args: argparse.Namespace) -> Any:
     )
 
 
-def install_secrets(args: argparse.Namespace, settings: Any) -> dict[str, str] | None:
-    """The credentials Secret content for an install, from the settings' provider: from
-    --clouds-yaml, or a per-cluster application credential ensured now (reused when it
-    still works), or None."""
-    from scs_templates.catalogue import provider_of
-    from scs_templates.providers import Management
-
-    management = Management(args.kubeconfig, args.context)
-    result: dict[str, str] | None = provider_of(settings).prepare(
-        settings, cloud_options(args), management, _note
-    )
-    return result
-
-
 def _note(line: str) -> None:
     print(line, file=sys.stderr)
 
@@ -243,7 +229,7 @@ def run_install(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
 
     loaded = load(args.settings)
-    secrets = install_secrets(args, loaded.settings)
+    cloud = cloud_options(args)
     progress = ProgressLine()
     try:
         result = lifecycle.install(
@@ -251,7 +237,8 @@ def run_install(args: argparse.Namespace) -> int:
             helm=_helm(args),
             kubeconfig=args.kubeconfig,
             context=args.context,
-            secrets=secrets,
+            cloud=cloud,
+            cloud_progress=_note,
             wait=args.wait,
             timeout=args.timeout,
             poll_interval=args.poll_interval,
@@ -336,7 +323,9 @@ def run_delete(args: argparse.Namespace) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("not deleted", file=sys.stderr)
             return 2
+    cloud = cloud_options(args)
     progress = ProgressLine()
+    incomplete: lifecycle.DeleteIncomplete | None = None
     try:
         result = lifecycle.delete(
             loaded.settings,
@@ -346,7 +335,11 @@ def run_delete(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             poll_interval=args.poll_interval,
             progress=progress,
+            cloud=cloud,
+            cloud_progress=_note,
         )
+    except lifecycle.DeleteIncomplete as error:
+        incomplete, result = error, error.result
     finally:
         progress.done()
     done = []
@@ -359,7 +352,6 @@ def run_delete(args: argparse.Namespace) -> int:
             f"removed {len(result.removed)} leftover object(s): {', '.join(result.removed)}"
         )
     print("; ".join(done) if done else f"nothing to delete for {target.cluster}")
-    from scs_templates.catalogue import provider_of
-
-    provider_of(loaded.settings).release(loaded.settings, cloud_options(args), progress=_note)
+    if incomplete is not None:
+        raise incomplete
     return 0

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from scs_templates.helm import Helm, ReleaseInfo
     from scs_templates.kube import KubeClient
     from scs_templates.lifecycle import InstallResult
+    from scs_templates.providers import CloudOptions
     from scs_templates.services.runner import ServicesHelmfile
     from scs_templates.settings.model import ClusterSettings
 
@@ -213,6 +214,8 @@ def apply(
     kubeconfig: str | None = None,
     context: str | None = None,
     secrets: Mapping[str, str] | None = None,
+    cloud: CloudOptions | None = None,
+    cloud_progress: Progress | None = None,
     force_remove: bool = False,
     allow_cni_switch: bool = False,
     dry_run: bool = False,
@@ -228,7 +231,8 @@ def apply(
     """Install/upgrade the cluster, then sync its standard services (see the module doc).
 
     ``kubeconfig``/``context``: the MANAGEMENT cluster. ``secrets``: the cluster release's
-    secrets (OpenStack clouds.yaml/cacert), passed to :func:`lifecycle.install`.
+    secrets (OpenStack clouds.yaml/cacert); without them the provider prepares the cluster
+    as ``cloud`` allows (``cloud``, ``cloud_progress`` as in :func:`lifecycle.install`).
     ``install_cluster=False`` skips step 1 (services only). ``dry_run`` changes nothing:
     no install, no sync; the plan is computed from what is deployed (all ``install`` when
     the workload cluster does not exist yet). ``wait`` passes ``--wait`` to helmfile.
@@ -253,7 +257,13 @@ def apply(
 
         say(f"installing/upgrading the cluster release {settings.metadata.name}")
         cluster_result = lifecycle.install(
-            settings, kubeconfig=kubeconfig, context=context, secrets=secrets, wait=False
+            settings,
+            kubeconfig=kubeconfig,
+            context=context,
+            secrets=secrets,
+            cloud=cloud,
+            cloud_progress=cloud_progress,
+            wait=False,
         )
 
     client = kube if kube is not None else KubeClient(kubeconfig, context)
