@@ -26,6 +26,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from scs_templates.errors import InputError, ToolError
@@ -190,6 +191,102 @@ def check_template_change(installed_values: Mapping[str, Any], wanted: str, rele
         )
 
 
+def check_class_change(
+    installed_values: Mapping[str, Any], values: Mapping[str, Any], release: str, *, rebase: bool
+) -> str | None:
+    """Refuse to move a topology cluster onto another ClusterClass unless asked (``rebase``).
+
+    Each scs-templates release whose chart changed ships a ClusterClass of a new name; an
+    ``install`` with that release would otherwise move every topology cluster it touches onto
+    the new class at once. A rebase is an operator's decision (the topology controller rolls
+    whatever the new class renders differently), so it needs ``--rebase-class``. Returns
+    the new class's name when this install rebases, else None.
+    """
+
+    def class_of(section: Any) -> str | None:
+        if not isinstance(section, Mapping) or section.get("template") != TOPOLOGY_TEMPLATE:
+            return None
+        name = section.get("className")
+        return name if isinstance(name, str) and name else None
+
+    installed, wanted = class_of(installed_values.get("cluster")), class_of(values.get("cluster"))
+    if installed is None or wanted is None or installed == wanted:
+        return None
+    if rebase:
+        return wanted
+    raise InputError(
+        f"refusing to move {release} from ClusterClass {installed!r} to {wanted!r} (this "
+        "scs-templates release ships the new class): pass --rebase-class to rebase it (the "
+        "topology controller rolls what the new class changes), or install with the "
+        f"scs-templates release of {installed!r}"
+    )
+
+
+#: Label of the ClusterClass and its templates (charts/scs-cluster-common/_topology.tpl).
+CLASS_LABEL = "scs.community/cluster-class"
+#: Seconds to wait for Cluster API to reconcile a new ClusterClass before a rebase.
+CLASS_RECONCILE_TIMEOUT = 120.0
+
+
+def _class_reconciled(obj: Mapping[str, Any] | None) -> bool:
+    """Cluster API's own test (its Cluster webhook refuses a classRef to a class failing it):
+    status.observedGeneration is the generation and VariablesReady is True."""
+    if not obj:
+        return False
+    status = obj.get("status") or {}
+    if status.get("observedGeneration") != (obj.get("metadata") or {}).get("generation"):
+        return False
+    return any(
+        c.get("type") == "VariablesReady" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+
+
+def prepare_class(
+    client: KubeClient,
+    objects: list[dict[str, Any]],
+    class_name: str,
+    release: str,
+    namespace: str,
+    *,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
+    timeout: float = CLASS_RECONCILE_TIMEOUT,
+) -> None:
+    """Create the new ClusterClass and its templates before the release moves a Cluster.
+
+    Cluster API's Cluster webhook refuses a ``classRef`` to a class it has not reconciled
+    yet, and helm would change the Cluster in the same step that creates the class (found
+    with the real topology controller). So the class objects of the rendered release are
+    applied first, with helm's ownership metadata so that the upgrade adopts them, and the
+    install waits until Cluster API has reconciled the class.
+    """
+    from scs_templates.kube import ObjectRef
+
+    chosen = [
+        o for o in objects if (o["metadata"].get("labels") or {}).get(CLASS_LABEL) == class_name
+    ]
+    for obj in chosen:
+        metadata = dict(obj["metadata"])
+        metadata["annotations"] = {
+            **(metadata.get("annotations") or {}),
+            "meta.helm.sh/release-name": release,
+            "meta.helm.sh/release-namespace": namespace,
+        }
+        client.server_side_apply(
+            {**obj, "metadata": {**metadata, "namespace": namespace}}, "scs-templates"
+        )
+    ref = ObjectRef("cluster.x-k8s.io/v1beta2", "ClusterClass", namespace, class_name)
+    deadline = time.monotonic() + timeout
+    while not _class_reconciled(found := client.get(ref)):
+        if time.monotonic() > deadline:
+            state = ((found or {}).get("status") or {}).get("conditions") or "no status"
+            raise ToolError(
+                f"ClusterClass {namespace}/{class_name} is not reconciled by Cluster API after "
+                f"{_elapsed(timeout)} ({state}); the cluster was not moved onto it"
+            )
+        time.sleep(poll_interval)
+
+
 def check_version_change(installed: KubernetesVersion | None, wanted: KubernetesVersion) -> None:
     """Refuse to skip a minor version or to go back; InputError (exit 2) with the way out.
 
@@ -322,6 +419,7 @@ def install(
     progress: Progress | None = None,
     cloud: CloudOptions | None = None,
     cloud_progress: Progress | None = None,
+    rebase_class: bool = False,
 ) -> InstallResult:
     """Install or upgrade the cluster's release; optionally wait until it is Available.
 
@@ -331,6 +429,10 @@ def install(
     cloud as ``cloud`` allows (default :class:`~scs_templates.providers.CloudOptions`: yes,
     with the settings' cloud entry; ``touch=False`` is ``--skip-openstack``).
     ``cloud_progress`` receives what the provider did (default: ``progress``).
+
+    A topology cluster (template ``clusterclass``) stays on its installed ClusterClass: an
+    install that would move it onto another one is refused unless ``rebase_class``
+    (:func:`check_class_change`).
 
     With encryption at rest (the default) the cluster's key Secret is created first
     (:func:`scs_templates.encryption.ensure_secret`; an existing one is kept), after the
@@ -362,11 +464,12 @@ def install(
             "needs the real credentials (pass secrets, e.g. the clouds.yaml content)"
         )
     previous: KubernetesVersion | None = None
+    new_class: str | None = None
     if runner.status(target.release, namespace=target.namespace) is not None:
-        check_template_change(
-            runner.get_values(target.release, namespace=target.namespace),
-            settings.spec.template,
-            target.release,
+        installed_values = runner.get_values(target.release, namespace=target.namespace)
+        check_template_change(installed_values, settings.spec.template, target.release)
+        new_class = check_class_change(
+            installed_values, values, target.release, rebase=rebase_class
         )
         previous = installed_kubernetes_version(runner, target)
         check_version_change(previous, wanted)
@@ -379,6 +482,27 @@ def install(
         # before the release: the control plane's bootstrap data reads the key from it
         if encryption.ensure_secret(client, settings) and progress:
             progress(f"created the encryption key Secret {encryption.secret_name(settings)}")
+    if new_class is not None:
+        from scs_templates.render import kube_version_of, split_documents
+
+        manifests = runner.template(
+            target.release,
+            Path(chart.path),
+            namespace=target.namespace,
+            values=values,
+            kube_version=kube_version_of(settings),
+            sensitive=tuple(secrets.values()) if secrets else (),
+        )
+        if progress:
+            progress(f"creating ClusterClass {new_class} before moving the cluster onto it")
+        prepare_class(
+            client or _kube(kube, kubeconfig, context),
+            split_documents(manifests)[1],
+            new_class,
+            target.release,
+            target.namespace,
+            poll_interval=poll_interval,
+        )
     release = runner.upgrade_install(
         target.release,
         chart.path,

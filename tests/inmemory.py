@@ -71,6 +71,7 @@ def settings_text(
     md0: int = 1,
     md1_labels: str = "",
     provider: str = "docker",
+    template: str = "multi-md",
 ) -> str:
     labels = f"\n      labels:\n        {md1_labels}" if md1_labels else ""
     return f"""apiVersion: scs-templates.scs.community/v1alpha1
@@ -79,7 +80,7 @@ metadata:
   name: mem
   namespace: {namespace}
 spec:
-  template: multi-md
+  template: {template}
   provider: {provider}
   kubernetes:
     version: {version}

@@ -14,6 +14,7 @@ import pytest
 from scs_templates import api
 from scs_templates.charts import chart_version
 from scs_templates.cli.main import main
+from scs_templates.errors import InputError
 from scs_templates.values import cluster_class_name
 from tests.fakekube import FakeKubeAPI
 from tests.fakekube.helpers import helm_tool
@@ -259,3 +260,28 @@ def test_install_refuses_switching_between_classic_and_topology(
             md["metadata"]["name"].startswith("capi-dev-")
             for md in fake.objects("MachineDeployment", "default")
         )
+
+
+def test_install_moves_a_topology_cluster_onto_a_new_class_only_when_asked() -> None:
+    """The guard alone (pure); the real topology controller's rebase is in
+    tests/test_plane_topology.py."""
+    from scs_templates.lifecycle import check_class_change
+
+    def values(template: str, name: str) -> dict[str, Any]:
+        return {"cluster": {"template": template, "className": name}}
+
+    old, new = (
+        values("clusterclass", "scs-docker-v0-1-0"),
+        values("clusterclass", "scs-docker-v0-2-0"),
+    )
+    assert check_class_change(old, old, "topo", rebase=False) is None
+    with pytest.raises(InputError) as refused:
+        check_class_change(old, new, "topo", rebase=False)
+    message = str(refused.value)
+    assert "'scs-docker-v0-1-0' to 'scs-docker-v0-2-0'" in message and "--rebase-class" in message
+    assert check_class_change(old, new, "topo", rebase=True) == "scs-docker-v0-2-0"
+    # classic clusters have a class name in their values too, and no class to move
+    assert (
+        check_class_change(values("multi-md", "a"), values("multi-md", "b"), "c", rebase=False)
+        is None
+    )

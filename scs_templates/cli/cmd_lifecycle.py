@@ -97,10 +97,18 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "the settings' namespace (created if missing), rolled back if it fails. Kubernetes "
             "may move up one minor version at a time and never back (exit 2 otherwise). With "
             "--wait, follow the Cluster's conditions until it is Available (exit 1 on "
-            "timeout). Exit 0 ok, 2 bad input, 1 helm/API failure or timeout."
+            "timeout). A clusterclass cluster stays on its installed ClusterClass unless "
+            "--rebase-class (exit 2 otherwise). Exit 0 ok, 2 bad input, 1 helm/API failure "
+            "or timeout."
         ),
     )
     cluster_options(install)
+    install.add_argument(
+        "--rebase-class",
+        action="store_true",
+        help="move a clusterclass cluster onto this release's ClusterClass (the topology "
+        "controller rolls what changes); refused without it",
+    )
     install.add_argument(
         "--wait", action="store_true", help="wait until the Cluster's Available condition is True"
     )
@@ -243,6 +251,7 @@ def run_install(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             poll_interval=args.poll_interval,
             progress=progress,
+            rebase_class=args.rebase_class,
         )
     finally:
         progress.done()

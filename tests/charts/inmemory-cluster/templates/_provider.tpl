@@ -23,3 +23,18 @@ backend:
       provisioning:
         startupDuration: 1s
 {{- end -}}
+
+{{/* clusterclass template: the DevCluster spec (classic and the class's patch) and the
+placeholders of the class's own templates (the patches replace them from the variables). */}}
+{{- define "provider.infraClusterSpec" -}}
+backend:
+  inMemory: {}
+{{- end -}}
+{{- define "provider.classMachineSpec" -}}
+backend:
+  inMemory: {}
+{{- end -}}
+{{- define "provider.classClusterSpec" -}}
+backend:
+  inMemory: {}
+{{- end -}}
