@@ -73,7 +73,7 @@ def base_settings(provider: str) -> dict[str, Any]:
                     "machineType": "SCS-16V-64-1g",
                     "zone": "az3",
                     "rootDiskGB": 200,
-                    "image": "ubuntu-capi-image-gpu-v1.34.1",
+                    "image": "ubuntu-gpu-golden-image",  # pinned: does not follow upgrades
                     "labels": {"scs.community/accelerator": "gpu"},
                     "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
                 },

@@ -112,7 +112,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         _({(KCT, "general")}),
     ),
     Scenario(
-        # The gpu group pins its image, so its machines keep theirs.
+        # The gpu group pins its image (a literal name without a Kubernetes version; one
+        # naming another version is refused), so its machines keep theirs.
         "Kubernetes version 1.34 -> 1.33",
         "openstack",
         _set("spec.kubernetes.version", "1.33.x"),

@@ -48,6 +48,7 @@ __all__ = [
     "ObjectChange",
     "StatusResult",
     "Target",
+    "check_api_port_change",
     "check_version_change",
     "delete",
     "diff",
@@ -140,7 +141,10 @@ def _parse_installed(text: Any) -> KubernetesVersion | None:
 
 
 def installed_kubernetes_version(
-    helm: Helm, target: Target, manifest_objects: list[dict[str, Any]] | None = None
+    helm: Helm,
+    target: Target,
+    manifest_objects: list[dict[str, Any]] | None = None,
+    values: Mapping[str, Any] | None = None,
 ) -> KubernetesVersion | None:
     """The Kubernetes version of the installed release, or None when not installed.
 
@@ -148,7 +152,8 @@ def installed_kubernetes_version(
     install time); for a release whose values lack it, from the KubeadmControlPlane's
     ``spec.version`` in the installed manifest.
     """
-    values = helm.get_values(target.release, namespace=target.namespace)
+    if values is None:
+        values = helm.get_values(target.release, namespace=target.namespace)
     section = values.get("kubernetes")
     if isinstance(section, Mapping):
         found = _parse_installed(section.get("version"))
@@ -307,6 +312,34 @@ def check_version_change(installed: KubernetesVersion | None, wanted: Kubernetes
             f"refusing to upgrade Kubernetes from {installed} to {wanted}: minor versions "
             f"cannot be skipped; upgrade to {step} first, then to "
             f"{wanted.major}.{wanted.minor}.x"
+        )
+
+
+def check_api_port_change(installed_values: Mapping[str, Any], values: Mapping[str, Any]) -> None:
+    """Refuse to move the API server port of an installed cluster (InputError, exit 2).
+
+    The port follows ``network.apiAccess`` on ``loadBalancerProvider: ovn`` (see
+    :mod:`scs_templates.values.api_access`). CAPO's webhook refuses a change of
+    ``OpenStackCluster.spec.apiServerPort`` and the control-plane endpoint is immutable, so
+    helm would fail half-way; say so before anything is touched. Releases from before the
+    field existed listen on 6443.
+    """
+    from scs_templates.values.api_access import DEFAULT_API_PORT
+
+    def port(source: Mapping[str, Any]) -> int:
+        network = source.get("network")
+        found = network.get("apiServerPort") if isinstance(network, Mapping) else None
+        return int(found) if isinstance(found, int) else DEFAULT_API_PORT
+
+    before, after = port(installed_values), port(values)
+    if before != after:
+        raise InputError(
+            f"spec.network.apiAccess: this change moves the API server port from {before} to "
+            f"{after} (on loadBalancerProvider ovn a restricted API listens on another port "
+            "than 6443), but the API endpoint of an existing cluster cannot change (CAPO "
+            "refuses a new OpenStackCluster.spec.apiServerPort); for this cluster keep "
+            "apiAccess.mode open, or restricted (internal/cidrs), as installed, and the "
+            "loadBalancerProvider, or create a new cluster"
         )
 
 
@@ -471,8 +504,9 @@ def install(
         new_class = check_class_change(
             installed_values, values, target.release, rebase=rebase_class
         )
-        previous = installed_kubernetes_version(runner, target)
+        previous = installed_kubernetes_version(runner, target, values=installed_values)
         check_version_change(previous, wanted)
+        check_api_port_change(installed_values, values)
     chart = chart_for(settings.spec.provider)
     if client is not None:
         check_registry_credentials(client, settings)

@@ -331,10 +331,10 @@ EDGE_CASES = [
     ),
     ("OPENSTACK_IMAGE_NAME: capi-v1.33.x-gpu", "openstack.image", "capi-{version}-gpu", ""),
     (
-        "OPENSTACK_IMAGE_NAME: ubuntu-capi-image-v1.30.2",
+        "OPENSTACK_IMAGE_NAME: my-golden-image",
         "openstack.image",
-        "ubuntu-capi-image-v1.30.2",
-        "kept as is",
+        "my-golden-image",
+        "change it on every upgrade",
     ),
     ("OPENSTACK_FAILURE_DOMAIN: [ az1, az2 ]", "controlPlane.zones", ["az1", "az2"], "az1"),
     ("OPENSTACK_FAILURE_DOMAIN: az9", "workers.0.zone", "az9", ""),
@@ -376,6 +376,16 @@ def test_edge_case(lines: str, path: str, expected: Any, said: str) -> None:
     if said:
         last_key = lines.splitlines()[-1].split(":")[0]
         assert said in report(result)[last_key], report(result)[last_key]
+
+
+def test_image_of_another_kubernetes_version_is_refused() -> None:
+    # KaaS v1 ran such a cluster with a kubelet of another minor; the settings refuse it.
+    with pytest.raises(
+        InputError,
+        match=r"OPENSTACK_IMAGE_NAME: image 'ubuntu-capi-image-v1\.30\.2' names Kubernetes "
+        r"1\.30\.2",
+    ):
+        migrate(BASE + "OPENSTACK_IMAGE_NAME: ubuntu-capi-image-v1.30.2\n")
 
 
 @pytest.mark.parametrize(

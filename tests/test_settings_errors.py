@@ -364,8 +364,45 @@ def test_deprecated_settings_warn_but_pass(
     path.write_text(spec("etcd:\n  prioBoost: true\nkubernetes:\n  version: 1.36.x"))
     assert main(["validate", str(path)]) == 0
     captured = capsys.readouterr()
-    assert captured.out == f"{path}: valid\n"
+    assert captured.out == (
+        f"{path}: valid\n{path}: API access open: anyone may reach the API (no allow-list)\n"
+    )
     assert captured.err == (
         f"{path}:8:5: warning: spec.etcd.prioBoost: obsolete and ignored: etcd heartbeat, "
         "election timeout and I/O priority are always tuned now; remove it\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("body", "refused"),
+    [
+        # another minor, another patch of the same minor, a short v1.NN form
+        ("controlPlane:\n  image: kindest/node:v1.33.5", "names Kubernetes 1.33.5"),
+        ("controlPlane:\n  image: kindest/node:v1.36.0", "names Kubernetes 1.36.0"),
+        ("controlPlane:\n  image: kube-v1.32-golden", "names Kubernetes 1.32"),
+    ],
+)
+def test_literal_image_of_another_kubernetes_version_is_refused(body: str, refused: str) -> None:
+    text = spec("kubernetes:\n  version: 1.36.4\n" + body)
+    with pytest.raises(SettingsError, match=refused):
+        parse_settings_text(text)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "controlPlane:\n  image: kindest/node:v1.36.4",  # the right version, but pinned
+        "controlPlane:\n  image: ubuntu-22.04-golden",  # a distribution version is not Kubernetes'
+        "controlPlane:\n  image: my-golden-image",
+    ],
+)
+def test_literal_image_without_version_warns(body: str) -> None:
+    loaded = parse_settings_text(spec("kubernetes:\n  version: 1.36.4\n" + body))
+    assert [w.message for w in loaded.warnings if "has no {version}" in w.message]
+
+
+def test_image_with_version_placeholder_is_quiet() -> None:
+    loaded = parse_settings_text(
+        spec("kubernetes:\n  version: 1.36.4\ncontrolPlane:\n  image: kind/{version}-v1.30.0")
+    )
+    assert loaded.warnings == ()

@@ -12,7 +12,9 @@ def register(subparsers: Any) -> None:
         "validate",
         help="check settings files; print every problem as FILE:LINE:COL: field: message",
         description="Validate one or more settings files. Exit 0 when all are valid, 2 when "
-        "any has a problem. Warnings (deprecated settings) go to stderr and do not fail.",
+        "any has a problem. Warnings (deprecated settings) go to stderr and do not fail. "
+        "For a valid file it also says how network.apiAccess is enforced (load balancer "
+        "allowed CIDRs on amphora, control-plane security-group rules on ovn).",
     )
     validate.add_argument("files", nargs="+", metavar="SETTINGS", help="settings file(s)")
     validate.add_argument("-q", "--quiet", action="store_true", help="print only problems")
@@ -43,7 +45,10 @@ def run_validate(args: argparse.Namespace) -> int:
             continue
         print_warnings(loaded)
         if not args.quiet:
+            from scs_templates.values.api_access import api_access_plan
+
             print(f"{loaded.file}: valid")
+            print(f"{loaded.file}: {api_access_plan(loaded.settings).describe()}")
     return status
 
 

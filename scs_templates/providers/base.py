@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from scs_templates.settings.problems import Path as FieldPath
 from scs_templates.settings.rules import Finding
 
 if TYPE_CHECKING:
@@ -177,6 +178,24 @@ class Provider:
         """``kubelet.extraArgs`` of every node."""
         del settings
         return {}
+
+    def kubelet_node_name(self, settings: ClusterSettings) -> str:
+        """``nodeRegistration.name`` of every node (cloud-init Jinja); empty: the host name."""
+        del settings
+        return ""
+
+    def provider_images(self, settings: ClusterSettings) -> list[tuple[FieldPath, str | None]]:
+        """The provider's own image settings besides the groups' ``image`` (path, value):
+        checked for a literal name of another Kubernetes version like the groups' images."""
+        del settings
+        return []
+
+    def api_access_enforcement(self, settings: ClusterSettings) -> tuple[str, int]:
+        """How a restricted ``network.apiAccess`` is enforced, and the API server's port:
+        ``("load-balancer" | "security-group" | "not-enforced", port)``; see
+        :mod:`scs_templates.values.api_access`."""
+        del settings
+        return "not-enforced", 6443
 
     def api_cert_sans(self, settings: ClusterSettings) -> list[str]:
         """Extra subject alternative names of the API server certificate."""

@@ -274,7 +274,10 @@ class ControlPlane(_Model):
         "cluster network's; ignored by Docker.",
     )
     image: NonEmptyStr | None = Field(
-        default=None, description="Image override for control-plane machines."
+        default=None,
+        description="Image override for control-plane machines; {version} is replaced by the "
+        "Kubernetes version. Without {version} it does not follow upgrades (a warning; an "
+        "error when the name carries another Kubernetes version).",
     )
     remediation_max_retry: StrictInt = Field(
         default=3,
@@ -337,7 +340,10 @@ class WorkerGroup(WorkerGroupDerived, _Model):
         "cluster network's; ignored by Docker.",
     )
     image: NonEmptyStr | None = Field(
-        default=None, description="Image override for this group's machines."
+        default=None,
+        description="Image override for this group's machines; {version} is replaced by the "
+        "Kubernetes version. Without {version} it does not follow upgrades (a warning; an "
+        "error when the name carries another Kubernetes version).",
     )
     rollout: WorkerRollout = Field(
         default_factory=WorkerRollout, description="Rolling updates and machine deletion."

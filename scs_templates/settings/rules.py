@@ -82,6 +82,42 @@ YAML11_NOT_STRING = re.compile(
 )
 
 
+# A Kubernetes version inside an image name: v1.33, 1.33.5, kube-v1.34.1 (two-digit minor, so
+# distribution versions such as ubuntu-22.04 or debian-12.1 do not count).
+_IMAGE_KUBERNETES_VERSION = re.compile(r"(?<![\d.])v?1\.(\d{2})(?:\.(\d{1,3}))?(?![\d])")
+
+
+def _literal_images(settings: ClusterSettings) -> Iterator[tuple[Path, str, str]]:
+    """(path, image, problem) for every image given without ``{version}``; ``problem`` is
+    non-empty when the name carries another Kubernetes version than the cluster's."""
+    spec = settings.spec
+    try:
+        version = resolve_version(spec.kubernetes.version, spec.provider).version
+    except ValueError:
+        return
+    s: Path = ("spec",)
+    images: list[tuple[Path, str | None]] = [
+        ((*s, "controlPlane", "image"), spec.control_plane.image),
+        *(((*s, "workers", i, "image"), g.image) for i, g in enumerate(spec.workers)),
+    ]
+    images[:0] = _provider(settings).provider_images(settings)
+    for path, image in images:
+        if image is None or "{version}" in image:
+            continue
+        problem = ""
+        for match in _IMAGE_KUBERNETES_VERSION.finditer(image):
+            minor, patch = int(match[1]), match[2]
+            named = f"1.{minor}" + (f".{patch}" if patch is not None else "")
+            differs = minor != version.minor or (patch is not None and int(patch) != version.patch)
+            if differs and not problem:
+                problem = (
+                    f"image {image!r} names Kubernetes {named}, the cluster runs {version}: "
+                    "its kubelet would not match the control plane; write the version as "
+                    "{version} (replaced by the resolved version) or name the right image"
+                )
+        yield path, image, problem
+
+
 def _network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
     try:
         return ipaddress.ip_network(text, strict=True)
@@ -340,6 +376,10 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
             yield (*s, "registryMirrors", index, "registry"), f"duplicate registry {registry!r}"
 
     yield from _provider(settings).errors(settings)
+    # Literal images naming another Kubernetes version than the cluster's.
+    for path, _image, message in _literal_images(settings):
+        if message:
+            yield path, message
 
 
 #: spec.services keys -> the release whose default follows the Kubernetes minor.
@@ -393,6 +433,16 @@ def warnings(settings: ClusterSettings) -> Iterator[Finding]:
     if note:
         yield version_path, note
     yield from _cloud_provider_chart_warnings(settings)
+    for path, image, message in _literal_images(settings):
+        if not message:
+            yield (
+                path,
+                (
+                    f"image {image!r} has no {{version}}: it stays the same when "
+                    "spec.kubernetes.version changes, so an upgrade keeps the old kubelet on "
+                    "these machines; write the version as {version}"
+                ),
+            )
     if "prio_boost" in spec.etcd.model_fields_set:
         yield (
             ("spec", "etcd", "prioBoost"),

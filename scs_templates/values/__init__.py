@@ -28,6 +28,7 @@ from scs_templates import encryption
 from scs_templates.settings import naming
 from scs_templates.settings.rules import CAPI_SYNCED_LABEL_DOMAINS
 from scs_templates.settings.versions import resolve_version
+from scs_templates.values.api_access import api_access_plan
 
 if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI's happy path
     from scs_templates.providers import Provider
@@ -127,7 +128,10 @@ def build_values(
         "etcd": _etcd(settings, provider),
         "apiServer": _api_server(settings, provider),
         "admission": _admission(settings),
-        "kubelet": {"extraArgs": provider.kubelet_extra_args(settings)},
+        "kubelet": {
+            "extraArgs": provider.kubelet_extra_args(settings),
+            "nodeName": provider.kubelet_node_name(settings),
+        },
         "registryMirrors": [_mirror(m) for m in spec.registry_mirrors],
         "proxy": _proxy(settings),
         "trustedCAs": list(spec.security.trusted_cas),
@@ -215,14 +219,7 @@ def _synced_by_capi(key: str) -> bool:
 
 def _network(settings: ClusterSettings) -> dict[str, Any]:
     net = settings.spec.network
-    access = net.api_access
-    # KaaS v1 RESTRICT_KUBEAPI: [] open, [none] internal, [cidr,...] the list plus internal.
-    allowed: list[str] = []
-    if access.mode == "cidrs":
-        allowed.extend(access.cidrs)
-    if access.mode in ("internal", "cidrs"):
-        allowed.append(net.node_cidr)
-        allowed.extend(access.management_cidrs)
+    plan = api_access_plan(settings)
     return {
         "podCIDRs": [net.pod_cidr],
         "serviceCIDRs": [net.service_cidr],
@@ -230,7 +227,8 @@ def _network(settings: ClusterSettings) -> dict[str, Any]:
         "nodeCIDR": net.node_cidr,
         "dnsServers": list(net.dns_servers),
         "mtu": net.mtu,
-        "apiAllowedCIDRs": list(dict.fromkeys(allowed)),
+        "apiAllowedCIDRs": plan.load_balancer_cidrs,
+        "apiServerPort": plan.port,
     }
 
 

@@ -96,6 +96,15 @@ managedSecurityGroups:
   allNodesSecurityGroupRules:
     {{- toYaml . | nindent 4 }}
   {{- end }}
+  {{- with $.Values.openstack.apiSecurityGroupRules }}
+  {{- /* apiAccess on ovn: the API port from the allowed sources only (see
+         scs_templates/values/api_access.py for why the port is not 6443). */}}
+  controlPlaneNodesSecurityGroupRules:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- if ne (int64 $.Values.network.apiServerPort) 6443 }}
+apiServerPort: {{ include "scs.int" $.Values.network.apiServerPort }}
+{{- end }}
 apiServerLoadBalancer:
   enabled: true
   provider: {{ $.Values.openstack.loadBalancerProvider | quote }}

@@ -213,15 +213,30 @@ kubeadmConfigSpec:
         extraArgs:
           {{- include "scs.argList" $etcdArgs | nindent 10 }}
   initConfiguration:
+    {{- if ne (int64 $v.network.apiServerPort) 6443 }}
+    localAPIEndpoint:
+      bindPort: {{ include "scs.int" $v.network.apiServerPort }}
+    {{- end }}
     nodeRegistration:
       kubeletExtraArgs:
         {{- $kubelet | nindent 8 }}
+      {{- with $v.kubelet.nodeName }}
+      name: {{ . | quote }}
+      {{- end }}
     patches:
       directory: {{ include "scs.kubeletPatchPath" $root }}
   joinConfiguration:
+    {{- if ne (int64 $v.network.apiServerPort) 6443 }}
+    controlPlane:
+      localAPIEndpoint:
+        bindPort: {{ include "scs.int" $v.network.apiServerPort }}
+    {{- end }}
     nodeRegistration:
       kubeletExtraArgs:
         {{- $kubelet | nindent 8 }}
+      {{- with $v.kubelet.nodeName }}
+      name: {{ . | quote }}
+      {{- end }}
     patches:
       directory: {{ include "scs.kubeletPatchPath" $root }}
   files:
@@ -267,6 +282,9 @@ joinConfiguration:
   nodeRegistration:
     kubeletExtraArgs:
       {{- include "scs.kubeletArgs" . | nindent 6 }}
+    {{- with .root.Values.kubelet.nodeName }}
+    name: {{ . | quote }}
+    {{- end }}
     {{- with .machine.taints }}
     taints:
       {{- range . }}

@@ -25,6 +25,7 @@ from scs_templates.providers.openstack import values as os_values
 if TYPE_CHECKING:
     from scs_templates.kube import KubeClient
     from scs_templates.settings.model import ClusterSettings, WorkerGroup
+    from scs_templates.settings.problems import Path as FieldPath
     from scs_templates.settings.versions import ResolvedVersion
 
 __all__ = ["OPENSTACK", "OpenStackProvider"]
@@ -78,7 +79,21 @@ class OpenStackProvider(Provider):
 
     def kubelet_extra_args(self, settings: ClusterSettings) -> dict[str, str]:
         del settings
-        return {"cloud-provider": "external"}
+        return dict(os_values.KUBELET_ARGS)
+
+    def kubelet_node_name(self, settings: ClusterSettings) -> str:
+        del settings
+        return os_values.NODE_NAME
+
+    def provider_images(self, settings: ClusterSettings) -> list[tuple[FieldPath, str | None]]:
+        return [(("spec", "openstack", "image"), settings.spec.openstack.image)]
+
+    def api_access_enforcement(self, settings: ClusterSettings) -> tuple[str, int]:
+        from scs_templates.values.api_access import DEFAULT_API_PORT, OVN_RESTRICTED_API_PORT
+
+        if settings.spec.openstack.load_balancer_provider == "ovn":
+            return "security-group", OVN_RESTRICTED_API_PORT
+        return "load-balancer", DEFAULT_API_PORT
 
     def values(
         self, settings: ClusterSettings, secrets: Mapping[str, str] | None

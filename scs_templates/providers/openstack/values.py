@@ -36,6 +36,16 @@ CLOUD_CONF_KEY = "cloud.conf"
 
 _SERVER_GROUP_POLICIES = {"hard": "anti-affinity", "soft": "soft-anti-affinity"}
 
+# Node registration as CAPO's reference template does it (templates/cluster-template.yaml,
+# v0.14.7): the provider ID from the instance ID and the node name from the instance, both
+# filled in by cloud-init's Jinja on the machine. The Node and its Machine are then linked by
+# ID, not by a server name that may repeat in the project.
+KUBELET_ARGS = {
+    "cloud-provider": "external",
+    "provider-id": "openstack:///'{{ instance_id }}'",
+}
+NODE_NAME = "{{ local_hostname }}"
+
 
 def _name(settings: ClusterSettings, resource: str) -> str:
     return naming.resource_name(settings.spec.prefix, settings.name, resource)
@@ -112,6 +122,7 @@ def openstack_values(
 ) -> dict[str, Any]:
     """The ``openstack`` section of the values."""
     from scs_templates.values import REDACTED
+    from scs_templates.values.api_access import api_access_plan
 
     os_settings = settings.spec.openstack
     create = os_settings.credentials_secret is None
@@ -164,6 +175,7 @@ def openstack_values(
         "externalNetworkID": os_settings.external_network_id or "",
         "sshKeyName": os_settings.ssh_key_name or "",
         "loadBalancerProvider": os_settings.load_balancer_provider,
+        "apiSecurityGroupRules": api_access_plan(settings).security_group_rules(),
         "serverMetadata": {
             "controlPlane": _key_values(metadata.control_plane),
             "workers": _key_values(metadata.workers),
