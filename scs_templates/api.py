@@ -12,6 +12,8 @@ Typical use::
     result = api.render(loaded.settings)            # raises api.HelmError
     api.write_manifests(result, "out/")
     api.install(loaded.settings, kubeconfig="mgmt.kubeconfig")  # credentials too
+    # OpenStack: the credentials (clouds.yaml, cloud.conf, cacert) go into their Secret
+    # through the Kubernetes API, never into helm values or release history.
 
 ``install`` and ``delete`` do all the commands do, the provider's cloud work included
 (OpenStack: credentials, server groups, cleanup; ``cloud=CloudOptions(...)`` says how).
@@ -64,10 +66,9 @@ from scs_templates.settings import (
 )
 from scs_templates.settings.dump import dump_settings
 from scs_templates.settings.schema import settings_schema
-from scs_templates.values import REDACTED, build_values
+from scs_templates.values import build_values
 
 __all__ = [
-    "REDACTED",
     "ChartRef",
     "CloudOptions",
     "ClusterSettings",

@@ -45,7 +45,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -131,8 +131,6 @@ class _Cluster:
     chart: ChartRef
     kube_version: str
     values: dict[str, Any] = field(repr=False)
-    sensitive: tuple[str, ...] = field(repr=False)
-    contains_secrets: bool
 
 
 @dataclass(frozen=True)
@@ -149,7 +147,6 @@ class Batch:
 def _prepare(
     index: int,
     settings: ClusterSettings,
-    secrets: Mapping[str, str] | None,
     chart: ChartRef | None = None,
 ) -> _Cluster:
     return _Cluster(
@@ -158,9 +155,7 @@ def _prepare(
         namespace=settings.metadata.namespace,
         chart=chart if chart is not None else chart_for(settings.spec.provider),
         kube_version=kube_version_of(settings),
-        values=build_values(settings, secrets=secrets),
-        sensitive=tuple(secrets.values()) if secrets else (),
-        contains_secrets=secrets is not None,
+        values=build_values(settings),
     )
 
 
@@ -309,7 +304,6 @@ def _result(cluster: _Cluster, manifests: str) -> RenderResult:
         kube_version=cluster.kube_version,
         values=cluster.values,
         manifests=manifests,
-        contains_secrets=cluster.contains_secrets,
     )
 
 
@@ -320,7 +314,6 @@ def _plain(helm: Helm, cluster: _Cluster) -> str:
         namespace=cluster.namespace,
         values=cluster.values,
         kube_version=cluster.kube_version,
-        sensitive=cluster.sensitive,
     )
 
 
@@ -339,12 +332,10 @@ def _run_batch(helm: Helm, batch: Batch, clusters: Sequence[_Cluster]) -> dict[i
             "-",
         ]
         values = {_alias(c.index): c.values for c in members}
-        sensitive = [s for c in members for s in c.sensitive]
         try:
             done = helm.run(
                 args,
                 values=values,
-                sensitive=sensitive,
                 what=f"helm template (fleet batch of {len(members)})",
                 extra_env=BATCH_ENV,
             )
@@ -362,7 +353,6 @@ def _render(
     settings_list: Iterable[ClusterSettings],
     jobs: int | None,
     helm: Helm | None,
-    secrets: Sequence[Mapping[str, str] | None] | None,
     finish: Callable[[_Cluster, str], _T],
     expected: int | None = None,
 ) -> list[_T]:
@@ -373,24 +363,18 @@ def _render(
     planned first. ``finish`` runs in the calling thread as soon as a batch is done, while
     helm still renders the others (parsing is pure Python, ~10 ms per cluster).
     """
-    if isinstance(settings_list, Sequence) and expected is None:
-        if secrets is not None and len(secrets) != len(settings_list):
-            raise ValueError("secrets must hold one entry per cluster")
-        if not settings_list:
-            return []
+    if isinstance(settings_list, Sequence) and expected is None and not settings_list:
+        return []
     workers = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
     clusters: list[_Cluster] = []
     charts: dict[str, ChartRef] = {}
 
     def prepared() -> Iterator[_Cluster]:
         for index, settings in enumerate(settings_list):
-            if secrets is not None and index >= len(secrets):
-                raise ValueError("secrets must hold one entry per cluster")
             provider = settings.spec.provider
             if provider not in charts:  # chart_for checks the chart sources on every call
                 charts[provider] = chart_for(provider)
-            secret = secrets[index] if secrets is not None else None
-            cluster = _prepare(index, settings, secret, charts[provider])
+            cluster = _prepare(index, settings, charts[provider])
             clusters.append(cluster)
             yield cluster
 
@@ -424,8 +408,6 @@ def _render(
                 for future in futures:
                     future.cancel()
                 raise
-    if secrets is not None and len(secrets) != len(clusters):
-        raise ValueError("secrets must hold one entry per cluster")
     return [results[c.index] for c in clusters]
 
 
@@ -434,19 +416,17 @@ def render_fleet(
     *,
     jobs: int | None = None,
     helm: Helm | None = None,
-    secrets: Sequence[Mapping[str, str] | None] | None = None,
     expected: int | None = None,
 ) -> list[RenderResult]:
     """Render many clusters, results in input order, each equal to ``render`` of it alone.
 
     ``jobs``: parallel helm processes (default: the CPU count); the fleet is cut into about
-    that many umbrella batches (more for large fleets, see :data:`MAX_BATCH`). ``secrets``,
-    if given, holds one entry per cluster (as in :func:`~scs_templates.render.render_many`).
+    that many umbrella batches (more for large fleets, see :data:`MAX_BATCH`).
     ``expected``: how many clusters ``settings_list`` (an iterator, e.g. of files being
     loaded) will yield; helm then starts on full batches while it still yields.
     Raises :class:`~scs_templates.helm.HelmError` naming the first failing cluster.
     """
-    return _render(settings_list, jobs, helm, secrets, _result, expected)
+    return _render(settings_list, jobs, helm, _result, expected)
 
 
 def render_fleet_manifests(
@@ -454,7 +434,6 @@ def render_fleet_manifests(
     *,
     jobs: int | None = None,
     helm: Helm | None = None,
-    secrets: Sequence[Mapping[str, str] | None] | None = None,
     expected: int | None = None,
 ) -> list[str]:
     """Like :func:`render_fleet`, but only each cluster's ``manifests`` text (not parsed).
@@ -462,4 +441,4 @@ def render_fleet_manifests(
     For callers that print or store helm's bytes (``render-fleet --stdout``): parsing the
     documents costs as much CPU as helm's rendering of them.
     """
-    return _render(settings_list, jobs, helm, secrets, lambda _cluster, text: text, expected)
+    return _render(settings_list, jobs, helm, lambda _cluster, text: text, expected)

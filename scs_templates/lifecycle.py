@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from scs_templates.errors import InputError, ToolError
 from scs_templates.settings.versions import KubernetesVersion, resolve_version
-from scs_templates.values import REDACTED
+from scs_templates.values import CLUSTER_LABEL
 
 if TYPE_CHECKING:
     from scs_templates.helm import Helm, ReleaseInfo
@@ -55,12 +55,11 @@ __all__ = [
     "install",
     "installed_kubernetes_version",
     "status",
+    "store_credentials",
     "target_of",
     "wait_for_cluster",
 ]
 
-#: The label the charts put on every object of a cluster (value: the cluster name).
-CLUSTER_LABEL = "scs.community/cluster"
 KEEP_ANNOTATION = "helm.sh/resource-policy"
 #: Kinds the library chart keeps across upgrades (immutable templates with hashed names),
 #: besides the provider's machine templates: after the Cluster is gone they are found by
@@ -429,14 +428,6 @@ class InstallResult:
     cluster: ClusterState | None = None
 
 
-def _contains_placeholder(value: Any) -> bool:
-    if isinstance(value, Mapping):
-        return any(_contains_placeholder(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_contains_placeholder(v) for v in value)
-    return isinstance(value, str) and REDACTED in value
-
-
 def install(
     settings: ClusterSettings,
     *,
@@ -471,9 +462,15 @@ def install(
     (:func:`scs_templates.encryption.ensure_secret`; an existing one is kept), after the
     registry mirrors' credentials Secrets are found complete (:func:`check_registry_credentials`).
 
-    Raises InputError (exit 2) when the version guard refuses the change or when secrets
-    are needed but missing, HelmError/ToolError (exit 1) when helm or the API fails, and
-    ToolError when ``wait`` times out. ``helm_timeout`` is helm's own ``--timeout``.
+    OpenStack: ``secrets`` is the content of the cluster's credentials Secret (clouds.yaml,
+    cloud.conf, cacert). It is written through the Kubernetes API (:func:`store_credentials`)
+    before helm runs and is never a helm value, so no release revision holds it. Without
+    ``secrets`` the Secret must already exist (created by an earlier install, or by the
+    user from ``openstack appcred create --write-secret``).
+
+    Raises InputError (exit 2) when the version guard refuses the change or when the
+    credentials Secret is missing, HelmError/ToolError (exit 1) when helm or the API fails,
+    and ToolError when ``wait`` times out. ``helm_timeout`` is helm's own ``--timeout``.
     """
     from scs_templates.charts import chart_for
     from scs_templates.values import build_values
@@ -486,16 +483,15 @@ def install(
         secrets = _prepare(settings, cloud, kube, kubeconfig, context, cloud_progress or progress)
     encrypt = settings.spec.security.encryption_at_rest.enabled
     credentials = any(m.credentials_secret for m in settings.spec.registry_mirrors)
+    from scs_templates.catalogue import provider_of
+
+    cloud_secret = provider_of(settings).credentials_secret_name(settings)
     # with wait, a bad kubeconfig/context is found (exit 2) before anything is installed
-    client = _kube(kube, kubeconfig, context) if wait or encrypt or credentials else None
+    needs_api = wait or encrypt or credentials or cloud_secret is not None
+    client = _kube(kube, kubeconfig, context) if needs_api else None
     runner = _helm(helm, kubeconfig, context)
     wanted = resolve_version(settings.spec.kubernetes.version, settings.spec.provider).version
-    values = build_values(settings, secrets=secrets)
-    if _contains_placeholder(values):
-        raise InputError(
-            f"the values of {target.release} hold {REDACTED} placeholders: installing "
-            "needs the real credentials (pass secrets, e.g. the clouds.yaml content)"
-        )
+    values = build_values(settings)
     previous: KubernetesVersion | None = None
     new_class: str | None = None
     if runner.status(target.release, namespace=target.namespace) is not None:
@@ -507,6 +503,20 @@ def install(
         previous = installed_kubernetes_version(runner, target, values=installed_values)
         check_version_change(previous, wanted)
         check_api_port_change(installed_values, values)
+    if cloud_secret is not None and client is not None:
+        name = cloud_secret
+        if secrets is not None:
+            changed = store_credentials(client, settings, secrets)
+            if progress:
+                state_word = "written" if changed else "unchanged"
+                progress(f"credentials Secret {target.namespace}/{name}: {state_word}")
+        elif client.secret_data(target.namespace, name) is None:
+            raise InputError(
+                f"the credentials Secret {target.namespace}/{name} does not exist: let install "
+                "create a per-cluster application credential (without --skip-openstack), "
+                "pass --clouds-yaml, or apply the manifest of `scs-templates openstack "
+                "appcred create --write-secret FILE` first"
+            )
     chart = chart_for(settings.spec.provider)
     if client is not None:
         check_registry_credentials(client, settings)
@@ -609,6 +619,32 @@ def _prepare(
 
 def _silent(_: str) -> None:
     return None
+
+
+def store_credentials(
+    kube: KubeClient, settings: ClusterSettings, secrets: Mapping[str, str]
+) -> bool:
+    """Create or update the cluster's credentials Secret through the Kubernetes API.
+
+    Labelled for the cluster (delete removes it after the Cluster is gone) and for
+    ``clusterctl move``; annotated ``helm.sh/resource-policy: keep`` so that a release from
+    before this scheme, whose manifest still holds the Secret, does not delete it when it is
+    upgraded to a chart without it. True when the Secret changed. Values are never logged.
+    """
+    from scs_templates.providers.openstack.values import (
+        credentials_secret_labels,
+        credentials_secret_name,
+    )
+
+    namespace = settings.metadata.namespace
+    kube.ensure_namespace(namespace)
+    return kube.put_secret(
+        namespace,
+        credentials_secret_name(settings),
+        secrets,
+        labels=credentials_secret_labels(settings),
+        annotations={KEEP_ANNOTATION: "keep"},
+    )
 
 
 # --------------------------------------------------------------------------- status
@@ -761,16 +797,13 @@ def diff(
     helm: Helm | None = None,
     kubeconfig: str | None = None,
     context: str | None = None,
-    secrets: Mapping[str, str] | None = None,
 ) -> DiffResult:
     """What an install of ``settings`` would change in the installed release's objects."""
     from scs_templates.render import render
 
     target = target_of(settings)
     runner = _helm(helm, kubeconfig, context)
-    rendered = _index(
-        list(render(settings, helm=runner, secrets=secrets).objects), target.namespace
-    )
+    rendered = _index(list(render(settings, helm=runner).objects), target.namespace)
     installed_release = runner.status(target.release, namespace=target.namespace) is not None
     installed: dict[tuple[str, str, str], dict[str, Any]] = {}
     if installed_release:

@@ -46,9 +46,8 @@ class RenderResult:
     ``manifests``: multi-document YAML exactly as helm printed it (see the module doc).
     ``documents``: the same text split into one string per object, in helm's order.
     ``objects``: the parsed objects, same order, parsed on first use (a render that is only
-    printed or written never pays for YAML parsing). ``values``: the helm values used (with
-    ``<redacted>`` placeholders unless real secrets were passed). ``contains_secrets``: real
-    secrets went in, so the output must be written privately.
+    printed or written never pays for YAML parsing). ``values``: the helm values used (never
+    a credential: the OpenStack chart references the credentials Secret by name).
     """
 
     release: str
@@ -58,7 +57,6 @@ class RenderResult:
     values: dict[str, Any] = field(repr=False)
     manifests: str = field(repr=False)
     documents: tuple[str, ...] = field(repr=False)
-    contains_secrets: bool = False
 
     @classmethod
     def from_manifests(
@@ -70,7 +68,6 @@ class RenderResult:
         kube_version: str,
         values: dict[str, Any],
         manifests: str,
-        contains_secrets: bool,
     ) -> RenderResult:
         """A result from helm's output, split into documents (the one way to build one).
 
@@ -89,7 +86,6 @@ class RenderResult:
             values=values,
             manifests=manifests,
             documents=documents,
-            contains_secrets=contains_secrets,
         )
 
     @functools.cached_property
@@ -166,11 +162,10 @@ class _Prepared:
     chart: ChartRef
     kube_version: str
     values: dict[str, Any]
-    secret: bool
 
 
-def _prepare(settings: ClusterSettings, secrets: Mapping[str, str] | None) -> _Prepared:
-    values = build_values(settings, secrets=secrets)
+def _prepare(settings: ClusterSettings) -> _Prepared:
+    values = build_values(settings)
     chart = chart_for(settings.spec.provider)
     kube_version = kube_version_of(settings)
     job = TemplateJob(
@@ -179,9 +174,8 @@ def _prepare(settings: ClusterSettings, secrets: Mapping[str, str] | None) -> _P
         namespace=settings.metadata.namespace,
         values=values,
         kube_version=kube_version,
-        sensitive=tuple(secrets.values()) if secrets else (),
     )
-    return _Prepared(job, chart, kube_version, values, secrets is not None)
+    return _Prepared(job, chart, kube_version, values)
 
 
 def _result(prepared: _Prepared, manifests: str) -> RenderResult:
@@ -194,22 +188,16 @@ def _result(prepared: _Prepared, manifests: str) -> RenderResult:
         kube_version=prepared.kube_version,
         values=prepared.values,
         manifests=manifests,
-        contains_secrets=prepared.secret,
     )
 
 
-def render(
-    settings: ClusterSettings,
-    *,
-    helm: Helm | None = None,
-    secrets: Mapping[str, str] | None = None,
-) -> RenderResult:
+def render(settings: ClusterSettings, *, helm: Helm | None = None) -> RenderResult:
     """Render one cluster offline. Raises :class:`~scs_templates.helm.HelmError` if helm fails.
 
-    ``secrets`` (e.g. the clouds.yaml content) go into the values; without them the values
-    hold ``<redacted>`` placeholders, which is what previews, snapshots and CI want.
+    The output never holds a credential: the OpenStack credentials Secret is not part of the
+    chart (see :func:`scs_templates.lifecycle.store_credentials`).
     """
-    prepared = _prepare(settings, secrets)
+    prepared = _prepare(settings)
     runner = helm if helm is not None else Helm()
     job = prepared.job
     manifests = runner.template(
@@ -224,21 +212,13 @@ def render(
 
 
 def render_many(
-    fleet: Sequence[ClusterSettings],
-    *,
-    helm: Helm | None = None,
-    secrets: Sequence[Mapping[str, str] | None] | None = None,
+    fleet: Sequence[ClusterSettings], *, helm: Helm | None = None
 ) -> list[RenderResult]:
     """Render many clusters, in parallel helm processes (bounded by the CPU count).
 
-    ``secrets``, if given, holds one entry per cluster. Results come back in input order.
+    Results come back in input order.
     """
-    if secrets is not None and len(secrets) != len(fleet):
-        raise ValueError("secrets must hold one entry per cluster")
-    prepared = [
-        _prepare(settings, secrets[i] if secrets is not None else None)
-        for i, settings in enumerate(fleet)
-    ]
+    prepared = [_prepare(settings) for settings in fleet]
     runner = helm if helm is not None else Helm()
     outputs = runner.template_many([p.job for p in prepared])
     return [_result(p, out) for p, out in zip(prepared, outputs, strict=True)]
@@ -249,18 +229,19 @@ def _is_manifest_file(entry: Path) -> bool:
 
 
 def write_manifests(
-    result: RenderResult, directory: str | Path, *, private: bool | None = None
+    result: RenderResult, directory: str | Path, *, private: bool = False
 ) -> list[Path]:
     """Write one file per object into ``directory``, atomically; return the paths.
 
     Each file holds the object's document exactly as helm printed it. The directory is
     replaced as a whole (see :func:`scs_templates.atomic.write_directory`): stale files of a
     previous render disappear, but only after the new set is complete. An existing directory
-    holding anything but ``*.yaml`` files is refused. ``private`` (default: the result holds
-    real secrets) writes a 0700 directory with 0600 files.
+    holding anything but ``*.yaml`` files is refused. ``private`` writes a 0700 directory with
+    0600 files.
     """
     names = result.file_names()
     files = dict(zip(names, result.documents, strict=True))
-    secret = result.contains_secrets if private is None else private
-    target = atomic.write_directory(directory, files, private=secret, replaceable=_is_manifest_file)
+    target = atomic.write_directory(
+        directory, files, private=private, replaceable=_is_manifest_file
+    )
     return [target / name for name in names]

@@ -23,13 +23,14 @@ from hypothesis import strategies as st
 import scs_templates.charts as charts_module
 from scs_templates.catalogue import PROVIDERS, TEMPLATES, catalogue, provider_names, template_names
 from scs_templates.charts import LIBRARY_CHART, chart_for
+from scs_templates.providers.openstack.values import credentials_secret_name
 from scs_templates.settings import SettingsError, load_settings
 from scs_templates.settings.model import PROVIDERS as MODEL_PROVIDERS
 from scs_templates.settings.model import TEMPLATES as MODEL_TEMPLATES
 from scs_templates.settings.model import ClusterSettings
 from scs_templates.settings.versions import TESTED_PATCHES, resolve_version
 from scs_templates.toolchain import cache_root
-from scs_templates.values import REDACTED, build_values
+from scs_templates.values import build_values
 from tests import crd_validation
 from tests.support import EXAMPLES, REPO, settings_of, skip_or_fail
 
@@ -147,12 +148,12 @@ def all_cases() -> dict[str, ClusterSettings]:
 CASES = all_cases()
 
 
-def render(settings_: ClusterSettings, helm: Path, *, secrets: dict[str, str] | None = None) -> str:
+def render(settings_: ClusterSettings, helm: Path) -> str:
     chart = chart_for(settings_.spec.provider)
     return crd_validation.helm_template(
         helm,
         chart.path,
-        build_values(settings_, secrets=secrets),
+        build_values(settings_),
         release=settings_.name,
         namespace=settings_.metadata.namespace,
         kube_version=KUBE_VERSION,
@@ -327,7 +328,7 @@ def test_chart_for_unknown_provider() -> None:
 
 
 EXPECTED_KINDS = {
-    "openstack": {"Secret", "OpenStackCluster", "OpenStackMachineTemplate"},
+    "openstack": {"OpenStackCluster", "OpenStackMachineTemplate"},
     "docker": {"DockerCluster", "DockerMachineTemplate"},
 }
 
@@ -348,9 +349,8 @@ def test_every_object_renders_and_is_crd_valid(
     machine_template = (
         "OpenStackMachineTemplate" if provider == "openstack" else "DockerMachineTemplate"
     )
-    creates_secret = provider == "openstack" and settings_.spec.openstack.credentials_secret is None
     topology = settings_.spec.template == "clusterclass"
-    assert kinds["Secret"] == (1 if creates_secret else 0)
+    assert kinds["Secret"] == 0  # credentials never go through helm
     if topology:
         # the class and its templates; the topology controller creates the rest
         infra_cluster = "OpenStackCluster" if provider == "openstack" else "DockerCluster"
@@ -364,7 +364,6 @@ def test_every_object_renders_and_is_crd_valid(
             "KubeadmConfigTemplate",
             f"{infra_cluster}Template",
             machine_template,
-            "Secret",
         }
     else:
         assert kinds["Cluster"] == kinds["KubeadmControlPlane"] == 1
@@ -395,14 +394,6 @@ def test_every_object_renders_and_is_crd_valid(
         immutable = not topology and obj["kind"] in (machine_template, "KubeadmConfigTemplate")
         assert (meta.get("annotations", {}).get("helm.sh/resource-policy") == "keep") == immutable
     assert "# Source:" in text  # sanity: this is helm output
-    if creates_secret:
-        (secret,) = by_kind(objs, "Secret")
-        assert secret["stringData"] == {
-            "cacert": REDACTED,
-            "cloud.conf": REDACTED,
-            "clouds.yaml": REDACTED,
-        }
-        assert secret["metadata"]["labels"]["clusterctl.cluster.x-k8s.io/move"] == "true"
 
 
 @pytest.mark.parametrize("provider", ["openstack", "docker"])
@@ -529,14 +520,14 @@ def test_existing_secret_internal_access_no_server_groups(helm3: Path) -> None:
     assert "RETENTION=0" in script
 
 
-def test_real_secrets_reach_the_secret_only_when_given(helm3: Path) -> None:
-    secrets = {"clouds.yaml": "clouds:\n  openstack: {}\n", "cacert": "-----BEGIN CERTIFICATE-----"}
-    objs = objects(render(CASES["openstack-minimal"], helm3, secrets=secrets))
-    (secret,) = by_kind(objs, "Secret")
-    assert secret["stringData"] == {
-        "clouds.yaml": secrets["clouds.yaml"],
-        "cacert": secrets["cacert"],
-    }
+def test_the_chart_references_the_credentials_secret_and_never_renders_one(helm3: Path) -> None:
+    # Credentials go through the Kubernetes API (lifecycle.store_credentials), not helm.
+    for case in ("openstack-minimal", "openstack-production"):
+        objs = objects(render(CASES[case], helm3))
+        assert by_kind(objs, "Secret") == []
+        (cluster,) = by_kind(objs, "OpenStackCluster")
+        name = credentials_secret_name(CASES[case])
+        assert cluster["spec"]["identityRef"]["name"] == name
 
 
 def _kcp(objs: list[dict[str, Any]]) -> dict[str, Any]:

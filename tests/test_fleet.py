@@ -84,7 +84,6 @@ def test_fleet_equals_single_renders(helm3: Path, jobs: int) -> None:
             alone.chart,
             alone.kube_version,
         )
-        assert result.contains_secrets is alone.contains_secrets is False
         assert result.file_names() == alone.file_names()
         assert "fleet/charts/" not in result.manifests
 
@@ -110,8 +109,8 @@ def test_fleet_error_names_the_cluster(helm3: Path, monkeypatch: pytest.MonkeyPa
     settings = mixed_fleet(6)
     original = fleet._prepare
 
-    def broken(index: int, one: ClusterSettings, secrets: Any, *rest: Any) -> Any:
-        cluster = original(index, one, secrets, *rest)
+    def broken(index: int, one: ClusterSettings, *rest: Any) -> Any:
+        cluster = original(index, one, *rest)
         if index == 4:
             cluster.values["controlPlane"]["replicas"] = "three"  # violates the chart schema
         return cluster
@@ -155,7 +154,7 @@ def test_stream_batches_cut_full_groups_first(tmp_path: Path) -> None:
     a = _chart(tmp_path, "a", "x: {{ .Values.x }}\n")
     c = _chart(tmp_path, "c", "n: {{ .Release.Name }}\n")
     clusters = [
-        fleet._Cluster(i, f"c{i}", f"ns{i % 2}", c if i == 5 else a, "v1.33.5", {}, (), False)
+        fleet._Cluster(i, f"c{i}", f"ns{i % 2}", c if i == 5 else a, "v1.33.5", {})
         for i in range(12)
     ]
     order: list[tuple[int, ...]] = []

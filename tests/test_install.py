@@ -209,12 +209,12 @@ def test_delete_removes_the_cluster_first_then_release_templates_and_secret(
     tmp_path: Path,
 ) -> None:
     first = settings_from_text(OPENSTACK)
-    lifecycle.install(first, helm=helm, secrets=SECRETS)
+    lifecycle.install(first, helm=helm, kube=kube, secrets=SECRETS)
     # an upgrade that changes the machine templates: the old ones are kept by helm
     second = settings_from_text(
         OPENSTACK.replace("replicas: 3", "replicas: 3\n      rootDiskGB: 30")
     )
-    lifecycle.install(second, helm=helm, secrets=SECRETS)
+    lifecycle.install(second, helm=helm, kube=kube, secrets=SECRETS)
     templates = fake.objects("OpenStackMachineTemplate", "default")
     assert len(templates) == 3  # control plane + old and new worker template
     assert fake.get("Secret", "default", "capi-demo-cloud-config") is not None
@@ -636,9 +636,12 @@ def test_secrets_are_never_printed(
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tmp_path / "no-clouds.yaml"))
     assert cli("install", settings_file, "--kubeconfig", kubeconfig) == 2
     assert "cloud 'openstack'" in capsys.readouterr().err
-    # told not to touch OpenStack and given no credentials: placeholders are refused
+    # told not to touch OpenStack, given no credentials, and no credentials Secret exists
     assert cli("install", settings_file, "--kubeconfig", kubeconfig, "--skip-openstack") == 2
-    assert "placeholders" in capsys.readouterr().err
+    assert "credentials Secret default/capi-demo-cloud-config does not exist" in (
+        capsys.readouterr().err
+    )
+    assert helm.status("demo", namespace="default") is None  # nothing was installed
     assert (
         cli("install", settings_file, "--kubeconfig", kubeconfig, "--clouds-yaml", str(clouds)) == 0
     )
@@ -647,7 +650,7 @@ def test_secrets_are_never_printed(
     data = secret.get("stringData") or {
         key: base64.b64decode(value).decode() for key, value in secret["data"].items()
     }
-    assert sorted(data) == ["cacert", "cloud.conf", "clouds.yaml"]
+    assert sorted(data) == ["cloud.conf", "clouds.yaml"]  # no --cacert: no cacert key
     cloud_conf = data["cloud.conf"]
     assert 'application-credential-secret="S3CR3T-VALUE-42"' in cloud_conf
     for args in (("status",), ("diff",), ("status", "-o", "json")):
@@ -664,6 +667,58 @@ def test_secrets_are_never_printed(
     captured = capsys.readouterr()
     assert "S3CR3T-VALUE-42" not in captured.out + captured.err
     assert "Secret/default/capi-demo-cloud-config" not in captured.out  # keys equal: unchanged
+
+
+def _release_texts(fake: FakeKubeAPI, namespace: str = "default") -> list[str]:
+    """Every helm release revision stored in the namespace, decoded (helm's storage driver
+    keeps each revision as a Secret: base64 of the gzipped JSON release, in Secret data)."""
+    import gzip
+
+    texts = []
+    for secret in fake.objects("Secret", namespace):
+        if secret.get("type") != "helm.sh/release.v1":
+            continue
+        stored = base64.b64decode(secret["data"]["release"])
+        texts.append(gzip.decompress(base64.b64decode(stored)).decode())
+    return texts
+
+
+def test_no_release_revision_holds_credentials(
+    fake: FakeKubeAPI, helm: Helm, kube: KubeClient, tmp_path: Path
+) -> None:
+    """install, upgrade and a credential rotation: the credentials Secret is written through
+    the API (labelled for the cluster and clusterctl move), and no release Secret holds them."""
+    first = {**SECRETS, "cloud.conf": '[Global]\napplication-credential-secret="S3CR3T-VALUE-42"'}
+    rotated = {
+        "clouds.yaml": CLOUDS.replace("S3CR3T-VALUE-42", "R0TATED-VALUE-43"),
+        "cloud.conf": '[Global]\napplication-credential-secret="R0TATED-VALUE-43"',
+        "cacert": "",
+    }
+    settings = settings_from_text(OPENSTACK)
+    lifecycle.install(settings, helm=helm, kube=kube, secrets=first)  # install
+    upgraded = settings_from_text(OPENSTACK.replace("replicas: 3", "replicas: 2"))
+    lifecycle.install(upgraded, helm=helm, kube=kube, secrets=first)  # upgrade
+    lifecycle.install(upgraded, helm=helm, kube=kube, secrets=rotated)  # rotation
+    lifecycle.install(upgraded, helm=helm, kube=kube)  # the Secret exists: no secrets needed
+
+    releases = _release_texts(fake)
+    assert len(releases) == 4
+    for text in releases:
+        for value in ("S3CR3T-VALUE-42", "R0TATED-VALUE-43", "app-cred-id", "[Global]"):
+            assert value not in text
+    secret = fake.get("Secret", "default", "capi-demo-cloud-config")
+    assert secret is not None
+    assert kube.secret_data("default", "capi-demo-cloud-config") == rotated
+    meta = secret["metadata"]
+    assert meta["labels"] == {
+        "app.kubernetes.io/managed-by": "scs-templates",
+        "clusterctl.cluster.x-k8s.io/move": "true",
+        "scs.community/cluster": "demo",
+    }
+    assert meta["annotations"] == {"helm.sh/resource-policy": "keep"}
+    assert "kind: Secret" not in helm.get_manifest("demo", namespace="default")
+    (cluster,) = fake.objects("OpenStackCluster", "default")
+    assert cluster["spec"]["identityRef"]["name"] == "capi-demo-cloud-config"
 
 
 # --------------------------------------------------------------------------- helm 4 waiting

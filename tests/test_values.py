@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
-from scs_templates.providers.openstack.values import server_groups
+from scs_templates.providers.openstack.values import credentials_secret_labels, server_groups
 from scs_templates.settings import load_settings
 from scs_templates.settings.versions import TESTED_PATCHES
-from scs_templates.values import REDACTED, build_values
+from scs_templates.values import build_values
 from scs_templates.versions import table
 from tests.support import EXAMPLES, REPO, settings_of
 
@@ -98,33 +98,22 @@ def test_image_override_and_docker_images() -> None:
     assert docker["apiServer"]["certSANs"]
 
 
-def test_secret_placeholder_and_real_secrets() -> None:
+def test_credentials_are_referenced_never_values() -> None:
     settings = settings_of(openstack_spec())
-    redacted = build_values(settings)["openstack"]["credentials"]
-    assert redacted == {
-        "cacert": REDACTED,
-        "cloudConf": REDACTED,
-        "cloudsYaml": REDACTED,
-        "create": True,
-        "secretName": "capi-demo-cloud-config",
+    assert build_values(settings)["openstack"]["credentials"] == {
+        "secretName": "capi-demo-cloud-config"
     }
-    real = build_values(
-        settings,
-        secrets={"clouds.yaml": "clouds: {}", "cloud.conf": "[Global]", "cacert": "PEM"},
-    )
-    assert real["openstack"]["credentials"]["cloudsYaml"] == "clouds: {}"
-    assert real["openstack"]["credentials"]["cloudConf"] == "[Global]"
-    assert real["openstack"]["credentials"]["cacert"] == "PEM"
-    without = build_values(settings, secrets={"clouds.yaml": "clouds: {}"})
-    assert without["openstack"]["credentials"]["cloudConf"] == ""
+    assert credentials_secret_labels(settings) == {
+        "app.kubernetes.io/managed-by": "scs-templates",
+        "clusterctl.cluster.x-k8s.io/move": "true",
+        "scs.community/cluster": "demo",
+    }
 
 
-def test_existing_credentials_secret_is_referenced_not_created() -> None:
+def test_existing_credentials_secret_is_referenced() -> None:
     spec = openstack_spec(openstack={"credentialsSecret": "my-creds"})
-    credentials = build_values(settings_of(spec), secrets={"clouds.yaml": "x"})["openstack"][
-        "credentials"
-    ]
-    assert credentials == {"create": False, "secretName": "my-creds"}
+    credentials = build_values(settings_of(spec))["openstack"]["credentials"]
+    assert credentials == {"secretName": "my-creds"}
 
 
 @pytest.mark.parametrize(

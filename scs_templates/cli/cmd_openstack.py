@@ -172,7 +172,7 @@ def _appcred_create(args: argparse.Namespace) -> int:
         if args.write_secret is not None:
             data = credentials_secret_data(credentials, settings)
             name = credentials_secret_name(settings)
-            _write_secret_manifest(args.write_secret, name, settings.metadata.namespace, data)
+            _write_secret_manifest(args.write_secret, name, settings, data)
             print(f"wrote Secret {settings.metadata.namespace}/{name} to {args.write_secret}")
         elif any(result.created for result in results):
             print(
@@ -268,20 +268,27 @@ def _read_secret_manifest(path: Path) -> dict[str, str]:
     return result
 
 
-def _write_secret_manifest(path: Path, name: str, namespace: str, data: dict[str, Secret]) -> None:
-    """Write a Secret manifest with ``stringData`` to ``path``: 0600, atomic (temp + rename)."""
+def _write_secret_manifest(
+    path: Path, name: str, settings: ClusterSettings, data: dict[str, Secret]
+) -> None:
+    """Write a Secret manifest with ``stringData`` to ``path``: 0600, atomic (temp + rename).
+
+    Labelled like the Secret ``install`` writes (cluster, ``clusterctl move``), so a GitOps
+    user who applies it gets the same object."""
     import io
 
     from ruamel.yaml import YAML
     from ruamel.yaml.scalarstring import LiteralScalarString
+
+    from scs_templates.providers.openstack.values import credentials_secret_labels
 
     manifest = {
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {
             "name": name,
-            "namespace": namespace,
-            "labels": {"app.kubernetes.io/managed-by": "scs-templates"},
+            "namespace": settings.metadata.namespace,
+            "labels": credentials_secret_labels(settings),
         },
         "type": "Opaque",
         "stringData": {key: LiteralScalarString(value.reveal()) for key, value in data.items()},

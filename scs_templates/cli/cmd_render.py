@@ -31,8 +31,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "Without -o: the multi-document YAML exactly as `helm template` prints it, on "
             "stdout. With -o DIR: one file per object (NN-kind-name.yaml, in helm's order), "
             "written atomically; DIR is replaced as a whole and must hold only .yaml files. "
-            "Secrets are placeholders (<redacted>). Exit 0 ok, 2 invalid settings, 1 helm "
-            "failed."
+            "No credentials: OpenStack's credentials Secret is referenced, never rendered "
+            "(see `openstack appcred create --write-secret`). Exit 0 ok, 2 invalid settings, "
+            "1 helm failed."
         ),
     )
     render_arguments(render)
@@ -42,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "values",
         help="print the helm values of the cluster, or write them with the helm command line",
         description=(
-            "Print the helm values built from SETTINGS as YAML (secrets redacted). With -o DIR: "
+            "Print the helm values built from SETTINGS as YAML (they never hold a credential). "
+            "With -o DIR: "
             "write DIR/values.json (mode 0600) and print the plain `helm template` command that "
             "reproduces `scs-templates render` byte for byte with helm alone."
         ),
@@ -152,7 +154,7 @@ def run_values(args: argparse.Namespace) -> int:
     from scs_templates.values import build_values
 
     settings = loaded.settings
-    values = build_values(settings)  # no secrets: placeholders only
+    values = build_values(settings)
     if args.output_dir is None:
         write_stdout(values_yaml(values))
         return 0
@@ -181,18 +183,8 @@ def run_values(args: argparse.Namespace) -> int:
         kube_version=kube_version_of(settings),
     )
     write_stdout(shlex.join(["helm", *args_list, "-f", str(file)]) + "\n")
-    print(
-        f"wrote {file}; secrets in it are placeholders ({_redacted()}), as in "
-        "`scs-templates render`",
-        file=sys.stderr,
-    )
+    print(f"wrote {file}", file=sys.stderr)
     return 0
-
-
-def _redacted() -> str:
-    from scs_templates.values import REDACTED
-
-    return REDACTED
 
 
 def run_templates(args: argparse.Namespace) -> int:

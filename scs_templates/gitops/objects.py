@@ -73,24 +73,6 @@ def _labels(settings: ClusterSettings, component: str) -> dict[str, str]:
     }
 
 
-def _without_inline_credentials(values: dict[str, Any]) -> dict[str, Any]:
-    """The cluster values with the credentials Secret referenced, never created inline.
-
-    ``install`` passes real credentials into a chart-created Secret; a repository must hold
-    none, so the chart is told the Secret exists (created on the management cluster by
-    ``scs-templates openstack appcred create --write-secret`` or a secret manager).
-    """
-    provider_values = values.get("openstack")
-    if isinstance(provider_values, dict) and isinstance(provider_values.get("credentials"), dict):
-        credentials = provider_values["credentials"]
-        provider_values = {
-            **provider_values,
-            "credentials": {"create": False, "secretName": credentials["secretName"]},
-        }
-        return {**values, "openstack": provider_values}
-    return values
-
-
 def _cluster_release(
     settings: ClusterSettings, options: GitopsOptions, chart: str, values: dict[str, Any]
 ) -> dict[str, Any]:
@@ -242,9 +224,8 @@ def cluster_objects(settings: ClusterSettings, options: GitopsOptions) -> Cluste
                 "keys username and password)"
             )
     objects: dict[str, dict[str, Any]] = {
-        f"helmrelease-{settings.metadata.name}": _cluster_release(
-            settings, options, chart, _without_inline_credentials(values)
-        )
+        # the values never hold a credential: the chart references the Secret by name
+        f"helmrelease-{settings.metadata.name}": _cluster_release(settings, options, chart, values)
     }
     source = options.chart_source.source_object(
         chart, _chart_version(chart), namespace, options.interval

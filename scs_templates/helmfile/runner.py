@@ -12,7 +12,7 @@ Rules, each for a measured reason (see ``docs/helmfile.md``):
 * hermetic: helm homes and ``HELMFILE_TEMPDIR`` in a private directory, no upgrade notice
   (it calls the network and exits 3 offline);
 * the generated state values file and the values file are JSON, mode 0600 (values may hold
-  secrets), in a temporary directory removed after the call;
+  secret-looking strings), in a temporary directory removed after the call;
 * a wall-clock timeout kills helmfile's whole process group (it runs helm as a child).
 """
 
@@ -25,7 +25,7 @@ import json
 import logging
 import re
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -130,11 +130,11 @@ class Helmfile(HelmfileProcess):
             self._run_helm(["dependency", "build", str(path), "--skip-refresh"])
 
     def state_values(
-        self, settings: ClusterSettings, *, secrets: Mapping[str, str] | None = None
+        self, settings: ClusterSettings
     ) -> tuple[dict[str, Any], dict[str, Any], ChartRef]:
         """The state values (without file paths) and helm values for ``settings``."""
         chart = chart_for(settings.spec.provider)
-        values = build_values(settings, secrets=secrets)
+        values = build_values(settings)
         cluster = {
             "release": settings.metadata.name,
             "namespace": settings.metadata.namespace,
@@ -147,15 +147,9 @@ class Helmfile(HelmfileProcess):
         }
         return {"cluster": cluster}, values, chart
 
-    def write_state(
-        self,
-        settings: ClusterSettings,
-        directory: Path,
-        *,
-        secrets: Mapping[str, str] | None = None,
-    ) -> StateValues:
+    def write_state(self, settings: ClusterSettings, directory: Path) -> StateValues:
         """Write ``state-values.json`` and ``values.json`` (both 0600) into ``directory``."""
-        state, values, chart = self.state_values(settings, secrets=secrets)
+        state, values, chart = self.state_values(settings)
         self.prepare_chart(chart)
         values_file = atomic.write_file(
             directory / "values.json", json.dumps(values, indent=2) + "\n", private=True
@@ -180,7 +174,6 @@ class Helmfile(HelmfileProcess):
         settings: ClusterSettings,
         command: Sequence[str],
         *,
-        secrets: Mapping[str, str] | None = None,
         cluster: bool = False,
         kubeconfig: str | None = None,
     ) -> process.Completed:
@@ -190,11 +183,10 @@ class Helmfile(HelmfileProcess):
         ``kubeconfig`` overrides the instance's for this call (and implies ``cluster``).
         Raises :class:`HelmfileError` on a non-zero exit, :class:`HelmfileTimeout` on timeout.
         """
-        sensitive = set(secrets.values()) if secrets else set()
-        sensitive |= _secret_strings(build_values(settings, secrets=secrets))
+        sensitive = _secret_strings(build_values(settings))
         with tempfile.TemporaryDirectory(prefix="scs-templates-helmfile-") as temp:
             temp_dir = Path(temp)
-            state = self.write_state(settings, temp_dir, secrets=secrets)
+            state = self.write_state(settings, temp_dir)
             return self.execute(
                 self.state_dir,
                 state.file,
@@ -208,7 +200,7 @@ class Helmfile(HelmfileProcess):
     # ------------------------------------------------------------------ commands
 
     def template(self, settings: ClusterSettings) -> str:
-        """``helmfile template``: the manifests of every release, offline (placeholders)."""
+        """``helmfile template``: the manifests of every release, offline."""
         return self.run(settings, ["template", "--skip-deps"]).stdout
 
     def build(self, settings: ClusterSettings) -> str:
@@ -224,7 +216,7 @@ class Helmfile(HelmfileProcess):
     def write_values(self, settings: ClusterSettings, directory: Path) -> builtins.list[Path]:
         """``helmfile write-values``: each release's merged values as ``DIR/RELEASE.yaml``.
 
-        The files contain placeholders, never real secrets.
+        The files never hold a credential (the chart references the credentials Secret).
         """
         directory.mkdir(parents=True, exist_ok=True)
         target = str(directory.resolve()) + "/{{ .Release.Name }}.yaml"
@@ -236,12 +228,13 @@ class Helmfile(HelmfileProcess):
         settings: ClusterSettings,
         *,
         kubeconfig: str | None = None,
-        secrets: Mapping[str, str] | None = None,
     ) -> str:
-        """``helmfile sync`` to the management cluster (no helm-diff plugin needed)."""
-        done = self.run(
-            settings, ["sync", "--skip-deps"], secrets=secrets, cluster=True, kubeconfig=kubeconfig
-        )
+        """``helmfile sync`` to the management cluster (no helm-diff plugin needed).
+
+        OpenStack: the credentials Secret must exist first (``lifecycle.store_credentials``
+        or the manifest of ``openstack appcred create --write-secret``).
+        """
+        done = self.run(settings, ["sync", "--skip-deps"], cluster=True, kubeconfig=kubeconfig)
         return done.stdout
 
     def destroy(self, settings: ClusterSettings, *, kubeconfig: str | None = None) -> str:

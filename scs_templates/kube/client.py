@@ -311,17 +311,26 @@ class KubeClient:
         string_data: Mapping[str, str],
         *,
         labels: Mapping[str, str] | None = None,
+        annotations: Mapping[str, str] | None = None,
     ) -> bool:
-        """Create or replace an Opaque Secret; True when it changed. Values never logged."""
+        """Create or replace an Opaque Secret; True when it changed. Values never logged.
+
+        Replacing sets exactly ``labels`` and ``annotations`` (earlier ones, e.g. helm's
+        ownership annotations, are dropped).
+        """
         import base64
 
         data = {k: base64.b64encode(v.encode()).decode() for k, v in sorted(string_data.items())}
         ref = ObjectRef("v1", "Secret", namespace, name)
+        metadata: dict[str, Any] = {"name": name, "namespace": namespace}
+        metadata["labels"] = dict(labels or {})
+        if annotations:
+            metadata["annotations"] = dict(annotations)
         body: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Secret",
             "type": "Opaque",
-            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})},
+            "metadata": metadata,
             "data": data,
         }
         current = self.get(ref)
@@ -329,7 +338,11 @@ class KubeClient:
         if current is None:
             self._call("POST", path, body=body, what=f"creating {ref}")
             return True
-        if (current.get("data") or {}) == data:
+        meta = current.get("metadata") or {}
+        same_meta = (meta.get("labels") or {}) == metadata["labels"] and (
+            meta.get("annotations") or {}
+        ) == metadata.get("annotations", {})
+        if (current.get("data") or {}) == data and same_meta:
             return False
         body["metadata"]["resourceVersion"] = (current.get("metadata") or {}).get("resourceVersion")
         self._call("PUT", f"{path}/{quote(name, safe='')}", body=body, what=f"updating {ref}")

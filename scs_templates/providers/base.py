@@ -179,6 +179,12 @@ class Provider:
         del settings
         return {}
 
+    def credentials_secret_name(self, settings: ClusterSettings) -> str | None:
+        """The cluster's cloud credentials Secret that install writes through the Kubernetes
+        API (never a helm value) and delete removes; None without cloud credentials."""
+        del settings
+        return None
+
     def kubelet_node_name(self, settings: ClusterSettings) -> str:
         """``nodeRegistration.name`` of every node (cloud-init Jinja); empty: the host name."""
         del settings
@@ -202,11 +208,10 @@ class Provider:
         del settings
         return []
 
-    def values(
-        self, settings: ClusterSettings, secrets: Mapping[str, str] | None
-    ) -> dict[str, Any]:
-        """The provider's own top-level sections of the values (e.g. ``openstack``)."""
-        del settings, secrets
+    def values(self, settings: ClusterSettings) -> dict[str, Any]:
+        """The provider's own top-level sections of the values (e.g. ``openstack``); never a
+        credential (credentials Secrets are written through the Kubernetes API)."""
+        del settings
         return {}
 
     # ----------------------------------------------------------------------- lifecycle

@@ -1,9 +1,12 @@
 """Values builders: pure functions settings -> helm values of the cluster charts.
 
 Contract used by the render engine:
-    build_values(settings: ClusterSettings, *, secrets: Mapping[str, str] | None = None)
-        -> dict[str, Any]      # JSON-serialisable, deterministic key order
-    REDACTED: str               # placeholder used for secret values when secrets is None
+    build_values(settings: ClusterSettings) -> dict[str, Any]
+        # JSON-serialisable, deterministic key order; never holds a credential
+
+Credentials are not values: the OpenStack chart only REFERENCES the credentials Secret
+(:func:`credentials_secret_name`), which the library writes through the Kubernetes API
+(:func:`scs_templates.lifecycle.install`), so no helm release revision holds them.
 
 Division of labour: Python DECIDES (names, the resolved Kubernetes version, image names,
 CIDR lists, flags, which node label goes where), the charts only ARRANGE those decisions
@@ -40,10 +43,17 @@ if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI'
         WorkerGroup,
     )
 
-__all__ = ["REDACTED", "build_values", "cluster_class_name"]
+__all__ = [
+    "CLUSTERCTL_MOVE_LABEL",
+    "CLUSTER_LABEL",
+    "build_values",
+    "cluster_class_name",
+]
 
-#: Placeholder for secret material when no secrets are given (dry renders, snapshots).
-REDACTED = "<redacted>"
+#: Label that ``clusterctl move`` follows to move a Secret along with its cluster.
+CLUSTERCTL_MOVE_LABEL = "clusterctl.cluster.x-k8s.io/move"
+#: Cluster label of every object of a cluster (charts and the credentials Secret).
+CLUSTER_LABEL = "scs.community/cluster"
 
 #: Template base names leave room for "-" + 8 hex characters of the spec hash.
 TEMPLATE_BASE_LIMIT = naming.MAX_NAME - naming.TEMPLATE_HASH_SUFFIX
@@ -61,16 +71,12 @@ _REGISTRY_SERVERS = {"docker.io": "https://registry-1.docker.io"}
 _CAPI_SYNCED_LABEL_SUFFIXES = (".node-restriction.kubernetes.io", ".node.cluster.x-k8s.io")
 
 
-def build_values(
-    settings: ClusterSettings, *, secrets: Mapping[str, str] | None = None
-) -> dict[str, Any]:
+def build_values(settings: ClusterSettings) -> dict[str, Any]:
     """Turn validated settings into the values of the provider's cluster chart.
 
     Pure and deterministic: the same settings give an equal dict with the same key order
     (maps sorted by key, lists in the user's order), which keeps ``helm template`` output
-    byte-stable. ``secrets`` carries the credentials Secret content (``clouds.yaml``,
-    ``cacert``) for a real install; without it the Secret is rendered with :data:`REDACTED`
-    so that dry renders and snapshots never hold secret material.
+    byte-stable. Never a credential: the chart references the credentials Secret by name.
 
     Raises ValueError when the Kubernetes version does not resolve (settings validation
     reports that earlier, with the field's position).
@@ -120,7 +126,7 @@ def build_values(
             "infraName": name(),
             "className": cluster_class_name(provider.name),
         },
-        "labels": {"scs.community/cluster": cluster, "app.kubernetes.io/managed-by": "Helm"},
+        "labels": {CLUSTER_LABEL: cluster, "app.kubernetes.io/managed-by": "Helm"},
         "kubernetes": {"version": version},
         "network": _network(settings),
         "controlPlane": control_plane,
@@ -135,7 +141,7 @@ def build_values(
         "registryMirrors": [_mirror(m) for m in spec.registry_mirrors],
         "proxy": _proxy(settings),
         "trustedCAs": list(spec.security.trusted_cas),
-        **provider.values(settings, secrets),
+        **provider.values(settings),
     }
     result: dict[str, Any] = _sorted(values)
     return result

@@ -9,7 +9,7 @@ the cloud controller manager first, ``cloud.conf`` copied into the workload clus
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from scs_templates.providers.base import (
@@ -81,6 +81,9 @@ class OpenStackProvider(Provider):
         del settings
         return dict(os_values.KUBELET_ARGS)
 
+    def credentials_secret_name(self, settings: ClusterSettings) -> str | None:
+        return os_values.credentials_secret_name(settings)
+
     def kubelet_node_name(self, settings: ClusterSettings) -> str:
         del settings
         return os_values.NODE_NAME
@@ -95,10 +98,8 @@ class OpenStackProvider(Provider):
             return "security-group", OVN_RESTRICTED_API_PORT
         return "load-balancer", DEFAULT_API_PORT
 
-    def values(
-        self, settings: ClusterSettings, secrets: Mapping[str, str] | None
-    ) -> dict[str, Any]:
-        return {"openstack": os_values.openstack_values(settings, secrets)}
+    def values(self, settings: ClusterSettings) -> dict[str, Any]:
+        return {"openstack": os_values.openstack_values(settings)}
 
     # ----------------------------------------------------------------------- lifecycle
 

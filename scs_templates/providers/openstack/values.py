@@ -21,6 +21,7 @@ __all__ = [
     "CLOUDS_YAML_KEY",
     "CLOUD_CONF_KEY",
     "control_plane_values",
+    "credentials_secret_labels",
     "credentials_secret_name",
     "openstack_values",
     "server_groups",
@@ -117,28 +118,25 @@ def credentials_secret_name(settings: ClusterSettings) -> str:
     return settings.spec.openstack.credentials_secret or _name(settings, "cloud-config")
 
 
-def openstack_values(
-    settings: ClusterSettings, secrets: Mapping[str, str] | None
-) -> dict[str, Any]:
-    """The ``openstack`` section of the values."""
-    from scs_templates.values import REDACTED
+def credentials_secret_labels(settings: ClusterSettings) -> dict[str, str]:
+    """Labels of the credentials Secret the library writes through the Kubernetes API: the
+    cluster (delete finds it), ``clusterctl move`` (moves it with the cluster), and who
+    manages it (scs-templates, not helm: credentials never go through helm values)."""
+    from scs_templates.values import CLUSTER_LABEL, CLUSTERCTL_MOVE_LABEL
+
+    return {
+        CLUSTER_LABEL: settings.name,
+        CLUSTERCTL_MOVE_LABEL: "true",
+        "app.kubernetes.io/managed-by": "scs-templates",
+    }
+
+
+def openstack_values(settings: ClusterSettings) -> dict[str, Any]:
+    """The ``openstack`` section of the values. The credentials Secret is only referenced:
+    the library writes it through the Kubernetes API, never as a helm value."""
     from scs_templates.values.api_access import api_access_plan
 
     os_settings = settings.spec.openstack
-    create = os_settings.credentials_secret is None
-    credentials: dict[str, Any] = {
-        "create": create,
-        "secretName": credentials_secret_name(settings),
-    }
-    if create:
-        if secrets is None:
-            credentials.update(cloudsYaml=REDACTED, cloudConf=REDACTED, cacert=REDACTED)
-        else:
-            credentials.update(
-                cloudsYaml=secrets.get(CLOUDS_YAML_KEY, ""),
-                cloudConf=secrets.get(CLOUD_CONF_KEY, ""),
-                cacert=secrets.get(CACERT_KEY, ""),
-            )
     metadata = os_settings.server_metadata
     existing = os_settings.existing_network
     rules = [
@@ -180,7 +178,7 @@ def openstack_values(
             "controlPlane": _key_values(metadata.control_plane),
             "workers": _key_values(metadata.workers),
         },
-        "credentials": credentials,
+        "credentials": {"secretName": credentials_secret_name(settings)},
     }
 
 
