@@ -53,10 +53,10 @@ SOURCES = {
 }
 
 
-def _settings(mode: str, provider: str) -> Any:
+def _settings(mode: str, provider: str, template: str = "simple") -> Any:
     return settings_of(
         {
-            "template": "simple",
+            "template": template,
             "provider": "openstack",
             "controlPlane": {"replicas": 3, "machineType": "SCS-4V-8"},
             "workers": [{"name": "md-0", "replicas": 1, "machineType": "SCS-2V-4"}],
@@ -66,17 +66,27 @@ def _settings(mode: str, provider: str) -> Any:
     )
 
 
+def _cluster_and_kubeadm(objs: list[dict[str, Any]]) -> tuple[Any, Any]:
+    """The OpenStackCluster spec and the control plane's kubeadm config spec, classic or
+    topology (there: the Cluster's variables the class's patches copy into the objects)."""
+    if not by_kind(objs, "ClusterClass"):
+        (cluster,) = by_kind(objs, "OpenStackCluster")
+        (kcp,) = by_kind(objs, "KubeadmControlPlane")
+        return cluster["spec"], kcp["spec"]["kubeadmConfigSpec"]
+    (topology_cluster,) = by_kind(objs, "Cluster")
+    variables = {v["name"]: v["value"] for v in topology_cluster["spec"]["topology"]["variables"]}
+    return variables["infrastructureCluster"], variables["controlPlane"]["kubeadmConfigSpec"]
+
+
+@pytest.mark.parametrize("template", ["simple", "clusterclass"])
 @pytest.mark.parametrize("provider", ["amphora", "ovn"])
 @pytest.mark.parametrize("mode", ["open", "internal", "cidrs"])
 def test_rendered_rules_for_each_mode_and_provider(
-    mode: str, provider: str, helm3: Path, crds: None
+    mode: str, provider: str, template: str, helm3: Path, crds: None
 ) -> None:
-    objs = objects(render(_settings(mode, provider), helm3))
+    objs = objects(render(_settings(mode, provider, template), helm3))
     assert crd_validation.validate_all(objs) == []
-    (cluster,) = by_kind(objs, "OpenStackCluster")
-    spec = cluster["spec"]
-    (kcp,) = by_kind(objs, "KubeadmControlPlane")
-    kubeadm = kcp["spec"]["kubeadmConfigSpec"]
+    spec, kubeadm = _cluster_and_kubeadm(objs)
     restricted_by_groups = provider == "ovn" and mode != "open"
     port = OVN_RESTRICTED_API_PORT if restricted_by_groups else DEFAULT_API_PORT
 
