@@ -253,7 +253,10 @@ def bootstrap_data(plane: Plane, minor: tuple[int, int]) -> tuple[str, str]:
     assert secret is not None
     cloud_config = base64.b64decode(secret["data"]["value"]).decode()
     files = {f["path"]: f for f in yaml.safe_load(cloud_config)["write_files"]}
-    return version, files["/run/kubeadm/kubeadm.yaml"]["content"]
+    # cloud-init renders its Jinja (CAPO's node name '{{ local_hostname }}') before kubeadm runs
+    content = files["/run/kubeadm/kubeadm.yaml"]["content"]
+    content = content.replace("{{ local_hostname }}", "node-0")
+    return version, content
 
 
 @pytest.mark.parametrize("minor", supported_minors(), ids=lambda m: f"{m[0]}.{m[1]}")

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from scs_templates.settings.model import ClusterSettings
+if TYPE_CHECKING:  # the render path stays pydantic-free (tests/test_settings_plain.py)
+    from scs_templates.settings.model import ClusterSettings
 
 #: Kubernetes' default API server port (and the one CAPO opens to everyone).
 DEFAULT_API_PORT = 6443
