@@ -68,6 +68,45 @@ def test_help_does_not_import_pydantic() -> None:
     assert "pydantic" not in _modules_after(["--help"])
 
 
+def test_version_and_help_import_only_what_they_print() -> None:
+    """``--version`` needs no parser at all; ``--help`` builds no command's own parser, so
+    none of the commands' imports (typing, pathlib) is loaded (issue #19: start-up)."""
+    assert not _modules_after(["--version"]) & {"argparse", "typing", "signal"}
+    assert not _modules_after(["--help"]) & {"typing", "pathlib", "signal"}
+
+
+@pytest.mark.parametrize("columns", ["40", "80", "132"])
+def test_top_level_help_from_outlines_is_the_full_parsers_help(
+    columns: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--help`` (and no arguments at all) list the commands from outline parsers: the text
+    is the one every command's real parser gives, at any terminal width."""
+    from scs_templates.cli.main import build_parser
+
+    monkeypatch.setenv("COLUMNS", columns)
+    full = build_parser().format_help()
+    assert build_parser(outline=True).format_help() == full
+    for argv in (["--help"], ["-h"]):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 0
+        assert capsys.readouterr().out == full
+    assert main([]) == 2
+    assert capsys.readouterr().err == full
+
+
+def test_version_fast_path_prints_what_argparse_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--version`` skips argparse; its line is the parser's own version action's output."""
+    from scs_templates.cli.main import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser(()).parse_args(["--version"])
+    by_argparse = capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out == by_argparse
+
+
 # --------------------------------------------------------------------------- lazy parsers
 
 

@@ -10,10 +10,11 @@ workload kubeconfig is never printed.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:

@@ -6,12 +6,12 @@ Secret's keys (or no Secret exists), 1 when the API fails.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from scs_templates.cli.common import cluster_options, load, usage
 
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:

@@ -8,12 +8,15 @@ inside the command so ``--help`` stays fast.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from scs_templates.cli.common import path_argument
+
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Iterator
+    from pathlib import Path
+    from typing import Any
 
     from scs_templates.settings.model import ClusterSettings
 
@@ -43,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     target.add_argument(
         "-o",
         "--output-dir",
-        type=Path,
+        type=path_argument,
         metavar="DIR",
         help="write DIR/NAMESPACE/NAME/NN-kind-name.yaml for each cluster",
     )

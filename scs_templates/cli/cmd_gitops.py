@@ -7,11 +7,12 @@ management cluster. Heavy imports happen inside the command so ``--help`` stays 
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from scs_templates.cli.common import path_argument
 
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -30,7 +31,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "arguments."
         ),
     )
-    gitops.add_argument("directory", metavar="DIR", type=Path, help="folder in the git repository")
+    gitops.add_argument(
+        "directory", metavar="DIR", type=path_argument, help="folder in the git repository"
+    )
     gitops.add_argument("settings", metavar="SETTINGS", nargs="+", help="cluster settings files")
     gitops.add_argument(
         "--chart-source",

@@ -9,16 +9,16 @@ terminal, plain lines otherwise); results go to stdout. Secrets are never printe
 
 from __future__ import annotations
 
-import json
 import re
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
 
-from scs_templates.cli.common import cluster_options, load, poll_option
+from scs_templates.cli.common import cluster_options, load, path_argument, poll_option
 
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
+    from typing import Any, TextIO
 
 
 #: ``diff --exit-code`` when the installed release differs from the rendered manifests.
@@ -41,13 +41,16 @@ def openstack_credential_options(parser: argparse.ArgumentParser) -> None:
     """Where the OpenStack credentials of the cluster come from (install, apply)."""
     parser.add_argument(
         "--clouds-yaml",
-        type=Path,
+        type=path_argument,
         metavar="FILE",
         help="OpenStack: use this clouds.yaml (entry spec.openstack.cloud) for the cluster's "
         "credentials Secret instead of a per-cluster application credential (never printed)",
     )
     parser.add_argument(
-        "--cacert", type=Path, metavar="FILE", help="OpenStack: CA certificate for the Secret"
+        "--cacert",
+        type=path_argument,
+        metavar="FILE",
+        help="OpenStack: CA certificate for the Secret",
     )
     _os_cloud_options(parser)
 
@@ -278,6 +281,8 @@ def run_status(args: argparse.Namespace) -> int:
         loaded.settings, helm=_helm(args), kubeconfig=args.kubeconfig, context=args.context
     )
     if args.output == "json":
+        import json
+
         print(json.dumps(result.to_dict(), indent=2))
         return 0
     target = result.target

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from scs_templates.cli.common import path_argument
+
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
+    from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -44,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--output",
         "-o",
-        type=Path,
+        type=path_argument,
         metavar="FILE",
         help="write the settings to FILE instead of stdout (refuses to overwrite)",
     )

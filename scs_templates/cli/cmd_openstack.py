@@ -7,17 +7,17 @@ the Secret's content only to the file named by ``--write-secret`` (mode 0600, at
 
 from __future__ import annotations
 
-import base64
 import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from scs_templates.cli.common import usage
+from scs_templates.cli.common import path_argument, usage
 from scs_templates.errors import InputError
 
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
+    from typing import Any
 
     from scs_templates.openstack.connection import Secret
     from scs_templates.settings.model import ClusterSettings
@@ -61,14 +61,14 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     _common(create)
     create.add_argument(
         "--write-secret",
-        type=Path,
+        type=path_argument,
         metavar="FILE",
         help="write the cluster's credentials Secret (a Kubernetes Secret manifest with "
         "clouds.yaml and cloud.conf) to FILE, mode 0600, atomically",
     )
     create.add_argument(
         "--existing-secret",
-        type=Path,
+        type=path_argument,
         metavar="FILE",
         help="a credentials Secret manifest from an earlier run whose secrets are reused "
         "(default: the --write-secret FILE when it exists)",
@@ -257,6 +257,8 @@ def _read_secret_manifest(path: Path) -> dict[str, str]:
         raise InputError(f"{path}: not a YAML Kubernetes Secret manifest") from None
     if not isinstance(document, dict) or document.get("kind") != "Secret":
         raise InputError(f"{path}: not a Kubernetes Secret manifest (kind: Secret)")
+    import base64
+
     result: dict[str, str] = {}
     for key, value in (document.get("data") or {}).items():
         try:

@@ -9,16 +9,16 @@ runner, values, ruamel) happen inside the commands so ``--help`` stays fast.
 from __future__ import annotations
 
 import os
-import shlex
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from scs_templates.cli.common import load
+from scs_templates.cli.common import load, path_argument
 
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "settings", metavar="SETTINGS", help="cluster settings file (- reads standard input)"
     )
     values.add_argument(
-        "-o", "--output-dir", type=Path, metavar="DIR", help="write DIR/values.json"
+        "-o", "--output-dir", type=path_argument, metavar="DIR", help="write DIR/values.json"
     )
     values.set_defaults(func=run_values)
 
@@ -75,7 +75,11 @@ def render_arguments(parser: argparse.ArgumentParser) -> None:
         "settings", metavar="SETTINGS", help="cluster settings file (- reads standard input)"
     )
     parser.add_argument(
-        "-o", "--output-dir", type=Path, metavar="DIR", help="write one file per object into DIR"
+        "-o",
+        "--output-dir",
+        type=path_argument,
+        metavar="DIR",
+        help="write one file per object into DIR",
     )
 
 
@@ -182,6 +186,8 @@ def run_values(args: argparse.Namespace) -> int:
         namespace=settings.metadata.namespace,
         kube_version=kube_version_of(settings),
     )
+    import shlex
+
     write_stdout(shlex.join(["helm", *args_list, "-f", str(file)]) + "\n")
     print(f"wrote {file}", file=sys.stderr)
     return 0

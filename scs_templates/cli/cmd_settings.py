@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def register(subparsers: Any) -> None:

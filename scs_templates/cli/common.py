@@ -8,11 +8,12 @@ Warnings never fail a command; they go to stderr, one line each.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Iterable, Iterator
+    from pathlib import Path
 
     from scs_templates.settings import LoadedSettings, Problem
 
@@ -88,3 +89,11 @@ def poll_option(parser: argparse.ArgumentParser) -> None:
     import argparse
 
     parser.add_argument("--poll-interval", type=float, default=5.0, help=argparse.SUPPRESS)
+
+
+def path_argument(text: str) -> Path:
+    """``type=`` of path arguments: pathlib is imported when a path is given, not when
+    ``--help`` only lists the commands."""
+    from pathlib import Path
+
+    return Path(text)

@@ -6,17 +6,20 @@ underneath failed. Errors are one line on stderr; a traceback only with ``--debu
 
 from __future__ import annotations
 
-import argparse
 import atexit
-import contextlib
-import importlib
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn
 
 from scs_templates import __version__
 from scs_templates.errors import ScsTemplatesError
+
+# Not ``typing.TYPE_CHECKING``: ``--version`` and ``--help`` must not pay for importing
+# typing or argparse (mypy treats any name TYPE_CHECKING as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Sequence
+    from typing import Any, NoReturn
 
 # Subcommand modules, in the order they appear in --help. Each exposes register(subparsers).
 COMMAND_MODULES: tuple[str, ...] = (
@@ -55,6 +58,10 @@ PROG = "scs-templates"
 # Top-level options that may come before the command without changing which parser is
 # needed (anything else, e.g. --help, builds every command's parser).
 _LAZY_OPTIONS = frozenset({"--debug"})
+# Command lines whose only output is the top-level help (the list of commands): each
+# command's own parser is then an :class:`_Outline` (tests/test_cli.py proves the help text
+# the same as with the full parsers, at several terminal widths).
+_OUTLINE_ARGV: tuple[list[str], ...] = ([], ["--help"], ["-h"])
 
 
 def _tool_timeout(text: str) -> float:
@@ -63,8 +70,37 @@ def _tool_timeout(text: str) -> float:
     return parse_duration(text)
 
 
-def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
-    """The parser with the commands of ``modules`` (default: all of them, for --help)."""
+class _Outline:
+    """Stands in for a command's own parser where only the top-level help is printed.
+
+    The top-level help lists each command's name and ``help`` (kept by the real
+    ``add_parser``); the arguments, groups and actions of each command are never shown
+    there, so building their real parsers (about half the cost of ``--help``) is skipped:
+    every method call on an outline is accepted and returns another outline.
+    """
+
+    def __init__(self, **_options: object) -> None:
+        pass
+
+    def __getattr__(self, _name: str) -> Callable[..., _Outline]:
+        return _outline
+
+
+def _outline(*_args: object, **_options: object) -> _Outline:
+    return _Outline()
+
+
+def build_parser(
+    modules: Sequence[str] = COMMAND_MODULES, *, outline: bool = False
+) -> argparse.ArgumentParser:
+    """The parser with the commands of ``modules`` (default: all of them, for --help).
+
+    ``outline``: the commands' own parsers are :class:`_Outline` stand-ins; the result can
+    only print the top-level help (or see that no command was given).
+    """
+    import argparse
+    import importlib
+
     parser = argparse.ArgumentParser(
         prog=PROG,
         description=(
@@ -88,7 +124,8 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
         "$SCS_TEMPLATES_TIMEOUT, else 5m for helm, 15m for helmfile, 1h for the services' "
         "helmfile, 30s for version checks); the tool's whole process group is ended then",
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    options: dict[str, Any] = {"parser_class": _Outline} if outline else {}
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", **options)
     for name in modules:
         importlib.import_module(name).register(subparsers)
     return parser
@@ -115,16 +152,18 @@ def modules_for(argv: Sequence[str]) -> tuple[str, ...]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code (:func:`run` is the console script)."""
-    from scs_templates.signals import handled
-
     _guard_closed_stdout()
     arguments = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(modules_for(arguments))
+    if arguments == ["--version"]:  # what argparse's version action prints, without argparse
+        sys.stdout.write(f"{PROG} {__version__}\n")
+        raise SystemExit(0)
+    parser = build_parser(modules_for(arguments), outline=arguments in _OUTLINE_ARGV)
     args = parser.parse_args(arguments)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
     from scs_templates import timeouts
+    from scs_templates.signals import handled
 
     timeouts.set_override(args.tool_timeout)
     from scs_templates import secrets
@@ -315,8 +354,11 @@ def run() -> NoReturn:
     except OSError as error:
         _error_line(f"cannot write to standard output: {error.strerror or error}")
         code = code or 2
-    with contextlib.suppress(OSError):
+    # not contextlib.suppress: --version imports nothing it does not need
+    try:  # noqa: SIM105
         sys.stderr.flush()
+    except OSError:
+        pass
     atexit._run_exitfuncs()
     os._exit(code)
 
