@@ -31,14 +31,13 @@ def all_names(values: dict[str, Any]) -> dict[str, str]:
     names = {
         "cluster": values["cluster"]["name"],
         "infra": values["cluster"]["infraName"],
-        "controlPlane": values["controlPlane"]["name"],
-        "controlPlaneHealthCheck": values["controlPlane"]["healthCheckName"],
+        "controlPlane": values["controlPlane"]["name"],  # and its MachineHealthCheck
     }
     if "openstack" in values:
         names["credentials"] = values["openstack"]["credentials"]["secretName"]
     for group in values["workers"]:
+        # the MachineDeployment and its MachineHealthCheck
         names[f"{group['name']}.deployment"] = group["deploymentName"]
-        names[f"{group['name']}.healthCheck"] = group["healthCheckName"]
     return names
 
 

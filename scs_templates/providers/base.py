@@ -11,8 +11,9 @@ The members, in the order a cluster meets them:
   across upgrades (``machine_template_kinds``, removed by ``delete``);
 * its settings rules (``errors``, ``warnings``), run after the common ones;
 * its part of the cluster chart's values (``node_image``, ``control_plane_values``,
-  ``worker_values``, ``kubelet_extra_args``, ``api_cert_sans``, ``remountable_root`` and
-  its own top-level sections from ``values``);
+  ``worker_values``, ``network_values``, ``kubelet_extra_args``, ``api_cert_sans``,
+  ``remountable_root`` and its own top-level sections from ``values``) and of their
+  contract (``values_schema_part``, generated into the chart's ``values.schema.json``);
 * ``prepare(settings)`` before install (credentials, server groups: the content of the
   values' secrets) and ``release(settings)`` after delete (what ``prepare`` created);
 * its services: which catalogue releases it gets (rows name the provider), which of them
@@ -174,6 +175,11 @@ class Provider:
         del settings, group
         return {}
 
+    def network_values(self, settings: ClusterSettings) -> dict[str, Any]:
+        """Provider keys of ``network`` in the values (e.g. the node network it creates)."""
+        del settings
+        return {}
+
     def kubelet_extra_args(self, settings: ClusterSettings) -> dict[str, str]:
         """``kubelet.extraArgs`` of every node."""
         del settings
@@ -212,6 +218,14 @@ class Provider:
         """The provider's own top-level sections of the values (e.g. ``openstack``); never a
         credential (credentials Secrets are written through the Kubernetes API)."""
         del settings
+        return {}
+
+    def values_schema_part(self) -> dict[str, Any]:
+        """The provider's part of its chart's values contract (JSON Schema fragments):
+        ``controlPlane``, ``worker`` and ``network`` (``properties``/``required`` added to
+        those objects),
+        ``sections`` (its top-level sections) and ``definitions``; see
+        :mod:`scs_templates.values.schema`. The default adds nothing."""
         return {}
 
     # ----------------------------------------------------------------------- lifecycle

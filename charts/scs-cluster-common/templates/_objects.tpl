@@ -406,7 +406,7 @@ when etcd would lose quorum, at most remediation.maxRetry times).
 apiVersion: cluster.x-k8s.io/v1beta2
 kind: MachineHealthCheck
 metadata:
-  {{- include "scs.metadata" (dict "root" . "name" $v.controlPlane.healthCheckName) | nindent 2 }}
+  {{- include "scs.metadata" (dict "root" . "name" $v.controlPlane.name) | nindent 2 }}
 spec:
   clusterName: {{ $v.cluster.name }}
   selector:
@@ -427,7 +427,7 @@ or cloud outage).
 apiVersion: cluster.x-k8s.io/v1beta2
 kind: MachineHealthCheck
 metadata:
-  {{- include "scs.metadata" (dict "root" .root "name" .machine.healthCheckName) | nindent 2 }}
+  {{- include "scs.metadata" (dict "root" .root "name" .machine.deploymentName) | nindent 2 }}
 spec:
   clusterName: {{ $v.cluster.name }}
   selector:

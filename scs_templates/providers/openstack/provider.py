@@ -9,7 +9,9 @@ the cloud controller manager first, ``cloud.conf`` copied into the workload clus
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from scs_templates.providers.base import (
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = ["OPENSTACK", "OpenStackProvider"]
 
+#: The OpenStack part of the chart's values contract (:mod:`scs_templates.values.schema`).
+_SCHEMA_PART = Path(__file__).with_name("values.schema.part.json")
 _FLAVOR_REQUIRED = "required for provider 'openstack' (a flavor name)"
 
 
@@ -77,6 +81,9 @@ class OpenStackProvider(Provider):
     def worker_values(self, settings: ClusterSettings, group: WorkerGroup) -> dict[str, Any]:
         return os_values.worker_values(settings, group)
 
+    def network_values(self, settings: ClusterSettings) -> dict[str, Any]:
+        return os_values.network_values(settings)
+
     def kubelet_extra_args(self, settings: ClusterSettings) -> dict[str, str]:
         del settings
         return dict(os_values.KUBELET_ARGS)
@@ -100,6 +107,10 @@ class OpenStackProvider(Provider):
 
     def values(self, settings: ClusterSettings) -> dict[str, Any]:
         return {"openstack": os_values.openstack_values(settings)}
+
+    def values_schema_part(self) -> dict[str, Any]:
+        part: dict[str, Any] = json.loads(_SCHEMA_PART.read_text(encoding="utf-8"))
+        return part
 
     # ----------------------------------------------------------------------- lifecycle
 

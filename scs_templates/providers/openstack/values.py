@@ -23,6 +23,7 @@ __all__ = [
     "control_plane_values",
     "credentials_secret_labels",
     "credentials_secret_name",
+    "network_values",
     "openstack_values",
     "server_groups",
     "worker_values",
@@ -109,6 +110,19 @@ def worker_values(settings: ClusterSettings, group: WorkerGroup) -> dict[str, An
             if settings.spec.openstack.anti_affinity.workers != "none"
             else ""
         ),
+    }
+
+
+def network_values(settings: ClusterSettings) -> dict[str, Any]:
+    """The node network CAPO creates, and who may reach the API load balancer."""
+    from scs_templates.values.api_access import api_access_plan
+
+    net = settings.spec.network
+    return {
+        "nodeCIDR": net.node_cidr,
+        "dnsServers": list(net.dns_servers),
+        "mtu": net.mtu,
+        "apiAllowedCIDRs": api_access_plan(settings).load_balancer_cidrs,
     }
 
 
