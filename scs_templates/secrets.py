@@ -17,9 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-import shlex
 import threading
-import urllib.parse
 from collections.abc import Iterable
 from typing import Any
 
@@ -54,6 +52,9 @@ def encodings(secret: str) -> set[str]:
     """``secret`` as it may appear in a message: raw, JSON-escaped (both ASCII modes),
     shell-quoted, URL-encoded, and each of its lines (multi-line values are echoed line by
     line)."""
+    import shlex  # here: reading settings (validate, render) registers no secret
+    import urllib.parse
+
     forms = {secret}
     forms.add(json.dumps(secret)[1:-1])
     forms.add(json.dumps(secret, ensure_ascii=False)[1:-1])

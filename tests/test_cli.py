@@ -73,6 +73,9 @@ def test_version_and_help_import_only_what_they_print() -> None:
     none of the commands' imports (typing, pathlib) is loaded (issue #19: start-up)."""
     assert not _modules_after(["--version"]) & {"argparse", "typing", "signal"}
     assert not _modules_after(["--help"]) & {"typing", "pathlib", "signal"}
+    # validate of a valid file: no suggestion words (difflib), no name shortening
+    # (hashlib), no secret registered (shlex)
+    assert not _modules_after(["validate", str(EXAMPLES[0])]) & {"difflib", "hashlib", "shlex"}
 
 
 @pytest.mark.parametrize("columns", ["40", "80", "132"])

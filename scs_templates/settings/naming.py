@@ -7,8 +7,6 @@ shortens with a hash suffix, never leaving a trailing '-'.
 
 from __future__ import annotations
 
-import hashlib
-
 MAX_NAME = 63
 # Cluster API appends "-xxxxx" to a MachineDeployment for its MachineSets and another
 # "-xxxxx" for Machines, and the Machine name becomes the server and node host name.
@@ -23,6 +21,8 @@ def fit(name: str, limit: int = MAX_NAME) -> str:
     """Return ``name`` if it fits, else a prefix of it plus '-' and a 7-hex hash."""
     if len(name) <= limit:
         return name
+    import hashlib  # only a name that does not fit (validate and render never load it)
+
     digest = hashlib.sha256(name.encode()).hexdigest()[:7]
     head = name[: limit - len(digest) - 1].rstrip("-")
     return f"{head}-{digest}"

@@ -7,7 +7,6 @@ with ALL problems so users fix a file in one go; the CLI prints one line per pro
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -67,6 +66,8 @@ def did_you_mean(word: str, candidates: Sequence[str]) -> str:
     lowered = {c.lower(): c for c in candidates}
     if word.lower() in lowered:
         return f"; did you mean {lowered[word.lower()]!r}?"
+    import difflib  # only a document with an error gets here
+
     close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     if not close:
         close = [lowered[c] for c in difflib.get_close_matches(word.lower(), list(lowered), n=1)]
