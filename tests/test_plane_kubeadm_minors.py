@@ -18,9 +18,17 @@ Which kubeadm: one per two minors, because kubeadm N accepts control planes of N
 control plane version >= ...") - the kubeadm an upgrade from N-1 runs. So four kubeadm
 builds cover the seven supported minors: 1.32 (1.31, 1.32), 1.34 (1.33, 1.34), 1.36 (1.35,
 1.36) and the plane's 1.37. The cost and the reasoning: docs/testing.md ("Every supported
-minor"). The workers' join configuration needs a running workload API (a bootstrap token);
-the in-memory provider walk (tests/test_plane_inmemory.py) validates the init and join
-configurations of its cluster (1.36) the same way.
+minor").
+
+Then the join configurations of the same cluster: the test marks the control plane
+initialized (the KubeadmControlPlane's and the Cluster's status, as their paused or
+infrastructure-less controllers would) and adds a second control-plane machine (the
+KubeadmControlPlane's spec) and one machine per worker group (each rendered
+KubeadmConfigTemplate); the bootstrap controller writes their
+``/run/kubeadm/kubeadm-join-config.yaml`` (discovery: the cluster CA's hash, the endpoint)
+and the same kubeadm validates it. One thing the controller would take from the workload
+cluster is given instead: the bootstrap token (it creates one in the workload API unless the
+configuration names one; there is no workload API here), a well-formed made-up one.
 
 Only the Cluster API core, kubeadm bootstrap and control-plane managers run here (a plane of
 its own, without CAPD's fixed ports: no wait for the machine-wide CAPD lock).
@@ -29,9 +37,11 @@ its own, without CAPD's fixed ports: no wait for the machine-wide CAPD lock).
 from __future__ import annotations
 
 import base64
+import copy
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -162,9 +172,92 @@ def _referenced_secrets(spec: dict[str, Any], resources: list[str]) -> dict[str,
     return secrets
 
 
-def bootstrap_data(plane: Plane, minor: tuple[int, int]) -> tuple[str, str]:
-    """(version, kubeadm.yaml) the real bootstrap controller writes for the first
-    control-plane machine of the all-features example at ``minor``."""
+@dataclass
+class Bootstrapped:
+    """A cluster of one minor on the bootstrap plane: its rendered objects and where."""
+
+    namespace: str
+    cluster: str
+    version: str
+    objects: tuple[dict[str, Any], ...]
+    kcp_name: str
+    init: str  # the kubeadm.yaml of the first control-plane machine
+
+
+def _machine_data(
+    plane: Plane,
+    ns: str,
+    cluster: str,
+    machine: str,
+    version: str,
+    spec: dict[str, Any],
+    *,
+    control_plane: bool,
+) -> dict[str, str]:
+    """path -> content of the files in the bootstrap data the real controller writes for a
+    new Machine of ``version`` with KubeadmConfig ``spec``."""
+    labels = {"cluster.x-k8s.io/cluster-name": cluster}
+    if control_plane:
+        labels["cluster.x-k8s.io/control-plane"] = ""
+    plane.api.create(
+        {
+            "apiVersion": BOOTSTRAP,
+            "kind": "KubeadmConfig",
+            "metadata": {"name": machine, "labels": labels},
+            "spec": spec,
+        },
+        namespace=ns,
+    )
+    plane.api.create(
+        {
+            "apiVersion": CLUSTER,
+            "kind": "Machine",
+            "metadata": {"name": machine, "labels": labels},
+            "spec": {
+                "clusterName": cluster,
+                "version": version,
+                "bootstrap": {
+                    "configRef": {
+                        "apiGroup": "bootstrap.cluster.x-k8s.io",
+                        "kind": "KubeadmConfig",
+                        "name": machine,
+                    }
+                },
+                # never created: the bootstrap data does not wait for the infrastructure
+                "infrastructureRef": {
+                    "apiGroup": "infrastructure.cluster.x-k8s.io",
+                    "kind": "DockerMachine",
+                    "name": machine,
+                },
+            },
+        },
+        namespace=ns,
+    )
+    deadline = time.monotonic() + BOOTSTRAP_TIMEOUT
+    while True:
+        config = plane.api.get(BOOTSTRAP, "KubeadmConfig", ns, machine) or {}
+        secret_name = config.get("status", {}).get("dataSecretName")
+        if secret_name:
+            break
+        if time.monotonic() > deadline:
+            pytest.fail(
+                f"no bootstrap data for {machine} after {BOOTSTRAP_TIMEOUT:.0f}s: "
+                f"{config.get('status')}"
+            )
+        time.sleep(2)
+    secret = plane.api.get("v1", "Secret", ns, secret_name)
+    assert secret is not None
+    cloud_config = base64.b64decode(secret["data"]["value"]).decode()
+    # cloud-init renders its Jinja (CAPO's node name '{{ local_hostname }}') before kubeadm runs
+    return {
+        f["path"]: f["content"].replace("{{ local_hostname }}", "node-0")
+        for f in yaml.safe_load(cloud_config)["write_files"]
+    }
+
+
+def bootstrap_data(plane: Plane, minor: tuple[int, int]) -> Bootstrapped:
+    """The all-features example at ``minor`` on the plane, with the kubeadm.yaml the real
+    bootstrap controller writes for its first control-plane machine."""
     settings, result = render_all_features(minor)
     kcp = next(o for o in result.objects if o["kind"] == "KubeadmControlPlane")
     rendered_cluster = next(o for o in result.objects if o["kind"] == "Cluster")
@@ -199,105 +292,140 @@ def bootstrap_data(plane: Plane, minor: tuple[int, int]) -> tuple[str, str]:
     kcp["metadata"].setdefault("annotations", {})["cluster.x-k8s.io/paused"] = "true"
     kcp["metadata"]["namespace"] = ns
     plane.api.create(kcp, namespace=ns)
-    machine = f"{name}-control-plane-0"
-    plane.api.create(
-        {
-            "apiVersion": BOOTSTRAP,
-            "kind": "KubeadmConfig",
-            "metadata": {"name": machine},
-            "spec": spec,
-        },
-        namespace=ns,
+    files = _machine_data(
+        plane, ns, name, f"{name}-control-plane-0", version, spec, control_plane=True
     )
-    plane.api.create(
-        {
-            "apiVersion": CLUSTER,
-            "kind": "Machine",
-            "metadata": {
-                "name": machine,
-                "labels": {
-                    "cluster.x-k8s.io/cluster-name": name,
-                    "cluster.x-k8s.io/control-plane": "",
-                },
-            },
-            "spec": {
-                "clusterName": name,
-                "version": version,
-                "bootstrap": {
-                    "configRef": {
-                        "apiGroup": "bootstrap.cluster.x-k8s.io",
-                        "kind": "KubeadmConfig",
-                        "name": machine,
-                    }
-                },
-                # never created: the bootstrap data does not wait for the infrastructure
-                "infrastructureRef": {
-                    "apiGroup": "infrastructure.cluster.x-k8s.io",
-                    "kind": "DockerMachine",
-                    "name": machine,
-                },
-            },
-        },
-        namespace=ns,
+    return Bootstrapped(
+        ns,
+        name,
+        version,
+        result.objects,
+        kcp["metadata"]["name"],
+        files["/run/kubeadm/kubeadm.yaml"],
     )
-    deadline = time.monotonic() + BOOTSTRAP_TIMEOUT
-    while True:
-        config = plane.api.get(BOOTSTRAP, "KubeadmConfig", ns, machine) or {}
-        secret_name = config.get("status", {}).get("dataSecretName")
-        if secret_name:
-            break
-        if time.monotonic() > deadline:
-            pytest.fail(f"no bootstrap data after {BOOTSTRAP_TIMEOUT:.0f}s: {config.get('status')}")
-        time.sleep(2)
-    secret = plane.api.get("v1", "Secret", ns, secret_name)
-    assert secret is not None
-    cloud_config = base64.b64decode(secret["data"]["value"]).decode()
-    files = {f["path"]: f for f in yaml.safe_load(cloud_config)["write_files"]}
-    # cloud-init renders its Jinja (CAPO's node name '{{ local_hostname }}') before kubeadm runs
-    content = files["/run/kubeadm/kubeadm.yaml"]["content"]
-    content = content.replace("{{ local_hostname }}", "node-0")
-    return version, content
 
 
-@pytest.mark.parametrize("minor", supported_minors(), ids=lambda m: f"{m[0]}.{m[1]}")
-def test_kubeadm_accepts_what_the_bootstrap_controller_generates(
-    bootstrap_plane: Plane, tmp_path: Path, minor: tuple[int, int]
-) -> None:
-    kubeadm = kubeadm_for(minor)
-    version, content = bootstrap_data(bootstrap_plane, minor)
-    documents = {d["kind"]: d for d in yaml.safe_load_all(content)}
-    assert set(documents) == {"ClusterConfiguration", "InitConfiguration"}, content
-    cluster = documents["ClusterConfiguration"]
-    assert cluster["kubernetesVersion"] == version
-    args = {a["name"] for a in cluster["apiServer"]["extraArgs"]}
-    assert {"authentication-config", "encryption-provider-config", "audit-policy-file"} <= args
-    path = tmp_path / "kubeadm.yaml"
+#: The bootstrap token a joining machine's configuration carries. The real controller makes
+#: one in the workload cluster (there is none here) unless the configuration names one, so
+#: the test names one; everything else of the join configuration is the controller's.
+TOKEN = "abcdef.0123456789abcdef"
+
+
+def join_data(plane: Plane, cluster: Bootstrapped) -> dict[str, str]:
+    """machine -> the kubeadm join configuration the real bootstrap controller writes for a
+    second control-plane machine and for a machine of every worker group, once the control
+    plane counts as initialized (the test plays the paused control-plane controller and the
+    Cluster controller's copy of it: it sets both statuses as they would)."""
+    ns = cluster.namespace
+    plane.api.patch_status(
+        "controlplane.cluster.x-k8s.io/v1beta2",
+        "KubeadmControlPlane",
+        ns,
+        cluster.kcp_name,
+        {"initialization": {"controlPlaneInitialized": True}},
+    )
+    # what the Cluster controller writes once it sees that (it keeps both once true)
+    plane.api.patch_status(
+        CLUSTER,
+        "Cluster",
+        ns,
+        cluster.cluster,
+        {
+            "initialization": {"infrastructureProvisioned": True, "controlPlaneInitialized": True},
+            "conditions": [
+                {
+                    "type": "ControlPlaneInitialized",
+                    "status": "True",
+                    "reason": "Initialized",
+                    "message": "",
+                    "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                }
+            ],
+        },
+    )
+    kcp = next(o for o in cluster.objects if o["kind"] == "KubeadmControlPlane")
+    specs = {f"{cluster.cluster}-control-plane-1": (kcp["spec"]["kubeadmConfigSpec"], True)}
+    for template in cluster.objects:
+        if template["kind"] == "KubeadmConfigTemplate":
+            machine = f"{template['metadata']['name']}-0"
+            specs[machine] = (template["spec"]["template"]["spec"], False)
+    assert len(specs) >= 3, "a control-plane join and every worker group"
+    joins = {}
+    for machine, (spec, control_plane) in sorted(specs.items()):
+        spec = copy.deepcopy(spec)
+        spec.pop("initConfiguration", None)
+        join = spec.setdefault("joinConfiguration", {})
+        join.setdefault("discovery", {}).setdefault("bootstrapToken", {})["token"] = TOKEN
+        files = _machine_data(
+            plane,
+            ns,
+            cluster.cluster,
+            machine,
+            cluster.version,
+            spec,
+            control_plane=control_plane,
+        )
+        joins[machine] = files["/run/kubeadm/kubeadm-join-config.yaml"]
+    return joins
+
+
+def _validate(kubeadm: Path, path: Path, content: str) -> subprocess.CompletedProcess[str]:
     path.write_text(content)
-    done = subprocess.run(
+    return subprocess.run(
         [str(kubeadm), "config", "validate", "--config", str(path)],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
-    assert done.returncode == 0, f"kubeadm refuses it:\n{done.stderr}\n{content}"
+
+
+@pytest.mark.parametrize("minor", supported_minors(), ids=lambda m: f"{m[0]}.{m[1]}")
+def test_kubeadm_accepts_what_the_bootstrap_controller_generates(
+    bootstrap_plane: Plane, tmp_path: Path, minor: tuple[int, int]
+) -> None:
+    """The init configuration of the first control-plane machine, then the join
+    configurations of a second one and of every worker group."""
+    kubeadm = kubeadm_for(minor)
+    cluster = bootstrap_data(bootstrap_plane, minor)
+    content = cluster.init
+    documents = {d["kind"]: d for d in yaml.safe_load_all(content)}
+    assert set(documents) == {"ClusterConfiguration", "InitConfiguration"}, content
+    config = documents["ClusterConfiguration"]
+    assert config["kubernetesVersion"] == cluster.version
+    args = {a["name"] for a in config["apiServer"]["extraArgs"]}
+    assert {"authentication-config", "encryption-provider-config", "audit-policy-file"} <= args
+    done = _validate(kubeadm, tmp_path / "kubeadm.yaml", content)
+    assert done.returncode == 0, (
+        f"kubeadm refuses the init configuration:\n{done.stderr}\n{content}"
+    )
+    for machine, join in sorted(join_data(bootstrap_plane, cluster).items()):
+        (document,) = yaml.safe_load_all(join)
+        assert document["kind"] == "JoinConfiguration", join
+        assert document["discovery"]["bootstrapToken"]["caCertHashes"], "the controller's"
+        kubelet = {a["name"]: a["value"] for a in document["nodeRegistration"]["kubeletExtraArgs"]}
+        assert kubelet["cloud-provider"] == "external", join  # ours, carried into the join
+        if machine.endswith("-control-plane-1"):
+            assert "controlPlane" in document, join
+        done = _validate(kubeadm, tmp_path / f"{machine}.yaml", join)
+        assert done.returncode == 0, f"kubeadm refuses {machine}'s join:\n{done.stderr}\n{join}"
 
 
 def test_kubeadm_validation_can_fail(bootstrap_plane: Plane, tmp_path: Path) -> None:
-    """The same generated configuration with an unknown field is refused."""
+    """The same generated init and join configurations with an unknown field are refused."""
     minor = supported_minors()[-1]
-    _, content = bootstrap_data(bootstrap_plane, minor)
-    path = tmp_path / "kubeadm.yaml"
-    path.write_text(
-        content.replace(
+    kubeadm = kubeadm_for(minor)
+    cluster = bootstrap_data(bootstrap_plane, minor)
+    broken = {
+        "init": cluster.init.replace(
             "kind: ClusterConfiguration", "kind: ClusterConfiguration\nnoSuchField: 1", 1
         )
-    )
-    done = subprocess.run(
-        [str(kubeadm_for(minor)), "config", "validate", "--config", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode != 0 and "noSuchField" in done.stderr, done.stderr
+    }
+    for machine, join in join_data(bootstrap_plane, cluster).items():
+        broken[machine] = join.replace(
+            "kind: JoinConfiguration", "kind: JoinConfiguration\nnoSuchField: 1", 1
+        )
+    for name, content in sorted(broken.items()):
+        assert "noSuchField" in content, name
+        done = _validate(kubeadm, tmp_path / f"{name}.yaml", content)
+        assert done.returncode != 0 and "noSuchField" in done.stderr, (name, done.stderr)

@@ -241,6 +241,26 @@ def openstack_network_volumes(spec: Spec) -> None:
     group.update(rootDiskGB=100, rootDiskType="standard", extraNetworks=["storage-net"])
 
 
+def all_features(spec: Spec) -> None:
+    """Every operator feature of docs/cluster-features.md in one cluster (issue #16's "a
+    settings file using every feature"), on both providers: rollout, drain and health
+    tuning, audit with the user's policy, two OIDC issuers, encryption at rest of Secrets and
+    ConfigMaps, proxy, trusted CAs, registry mirrors with CA and credentials, the OpenStack
+    network choices, typed root volumes and etcd on its own volume."""
+    rollout_tuning(spec)
+    audit_oidc(spec)
+    security = spec["security"]
+    openstack_network_volumes(spec)
+    network = spec["network"]
+    proxy_cas_registries(spec)
+    spec["network"] = {**network, **spec["network"]}
+    spec["security"] = {
+        **security,
+        **spec["security"],
+        "encryptionAtRest": {"resources": ["secrets", "configmaps"]},
+    }
+
+
 SCENARIOS: dict[str, Callable[[Spec], None]] = {
     "minimal": minimal,
     "production": production,
@@ -256,6 +276,7 @@ SCENARIOS: dict[str, Callable[[Spec], None]] = {
     "audit-oidc": audit_oidc,
     "proxy-cas-registries": proxy_cas_registries,
     "openstack-network-volumes": openstack_network_volumes,
+    "all-features": all_features,
 }
 
 
