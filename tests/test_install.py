@@ -426,7 +426,6 @@ def test_version_guard_on_a_cluster_of_an_older_versions_table(
 
     with monkeypatch.context() as patched:
         patched.setattr(scs_templates.values, "resolve_version", older_table)
-        patched.setattr(lifecycle, "resolve_version", older_table)
         settings = write(tmp_path, docker_text("1.33.x"))
         assert cli("install", settings, "--kubeconfig", kubeconfig) == 0
     capsys.readouterr()

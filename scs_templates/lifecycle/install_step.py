@@ -1,0 +1,267 @@
+"""``install``: the provider's preparation, the version guard, the Secrets the release needs
+(credentials, registry mirrors, encryption key), ``helm upgrade --install``, the wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scs_templates.errors import InputError
+from scs_templates.lifecycle.class_step import prepare_class
+from scs_templates.lifecycle.target import KEEP_ANNOTATION, Target, helm_of, kube_of, target_of
+from scs_templates.lifecycle.version_guard import (
+    check_api_port_change,
+    check_class_change,
+    check_template_change,
+    check_version_change,
+    installed_kubernetes_version,
+    values_kubernetes_version,
+)
+from scs_templates.lifecycle.wait import (
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_WAIT_TIMEOUT,
+    Progress,
+    quiet,
+    wait_for_cluster,
+)
+
+if TYPE_CHECKING:
+    from scs_templates.helm import Helm, ReleaseInfo
+    from scs_templates.kube import ClusterState, KubeClient
+    from scs_templates.providers import CloudOptions
+    from scs_templates.settings.model import ClusterSettings
+    from scs_templates.settings.versions import KubernetesVersion
+
+__all__ = [
+    "InstallResult",
+    "check_registry_credentials",
+    "install",
+    "store_credentials",
+]
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    target: Target
+    release: ReleaseInfo
+    kubernetes_version: str
+    previous_version: str | None
+    cluster: ClusterState | None = None
+
+
+def install(
+    settings: ClusterSettings,
+    *,
+    helm: Helm | None = None,
+    kube: KubeClient | None = None,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    secrets: Mapping[str, str] | None = None,
+    wait: bool = False,
+    timeout: float = DEFAULT_WAIT_TIMEOUT,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
+    helm_timeout: float | None = None,
+    progress: Progress | None = None,
+    cloud: CloudOptions | None = None,
+    cloud_progress: Progress | None = None,
+    rebase_class: bool = False,
+) -> InstallResult:
+    """Install or upgrade the cluster's release; optionally wait until it is Available.
+
+    Without ``secrets`` the settings' provider prepares the cluster first, as
+    ``scs-templates install`` does (OpenStack: the preflight checks, a per-cluster
+    application credential - reused while it works - and the server groups), touching the
+    cloud as ``cloud`` allows (default :class:`~scs_templates.providers.CloudOptions`: yes,
+    with the settings' cloud entry; ``touch=False`` is ``--skip-openstack``).
+    ``cloud_progress`` receives what the provider did (default: ``progress``).
+
+    A topology cluster (template ``clusterclass``) stays on its installed ClusterClass: an
+    install that would move it onto another one is refused unless ``rebase_class``
+    (:func:`check_class_change`).
+
+    With encryption at rest (the default) the cluster's key Secret is created first
+    (:func:`scs_templates.encryption.ensure_secret`; an existing one is kept), after the
+    registry mirrors' credentials Secrets are found complete (:func:`check_registry_credentials`).
+
+    OpenStack: ``secrets`` is the content of the cluster's credentials Secret (clouds.yaml,
+    cloud.conf, cacert). It is written through the Kubernetes API (:func:`store_credentials`)
+    before helm runs and is never a helm value, so no release revision holds it. Without
+    ``secrets`` the Secret must already exist (created by an earlier install, or by the
+    user from ``openstack appcred create --write-secret``).
+
+    Raises InputError (exit 2) when the version guard refuses the change or when the
+    credentials Secret is missing, HelmError/ToolError (exit 1) when helm or the API fails,
+    and ToolError when ``wait`` times out. ``helm_timeout`` is helm's own ``--timeout``.
+    """
+    from scs_templates.charts import chart_for
+    from scs_templates.values import build_values
+
+    target = target_of(settings)
+    if kube is None and kubeconfig is None and helm is not None:
+        # the API of the management cluster that the given helm installs into
+        kubeconfig, context = helm.kubeconfig, context or helm.kube_context
+    if secrets is None:
+        secrets = _prepare(settings, cloud, kube, kubeconfig, context, cloud_progress or progress)
+    encrypt = settings.spec.security.encryption_at_rest.enabled
+    credentials = any(m.credentials_secret for m in settings.spec.registry_mirrors)
+    from scs_templates.catalogue import provider_of
+
+    cloud_secret = provider_of(settings).credentials_secret_name(settings)
+    # with wait, a bad kubeconfig/context is found (exit 2) before anything is installed
+    needs_api = wait or encrypt or credentials or cloud_secret is not None
+    client = kube_of(kube, kubeconfig, context) if needs_api else None
+    runner = helm_of(helm, kubeconfig, context)
+    values = build_values(settings)
+    wanted = values_kubernetes_version(values)  # resolved once, by the values builder
+    previous: KubernetesVersion | None = None
+    new_class: str | None = None
+    if runner.status(target.release, namespace=target.namespace) is not None:
+        installed_values = runner.get_values(target.release, namespace=target.namespace)
+        check_template_change(installed_values, settings.spec.template, target.release)
+        new_class = check_class_change(
+            installed_values, values, target.release, rebase=rebase_class
+        )
+        previous = installed_kubernetes_version(runner, target, values=installed_values)
+        check_version_change(previous, wanted)
+        check_api_port_change(installed_values, values)
+    if cloud_secret is not None and client is not None:
+        name = cloud_secret
+        if secrets is not None:
+            changed = store_credentials(client, settings, secrets)
+            if progress:
+                state_word = "written" if changed else "unchanged"
+                progress(f"credentials Secret {target.namespace}/{name}: {state_word}")
+        elif client.secret_data(target.namespace, name) is None:
+            raise InputError(
+                f"the credentials Secret {target.namespace}/{name} does not exist: let install "
+                "create a per-cluster application credential (without --skip-openstack), "
+                "pass --clouds-yaml, or apply the manifest of `scs-templates openstack "
+                "appcred create --write-secret FILE` first"
+            )
+    chart = chart_for(settings.spec.provider)
+    if client is not None:
+        check_registry_credentials(client, settings)
+    if client is not None and encrypt:
+        from scs_templates import encryption
+
+        # before the release: the control plane's bootstrap data reads the key from it
+        if encryption.ensure_secret(client, settings) and progress:
+            progress(f"created the encryption key Secret {encryption.secret_name(settings)}")
+    if new_class is not None:
+        from scs_templates.render import kube_version_of, split_documents
+
+        manifests = runner.template(
+            target.release,
+            Path(chart.path),
+            namespace=target.namespace,
+            values=values,
+            kube_version=kube_version_of(settings),
+            sensitive=tuple(secrets.values()) if secrets else (),
+        )
+        if progress:
+            progress(f"creating ClusterClass {new_class} before moving the cluster onto it")
+        prepare_class(
+            client or kube_of(kube, kubeconfig, context),
+            split_documents(manifests)[1],
+            new_class,
+            target.release,
+            target.namespace,
+            poll_interval=poll_interval,
+        )
+    release = runner.upgrade_install(
+        target.release,
+        chart.path,
+        namespace=target.namespace,
+        values=values,
+        create_namespace=True,
+        rollback_on_failure=True,
+        timeout=helm_timeout,
+        sensitive=tuple(secrets.values()) if secrets else (),
+    )
+    state = None
+    if client is not None and wait:
+        from scs_templates.kube import ObjectRef
+        from scs_templates.kube.client import CLUSTER_API_VERSION
+
+        cluster = values.get("cluster", {}).get("name") or target.cluster
+        ref = ObjectRef(CLUSTER_API_VERSION, "Cluster", target.namespace, str(cluster))
+        state = wait_for_cluster(
+            client, ref, timeout=timeout, poll_interval=poll_interval, progress=progress
+        )
+    return InstallResult(
+        target, release, str(wanted), str(previous) if previous is not None else None, state
+    )
+
+
+def check_registry_credentials(client: KubeClient, settings: ClusterSettings) -> None:
+    """Refuse (exit 2) when a registry mirror's ``credentialsSecret`` is missing on the
+    management cluster or lacks ``username``/``password``: without it the bootstrap
+    controller writes no bootstrap data and the machines never start. Only key names are
+    read into messages, never values."""
+    namespace = settings.metadata.namespace
+    for index, mirror in enumerate(settings.spec.registry_mirrors):
+        name = mirror.credentials_secret
+        if not name:
+            continue
+        where = f"spec.registryMirrors[{index}].credentialsSecret"
+        data = client.secret_data(namespace, name)
+        if data is None:
+            raise InputError(
+                f"{where}: Secret {namespace}/{name} does not exist on the management cluster; "
+                "create it first (keys username and password, docs/cluster-features.md)"
+            )
+        missing = [key for key in ("username", "password") if not data.get(key)]
+        if missing:
+            raise InputError(
+                f"{where}: Secret {namespace}/{name} has no {' and no '.join(missing)}"
+            )
+
+
+def _prepare(
+    settings: ClusterSettings,
+    cloud: CloudOptions | None,
+    kube: KubeClient | None,
+    kubeconfig: str | None,
+    context: str | None,
+    progress: Progress | None,
+) -> dict[str, str] | None:
+    """The provider's preparation before install: the content of the values' secrets."""
+    from scs_templates.catalogue import provider_of
+    from scs_templates.providers import CloudOptions, Management
+
+    result: dict[str, str] | None = provider_of(settings).prepare(
+        settings,
+        cloud if cloud is not None else CloudOptions(),
+        Management(kubeconfig, context, kube),
+        progress or quiet,
+    )
+    return result
+
+
+def store_credentials(
+    kube: KubeClient, settings: ClusterSettings, secrets: Mapping[str, str]
+) -> bool:
+    """Create or update the cluster's credentials Secret through the Kubernetes API.
+
+    Labelled for the cluster (delete removes it after the Cluster is gone) and for
+    ``clusterctl move``; annotated ``helm.sh/resource-policy: keep`` so that a release from
+    before this scheme, whose manifest still holds the Secret, does not delete it when it is
+    upgraded to a chart without it. True when the Secret changed. Values are never logged.
+    """
+    from scs_templates.providers.openstack.values import (
+        credentials_secret_labels,
+        credentials_secret_name,
+    )
+
+    namespace = settings.metadata.namespace
+    kube.ensure_namespace(namespace)
+    return kube.put_secret(
+        namespace,
+        credentials_secret_name(settings),
+        secrets,
+        labels=credentials_secret_labels(settings),
+        annotations={KEEP_ANNOTATION: "keep"},
+    )
