@@ -1,47 +1,59 @@
-"""The test-only in-memory provider chart (tests/charts/inmemory-cluster) and its settings.
+"""TEST ONLY: the in-memory provider (CAPD's in-memory backend) and its settings.
 
 CAPD's in-memory backend simulates machines, nodes, etcd and API servers inside the CAPD
 process of the test plane: the real Cluster API controllers provision, roll and delete such a
-cluster in seconds. The chart renders the library chart's objects with DevCluster /
-DevMachineTemplate; its values are the docker provider's (the same values builder), so a
-test swaps only the chart (:func:`use_chart`).
+cluster in seconds.
 
-The same chart is the test-only provider ``inmemory`` (:class:`InMemoryProvider`), added in
-exactly the steps of docs/architecture.md, "Adding a provider", and nothing else in
-scs_templates knows about it: (1) its chart folder ``tests/charts/inmemory-cluster``, (2)
-this provider module, (3) its catalogue row - for a test-only provider
-``catalogue.registered_provider(INMEMORY)`` while a test runs (:func:`registered`); its
-settings say ``provider: inmemory`` (``settings_text(..., provider="inmemory")``).
+The provider is added in exactly the steps of docs/architecture.md, "Adding a provider", and
+nothing else in scs_templates knows about it: (1) its chart folder
+(``tests/charts/inmemory-cluster``: the library chart's objects with DevCluster /
+DevMachineTemplate), (2) this provider module (:class:`InMemoryProvider`), (3) its catalogue
+row - for a test-only provider ``catalogue.registered_provider(...)`` while a test runs
+(:func:`registered`). Settings say ``provider: inmemory`` (:func:`as_inmemory` turns a docker
+example into one).
 """
 
 from __future__ import annotations
 
-import shutil
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import ClassVar
-
-import pytest
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from scs_templates import catalogue
-from scs_templates.charts import LIBRARY_CHART, ChartRef, charts_dir
 from scs_templates.providers.docker import DockerProvider
-from scs_templates.settings import parse_settings_text
-from scs_templates.settings.model import ClusterSettings
 from tests.support import REPO
+
+if TYPE_CHECKING:
+    from scs_templates.settings.model import ClusterSettings
+    from testenv import Plane
+
+#: The API versions of the objects the in-memory chart renders.
+CAPI = "cluster.x-k8s.io/v1beta2"
+KCP_API = "controlplane.cluster.x-k8s.io/v1beta2"
+BOOTSTRAP = "bootstrap.cluster.x-k8s.io/v1beta2"
+INFRA = "infrastructure.cluster.x-k8s.io/v1beta2"
 
 CHARTS = REPO / "tests" / "charts"
 CHART = CHARTS / "inmemory-cluster"
 #: Seconds for a provisioning or rollout step: simulated machines take ~5 s each, a step
 #: ~30-90 s on a loaded 2-core machine; the deadline is generous, the tests poll conditions.
 STEP_TIMEOUT = 600.0
+#: How long a simulated VM takes to start by default: a rollout stays observable but short.
+VM_STARTUP = "2s"
+#: A VM start-up that never ends within a test: the cluster stays Provisioning, for tests of
+#: what happens while it is not Available (deterministic, no race against the controllers).
+NEVER = "24h"
 
 
 class InMemoryProvider(DockerProvider):
     """Simulated machines of CAPD's in-memory backend. Everything else is the docker
     provider's (kubelet flags, certificate SANs, name budget, no load balancers): CAPD runs
-    both backends, and the machine images are never pulled."""
+    both backends, and the machine images are never pulled.
+
+    ``vm_startup``: how long each simulated VM takes to start (the chart's
+    ``inMemory.vmStartup``; :data:`NEVER` keeps the cluster Provisioning)."""
 
     name: ClassVar[str] = "inmemory"
     description: ClassVar[str] = "CAPD's in-memory backend (TEST ONLY): simulated machines."
@@ -49,19 +61,26 @@ class InMemoryProvider(DockerProvider):
         ("infrastructure.cluster.x-k8s.io/v1beta2", "DevMachineTemplate"),
     )
 
+    def __init__(self, vm_startup: str = VM_STARTUP) -> None:
+        self.vm_startup = vm_startup
+
     def chart_source(self, charts: Path) -> Path:
         del charts  # not shipped: the chart lives with the tests
         return CHARTS / self.chart
+
+    def values(self, settings: ClusterSettings) -> dict[str, Any]:
+        return {**super().values(settings), "inMemory": {"vmStartup": self.vm_startup}}
 
 
 INMEMORY = InMemoryProvider()
 
 
 @contextmanager
-def registered() -> Iterator[InMemoryProvider]:
+def registered(vm_startup: str = VM_STARTUP) -> Iterator[InMemoryProvider]:
     """The in-memory provider's catalogue row, while the ``with`` block runs."""
-    with catalogue.registered_provider(INMEMORY):
-        yield INMEMORY
+    provider = INMEMORY if vm_startup == VM_STARTUP else InMemoryProvider(vm_startup)
+    with catalogue.registered_provider(provider):
+        yield provider
 
 
 def settings_text(
@@ -70,7 +89,7 @@ def settings_text(
     version: str,
     md0: int = 1,
     md1_labels: str = "",
-    provider: str = "docker",
+    provider: str = "inmemory",
     template: str = "multi-md",
 ) -> str:
     labels = f"\n      labels:\n        {md1_labels}" if md1_labels else ""
@@ -94,19 +113,34 @@ spec:
 """
 
 
-def settings_of(text: str) -> ClusterSettings:
-    return parse_settings_text(text).settings
+def as_inmemory(text: str, namespace: str) -> str:
+    """A docker settings text (an example without ``metadata.namespace``) on the in-memory
+    provider, placed in ``namespace``."""
+    assert text.count("\n  provider: docker\n") == 1, "a docker settings text"
+    return in_namespace(
+        text.replace("\n  provider: docker\n", "\n  provider: inmemory\n"), namespace
+    )
 
 
-def assemble_chart(directory: Path) -> ChartRef:
-    """The test chart with the library chart in its charts/ folder (as charts.py does)."""
-    target = directory / "inmemory-cluster"
-    shutil.copytree(CHART, target)
-    shutil.copytree(charts_dir() / LIBRARY_CHART, target / "charts" / LIBRARY_CHART)
-    return ChartRef("inmemory-cluster", "0.1.0", target)
+def in_namespace(text: str, namespace: str) -> str:
+    """A settings text (an example without ``metadata.namespace``) placed in ``namespace``."""
+    head, sep, rest = text.partition("\nmetadata:\n")
+    assert sep and "\n  namespace:" not in rest.split("\nspec:", 1)[0], "no namespace yet"
+    return f"{head}{sep}  namespace: {namespace}\n{rest}"
 
 
-def use_chart(monkeypatch: pytest.MonkeyPatch, chart: ChartRef) -> None:
-    """Make render/install/diff use the in-memory chart for the docker provider's values."""
-    monkeypatch.setattr("scs_templates.charts.chart_for", lambda provider: chart)
-    monkeypatch.setattr("scs_templates.render.chart_for", lambda provider: chart)
+def write_kubeconfig(
+    plane: Plane, path: Path, *, contexts: tuple[str, ...] = (), server: str | None = None
+) -> str:
+    """A 0600 copy of the plane's cluster-admin kubeconfig with more context names.
+
+    ``server`` replaces the API server's address (e.g. a port nobody listens on).
+    """
+    config = json.loads(plane.kubeconfig.read_text())
+    if server is not None:
+        config["clusters"][0]["cluster"]["server"] = server
+    context = config["contexts"][0]
+    config["contexts"] += [{"name": name, "context": context["context"]} for name in contexts]
+    path.touch(mode=0o600)
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    return str(path)

@@ -4,8 +4,9 @@ The test-only provider chart ``tests/charts/inmemory-cluster`` renders the libra
 Cluster API objects on CAPD's in-memory backend (DevCluster / DevMachineTemplate): the real
 core, kubeadm bootstrap, kubeadm control-plane and CAPD controllers of the session's plane
 do everything a real management cluster does, with simulated machines. The lifecycle goes
-through our own ``lifecycle.install`` / ``lifecycle.delete`` with the real helm, only the
-chart is swapped for the in-memory one.
+through our own ``lifecycle.install`` / ``lifecycle.delete`` with the real helm, on the
+test-only provider ``inmemory`` (tests/inmemory.py), registered in the catalogue while the
+module runs.
 
 One cluster walks through the steps in order (each test builds on the previous one):
 Available -> kubeadm accepts its bootstrap data -> patch upgrade rolls everything -> a change
@@ -25,21 +26,18 @@ import pytest
 import yaml
 
 from scs_templates import lifecycle
-from scs_templates.charts import ChartRef
 from scs_templates.helm import Helm
 from scs_templates.kube import KubeClient
 from tests import inmemory
 from tests.fakekube.helpers import helm_tool
-from tests.support import skip_or_fail
+from tests.inmemory import BOOTSTRAP, CAPI, INFRA
+from tests.support import settings_from_text, skip_or_fail
 
 if TYPE_CHECKING:
     from testenv import Plane
 
 pytestmark = [pytest.mark.helm, pytest.mark.plane]
 
-CAPI = "cluster.x-k8s.io/v1beta2"
-BOOTSTRAP = "bootstrap.cluster.x-k8s.io/v1beta2"
-INFRA = "infrastructure.cluster.x-k8s.io/v1beta2"
 CLONED_FROM = "cluster.x-k8s.io/cloned-from-name"
 STEP_TIMEOUT = inmemory.STEP_TIMEOUT
 FIRST, UPGRADED = "1.36.1", "1.36.4"
@@ -48,9 +46,8 @@ FIRST, UPGRADED = "1.36.1", "1.36.4"
 class Walk:
     """The one cluster of this module and the plane it lives on."""
 
-    def __init__(self, plane: Plane, chart: ChartRef, helm: Helm, namespace: str) -> None:
+    def __init__(self, plane: Plane, helm: Helm, namespace: str) -> None:
         self.plane = plane
-        self.chart = chart
         self.helm = helm
         self.namespace = namespace
         self.kube = KubeClient(str(plane.kubeconfig))
@@ -61,10 +58,9 @@ class Walk:
         if step not in self.passed:
             pytest.fail(f"needs the step {step!r} of this module to pass first (run the module)")
 
-    def install(self, text: str, monkeypatch: pytest.MonkeyPatch) -> lifecycle.InstallResult:
-        inmemory.use_chart(monkeypatch, self.chart)
+    def install(self, text: str) -> lifecycle.InstallResult:
         return lifecycle.install(
-            inmemory.settings_of(text),
+            settings_from_text(text),
             helm=self.helm,
             kube=self.kube,
             wait=True,
@@ -158,19 +154,20 @@ class Walk:
         )
 
 
-@pytest.fixture(scope="module")
-def chart(tmp_path_factory: pytest.TempPathFactory) -> ChartRef:
-    return inmemory.assemble_chart(tmp_path_factory.mktemp("chart"))
+@pytest.fixture(scope="module", autouse=True)
+def _inmemory_provider() -> Iterator[None]:
+    with inmemory.registered():
+        yield
 
 
 @pytest.fixture(scope="module")
-def walk(plane: Plane, chart: ChartRef) -> Iterator[Walk]:
+def walk(plane: Plane) -> Iterator[Walk]:
     helm = Helm(helm_tool(3), kubeconfig=str(plane.kubeconfig), home=plane.directory / "helm-home")
-    yield Walk(plane, chart, helm, plane.namespace("inmem"))
+    yield Walk(plane, helm, plane.namespace("inmem"))
 
 
-def test_install_reaches_available(walk: Walk, monkeypatch: pytest.MonkeyPatch) -> None:
-    result = walk.install(inmemory.settings_text(walk.namespace, version=FIRST), monkeypatch)
+def test_install_reaches_available(walk: Walk) -> None:
+    result = walk.install(inmemory.settings_text(walk.namespace, version=FIRST))
     assert result.cluster is not None and result.cluster.available
     walk.wait(
         "3 machines Running",
@@ -225,11 +222,11 @@ def test_kubeadm_accepts_the_generated_bootstrap_data(walk: Walk, tmp_path: Path
         )
 
 
-def test_patch_upgrade_rolls_every_machine(walk: Walk, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_patch_upgrade_rolls_every_machine(walk: Walk) -> None:
     walk.after("install")
     before = set(walk.machines())
     templates = walk.templates()
-    walk.install(inmemory.settings_text(walk.namespace, version=UPGRADED), monkeypatch)
+    walk.install(inmemory.settings_text(walk.namespace, version=UPGRADED))
     walk.wait(
         "the rollout to the new patch",
         lambda: walk.settled(
@@ -241,9 +238,7 @@ def test_patch_upgrade_rolls_every_machine(walk: Walk, monkeypatch: pytest.Monke
     walk.passed.add("upgrade")
 
 
-def test_one_group_change_rolls_only_that_group(
-    walk: Walk, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_one_group_change_rolls_only_that_group(walk: Walk) -> None:
     walk.after("upgrade")
     before = walk.by_group()
     templates, refs = walk.templates(), walk.group_templates()
@@ -251,7 +246,6 @@ def test_one_group_change_rolls_only_that_group(
         inmemory.settings_text(
             walk.namespace, version=UPGRADED, md1_labels="scs.community/pool: blue"
         ),
-        monkeypatch,
     )
     new_refs = walk.group_templates()
     assert new_refs["capi-mem-md-0"] == refs["capi-mem-md-0"]
@@ -273,7 +267,7 @@ def test_one_group_change_rolls_only_that_group(
     walk.passed.add("group")
 
 
-def test_scaling_changes_only_replicas(walk: Walk, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scaling_changes_only_replicas(walk: Walk) -> None:
     walk.after("group")
     before = walk.by_group()
     templates, refs = walk.templates(), walk.group_templates()
@@ -281,7 +275,6 @@ def test_scaling_changes_only_replicas(walk: Walk, monkeypatch: pytest.MonkeyPat
         inmemory.settings_text(
             walk.namespace, version=UPGRADED, md0=2, md1_labels="scs.community/pool: blue"
         ),
-        monkeypatch,
     )
     walk.wait(
         "md-0 scaled to 2",
@@ -303,7 +296,7 @@ def test_delete_removes_everything(walk: Walk) -> None:
         walk.namespace, version=UPGRADED, md0=2, md1_labels="scs.community/pool: blue"
     )
     lifecycle.delete(
-        inmemory.settings_of(text),
+        settings_from_text(text),
         helm=walk.helm,
         kube=walk.kube,
         timeout=STEP_TIMEOUT,

@@ -7,17 +7,18 @@ controllers to remove the machines before the release goes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
 
 from scs_templates import lifecycle
-from scs_templates.charts import ChartRef
 from scs_templates.errors import InputError
 from scs_templates.helm import Helm
 from scs_templates.kube import KubeClient
 from tests import inmemory
 from tests.fakekube.helpers import helm_tool
+from tests.support import settings_from_text
 
 if TYPE_CHECKING:
     from testenv import Plane
@@ -25,22 +26,20 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.helm, pytest.mark.plane]
 
 
-@pytest.fixture(scope="module")
-def chart(tmp_path_factory: pytest.TempPathFactory) -> ChartRef:
-    return inmemory.assemble_chart(tmp_path_factory.mktemp("chart"))
+@pytest.fixture(autouse=True)
+def _inmemory_provider() -> Iterator[None]:
+    with inmemory.registered():
+        yield
 
 
 @pytest.mark.parametrize("major", [3, 4], ids=["helm3", "helm4"])
-def test_install_status_diff_guard_delete(
-    plane: Plane, chart: ChartRef, major: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    inmemory.use_chart(monkeypatch, chart)
+def test_install_status_diff_guard_delete(plane: Plane, major: int) -> None:
     namespace = plane.namespace(f"life{major}")
     helm = Helm(
         helm_tool(major), kubeconfig=str(plane.kubeconfig), home=plane.directory / f"h{major}"
     )
     kube = KubeClient(str(plane.kubeconfig))
-    settings = inmemory.settings_of(inmemory.settings_text(namespace, version="1.36.4"))
+    settings = settings_from_text(inmemory.settings_text(namespace, version="1.36.4"))
 
     before = lifecycle.status(settings, helm=helm, kube=kube)
     assert before.release is None and before.cluster is None
@@ -57,11 +56,11 @@ def test_install_status_diff_guard_delete(
 
     unchanged = lifecycle.diff(settings, helm=helm)
     assert unchanged.installed and not unchanged.has_changes
-    scaled = inmemory.settings_of(inmemory.settings_text(namespace, version="1.36.4", md0=2))
+    scaled = settings_from_text(inmemory.settings_text(namespace, version="1.36.4", md0=2))
     changed = lifecycle.diff(scaled, helm=helm)
     assert [(c.kind, c.change) for c in changed.changes] == [("MachineDeployment", "changed")]
 
-    older = inmemory.settings_of(inmemory.settings_text(namespace, version="1.35.x"))
+    older = settings_from_text(inmemory.settings_text(namespace, version="1.35.x"))
     with pytest.raises(InputError, match="refusing to downgrade"):
         lifecycle.install(older, helm=helm, kube=kube)
     assert lifecycle.status(settings, helm=helm, kube=kube).kubernetes_version == "v1.36.4"

@@ -1,8 +1,9 @@
 """A clusterclass cluster provisioned, upgraded, changed, rebased and deleted by the REAL
 Cluster API topology controller.
 
-The test-only in-memory provider chart (tests/charts/inmemory-cluster, tests/inmemory.py)
-renders the library chart's ``clusterclass`` template for CAPD's in-memory backend: a
+The test-only provider ``inmemory`` (tests/inmemory.py, its chart tests/charts/inmemory-cluster,
+registered in the catalogue while the module runs) renders the library chart's
+``clusterclass`` template for CAPD's in-memory backend: a
 ClusterClass over DevClusterTemplate / DevMachineTemplate and a ``Cluster`` with
 ``spec.topology``. The plane's managers run with ClusterTopology on, so the real topology
 controller creates the KubeadmControlPlane, MachineDeployments and templates from the class,
@@ -24,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scs_templates import lifecycle
-from scs_templates.charts import ChartRef
 from scs_templates.errors import InputError
 from scs_templates.helm import Helm
 from tests import inmemory
 from tests.fakekube.helpers import helm_tool
+from tests.support import settings_from_text
 from tests.test_plane_inmemory import CAPI, Walk
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.helm, pytest.mark.plane]
 
 FIRST, UPGRADED = "1.36.1", "1.36.4"
-CLASS, NEXT_CLASS = "scs-docker-v0-1-0", "scs-docker-v9-0-0"
+CLASS, NEXT_CLASS = "scs-inmemory-v0-1-0", "scs-inmemory-v9-0-0"
 #: The label the topology controller puts on a worker group's objects: the group's name.
 GROUP_LABEL = "topology.cluster.x-k8s.io/deployment-name"
 GROUPS = {"control-plane": 1, "md-0": 1, "md-1": 1}
@@ -80,19 +81,20 @@ class TopologyWalk(Walk):
         }
 
 
-@pytest.fixture(scope="module")
-def chart(tmp_path_factory: pytest.TempPathFactory) -> ChartRef:
-    return inmemory.assemble_chart(tmp_path_factory.mktemp("chart"))
+@pytest.fixture(scope="module", autouse=True)
+def _inmemory_provider() -> Iterator[None]:
+    with inmemory.registered():
+        yield
 
 
 @pytest.fixture(scope="module")
-def walk(plane: Plane, chart: ChartRef) -> Iterator[TopologyWalk]:
+def walk(plane: Plane) -> Iterator[TopologyWalk]:
     helm = Helm(helm_tool(3), kubeconfig=str(plane.kubeconfig), home=plane.directory / "helm-home")
-    yield TopologyWalk(plane, chart, helm, plane.namespace("topology"))
+    yield TopologyWalk(plane, helm, plane.namespace("topology"))
 
 
-def test_install_reaches_available(walk: TopologyWalk, monkeypatch: pytest.MonkeyPatch) -> None:
-    result = walk.install(walk.text(FIRST), monkeypatch)
+def test_install_reaches_available(walk: TopologyWalk) -> None:
+    result = walk.install(walk.text(FIRST))
     assert result.cluster is not None and result.cluster.available
     assert walk.topology()["classRef"]["name"] == CLASS
     walk.wait("3 machines Running", lambda: walk.settled(GROUPS, FIRST))
@@ -105,12 +107,10 @@ def test_install_reaches_available(walk: TopologyWalk, monkeypatch: pytest.Monke
     walk.passed.add("install")
 
 
-def test_upgrade_is_a_topology_version_change(
-    walk: TopologyWalk, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_upgrade_is_a_topology_version_change(walk: TopologyWalk) -> None:
     walk.after("install")
     before, topology = set(walk.machines()), walk.topology()
-    walk.install(walk.text(UPGRADED), monkeypatch)
+    walk.install(walk.text(UPGRADED))
     after = walk.topology()
     assert after["version"] == f"v{UPGRADED}" != topology["version"]
     assert after["classRef"] == topology["classRef"]
@@ -119,12 +119,10 @@ def test_upgrade_is_a_topology_version_change(
     walk.passed.add("upgrade")
 
 
-def test_a_group_change_is_a_variable_change_of_that_group(
-    walk: TopologyWalk, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_group_change_is_a_variable_change_of_that_group(walk: TopologyWalk) -> None:
     walk.after("upgrade")
     before, refs, topology = walk.by_group(), walk.group_templates(), walk.topology()
-    walk.install(walk.text(UPGRADED, md1_labels="scs.community/pool: blue"), monkeypatch)
+    walk.install(walk.text(UPGRADED, md1_labels="scs.community/pool: blue"))
     after = walk.topology()
     assert {k: v for k, v in after.items() if k != "workers"} == {
         k: v for k, v in topology.items() if k != "workers"
@@ -151,13 +149,12 @@ def test_a_new_class_only_when_asked(walk: TopologyWalk, monkeypatch: pytest.Mon
     text = walk.text(UPGRADED, md1_labels="scs.community/pool: blue")
     monkeypatch.setattr("scs_templates.values.cluster_class_name", lambda provider: NEXT_CLASS)
     with pytest.raises(InputError, match="--rebase-class"):
-        walk.install(text, monkeypatch)
+        walk.install(text)
     assert walk.topology()["classRef"]["name"] == CLASS
     assert walk.classes() == {CLASS}
     before = walk.by_group()
-    inmemory.use_chart(monkeypatch, walk.chart)
     result = lifecycle.install(
-        inmemory.settings_of(text),
+        settings_from_text(text),
         helm=walk.helm,
         kube=walk.kube,
         wait=True,
@@ -177,7 +174,7 @@ def test_a_new_class_only_when_asked(walk: TopologyWalk, monkeypatch: pytest.Mon
 def test_delete_removes_the_cluster_and_its_class(walk: TopologyWalk) -> None:
     walk.after("install")
     lifecycle.delete(
-        inmemory.settings_of(walk.text(UPGRADED)),
+        settings_from_text(walk.text(UPGRADED)),
         helm=walk.helm,
         kube=walk.kube,
         timeout=inmemory.STEP_TIMEOUT,
