@@ -257,7 +257,7 @@ def fleet(runs: int, work: Path, count: int) -> dict[str, Any]:
         == _documents(helmfile_out.decode()),
     }
     loop_name = f"helm template loop, {jobs} parallel"
-    samples = interleaved(
+    samples, cpu = interleaved_with_cpu(
         {
             "scs-templates render-fleet": lambda: run_quiet(fleet_argv),
             "helmfile template --skip-deps": lambda: run_quiet(helmfile_argv, env=hf_env),
@@ -266,6 +266,8 @@ def fleet(runs: int, work: Path, count: int) -> dict[str, Any]:
         runs,
     )
     result = {name: summary(values) for name, values in samples.items()}
+    for name, values in cpu.items():
+        result[name]["cpu"] = summary(values)
     fleet_median = result["scs-templates render-fleet"]["median"]
     vs_helmfile = result["helmfile template --skip-deps"]["median"] / fleet_median
     vs_loop = result[loop_name]["median"] / fleet_median
@@ -294,12 +296,15 @@ def fleet_scaling(runs: int, work: Path, sizes: tuple[int, ...] = SCALING_SIZES)
         files = [str(p) for p in write_fleet(work / f"settings-{count}", count)]
         argv = [CLI, "render-fleet", *files, "--stdout"]
         repeat = max(1, runs if count <= 100 else min(runs, 3))
-        samples = interleaved({"render-fleet": lambda a=argv: run_quiet(a)}, repeat)
+        samples, cpu = interleaved_with_cpu({"render-fleet": lambda a=argv: run_quiet(a)}, repeat)
         wall = summary(samples["render-fleet"])
+        cpu_time = summary(cpu["render-fleet"])
         rows[str(count)] = {
             "clusters": count,
             "wall": wall,
+            "cpu": cpu_time,
             "per_cluster_ms": wall["median"] / count * 1000,
+            "cpu_per_cluster_ms": cpu_time["median"] / count * 1000,
         }
     largest = max(sizes)
     files = [str(p) for p in write_fleet(work / f"settings-{largest}", largest)]
@@ -395,11 +400,14 @@ def importtime(argv: list[str], top: int = 12) -> list[dict[str, Any]]:
 # One `render` done step by step in a fresh interpreter, each step timed in process. The
 # imports come in the order the CLI needs them, so each line is what that step ADDS.
 _PHASES = """
-import json, sys, time
+import json, resource, sys, time
 clock = time.perf_counter
-marks = [("start", clock())]
+def cpu():
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+marks = [("start", clock(), cpu())]
 def mark(name):
-    marks.append((name, clock()))
+    marks.append((name, clock(), cpu()))
 import argparse
 from scs_templates.cli.main import build_parser, modules_for
 argv = ["render", sys.argv[1]]
@@ -435,7 +443,7 @@ text = helm.template(loaded.settings.metadata.name, chart.path,
 mark("helm template (subprocess)")
 sys.stdout.write(text); sys.stdout.flush()
 mark("write the output")
-print(json.dumps([[n, t] for n, t in marks]), file=sys.stderr)
+print(json.dumps([list(m) for m in marks]), file=sys.stderr)
 """
 
 
@@ -470,7 +478,7 @@ def breakdown(runs: int, work: Path) -> dict[str, Any]:
         env = dict(no_bytecode, PYTHONPATH=str(tree))
         return lambda: run_quiet([PYTHON, "-c", code, *argv], env=env, cwd=tree)
 
-    phases: list[list[tuple[str, float]]] = []
+    phases: list[list[tuple[str, float, float]]] = []
 
     def in_process() -> None:
         done = run_quiet(
@@ -478,9 +486,9 @@ def breakdown(runs: int, work: Path) -> dict[str, Any]:
             env=dict(no_bytecode, PYTHONPATH=str(compiled)),
             cwd=compiled,
         )
-        phases.append([(n, t) for n, t in json.loads(done.stderr.decode().splitlines()[-1])])
+        phases.append([(n, t, c) for n, t, c in json.loads(done.stderr.decode().splitlines()[-1])])
 
-    samples = interleaved(
+    samples, cpu = interleaved_with_cpu(
         {
             "python -c pass": lambda: run_quiet([PYTHON, "-c", "pass"], cwd=compiled),
             "render, fast exit (the console script)": with_path(compiled, fast_exit),
@@ -491,19 +499,36 @@ def breakdown(runs: int, work: Path) -> dict[str, Any]:
         runs,
     )
     result = {name: summary(values) for name, values in samples.items() if name != "phases"}
+    for name, values in cpu.items():
+        if name in result:
+            result[name]["cpu"] = summary(values)
     steps: dict[str, list[float]] = {}
+    steps_cpu: dict[str, list[float]] = {}
     for run in phases:
-        for (_, before), (name, after) in itertools.pairwise(run):
+        for (_, before, cpu_before), (name, after, cpu_after) in itertools.pairwise(run):
             steps.setdefault(name, []).append(after - before)
+            steps_cpu.setdefault(name, []).append(cpu_after - cpu_before)
     median = {name: statistics.median(values) for name, values in steps.items()}
-    fast = result["render, fast exit (the console script)"]["median"]
+    median_cpu = {name: statistics.median(values) for name, values in steps_cpu.items()}
+
+    def cost(name: str, key: str) -> float:
+        return float(result[name][key]["median"] if key == "cpu" else result[name]["median"])
+
+    fast = "render, fast exit (the console script)"
+    extra: dict[str, dict[str, float]] = {}
+    for key in ("wall", "cpu"):
+        extra[key] = {
+            "interpreter_start": cost("python -c pass", key),
+            "teardown": cost("render, normal interpreter exit", key) - cost(fast, key),
+            "bytecode_compilation": cost("render, no bytecode (compiles every module)", key)
+            - cost(fast, key),
+        }
     return {
         "parts": result,
         "steps": median,
-        "interpreter_start": result["python -c pass"]["median"],
-        "teardown": result["render, normal interpreter exit"]["median"] - fast,
-        "bytecode_compilation": result["render, no bytecode (compiles every module)"]["median"]
-        - fast,
+        "steps_cpu": median_cpu,
+        **extra["wall"],
+        "cpu": extra["cpu"],
         "met": None,
     }
 

@@ -29,6 +29,10 @@ def table(report: dict[str, Any]) -> str:
         lines.append(f"{name:<62} {measured:>22} {target:>12} {_met(met):>4}")
 
     cases = report["cases"]
+    for name, case in cases.items():
+        if "load" in case:
+            before, after = case["load"]["before"][0], case["load"]["after"][0]
+            row(f"   ({name}: load average {before:.1f} -> {after:.1f})", "", "", None)
     if "render_cli" in cases:
         c = cases["render_cli"]
         for name, r in c["examples"].items():
@@ -72,6 +76,16 @@ def table(report: dict[str, Any]) -> str:
             f">= {c['target_vs_loop']:.1f}x",
             c["speedup_vs_loop"] >= c["target_vs_loop"],
         )
+        if "cpu" in p["scs-templates render-fleet"]:
+            own = p["scs-templates render-fleet"]["cpu"]["median"]
+            row(
+                f"   CPU time: render-fleet {own:.1f} s, helmfile "
+                f"{p['helmfile template --skip-deps']['cpu']['median']:.1f} s, loop "
+                f"{p[c['loop']]['cpu']['median']:.1f} s",
+                "",
+                "-",
+                None,
+            )
         mem = c["memory"]
         row(
             "   render-fleet peak RSS: Python / largest helm",
@@ -88,6 +102,8 @@ def table(report: dict[str, Any]) -> str:
                 "-",
                 None,
             )
+            if "cpu_per_cluster_ms" in r:
+                row("     (CPU time)", f"{r['cpu_per_cluster_ms']:.1f} ms/cluster", "-", None)
         mem = c["memory_largest"]
         row(
             f"   peak RSS at {mem['clusters']}: Python / largest helm",
@@ -112,7 +128,9 @@ def table(report: dict[str, Any]) -> str:
         c = cases["breakdown"]
         row("6. breakdown of one render: interpreter start", _ms(c["interpreter_start"]), "-", None)
         for name, seconds in c["steps"].items():
-            row(f"   {name[:58]}", _ms(seconds), "-", None)
+            cpu = c.get("steps_cpu", {}).get(name)
+            measured = _ms(seconds) + ("" if cpu is None else f", CPU {_ms(cpu)}")
+            row(f"   {name[:58]}", measured, "-", None)
         row("   interpreter teardown (saved by the fast exit)", _ms(c["teardown"]), "-", None)
         row("   bytecode compilation (no __pycache__)", _ms(c["bytecode_compilation"]), "-", None)
     if "memory" in cases:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -68,7 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     for name in selected:
         print(f"running {name} ...", file=sys.stderr, flush=True)
         started = time.perf_counter()
+        load_before = os.getloadavg()
         report["cases"][name] = run_case(cases[name], runs)
+        # the load next to every case's numbers: on a shared machine it changes within a run
+        report["cases"][name]["load"] = {
+            "before": list(load_before),
+            "after": list(os.getloadavg()),
+            "finished": time.strftime("%H:%M:%S %Z"),
+        }
         print(f"  {name}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
         # after every case: a long run that is stopped keeps what it measured
         args.output.parent.mkdir(parents=True, exist_ok=True)
