@@ -288,6 +288,73 @@ def fleet(runs: int, work: Path, count: int) -> dict[str, Any]:
     }
 
 
+def helm_batch_parts(runs: int, work: Path) -> dict[str, Any]:
+    """What one umbrella batch of :data:`~scs_templates.fleet.MAX_BATCH` clusters costs helm
+    per cluster, and how much of it is helm's values schema validation: the same batch
+    rendered with the prepared chart and with a copy of it without ``values.schema.json``
+    (a scratch copy for this measurement only; render-fleet always validates). The outputs
+    are checked to be equal first."""
+    import dataclasses
+    import shutil
+
+    from scs_templates.charts import chart_for
+    from scs_templates.fleet import BATCH_ENV, MAX_BATCH, UMBRELLA_NAME, write_umbrella
+    from scs_templates.render import kube_version_of
+    from scs_templates.settings import validate_data
+    from scs_templates.toolchain import find_helm
+    from scs_templates.values import build_values
+
+    settings = [
+        validate_data(d).settings
+        for d in fleet_settings(4 * MAX_BATCH)
+        if d["spec"].get("provider", "openstack") == "openstack"
+    ][:MAX_BATCH]
+    chart = chart_for("openstack")
+    bare = work / "no-schema" / chart.name
+    shutil.copytree(Path(chart.path).resolve(), bare)
+    for schema in bare.rglob("values.schema.json"):
+        schema.unlink()
+    aliases = [f"c-{i}" for i in range(len(settings))]
+    with_schema = write_umbrella(work / "with", chart, aliases)
+    without = write_umbrella(work / "without", dataclasses.replace(chart, path=bare), aliases)
+    values = json.dumps({a: build_values(s) for a, s in zip(aliases, settings, strict=True)})
+    env = dict(_helm_env(work / "helm-home"), **BATCH_ENV)
+    kube = kube_version_of(settings[0])
+
+    def batch(umbrella: Path) -> bytes:
+        argv = [str(find_helm().path), "template", UMBRELLA_NAME, str(umbrella)]
+        argv += ["-n", "bench", "--kube-version", kube, "-f", "-"]
+        done = subprocess.run(
+            argv, input=values.encode(), capture_output=True, env=env, check=False
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"helm batch failed: {done.stderr.decode()[-2000:]}")
+        return done.stdout
+
+    same = batch(with_schema) == batch(without)
+    samples, cpu = interleaved_with_cpu(
+        {"with schema": lambda: batch(with_schema), "without schema": lambda: batch(without)},
+        runs,
+    )
+    count = len(settings)
+    per = {name: statistics_per(cpu[name], count) for name in cpu}
+    return {
+        "clusters_per_batch": count,
+        "equal_outputs": same,
+        "wall": {name: summary(values) for name, values in samples.items()},
+        "cpu_per_cluster_ms": per,
+        "schema_share": 1 - per["without schema"] / per["with schema"],
+        "met": None,
+    }
+
+
+def statistics_per(samples: list[float], count: int) -> float:
+    """Median of ``samples`` (seconds) per item, in milliseconds."""
+    import statistics
+
+    return statistics.median(samples) / count * 1000
+
+
 def fleet_scaling(runs: int, work: Path, sizes: tuple[int, ...] = SCALING_SIZES) -> dict[str, Any]:
     """Wall time of ``render-fleet --stdout`` per cluster at growing sizes; peak memory of
     the largest. Fewer runs for the large sizes (a run of 2000 clusters takes ~20 s)."""
@@ -639,6 +706,7 @@ def all_cases(
     cases.update(
         {
             "fleet_scaling": lambda runs, work: fleet_scaling(runs, work, scaling_sizes),
+            "helm_batch": helm_batch_parts,
             "startup": startup,
             "breakdown": breakdown,
             "memory": memory,

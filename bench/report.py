@@ -111,6 +111,21 @@ def table(report: dict[str, Any]) -> str:
             f"<= {c['target_mib']:.0f} MiB",
             c["met"],
         )
+    if "helm_batch" in cases:
+        c = cases["helm_batch"]
+        per = c["cpu_per_cluster_ms"]
+        row(
+            f"4b. helm CPU per cluster, batch of {c['clusters_per_batch']}: with schema",
+            f"{per['with schema']:.1f} ms",
+            "-",
+            None,
+        )
+        row(
+            "    without values.schema.json (scratch copy)",
+            f"{per['without schema']:.1f} ms ({c['schema_share'] * 100:.0f}% less)",
+            "-",
+            None,
+        )
     if "startup" in cases:
         c = cases["startup"]
         p = c["parts"]
