@@ -1,6 +1,6 @@
 """``python -m testenv``: build the plane's programs, or run a plane in the foreground.
 
-    python -m testenv build [--kubeadm vX.Y.Z ...]
+    python -m testenv build [--kubeadm vX.Y.Z ...] [--kube-apiserver vX.Y.Z ...]
     python -m testenv up --dir DIR
 
 ``up`` writes DIR/kubeconfig (cluster-admin), prints a line ``ready`` once every manager's
@@ -59,6 +59,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="VERSION",
         help="also build the kubeadm of this Kubernetes release (e.g. v1.35.4)",
     )
+    make.add_argument(
+        "--kube-apiserver",
+        action="append",
+        default=[],
+        metavar="VERSION",
+        help="also build the kube-apiserver of this Kubernetes release (e.g. v1.35.4)",
+    )
     sub.add_parser("where", help="print the cache directory of this tree")
     args = parser.parse_args(argv)
     try:
@@ -70,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         root = build.ensure_built(_log)
         for version in args.kubeadm:
             print(build.build_kubeadm(version, _log))
+        for version in args.kube_apiserver:
+            print(build.build_kube_apiserver(version, _log))
         print(root)
         return 0
     except PlaneError as error:

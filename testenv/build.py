@@ -268,58 +268,82 @@ def kubeadm_release(kubernetes_version: str) -> str:
 
 def kubeadm_path(version: str) -> Path:
     """Where :func:`build_kubeadm` puts the kubeadm of ``version`` (e.g. ``v1.35.4``)."""
+    return release_program_path("kubeadm", version)
+
+
+def release_program_path(name: str, version: str) -> Path:
+    """Where :func:`build_release_program` puts program ``name`` of Kubernetes ``version``."""
     if version == KUBERNETES_VERSION:
-        return plane_dir() / "bin" / "kubeadm"
-    return cache_root() / "kubeadm" / f"{version}-r{RECIPE}" / "kubeadm"
+        return plane_dir() / "bin" / name
+    return cache_root() / name / f"{version}-r{RECIPE}" / name
+
+
+#: The Kubernetes programs :func:`build_release_program` builds for another release.
+RELEASE_PROGRAMS = frozenset({"kubeadm", "kube-apiserver"})
 
 
 def build_kubeadm(version: str, log: Callable[[str], None] = print) -> Path:
-    """The real kubeadm of Kubernetes ``version`` (``vMAJOR.MINOR.PATCH``), built if missing.
+    """The real kubeadm of Kubernetes ``version`` (``vMAJOR.MINOR.PATCH``), built if missing."""
+    return build_release_program("kubeadm", version, log)
+
+
+def build_kube_apiserver(version: str, log: Callable[[str], None] = print) -> Path:
+    """The real kube-apiserver of Kubernetes ``version``, built if missing."""
+    return build_release_program("kube-apiserver", version, log)
+
+
+def build_release_program(name: str, version: str, log: Callable[[str], None] = print) -> Path:
+    """The real ``cmd/NAME`` of Kubernetes ``version`` (``vMAJOR.MINOR.PATCH``), built if missing.
 
     The wrapper module is generated (``require k8s.io/kubernetes VERSION`` plus a ``replace``
     of every staging module to its ``v0.MINOR.PATCH`` release, read from the module's own
-    go.mod) and resolved with ``go mod tidy``; it lives next to the binary in the cache.
+    go.mod) and resolved with ``go mod tidy``; it lives next to the binary in the cache, one
+    per program and release (the plane's wrappers and cache key are untouched). Same flags
+    as the plane's Kubernetes programs, so the Go build cache of one program of a release
+    serves the others.
     """
+    if name not in RELEASE_PROGRAMS:
+        raise PlaneError(
+            f"cannot build {name!r} for another release (known: kubeadm, kube-apiserver)"
+        )
     if not re.fullmatch(r"v1\.\d+\.\d+", version):
-        raise PlaneError(f"kubeadm version must look like v1.35.4, not {version!r}")
-    target = kubeadm_path(version)
+        raise PlaneError(f"{name} version must look like v1.35.4, not {version!r}")
+    target = release_program_path(name, version)
     if version == KUBERNETES_VERSION:
-        ensure_built(log, only=["kubeadm"])
+        ensure_built(log, only=[name])
         return target
     if target.is_file():
         return target
     go = go_binary()
     if go is None:
-        raise PlaneError("the Go toolchain (`go`) is not installed: cannot build kubeadm")
+        raise PlaneError(f"the Go toolchain (`go`) is not installed: cannot build {name}")
     src = target.parent / "src"
     src.mkdir(parents=True, exist_ok=True)
     build_log = target.parent / "build.log"
-    log(f"testenv: building kubeadm {version}; log: {build_log}")
+    log(f"testenv: building {name} {version}; log: {build_log}")
     header = (
-        "module scs-templates.testenv/kubeadm\n\ngo 1.26.0\n\n"
-        f"require k8s.io/kubernetes {version}\n"
+        f"module scs-templates.testenv/{name}\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes {version}\n"
     )
     (src / "go.mod").write_text(header)
     gomod = _module_dir(go, src, f"k8s.io/kubernetes@{version}") / "go.mod"
     staging = sorted(set(_STAGING.findall(gomod.read_text())))
     replace = "".join(f"\t{m} => {m} v0.{version.split('.', 1)[1]}\n" for m in staging)
     (src / "go.mod").write_text(f"{header}\nreplace (\n{replace})\n")
-    (src / "tools.go").write_text(
-        '//go:build tools\n\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/kubeadm"\n'
-    )
+    package = f"k8s.io/kubernetes/cmd/{name}"
+    (src / "tools.go").write_text(f'//go:build tools\n\npackage tools\n\nimport _ "{package}"\n')
     env = _go_env() | {"GOFLAGS": "-mod=mod -buildvcs=false"}
     run([go, "mod", "tidy"], cwd=src, env=env, timeout=GO_TIMEOUT, log=build_log)
-    program = Program(
-        "kubeadm", "kubernetes", "k8s.io/kubernetes/cmd/kubeadm", _kube_ldflags(version)
-    )
-    flags = ["-trimpath", "-tags", KUBE_TAGS, "-ldflags", " ".join(("-s", "-w", *program.ldflags))]
-    tmp = target.parent / ".kubeadm.tmp"
+    ldflags = " ".join(("-s", "-w", *_kube_ldflags(version)))
+    flags = ["-trimpath", "-tags", KUBE_TAGS, "-ldflags", ldflags]
+    tmp = target.parent / f".{name}.tmp"
+    started = time.monotonic()
     run(
-        [go, "build", *flags, "-o", str(tmp), program.package],
+        [go, "build", *flags, "-o", str(tmp), package],
         cwd=src,
         env=_go_env(),
         timeout=GO_TIMEOUT,
         log=build_log,
     )
     tmp.replace(target)
+    log(f"testenv: built {name} {version} in {time.monotonic() - started:.0f} s")
     return target

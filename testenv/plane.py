@@ -259,18 +259,26 @@ def _apiserver_argv(
 
 
 @contextlib.contextmanager
-def extra_apiserver(plane: Plane, name: str, args: tuple[str, ...]) -> Iterator[KubeAPI]:
+def extra_apiserver(
+    plane: Plane, name: str, args: tuple[str, ...], *, bindir: Path | None = None
+) -> Iterator[KubeAPI]:
     """A second kube-apiserver with extra flags (e.g. a rendered admission configuration).
 
     It shares the plane's etcd under its own key prefix (an empty cluster of its own), the
-    plane's certificates and binaries; no controllers or webhooks talk to it. Raises
-    :class:`PlaneError` with the tail of its log when it does not become ready, which is
-    how a test sees that the API server refuses a configuration file.
+    plane's certificates and binaries (``bindir``: the directory of another release's
+    kube-apiserver, :func:`testenv.build.build_kube_apiserver`); no controllers or webhooks
+    talk to it. Raises :class:`PlaneError` with the tail of its log when it does not become
+    ready, which is how a test sees that the API server refuses a configuration file.
     """
     port = free_port()
     pki = plane.directory / "pki"
     argv = _apiserver_argv(
-        plane.bin, pki, f"https://127.0.0.1:{plane.ports['etcd']}", port, f"/{name}", args
+        bindir or plane.bin,
+        pki,
+        f"https://127.0.0.1:{plane.ports['etcd']}",
+        port,
+        f"/{name}",
+        args,
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBECONFIG")}
     daemon = Daemon(
