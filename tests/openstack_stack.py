@@ -291,7 +291,7 @@ backend = oslo_cache.dict
         (d / "neutron.conf").write_text(
             f"""[DEFAULT]
 core_plugin = ml2
-service_plugins =
+service_plugins = router
 auth_strategy = keystone
 transport_url = fake://
 notify_nova_on_port_status_changes = false

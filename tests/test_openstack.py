@@ -35,6 +35,11 @@ from scs_templates.openstack import (
 )
 from scs_templates.openstack.appcred import create_app_credential, delete_app_credential
 from scs_templates.openstack.connection import CloudAccess, cloud_access
+from scs_templates.openstack.leftovers import (
+    CINDER_CSI_CLUSTER_PROPERTY,
+    CloudObject,
+    clean_project_leftovers,
+)
 from scs_templates.openstack.preflight import (
     CAPO_SECGROUP_DESCRIPTION,
     capo_description,
@@ -761,3 +766,188 @@ def test_library_install_and_delete_do_what_the_commands_do(
     finally:
         if external is not None:
             admin.network.delete_network(external.id)
+
+
+# --------------------------------------------------------------------------- delete, step (c)
+
+
+class OctaviaCinderDouble:
+    """A DOUBLE of Octavia and Cinder behind the leftovers seams (LoadBalancerAPI,
+    BlockStorageAPI): neither service runs in the local stack (see docs/openstack.md). It
+    keeps what the real services do that the cleanup depends on: a deleted load balancer
+    stays PENDING_DELETE for a few polls; a volume with snapshots refuses to be deleted
+    (Cinder: HTTP 400 "Volume ... has dependent snapshots")."""
+
+    def __init__(
+        self, lbs: list[CloudObject], volumes: list[CloudObject], snaps: list[CloudObject]
+    ):
+        self.lbs = {lb.id: lb for lb in lbs}
+        self.vols = {v.id: v for v in volumes}
+        self.snaps = {s.id: s for s in snaps}
+        self.pending: dict[str, int] = {}
+        self.calls: list[str] = []
+
+    def load_balancers(self) -> list[CloudObject]:
+        for lb_id, polls in list(self.pending.items()):
+            if polls <= 0:
+                self.lbs.pop(lb_id, None)
+                del self.pending[lb_id]
+            else:
+                self.pending[lb_id] = polls - 1
+        return list(self.lbs.values())
+
+    def delete_load_balancer(self, lb_id: str) -> None:
+        self.calls.append(f"delete lb {lb_id}")
+        self.pending[lb_id] = 2
+
+    def volumes(self) -> list[CloudObject]:
+        return list(self.vols.values())
+
+    def snapshots(self) -> list[CloudObject]:
+        return list(self.snaps.values())
+
+    def delete_snapshot(self, snapshot_id: str) -> None:
+        self.calls.append(f"delete snapshot {snapshot_id}")
+        self.snaps.pop(snapshot_id, None)
+
+    def delete_volume(self, volume_id: str) -> None:
+        self.calls.append(f"delete volume {volume_id}")
+        if any(s.parent_id == volume_id for s in self.snaps.values()):
+            raise RuntimeError(f"Volume {volume_id} has dependent snapshots")
+        self.vols.pop(volume_id, None)
+
+
+def _external_network(admin: Any) -> Any:
+    """An external network with a subnet (the provider network floating IPs come from)."""
+    name = "public-fip"
+    found = admin.network.find_network(name)
+    if found is not None:
+        return found
+    network = admin.network.create_network(name=name, is_router_external=True, is_shared=False)
+    admin.network.create_subnet(
+        network_id=network.id, ip_version=4, cidr="198.18.0.0/24", name=name
+    )
+    return network
+
+
+def _occm_and_capo_leftovers(conn: Any, external: Any, cluster: str, capo: str) -> dict[str, Any]:
+    """What OCCM and CAPO leave in the project when the cluster died before its services:
+    their floating IPs (CAPO's for the API load balancer, OCCM's per LoadBalancer Service)
+    and OCCM's security group; the same of another cluster, which must stay."""
+    network = conn.network
+    lb = "Floating IP for Kubernetes external service shop/web from cluster"
+    made = {
+        "occm_fip": network.create_ip(
+            floating_network_id=external.id,
+            description=f"{lb} {cluster}",
+        ),
+        "capo_fip": network.create_ip(floating_network_id=external.id, description=capo),
+        "occm_group": network.create_security_group(
+            name=f"lb-sg-{uuid.uuid4()}-shop-web",
+            description=f"Security Group for shop/web Service LoadBalancer in cluster {cluster}",
+        ),
+        "other_fip": network.create_ip(
+            floating_network_id=external.id,
+            description=f"{lb} {cluster}x",
+        ),
+        "other_group": network.create_security_group(
+            name=f"lb-sg-{uuid.uuid4()}-shop-web",
+            description=f"Security Group for shop/web Service LoadBalancer in cluster {cluster}x",
+        ),
+    }
+    return made
+
+
+@pytest.mark.openstack
+def test_delete_removes_the_clusters_cloud_leftovers(
+    conn: Any, admin: Any, cli_env: Tenant
+) -> None:
+    """Step (c) against the real Keystone and Neutron (floating IPs, OCCM's security group,
+    CAPO's network with a leftover port, the per-cluster credential), Octavia and Cinder
+    through the double above; dry run, real run, second run."""
+    from scs_templates.openstack import provision
+    from scs_templates.openstack.appcred import ensure_cluster_credentials
+
+    cluster = _unique("gone")
+    settings = _settings(cluster, "10.65.0.0/20")
+    external = _external_network(admin)
+    made = _occm_and_capo_leftovers(conn, external, cluster, capo_description(settings))
+    network, subnet, groups = _capo_network(conn, settings, "10.65.0.0/20")
+    port = conn.network.create_port(network_id=network.id, fixed_ips=[{"subnet_id": subnet.id}])
+    ensure_cluster_credentials(conn, settings, existing=None)
+
+    # Octavia and Cinder: the double (the seam), with the real Neutron beside it.
+    csi = {CINDER_CSI_CLUSTER_PROPERTY: cluster}
+    double = OctaviaCinderDouble(
+        [
+            CloudObject("lb-1", f"kube_service_{cluster}_shop_web", status="ACTIVE"),
+            CloudObject("lb-2", f"kube_service_{cluster}x_shop_web", status="ACTIVE"),
+        ],
+        [
+            CloudObject("vol-1", "pvc-1", status="available", metadata=csi),
+            CloudObject("vol-2", "pvc-2", status="available", metadata={**csi, "x": "y"}),
+            CloudObject(
+                "vol-3", "other", status="available", metadata={CINDER_CSI_CLUSTER_PROPERTY: "x"}
+            ),
+            CloudObject("vol-4", "by-hand", status="available"),
+        ],
+        [CloudObject("snap-1", "snapshot-1", status="available", parent_id="vol-1")],
+    )
+    kept = clean_project_leftovers(
+        conn, settings, load_balancers=double, block_storage=double, keep_volumes=True, dry_run=True
+    )
+    assert [line for line in kept.lines() if line.startswith("kept")] == [
+        "kept volume snapshot snapshot-1 snap-1 (available, of volume vol-1)",
+        "kept volume pvc-1 vol-1 (available)",
+        "kept volume pvc-2 vol-2 (available)",
+    ]
+    dry = clean_project_leftovers(
+        conn, settings, load_balancers=double, block_storage=double, dry_run=True
+    )
+    assert double.calls == []  # a dry run deletes nothing
+    described = "\n".join(dry.lines())
+    for resource in ("occm_fip", "capo_fip", "occm_group"):
+        assert made[resource].id in described
+    for resource in ("other_fip", "other_group"):
+        assert made[resource].id not in described
+    assert f"would delete load balancer kube_service_{cluster}_shop_web lb-1" in described
+
+    sleeps: list[float] = []
+    real = clean_project_leftovers(
+        conn, settings, load_balancers=double, block_storage=double, sleep=sleeps.append
+    )
+    assert real.problems == []
+    assert double.calls == [
+        "delete lb lb-1",
+        "delete snapshot snap-1",
+        "delete volume vol-1",
+        "delete volume vol-2",
+    ]
+    assert len(sleeps) >= 2  # the load balancer's PENDING_DELETE was waited for
+    assert set(double.lbs) == {"lb-2"} and set(double.vols) == {"vol-3", "vol-4"}
+    for resource in ("occm_fip", "capo_fip"):
+        assert conn.network.find_ip(made[resource].id, ignore_missing=True) is None
+    assert conn.network.find_security_group(made["occm_group"].id, ignore_missing=True) is None
+    assert conn.network.find_ip(made["other_fip"].id, ignore_missing=True) is not None
+    assert conn.network.find_security_group(made["other_group"].id, ignore_missing=True)
+
+    # The whole step (c) as delete runs it, against the real services only: the catalog has
+    # no Octavia or Cinder endpoint, which is said, not failed.
+    lines: list[str] = []
+    problems = provision.release_cluster_resources(
+        settings, conn=conn, progress=lines.append, dry_run=True
+    )
+    assert problems == []
+    assert f"would delete port  {port.id}" in "\n".join(lines) or any(
+        port.id in line and line.startswith("would delete port") for line in lines
+    )
+    assert any(line.startswith("would delete application credential") for line in lines)
+    assert "note: no load-balancer (Octavia) endpoint in the catalog: none to delete" in lines
+    problems = provision.release_cluster_resources(settings, conn=conn, progress=lines.append)
+    assert problems == []
+    assert conn.network.find_network(network.id, ignore_missing=True) is None
+    for group in groups:
+        assert conn.network.find_security_group(group.id, ignore_missing=True) is None
+    after: list[str] = []
+    assert provision.release_cluster_resources(settings, conn=conn, progress=after.append) == []
+    assert not any(line.startswith(("deleted", "would")) for line in after)  # idempotent

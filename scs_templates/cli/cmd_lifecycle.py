@@ -163,10 +163,16 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "delete",
         help="delete the cluster: the Cluster object first, then the release and its leftovers",
         description=(
-            "Delete the cluster of SETTINGS: delete the Cluster object and wait until Cluster "
-            "API has removed it (its machines and infrastructure are gone), then uninstall the "
-            "release and remove the kept templates and the credentials Secret. On timeout "
-            "nothing else is deleted (exit 1). Asks for confirmation unless --yes."
+            "Delete the cluster of SETTINGS, in order: (a) while the workload cluster is "
+            "reachable, its Gateways, LoadBalancer Services and PersistentVolumeClaims, "
+            "waiting until the cloud controller manager and CSI driver removed their load "
+            "balancers and volumes; (b) the Cluster object, waiting until Cluster API has "
+            "removed it, then the release, the kept templates and the credentials Secret; "
+            "(c) OpenStack: what is left in the project that belongs to the cluster (load "
+            "balancers, floating IPs, security groups, volumes and snapshots, ports, the "
+            "network, server groups, application credentials). Everything removed or kept is "
+            "printed. On timeout nothing else is deleted (exit 1). Asks for confirmation "
+            "unless --yes or --dry-run."
         ),
     )
     cluster_options(delete)
@@ -178,6 +184,17 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         default=1800.0,
         metavar="DURATION",
         help="how long to wait for the Cluster to disappear (default 30m)",
+    )
+    delete.add_argument(
+        "--keep-volumes",
+        action="store_true",
+        help="keep the cluster's volumes: its PersistentVolumeClaims and the Cinder volumes "
+        "and snapshots of the cluster are listed, not deleted",
+    )
+    delete.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="change nothing: list what delete would remove and keep, step by step",
     )
     poll_option(delete)
     delete.set_defaults(func=run_delete)
@@ -326,7 +343,7 @@ def run_delete(args: argparse.Namespace) -> int:
 
     loaded = load(args.settings)
     target = lifecycle.target_of(loaded.settings)
-    if not args.yes:
+    if not args.yes and not args.dry_run:
         question = (
             f"Delete cluster {target.cluster} in namespace {target.namespace} with all its "
             "machines? [y/N] "
@@ -351,19 +368,28 @@ def run_delete(args: argparse.Namespace) -> int:
             progress=progress,
             cloud=cloud,
             cloud_progress=_note,
+            keep_volumes=args.keep_volumes,
+            dry_run=args.dry_run,
         )
     except lifecycle.DeleteIncomplete as error:
         incomplete, result = error, error.result
     finally:
         progress.done()
+    would = "would be " if args.dry_run else ""
+    if result.workload is not None:
+        for line in result.workload.lines():
+            print(line)
+    for note in result.notes:
+        print(f"note: {note}")
     done = []
     if result.cluster_deleted:
-        done.append(f"Cluster {target.cluster} deleted")
+        done.append(f"Cluster {target.cluster} {would}deleted")
     if result.release_uninstalled:
-        done.append(f"release {target.release} uninstalled")
+        done.append(f"release {target.release} {would}uninstalled")
     if result.removed:
         done.append(
-            f"removed {len(result.removed)} leftover object(s): {', '.join(result.removed)}"
+            f"{'would remove' if args.dry_run else 'removed'} {len(result.removed)} leftover "
+            f"object(s): {', '.join(result.removed)}"
         )
     print("; ".join(done) if done else f"nothing to delete for {target.cluster}")
     if incomplete is not None:

@@ -1,15 +1,17 @@
-"""``delete``: the Cluster object first (and wait until Cluster API has torn the
-infrastructure down), then the release, what helm keeps and the credentials Secret, then
-the provider's cloud resources. The templates and credentials are needed by the
-controllers while they delete machines: removing them earlier could strand machines.
+"""``delete``: (a) the workload cluster's Gateways, LoadBalancer Services and PVCs while it
+is reachable (:mod:`scs_templates.workload_cleanup`), (b) the Cluster object (and wait until
+Cluster API has torn the infrastructure down), then the release, what helm keeps and the
+credentials Secret, (c) the provider's cloud resources. The templates and credentials are
+needed by the controllers while they delete machines: removing them earlier could strand
+machines.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from scs_templates.errors import ToolError
+from scs_templates.errors import InputError, ToolError
 from scs_templates.lifecycle.target import (
     CLUSTER_LABEL,
     Target,
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from scs_templates.kube import KubeClient
     from scs_templates.providers import CloudOptions
     from scs_templates.settings.model import ClusterSettings
+    from scs_templates.workload_cleanup import WorkloadReport
 
 __all__ = [
     "KEPT_KINDS",
@@ -56,6 +59,10 @@ class DeleteResult:
     cluster_deleted: bool
     release_uninstalled: bool
     removed: list[str] = field(default_factory=list)
+    workload: WorkloadReport | None = None
+    """Step (a): None when the Cluster did not exist or its API could not be reached."""
+    dry_run: bool = False
+    notes: list[str] = field(default_factory=list)
 
 
 class DeleteIncomplete(ToolError):
@@ -79,14 +86,24 @@ def delete(
     progress: Progress | None = None,
     cloud: CloudOptions | None = None,
     cloud_progress: Progress | None = None,
+    keep_volumes: bool = False,
+    dry_run: bool = False,
+    workload: KubeClient | None = None,
 ) -> DeleteResult:
-    """Delete the cluster: the Cluster object first (and wait until it is gone), then the
-    release, the kept templates and the credentials Secret; then the provider releases
-    what it created in the cloud, as ``scs-templates delete`` does (OpenStack: leftover
-    ports and networks, server groups, the per-cluster application credential), touching
-    the cloud as ``cloud`` allows (default :class:`~scs_templates.providers.CloudOptions`).
+    """Delete the cluster, in order, as ``scs-templates delete`` does: (a) while the workload
+    cluster is reachable, its Gateways, LoadBalancer Services and PersistentVolumeClaims,
+    waiting until the cloud controller manager and CSI driver have removed what they
+    created (:mod:`scs_templates.workload_cleanup`; ``keep_volumes`` lists the claims
+    instead); (b) the Cluster object, waiting until it is gone; then the release, the kept
+    templates and the credentials Secret; (c) the provider releases what is left in the
+    cloud (OpenStack: load balancers, floating IPs, security groups, volumes and snapshots,
+    leftover ports and network, server groups, the per-cluster application credential:
+    :func:`scs_templates.openstack.provision.release_cluster_resources`), touching the
+    cloud as ``cloud`` allows (default :class:`~scs_templates.providers.CloudOptions`);
     ``cloud_progress`` receives what the provider did (default: ``progress``).
 
+    ``workload`` is a client of the workload cluster (default: from the Cluster's
+    kubeconfig Secret). ``dry_run`` changes nothing and reports what would be deleted.
     Idempotent: what is already gone is skipped. On timeout a ToolError is raised and
     NOTHING else has been deleted, so the controllers keep what they need to finish. When
     cloud resources remain, :class:`DeleteIncomplete` (a ToolError) carries the result.
@@ -103,19 +120,38 @@ def delete(
     if release is not None:
         objects = release_objects(runner.get_manifest(target.release, namespace=target.namespace))
     ref = cluster_ref(objects, target)
+    notes: list[str] = []
+    verb = "would delete" if dry_run else "deleting"
 
-    cluster_deleted = False
-    if client.serves(ref.api_version, "Cluster") and client.get(ref) is not None:
-        if progress:
-            progress(f"deleting Cluster {ref.namespace}/{ref.name}")
-        cluster_deleted = client.delete(ref)
-        wait_until_gone(
-            client, ref, timeout=timeout, poll_interval=poll_interval, progress=progress
+    cluster_exists = client.serves(ref.api_version, "Cluster") and client.get(ref) is not None
+    report: WorkloadReport | None = None
+    if cluster_exists:
+        report = _clean_workload(
+            client,
+            target,
+            workload,
+            keep_volumes=keep_volumes,
+            dry_run=dry_run,
+            timeout=timeout,
+            poll_interval=poll_interval,
+            progress=progress,
+            notes=notes,
         )
-
-    if release is not None:
+    cluster_deleted = False
+    if cluster_exists:
         if progress:
-            progress(f"uninstalling release {target.release}")
+            progress(f"{verb} Cluster {ref.namespace}/{ref.name}")
+        if dry_run:
+            cluster_deleted = True
+        else:
+            cluster_deleted = client.delete(ref)
+            wait_until_gone(
+                client, ref, timeout=timeout, poll_interval=poll_interval, progress=progress
+            )
+
+    if release is not None and progress:
+        progress(f"{'would uninstall' if dry_run else 'uninstalling'} release {target.release}")
+    if release is not None and not dry_run:
         runner.uninstall(target.release, namespace=target.namespace)
 
     # What helm keeps (and the credentials): the current manifest's kept objects by name, and
@@ -137,15 +173,91 @@ def delete(
             leftovers[ObjectRef.of(found, target.namespace)] = None
     removed = []
     for leftover in sorted(leftovers):
-        if client.delete(leftover):
+        if dry_run:
+            if client.get(leftover) is not None:
+                removed.append(str(leftover))
+        elif client.delete(leftover):
             removed.append(str(leftover))
-    result = DeleteResult(target, cluster_deleted, release is not None, removed)
+    result = DeleteResult(
+        target,
+        cluster_deleted,
+        release is not None,
+        removed,
+        workload=report,
+        dry_run=dry_run,
+        notes=notes,
+    )
+    options = replace(
+        cloud if cloud is not None else CloudOptions(), dry_run=dry_run, keep_volumes=keep_volumes
+    )
     try:
         provider_of(settings).release(
-            settings,
-            cloud if cloud is not None else CloudOptions(),
-            progress=cloud_progress or progress or quiet,
+            settings, options, progress=cloud_progress or progress or quiet
         )
     except ToolError as error:
         raise DeleteIncomplete(str(error), result) from None
     return result
+
+
+def _clean_workload(
+    client: KubeClient,
+    target: Target,
+    workload: KubeClient | None,
+    *,
+    keep_volumes: bool,
+    dry_run: bool,
+    timeout: float,
+    poll_interval: float,
+    progress: Progress | None,
+    notes: list[str],
+) -> WorkloadReport | None:
+    """Step (a) of delete on the workload cluster, when it can be reached."""
+    from scs_templates.workload_cleanup import WorkloadUnreadable, clean_workload
+
+    def run(workload_client: KubeClient) -> WorkloadReport | None:
+        if not workload_client.serves("v1", "Service"):
+            notes.append(
+                f"workload cluster {target.cluster}: its API cannot be reached; its load "
+                "balancers and volumes are left to the cloud cleanup after the Cluster"
+            )
+            return None
+        try:
+            report = clean_workload(
+                workload_client,
+                keep_volumes=keep_volumes,
+                dry_run=dry_run,
+                timeout=timeout,
+                poll_interval=poll_interval,
+                progress=progress,
+            )
+        except WorkloadUnreadable as error:
+            notes.append(
+                f"workload cluster {target.cluster}: cannot be read ({error}); its load "
+                "balancers and volumes are left to the cloud cleanup after the Cluster"
+            )
+            return None
+        if progress:
+            for line in report.lines():
+                progress(line)
+        return report
+
+    if workload is not None:
+        return run(workload)
+    text = client.cluster_kubeconfig(target.namespace, target.cluster)
+    if text is None:
+        notes.append(
+            f"workload cluster {target.cluster}: no kubeconfig Secret "
+            f"{target.namespace}/{target.cluster}-kubeconfig (never came up?); skipped"
+        )
+        return None
+    from scs_templates.kube import KubeClient
+    from scs_templates.services.kubeconfig import private_kubeconfig
+
+    with private_kubeconfig(text) as path:
+        try:
+            opened = KubeClient(str(path))
+        except InputError as error:
+            notes.append(f"workload cluster {target.cluster}: unusable kubeconfig ({error})")
+            return None
+        with opened:
+            return run(opened)

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from scs_templates.errors import InputError
 
 if TYPE_CHECKING:
+    from openstack.connection import Connection
+
     from scs_templates.kube import KubeClient
     from scs_templates.settings.model import ClusterSettings
 
@@ -122,27 +124,61 @@ def release_cluster_resources(
     *,
     os_cloud: str | None = None,
     progress: Progress = _quiet,
+    dry_run: bool = False,
+    keep_volumes: bool = False,
+    conn: Connection | None = None,
 ) -> list[str]:
-    """After the cluster is gone: leftover ports and networks, server groups, credentials.
+    """After the cluster is gone, step (c) of delete: the cluster's load balancers, floating
+    IPs, OCCM security groups, volumes and snapshots (:mod:`.leftovers`), leftover ports and
+    the network (:mod:`.cleanup`), server groups, credentials. Every removal (dry run: every
+    one that would happen) and everything kept is reported through ``progress``.
 
     Returns problems (empty when everything is clean). Idempotent: a second run finds
-    nothing to do.
+    nothing to do. ``conn`` defaults to a connection to ``os_cloud``.
     """
-    from scs_templates.openstack.appcred import delete_cluster_credentials
+    from scs_templates.openstack.appcred import (
+        credential_names,
+        delete_cluster_credentials,
+        find_app_credential,
+    )
     from scs_templates.openstack.cleanup import cleanup_cluster_network
     from scs_templates.openstack.connection import open_cloud
+    from scs_templates.openstack.leftovers import (
+        block_storage_api,
+        clean_project_leftovers,
+        load_balancer_api,
+    )
     from scs_templates.openstack.servergroups import delete_server_groups
 
-    conn = open_cloud(os_cloud or settings.spec.openstack.cloud)
+    own = conn is None
+    if conn is None:
+        conn = open_cloud(os_cloud or settings.spec.openstack.cloud)
     try:
-        report = cleanup_cluster_network(conn, settings)
+        leftovers = clean_project_leftovers(
+            conn,
+            settings,
+            load_balancers=load_balancer_api(conn),
+            block_storage=block_storage_api(conn),
+            keep_volumes=keep_volumes,
+            dry_run=dry_run,
+        )
+        for line in leftovers.lines():
+            progress(line)
+        report = cleanup_cluster_network(conn, settings, dry_run=dry_run)
         for line in report.lines():
             progress(line)
-        for action in delete_server_groups(conn, settings):
+        for action in delete_server_groups(conn, settings, dry_run=dry_run):
             progress(str(action))
         if manages_credentials(settings):
-            for name, deleted in sorted(delete_cluster_credentials(conn, settings).items()):
-                progress(f"application credential {name}: {'deleted' if deleted else 'absent'}")
+            if dry_run:
+                for name in credential_names(settings):
+                    if name is not None and find_app_credential(conn, name) is not None:
+                        progress(f"would delete application credential {name}")
+            else:
+                deleted = delete_cluster_credentials(conn, settings)
+                for name, gone in sorted(deleted.items()):
+                    progress(f"application credential {name}: {'deleted' if gone else 'absent'}")
     finally:
-        conn.close()
-    return [problem.describe() for problem in report.problems]
+        if own:
+            conn.close()
+    return leftovers.problems + [problem.describe() for problem in report.problems]

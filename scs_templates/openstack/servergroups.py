@@ -100,8 +100,11 @@ def ensure_server_groups(conn: Connection, settings: ClusterSettings) -> list[Se
     return actions
 
 
-def delete_server_groups(conn: Connection, settings: ClusterSettings) -> list[ServerGroupAction]:
-    """Delete the cluster's server groups (after the cluster's servers are gone); idempotent."""
+def delete_server_groups(
+    conn: Connection, settings: ClusterSettings, *, dry_run: bool = False
+) -> list[ServerGroupAction]:
+    """Delete the cluster's server groups (after the cluster's servers are gone); idempotent.
+    ``dry_run``: report "would delete" and delete nothing."""
     wanted = wanted_server_groups(settings)
     if not wanted or not has_service(conn, "compute"):
         return [ServerGroupAction(n, p, "absent", "no compute endpoint") for n, p in wanted]
@@ -120,6 +123,9 @@ def delete_server_groups(conn: Connection, settings: ClusterSettings) -> list[Se
                     str(group.name), _policy_of(group), "kept", f"{len(members)} servers in it"
                 )
             )
+            continue
+        if dry_run:
+            actions.append(ServerGroupAction(str(group.name), _policy_of(group), "would delete"))
             continue
         try:
             conn.compute.delete_server_group(group, ignore_missing=True)

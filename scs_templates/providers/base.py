@@ -66,6 +66,10 @@ class CloudOptions:
     touch: bool = True
     account: str | None = None
     credentials: Mapping[str, str] | None = None
+    dry_run: bool = False
+    """delete: report what would be removed, remove nothing."""
+    keep_volumes: bool = False
+    """delete: keep (and list) the cluster's volumes and snapshots."""
 
 
 @dataclass(frozen=True)

@@ -142,14 +142,19 @@ class OpenStackProvider(Provider):
     def release(
         self, settings: ClusterSettings, options: CloudOptions, *, progress: Progress = _quiet
     ) -> None:
-        """Leftover ports and networks, server groups and the per-cluster credentials."""
+        """Step (c) of delete: the cluster's load balancers, floating IPs, security groups,
+        volumes, leftover ports and network, server groups and per-cluster credentials."""
         if not options.touch:
             return
         from scs_templates.errors import ToolError
         from scs_templates.openstack import provision
 
         problems = provision.release_cluster_resources(
-            settings, os_cloud=options.account, progress=progress
+            settings,
+            os_cloud=options.account,
+            progress=progress,
+            dry_run=options.dry_run,
+            keep_volumes=options.keep_volumes,
         )
         if problems:
             raise ToolError(

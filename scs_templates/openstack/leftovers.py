@@ -1,0 +1,343 @@
+"""Step (c) of ``delete``: what is still in the cluster's project and belongs to the cluster.
+
+After Cluster API has deleted the cluster, what the workload cluster's own controllers
+created can still be there (they died with the cluster, or step (a) could not reach it):
+
+============================  ===============================================================
+load balancers (Octavia)      OCCM's: name ``kube_service_<cluster>_<namespace>_<service>``
+floating IPs (Neutron)        OCCM's: description ``... from cluster <cluster>``; CAPO's:
+                              description ``Created by cluster-api-provider-openstack ...``
+security groups (Neutron)     OCCM's: name ``lb-sg-...``, description ``... in cluster <cluster>``
+volumes, snapshots (Cinder)   Cinder CSI's: property ``cinder.csi.openstack.org/cluster`` =
+                              <cluster>; snapshots also when their volume is one of them
+============================  ===============================================================
+
+``<cluster>`` is the name OCCM (``cluster.name``) and Cinder CSI (``clusterID``) are given by
+scs_templates/services/values.py: the cluster's ``metadata.name``. Cluster names are DNS
+labels (no ``_``), so the load balancer prefix ``kube_service_<cluster>_`` never matches another
+cluster's. Deleted in this order, each waited for: load balancers (cascade; their VIP ports go
+with them), floating IPs, OCCM's security groups, snapshots, volumes. Then
+:mod:`.cleanup` removes leftover ports, CAPO's groups, the subnet and the network.
+
+Seams: Octavia and Cinder are reached only through :class:`LoadBalancerAPI` and
+:class:`BlockStorageAPI` (implemented over openstacksdk by :func:`load_balancer_api` and
+:func:`block_storage_api`; ``None`` when the cloud's catalog has no such service, which is
+reported, not an error). Neutron is used directly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
+
+from scs_templates.openstack.connection import error_summary, has_service, http_status
+from scs_templates.openstack.preflight import capo_description
+
+if TYPE_CHECKING:
+    from openstack.connection import Connection
+
+    from scs_templates.settings.model import ClusterSettings
+
+#: Property Cinder CSI sets on every volume and snapshot it creates (its ``--cluster`` flag).
+CINDER_CSI_CLUSTER_PROPERTY = "cinder.csi.openstack.org/cluster"
+OCCM_LB_PREFIX = "kube_service_"
+OCCM_SECGROUP_PREFIX = "lb-sg-"
+DEFAULT_WAIT_SECONDS = 600.0
+POLL_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class CloudObject:
+    """What the cleanup needs to know of one OpenStack resource."""
+
+    id: str
+    name: str = ""
+    description: str = ""
+    status: str = ""
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    parent_id: str = ""
+    """A snapshot's volume."""
+
+
+class LoadBalancerAPI(Protocol):
+    """The seam to Octavia (the project's load balancers)."""
+
+    def load_balancers(self) -> list[CloudObject]: ...
+    def delete_load_balancer(self, lb_id: str) -> None: ...
+
+
+class BlockStorageAPI(Protocol):
+    """The seam to Cinder (the project's volumes and snapshots)."""
+
+    def volumes(self) -> list[CloudObject]: ...
+    def snapshots(self) -> list[CloudObject]: ...
+    def delete_volume(self, volume_id: str) -> None: ...
+    def delete_snapshot(self, snapshot_id: str) -> None: ...
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _strings(value: Any) -> dict[str, str]:
+    return {str(k): _text(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
+
+
+class _SdkLoadBalancers:
+    def __init__(self, conn: Connection) -> None:
+        self._api: Any = conn.load_balancer
+        self._project = str(conn.current_project_id)
+
+    def load_balancers(self) -> list[CloudObject]:
+        return [
+            CloudObject(
+                _text(lb.id),
+                _text(lb.name),
+                _text(lb.description),
+                _text(lb.provisioning_status),
+            )
+            for lb in self._api.load_balancers(project_id=self._project)
+        ]
+
+    def delete_load_balancer(self, lb_id: str) -> None:
+        self._api.delete_load_balancer(lb_id, ignore_missing=True, cascade=True)
+
+
+class _SdkBlockStorage:
+    def __init__(self, conn: Connection) -> None:
+        self._api: Any = conn.block_storage
+
+    def volumes(self) -> list[CloudObject]:
+        return [
+            CloudObject(
+                _text(v.id),
+                _text(v.name),
+                _text(v.description),
+                _text(v.status),
+                _strings(v.metadata),
+            )
+            for v in self._api.volumes(details=True)
+        ]
+
+    def snapshots(self) -> list[CloudObject]:
+        return [
+            CloudObject(
+                _text(s.id),
+                _text(s.name),
+                _text(s.description),
+                _text(s.status),
+                _strings(s.metadata),
+                _text(s.volume_id),
+            )
+            for s in self._api.snapshots(details=True)
+        ]
+
+    def delete_volume(self, volume_id: str) -> None:
+        self._api.delete_volume(volume_id, ignore_missing=True)
+
+    def delete_snapshot(self, snapshot_id: str) -> None:
+        self._api.delete_snapshot(snapshot_id, ignore_missing=True)
+
+
+def load_balancer_api(conn: Connection) -> LoadBalancerAPI | None:
+    """Octavia over openstacksdk, or None without a load-balancer endpoint."""
+    return _SdkLoadBalancers(conn) if has_service(conn, "load-balancer") else None
+
+
+def block_storage_api(conn: Connection) -> BlockStorageAPI | None:
+    """Cinder over openstacksdk, or None without a block-storage endpoint."""
+    return _SdkBlockStorage(conn) if has_service(conn, "block-storage") else None
+
+
+@dataclass(frozen=True)
+class Leftover:
+    kind: str
+    id: str
+    name: str = ""
+    detail: str = ""
+
+    def describe(self) -> str:
+        name = f" {self.name}" if self.name else ""
+        detail = f" ({self.detail})" if self.detail else ""
+        return f"{self.kind}{name} {self.id}{detail}"
+
+
+@dataclass
+class LeftoverReport:
+    dry_run: bool
+    deleted: list[Leftover] = field(default_factory=list)
+    """Deleted (dry run: would be deleted)."""
+    kept: list[Leftover] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        verb = "would delete" if self.dry_run else "deleted"
+        out = [f"{verb} {item.describe()}" for item in self.deleted]
+        out += [f"kept {item.describe()}" for item in self.kept]
+        out += [f"note: {note}" for note in self.notes]
+        out += [f"FAILED {problem}" for problem in self.problems]
+        return out
+
+
+def occm_load_balancer_prefix(settings: ClusterSettings) -> str:
+    return f"{OCCM_LB_PREFIX}{settings.name}_"
+
+
+def _occm_fip(description: str, cluster: str) -> bool:
+    return description.startswith("Floating IP for Kubernetes external service ") and (
+        description.endswith(f" from cluster {cluster}")
+    )
+
+
+def _occm_group(name: str, description: str, cluster: str) -> bool:
+    return name.startswith(OCCM_SECGROUP_PREFIX) and description.endswith(f" in cluster {cluster}")
+
+
+def _wait_gone(
+    list_ids: Callable[[], set[str]],
+    ids: set[str],
+    what: str,
+    report: LeftoverReport,
+    *,
+    timeout: float,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+) -> None:
+    started = clock()
+    while True:
+        left = ids & list_ids()
+        if not left:
+            return
+        if clock() - started >= timeout:
+            report.problems.append(
+                f"{what} {', '.join(sorted(left))} still being deleted after {int(timeout)} s"
+            )
+            return
+        sleep(POLL_SECONDS)
+
+
+def clean_project_leftovers(
+    conn: Connection,
+    settings: ClusterSettings,
+    *,
+    load_balancers: LoadBalancerAPI | None,
+    block_storage: BlockStorageAPI | None,
+    keep_volumes: bool = False,
+    dry_run: bool = False,
+    timeout: float = DEFAULT_WAIT_SECONDS,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> LeftoverReport:
+    """Delete (or list) the cluster's load balancers, floating IPs, OCCM security groups,
+    snapshots and volumes; idempotent. Pass :func:`load_balancer_api` and
+    :func:`block_storage_api` of ``conn`` (or another implementation of the seams)."""
+    report = LeftoverReport(dry_run)
+    cluster = settings.name
+
+    def attempt(item: Leftover, delete: Callable[[], Any]) -> bool:
+        if dry_run:
+            report.deleted.append(item)
+            return True
+        try:
+            delete()
+        except Exception as error:
+            status = http_status(error)
+            if status == 404:
+                return True
+            report.problems.append(f"{item.describe()}: could not delete: {error_summary(error)}")
+            return False
+        report.deleted.append(item)
+        return True
+
+    # 1. OCCM's load balancers (cascade: listeners, pools, members, the VIP port).
+    if load_balancers is None:
+        report.notes.append("no load-balancer (Octavia) endpoint in the catalog: none to delete")
+    else:
+        prefix = occm_load_balancer_prefix(settings)
+        doomed = [lb for lb in load_balancers.load_balancers() if lb.name.startswith(prefix)]
+        ids = set()
+        for lb in sorted(doomed, key=lambda o: o.id):
+            item = Leftover("load balancer", lb.id, lb.name, lb.status)
+            if attempt(item, partial(load_balancers.delete_load_balancer, lb.id)):
+                ids.add(lb.id)
+        if ids and not dry_run:
+            _wait_gone(
+                lambda: {lb.id for lb in load_balancers.load_balancers()},
+                ids,
+                "load balancer(s)",
+                report,
+                timeout=timeout,
+                clock=clock,
+                sleep=sleep,
+            )
+
+    network: Any = conn.network
+    project_id = str(conn.current_project_id)
+    # 2. Floating IPs: OCCM's (one per LoadBalancer Service) and CAPO's (API load balancer).
+    capo = capo_description(settings)
+    for fip in sorted(network.ips(project_id=project_id), key=lambda f: str(f.id)):
+        description = _text(fip.description)
+        if description != capo and not _occm_fip(description, cluster):
+            continue
+        detail = ", ".join(
+            part
+            for part in (
+                _text(fip.floating_ip_address),
+                f"port {fip.port_id}" if fip.port_id else "unassociated",
+            )
+            if part
+        )
+        item = Leftover("floating IP", str(fip.id), "", detail)
+        attempt(item, partial(network.delete_ip, fip.id, ignore_missing=True))
+
+    # 3. OCCM's security groups.
+    for group in sorted(network.security_groups(project_id=project_id), key=lambda g: str(g.id)):
+        if not _occm_group(_text(group.name), _text(group.description), cluster):
+            continue
+        item = Leftover("security group", str(group.id), _text(group.name))
+        attempt(item, partial(network.delete_security_group, group.id, ignore_missing=True))
+
+    # 4./5. Cinder CSI's snapshots and volumes.
+    if block_storage is None:
+        report.notes.append("no block-storage (Cinder) endpoint in the catalog: none to delete")
+        return report
+    volumes = [
+        v for v in block_storage.volumes() if v.metadata.get(CINDER_CSI_CLUSTER_PROPERTY) == cluster
+    ]
+    volume_ids = {v.id for v in volumes}
+    snapshots = [
+        s
+        for s in block_storage.snapshots()
+        if s.metadata.get(CINDER_CSI_CLUSTER_PROPERTY) == cluster or s.parent_id in volume_ids
+    ]
+    snapshot_items = [
+        Leftover("volume snapshot", s.id, s.name, f"{s.status}, of volume {s.parent_id}")
+        for s in sorted(snapshots, key=lambda o: o.id)
+    ]
+    volume_items = [
+        Leftover("volume", v.id, v.name, v.status) for v in sorted(volumes, key=lambda o: o.id)
+    ]
+    if keep_volumes:
+        report.kept += snapshot_items + volume_items
+        return report
+    gone = set()
+    for item in snapshot_items:
+        if attempt(item, partial(block_storage.delete_snapshot, item.id)):
+            gone.add(item.id)
+    if gone and not dry_run:
+        _wait_gone(
+            lambda: {s.id for s in block_storage.snapshots()},
+            gone,
+            "volume snapshot(s)",
+            report,
+            timeout=timeout,
+            clock=clock,
+            sleep=sleep,
+        )
+    for item in volume_items:
+        attempt(item, partial(block_storage.delete_volume, item.id))
+    return report
