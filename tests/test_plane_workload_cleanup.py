@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import secrets
-import tarfile
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -26,7 +26,7 @@ import yaml
 from scs_templates.errors import ToolError
 from scs_templates.kube import KubeClient
 from scs_templates.workload_cleanup import LB_CLEANUP_FINALIZER, clean_workload
-from tests.support import REPO, skip_or_fail
+from tests.support import REPO, pinned_helm, skip_or_fail
 
 if TYPE_CHECKING:
     from testenv import KubeAPI, Plane
@@ -39,25 +39,53 @@ OCCM_DELAY = 2.0
 
 
 def _gateway_crds() -> list[dict[str, Any]]:
-    """The real Gateway and GatewayClass CRDs, read from the upstream chart's files."""
+    """The real Gateway and GatewayClass CRDs, rendered by the pinned helm from the upstream
+    chart."""
     if not GATEWAY_CRDS.exists():
         skip_or_fail(f"{GATEWAY_CRDS} is missing (shared/ reference charts)")
+    helm = pinned_helm()
+    done = subprocess.run(
+        [
+            str(helm.tool.path),
+            "template",
+            "crds",
+            str(GATEWAY_CRDS),
+            "--set",
+            "crds.gatewayAPI.enabled=true",
+            "--set",
+            "crds.gatewayAPI.channel=standard",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=helm.environment(),
+    )
+    assert done.returncode == 0, done.stderr
     wanted = {"gateways.gateway.networking.k8s.io", "gatewayclasses.gateway.networking.k8s.io"}
-    found = []
-    with tarfile.open(GATEWAY_CRDS) as archive:
-        for member in archive.getmembers():
-            if not member.isfile() or not member.name.endswith((".yaml", ".yml")):
-                continue
-            stream = archive.extractfile(member)
-            assert stream is not None
-            text = stream.read().decode()
-            if "CustomResourceDefinition" not in text or "{{" in text:
-                continue
-            for doc in yaml.safe_load_all(text):
-                if isinstance(doc, dict) and doc.get("metadata", {}).get("name") in wanted:
-                    found.append(doc)
+    found = [
+        doc
+        for doc in yaml.safe_load_all(done.stdout)
+        if isinstance(doc, dict) and doc.get("metadata", {}).get("name") in wanted
+    ]
     assert {d["metadata"]["name"] for d in found} == wanted
     return found
+
+
+@pytest.fixture(scope="module")
+def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
+    """etcd and kube-apiserver of the test plane without the Cluster API managers (these
+    tests start their own API servers: cheaper, and no wait for another plane's CAPD)."""
+    from testenv import PlaneError, build, running
+
+    missing = [name for name in build.missing() if name in ("etcd", "kube-apiserver")]
+    if missing and build.go_binary() is None:
+        skip_or_fail(f"the test plane needs the Go toolchain (`go`) to build {', '.join(missing)}")
+    try:
+        with running(tmp_path_factory.mktemp("workload-plane"), managers=()) as started:
+            yield started
+    except PlaneError as error:
+        pytest.fail(f"the test plane did not start: {error}")
 
 
 @pytest.fixture
