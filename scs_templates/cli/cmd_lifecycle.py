@@ -367,7 +367,7 @@ def run_delete(args: argparse.Namespace) -> int:
             poll_interval=args.poll_interval,
             progress=progress,
             cloud=cloud,
-            cloud_progress=_note,
+            cloud_progress=print,  # what the cloud cleanup removes or keeps is the result
             keep_volumes=args.keep_volumes,
             dry_run=args.dry_run,
         )
