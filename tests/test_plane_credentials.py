@@ -21,6 +21,7 @@ import pytest
 from scs_templates import lifecycle
 from scs_templates.helm import Helm
 from scs_templates.kube import KubeClient
+from scs_templates.providers import CloudOptions
 from scs_templates.settings import parse_settings_text
 from scs_templates.settings.model import ClusterSettings
 from tests.support import REPO, pinned_helm
@@ -86,7 +87,8 @@ def test_no_release_revision_holds_credentials(plane: Plane, helm: Helm, kube: K
     upgraded = _settings(namespace, 1)
     lifecycle.install(upgraded, helm=helm, kube=kube, secrets=first)  # upgrade
     lifecycle.install(upgraded, helm=helm, kube=kube, secrets=rotated)  # rotation
-    lifecycle.install(upgraded, helm=helm, kube=kube)  # the Secret exists: none needed
+    # --skip-openstack: no cloud here to make a credential with; the Secret exists
+    lifecycle.install(upgraded, helm=helm, kube=kube, cloud=CloudOptions(touch=False))
 
     releases = _release_texts(plane, namespace)
     assert len(releases) == 4
