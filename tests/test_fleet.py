@@ -324,6 +324,10 @@ def test_bench_harness_smoke(helm3: Path, tmp_path: Path) -> None:
     assert set(results["fleet_scaling"]["sizes"]) == {"2", "3"}
     assert results["startup"]["parts"]["scs-templates --version"]["runs"] == 1
     assert "helm template (subprocess)" in results["breakdown"]["steps"]
+    assert set(results["breakdown"]["steps_cpu"]) == set(results["breakdown"]["steps"])
+    assert results["fleet_3"]["parts"]["scs-templates render-fleet"]["cpu"]["runs"] == 1
+    assert results["fleet_scaling"]["sizes"]["3"]["cpu_per_cluster_ms"] > 0
+    assert results["helm_batch"]["equal_outputs"] is True
     assert results["memory"]["python_mib"] > 0
     assert results["rollout"]["spurious_total"] == 0
     for result in results.values():
