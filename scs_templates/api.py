@@ -26,7 +26,7 @@ from __future__ import annotations
 from scs_templates.charts import ChartRef, chart_for
 from scs_templates.errors import InputError, ScsTemplatesError, ToolError, ToolNotFoundError
 from scs_templates.gitops import GitopsOptions, GitopsResult, parse_chart_source, write_gitops
-from scs_templates.helm import Helm, HelmError, HelmTimeout, ReleaseInfo, TemplateJob
+from scs_templates.helm import Helm, HelmError, HelmTimeout, ReleaseInfo
 from scs_templates.kube import ClusterState, Condition, KubeClient, ObjectRef
 from scs_templates.lifecycle import (
     DeleteIncomplete,
@@ -96,7 +96,6 @@ __all__ = [
     "SettingsError",
     "StatusResult",
     "Target",
-    "TemplateJob",
     "ToolError",
     "ToolNotFoundError",
     "apply_services",

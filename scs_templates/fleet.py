@@ -47,16 +47,15 @@ import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from scs_templates.charts import ChartRef, chart_for
 from scs_templates.errors import ToolError
 from scs_templates.helm import Helm, HelmError
-from scs_templates.render import RenderResult, kube_version_of
-from scs_templates.values import build_values
+from scs_templates.render import RenderJob, RenderResult, prepare_render
 
 if TYPE_CHECKING:
     from scs_templates.settings.model import ClusterSettings
@@ -125,12 +124,10 @@ def chart_traits(path: Path) -> ChartTraits:
 
 @dataclass(frozen=True)
 class _Cluster:
+    """A fleet member: its place in the input and its render job (as :func:`render` has)."""
+
     index: int
-    release: str
-    namespace: str
-    chart: ChartRef
-    kube_version: str
-    values: dict[str, Any] = field(repr=False)
+    job: RenderJob
 
 
 @dataclass(frozen=True)
@@ -142,21 +139,6 @@ class Batch:
     kube_version: str
     members: tuple[int, ...]
     umbrella: bool
-
-
-def _prepare(
-    index: int,
-    settings: ClusterSettings,
-    chart: ChartRef | None = None,
-) -> _Cluster:
-    return _Cluster(
-        index=index,
-        release=settings.metadata.name,
-        namespace=settings.metadata.namespace,
-        chart=chart if chart is not None else chart_for(settings.spec.provider),
-        kube_version=kube_version_of(settings),
-        values=build_values(settings),
-    )
 
 
 def _batch_size(count: int, jobs: int) -> int:
@@ -220,10 +202,11 @@ def _stream_batches(clusters: Iterable[_Cluster], *, expected: int, jobs: int) -
     size = _batch_size(expected, jobs)
     groups: dict[tuple[Path, str, str], list[_Cluster]] = {}
     for cluster in clusters:
-        key = _group_key(cluster.chart, cluster.namespace, cluster.kube_version)
+        job = cluster.job
+        key = _group_key(job.chart, job.namespace, job.kube_version)
         if key is None:
             yield Batch(
-                cluster.chart, cluster.namespace, cluster.kube_version, (cluster.index,), False
+                job.chart, job.namespace, job.kube_version, (cluster.index,), umbrella=False
             )
             continue
         members = groups.setdefault(key, [])
@@ -235,9 +218,13 @@ def _stream_batches(clusters: Iterable[_Cluster], *, expected: int, jobs: int) -
 
 
 def _umbrella_batch(members: Sequence[_Cluster]) -> Batch:
-    first = members[0]
+    first = members[0].job
     return Batch(
-        first.chart, first.namespace, first.kube_version, tuple(c.index for c in members), True
+        first.chart,
+        first.namespace,
+        first.kube_version,
+        tuple(c.index for c in members),
+        umbrella=True,
     )
 
 
@@ -297,30 +284,13 @@ def _alias(index: int) -> str:
 
 
 def _result(cluster: _Cluster, manifests: str) -> RenderResult:
-    return RenderResult.from_manifests(
-        release=cluster.release,
-        namespace=cluster.namespace,
-        chart=cluster.chart,
-        kube_version=cluster.kube_version,
-        values=cluster.values,
-        manifests=manifests,
-    )
-
-
-def _plain(helm: Helm, cluster: _Cluster) -> str:
-    return helm.template(
-        cluster.release,
-        Path(cluster.chart.path),
-        namespace=cluster.namespace,
-        values=cluster.values,
-        kube_version=cluster.kube_version,
-    )
+    return cluster.job.result(manifests)
 
 
 def _run_batch(helm: Helm, batch: Batch, clusters: Sequence[_Cluster]) -> dict[int, str]:
     members = [clusters[i] for i in batch.members]
     if not batch.umbrella or len(members) == 1:
-        return {c.index: _plain(helm, c) for c in members}
+        return {c.index: c.job.template(helm) for c in members}
     aliases = [_alias(c.index) for c in members]
     with tempfile.TemporaryDirectory(prefix="scs-templates-fleet-") as temp:
         umbrella = write_umbrella(Path(temp), batch.chart, aliases)
@@ -331,7 +301,7 @@ def _run_batch(helm: Helm, batch: Batch, clusters: Sequence[_Cluster]) -> dict[i
             "-f",
             "-",
         ]
-        values = {_alias(c.index): c.values for c in members}
+        values = {_alias(c.index): c.job.values for c in members}
         try:
             done = helm.run(
                 args,
@@ -341,7 +311,7 @@ def _run_batch(helm: Helm, batch: Batch, clusters: Sequence[_Cluster]) -> dict[i
             )
         except HelmError:
             # Re-render one by one: the error then names the cluster with helm's own message.
-            return {c.index: _plain(helm, c) for c in members}
+            return {c.index: c.job.template(helm) for c in members}
     try:
         texts = split_umbrella_output(done.stdout, batch.chart.name, aliases)
     except ValueError as error:
@@ -374,7 +344,7 @@ def _render(
             provider = settings.spec.provider
             if provider not in charts:  # chart_for checks the chart sources on every call
                 charts[provider] = chart_for(provider)
-            cluster = _prepare(index, settings, charts[provider])
+            cluster = _Cluster(index, prepare_render(settings, charts[provider]))
             clusters.append(cluster)
             yield cluster
 
@@ -382,7 +352,7 @@ def _render(
     if expected is None:
         prepared_all = list(prepared())
         batches = plan_batches(
-            [(c.chart, c.namespace, c.kube_version) for c in prepared_all], jobs=workers
+            [(c.job.chart, c.job.namespace, c.job.kube_version) for c in prepared_all], jobs=workers
         )
     else:
         batches = _stream_batches(prepared(), expected=expected, jobs=workers)

@@ -25,7 +25,7 @@ from ruamel.yaml import YAML
 from scs_templates import atomic
 from scs_templates.charts import chart_for
 from scs_templates.errors import ToolError
-from scs_templates.helm import Helm, TemplateJob
+from scs_templates.helm import Helm
 from scs_templates.settings.versions import resolve_version
 from scs_templates.values import build_values
 
@@ -157,37 +157,52 @@ def split_documents(manifests: str) -> tuple[list[str], list[dict[str, Any]]]:
 
 
 @dataclass(frozen=True)
-class _Prepared:
-    job: TemplateJob
+class RenderJob:
+    """One cluster prepared for ``helm template``: the ONE preparation of single renders
+    (:func:`render`) and fleets (:func:`scs_templates.fleet.render_fleet`).
+
+    ``kube_version`` is the values' ``kubernetes.version``: the values builder resolves the
+    Kubernetes version once, and ``--kube-version`` is that same string.
+    """
+
+    release: str
+    namespace: str
     chart: ChartRef
     kube_version: str
-    values: dict[str, Any]
+    values: dict[str, Any] = field(repr=False)
+
+    def template(self, helm: Helm) -> str:
+        """helm's output for this cluster alone."""
+        return helm.template(
+            self.release,
+            Path(self.chart.path),
+            namespace=self.namespace,
+            values=self.values,
+            kube_version=self.kube_version,
+        )
+
+    def result(self, manifests: str) -> RenderResult:
+        """The result of helm's output for this cluster (ToolError when it holds nothing)."""
+        return RenderResult.from_manifests(
+            release=self.release,
+            namespace=self.namespace,
+            chart=self.chart,
+            kube_version=self.kube_version,
+            values=self.values,
+            manifests=manifests,
+        )
 
 
-def _prepare(settings: ClusterSettings) -> _Prepared:
+def prepare_render(settings: ClusterSettings, chart: ChartRef | None = None) -> RenderJob:
+    """Values, chart and Kubernetes version of one cluster (``chart``: the provider's chart,
+    when the caller looked it up already)."""
     values = build_values(settings)
-    chart = chart_for(settings.spec.provider)
-    kube_version = kube_version_of(settings)
-    job = TemplateJob(
+    return RenderJob(
         release=settings.metadata.name,
-        chart=Path(chart.path),
         namespace=settings.metadata.namespace,
+        chart=chart if chart is not None else chart_for(settings.spec.provider),
+        kube_version=str(values["kubernetes"]["version"]),
         values=values,
-        kube_version=kube_version,
-    )
-    return _Prepared(job, chart, kube_version, values)
-
-
-def _result(prepared: _Prepared, manifests: str) -> RenderResult:
-    if not split_texts(manifests):  # a chart always renders objects: helm lied or broke
-        raise ToolError(f"helm template {prepared.job.release} exited 0 but printed no manifests")
-    return RenderResult.from_manifests(
-        release=prepared.job.release,
-        namespace=prepared.job.namespace,
-        chart=prepared.chart,
-        kube_version=prepared.kube_version,
-        values=prepared.values,
-        manifests=manifests,
     )
 
 
@@ -197,31 +212,18 @@ def render(settings: ClusterSettings, *, helm: Helm | None = None) -> RenderResu
     The output never holds a credential: the OpenStack credentials Secret is not part of the
     chart (see :func:`scs_templates.lifecycle.store_credentials`).
     """
-    prepared = _prepare(settings)
-    runner = helm if helm is not None else Helm()
-    job = prepared.job
-    manifests = runner.template(
-        job.release,
-        job.chart,
-        namespace=job.namespace,
-        values=job.values,
-        kube_version=job.kube_version,
-        sensitive=job.sensitive,
-    )
-    return _result(prepared, manifests)
+    job = prepare_render(settings)
+    return job.result(job.template(helm if helm is not None else Helm()))
 
 
 def render_many(
     fleet: Sequence[ClusterSettings], *, helm: Helm | None = None
 ) -> list[RenderResult]:
-    """Render many clusters, in parallel helm processes (bounded by the CPU count).
+    """Render many clusters, results in input order: :func:`scs_templates.fleet.render_fleet`
+    (parallel helm processes, bounded by the CPU count)."""
+    from scs_templates.fleet import render_fleet
 
-    Results come back in input order.
-    """
-    prepared = [_prepare(settings) for settings in fleet]
-    runner = helm if helm is not None else Helm()
-    outputs = runner.template_many([p.job for p in prepared])
-    return [_result(p, out) for p, out in zip(prepared, outputs, strict=True)]
+    return render_fleet(fleet, helm=helm)
 
 
 def _is_manifest_file(entry: Path) -> bool:

@@ -27,7 +27,7 @@ from scs_templates.charts import ChartRef, chart_for
 from scs_templates.cli.main import main
 from scs_templates.errors import ToolNotFoundError
 from scs_templates.helm import HelmError
-from scs_templates.render import kube_version_of, render
+from scs_templates.render import RenderJob, kube_version_of, render
 from scs_templates.settings import load_settings, validate_data
 from scs_templates.settings.model import ClusterSettings
 from scs_templates.toolchain import find_helm
@@ -107,15 +107,15 @@ def test_fleet_really_batches(helm3: Path) -> None:
 def test_fleet_error_names_the_cluster(helm3: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A batch that fails is re-rendered one by one: the error is that cluster's own."""
     settings = mixed_fleet(6)
-    original = fleet._prepare
+    original = fleet.prepare_render
 
-    def broken(index: int, one: ClusterSettings, *rest: Any) -> Any:
-        cluster = original(index, one, *rest)
-        if index == 4:
-            cluster.values["controlPlane"]["replicas"] = "three"  # violates the chart schema
-        return cluster
+    def broken(one: ClusterSettings, *rest: Any) -> Any:
+        job = original(one, *rest)
+        if one is settings[4]:
+            job.values["controlPlane"]["replicas"] = "three"  # violates the chart schema
+        return job
 
-    monkeypatch.setattr(fleet, "_prepare", broken)
+    monkeypatch.setattr(fleet, "prepare_render", broken)
     with pytest.raises(HelmError) as raised:
         fleet.render_fleet(settings, jobs=2)
     assert f"helm template {settings[4].metadata.name} failed" in str(raised.value)
@@ -154,7 +154,7 @@ def test_stream_batches_cut_full_groups_first(tmp_path: Path) -> None:
     a = _chart(tmp_path, "a", "x: {{ .Values.x }}\n")
     c = _chart(tmp_path, "c", "n: {{ .Release.Name }}\n")
     clusters = [
-        fleet._Cluster(i, f"c{i}", f"ns{i % 2}", c if i == 5 else a, "v1.33.5", {})
+        fleet._Cluster(i, RenderJob(f"c{i}", f"ns{i % 2}", c if i == 5 else a, "v1.33.5", {}))
         for i in range(12)
     ]
     order: list[tuple[int, ...]] = []

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from scs_templates.helm import Helm, HelmError, HelmTimeout, ReleaseInfo, TemplateJob
+from scs_templates.helm import Helm, HelmError, HelmTimeout, ReleaseInfo
 from scs_templates.helm.errors import error_text, redact
 from scs_templates.toolchain import Tool
 from tests.support import process_gone, skip_or_fail
@@ -332,16 +332,6 @@ def test_lint_flags(tmp_path: Path) -> None:
     assert argv_of(d) == [
         "lint", "/c", "-n", "n", "--kube-version", "v1.33.5", "--strict", "-f", "-"
     ]  # fmt: skip
-
-
-def test_template_many_keeps_order(tmp_path: Path) -> None:
-    d = tmp_path / "h"
-    # Echo the release name (argv[2]) back, after a random-ish delay.
-    body = 'sleep 0.0$(( $$ % 7 )); echo "release: $2"'
-    helm = make_helm(fake_helm(d, body))
-    jobs = [TemplateJob(f"r{i}", Path("/c"), "n", {"i": i}, "v1.33.5") for i in range(8)]
-    assert helm.template_many(jobs) == [f"release: r{i}\n" for i in range(8)]
-    assert helm.template_many([]) == []
 
 
 def test_unsupported_major_is_refused(tmp_path: Path) -> None:

@@ -6,6 +6,6 @@ See :mod:`scs_templates.helm.runner` for the rules every helm call follows.
 from __future__ import annotations
 
 from scs_templates.helm.errors import HelmError, HelmTimeout
-from scs_templates.helm.runner import Helm, ReleaseInfo, TemplateJob
+from scs_templates.helm.runner import Helm, ReleaseInfo
 
-__all__ = ["Helm", "HelmError", "HelmTimeout", "ReleaseInfo", "TemplateJob"]
+__all__ = ["Helm", "HelmError", "HelmTimeout", "ReleaseInfo"]

@@ -28,7 +28,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,18 +61,6 @@ class ReleaseInfo:
     chart: str
     app_version: str
     updated: str
-
-
-@dataclass(frozen=True)
-class TemplateJob:
-    """One ``helm template`` call of :meth:`Helm.template_many` (one cluster of a fleet)."""
-
-    release: str
-    chart: Path
-    namespace: str
-    values: Mapping[str, Any]
-    kube_version: str
-    sensitive: tuple[str, ...] = field(default=(), repr=False)
 
 
 # --------------------------------------------------------------------------- helm homes
@@ -263,34 +251,6 @@ class Helm:
         done = self.run(args, values=values, sensitive=sensitive, what=f"helm template {release}")
         return done.stdout
 
-    def template_many(self, jobs: Sequence[TemplateJob]) -> list[str]:
-        """Render many releases in parallel (one helm process each), results in job order.
-
-        Process start dominates a render (~60 ms), so parallelism pays even on two cores;
-        more workers than cores only adds contention. The first failure is raised after all
-        running jobs finished.
-        """
-        if not jobs:
-            return []
-        workers = max(1, min(len(jobs), os.cpu_count() or 1))
-
-        def one(job: TemplateJob) -> str:
-            return self.template(
-                job.release,
-                job.chart,
-                namespace=job.namespace,
-                values=job.values,
-                kube_version=job.kube_version,
-                sensitive=job.sensitive,
-            )
-
-        if workers == 1:
-            return [one(job) for job in jobs]
-        from concurrent.futures import ThreadPoolExecutor  # not needed by a single render
-
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="helm") as pool:
-            return list(pool.map(one, jobs))
-
     def lint(
         self,
         chart: Path,
@@ -452,4 +412,4 @@ def _release_from_json(text: str, namespace: str) -> ReleaseInfo | None:
     )
 
 
-__all__ = ["Helm", "HelmError", "HelmTimeout", "ReleaseInfo", "TemplateJob"]
+__all__ = ["Helm", "HelmError", "HelmTimeout", "ReleaseInfo"]

@@ -151,14 +151,14 @@ def install(
         if encryption.ensure_secret(client, settings) and progress:
             progress(f"created the encryption key Secret {encryption.secret_name(settings)}")
     if new_class is not None:
-        from scs_templates.render import kube_version_of, split_documents
+        from scs_templates.render import split_documents
 
         manifests = runner.template(
             target.release,
             Path(chart.path),
             namespace=target.namespace,
             values=values,
-            kube_version=kube_version_of(settings),
+            kube_version=str(wanted),
             sensitive=tuple(secrets.values()) if secrets else (),
         )
         if progress:
