@@ -22,9 +22,15 @@ labels the namespace with it when the cluster's default is stricter (see
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from scs_templates.services import values as builders
 from scs_templates.versions import table
+
+if TYPE_CHECKING:
+    from scs_templates.settings.model import ClusterSettings
 
 __all__ = [
     "CATALOGUE",
@@ -71,6 +77,7 @@ class ServiceInfo:
     repository: str
     version: str
     setting: str | None
+    values: Callable[[ClusterSettings], dict[str, Any]]
     description: str
     providers: tuple[str, ...] = ()
     cni: str | None = None
@@ -79,6 +86,8 @@ class ServiceInfo:
     crds_only: bool = False
     server_side: bool = False
     target: str = "workload"
+    needs: tuple[str, ...] = ()
+    before_cni: bool = False
 
     @property
     def field_manager(self) -> str:
@@ -99,12 +108,14 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="oci://docker.io/envoyproxy",
         version=_default("gateway-api-crds"),
         setting="gatewayAPI",
+        values=builders.gateway_api_crds_values,
         description="Gateway API CRDs (experimental channel: Cilium needs TLSRoute), applied "
         "server-side before Cilium so its operator finds them at start (not a helm release: "
         "too large for helm's release Secret).",
         cni="cilium",
         crds_only=True,
         server_side=True,
+        before_cni=True,
     ),
     ServiceInfo(
         release="cilium",
@@ -113,9 +124,11 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="https://helm.cilium.io",
         version=_default("cilium"),
         setting="cni",
+        values=builders.cilium_values,
         description="Cilium CNI (default); Gateway API implementation when gatewayAPI is on.",
         cni="cilium",
         pod_security="privileged",
+        needs=("gateway-api-crds",),
     ),
     ServiceInfo(
         release="tigera-operator",
@@ -124,6 +137,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="https://docs.tigera.io/calico/charts",
         version=_default("tigera-operator"),
         setting="cni",
+        values=builders.calico_values,
         description="Calico CNI through the Tigera operator (cni.type: calico).",
         cni="calico",
         pod_security="privileged",
@@ -135,6 +149,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="oci://docker.io/envoyproxy",
         version=_default("envoy-gateway"),
         setting="gatewayAPI",
+        values=builders.envoy_gateway_values,
         description="Envoy Gateway: the Gateway API implementation on Calico clusters, with "
         "the Gateway API CRDs (kept on uninstall: they are in the chart's crds/).",
         cni="calico",
@@ -147,6 +162,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="https://kubernetes.github.io/cloud-provider-openstack",
         version=_default("openstack-cloud-controller-manager"),
         setting="cloudControllerManager",
+        values=builders.occm_values,
         description="OpenStack cloud controller manager: initializes nodes, creates Octavia "
         "load balancers for Services.",
         providers=("openstack",),
@@ -159,6 +175,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="https://piraeus.io/helm-charts",
         version=_default("snapshot-controller"),
         setting=None,
+        values=builders.snapshot_controller_values,
         description="CSI snapshot controller and the VolumeSnapshot CRDs (with Cinder CSI).",
         providers=("openstack",),
         companion_of="cinderCSI",
@@ -171,10 +188,12 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="https://kubernetes.github.io/cloud-provider-openstack",
         version=_default("openstack-cinder-csi"),
         setting="cinderCSI",
+        values=builders.cinder_csi_values,
         description="Cinder CSI driver, its StorageClasses (default: delete, bound where the "
         "Pod is scheduled) and a VolumeSnapshotClass.",
         providers=("openstack",),
         pod_security="privileged",
+        needs=("snapshot-controller",),
     ),
     ServiceInfo(
         release="kubelet-csr-approver",
@@ -183,6 +202,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="https://postfinance.github.io/kubelet-csr-approver",
         version=_default("kubelet-csr-approver"),
         setting=None,
+        values=builders.kubelet_csr_approver_values,
         description="Approves kubelet serving certificate requests (CSRs) after checking "
         "names and addresses (always: every kubelet requests a serving certificate).",
         pod_security="baseline",
@@ -194,7 +214,9 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="https://kubernetes-sigs.github.io/metrics-server",
         version=_default("metrics-server"),
         setting="metricsServer",
+        values=builders.metrics_server_values,
         description="metrics-server with verified TLS to kubelets (no --kubelet-insecure-tls).",
+        needs=("kubelet-csr-approver",),
     ),
     ServiceInfo(
         release="ingress-nginx",
@@ -203,6 +225,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="https://kubernetes.github.io/ingress-nginx",
         version=_default("ingress-nginx"),
         setting="ingressNginx",
+        values=builders.ingress_nginx_values,
         description="DEPRECATED (retired upstream, no security fixes since March 2026): "
         "ingress-nginx controller, default IngressClass; PROXY protocol on the Octavia load "
         "balancer when proxyProtocol is on. Use gatewayAPI.",
@@ -214,6 +237,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="https://charts.jetstack.io",
         version=_default("cert-manager"),
         setting="certManager",
+        values=builders.cert_manager_values,
         description="cert-manager with its CRDs (kept on uninstall).",
     ),
     ServiceInfo(
@@ -223,6 +247,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="https://fluxcd-community.github.io/helm-charts",
         version=_default("flux2"),
         setting="flux",
+        values=builders.flux2_values,
         description="Flux GitOps controllers (flux2 community chart).",
     ),
     ServiceInfo(
@@ -232,6 +257,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         repository="https://kubernetes.github.io/autoscaler",
         version=_default("cluster-autoscaler"),
         setting="clusterAutoscaler",
+        values=builders.cluster_autoscaler_values,
         description="cluster-autoscaler (Cluster API provider) on the MANAGEMENT cluster, "
         "one per cluster: scales the worker groups that have autoscaling.",
         target="management",

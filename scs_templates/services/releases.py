@@ -19,8 +19,9 @@ from urllib.parse import unquote, urlparse
 from scs_templates.catalogue import provider_of
 from scs_templates.errors import InputError
 from scs_templates.services.catalogue import CATALOGUE, ServiceInfo, default_version, service_info
-from scs_templates.services.values import base_values, deep_merge
+from scs_templates.services.values import deep_merge
 from scs_templates.settings import naming
+from scs_templates.settings.keys import name_for
 from scs_templates.settings.model import ClusterSettings, Service
 from scs_templates.settings.versions import resolve_version
 
@@ -136,23 +137,8 @@ class ServiceRelease:
 # --------------------------------------------------------------------------- settings access
 
 
-def _setting_attr(camel: str) -> str:
-    """``cinderCSI`` -> ``cinder_csi`` (the settings model's attribute)."""
-    return {
-        "cni": "cni",
-        "gatewayAPI": "gateway_api",
-        "cloudControllerManager": "cloud_controller_manager",
-        "cinderCSI": "cinder_csi",
-        "metricsServer": "metrics_server",
-        "ingressNginx": "ingress_nginx",
-        "certManager": "cert_manager",
-        "flux": "flux",
-        "clusterAutoscaler": "cluster_autoscaler",
-    }[camel]
-
-
 def _section(settings: ClusterSettings, camel: str) -> Any:
-    return getattr(settings.spec.services, _setting_attr(camel))
+    return getattr(settings.spec.services, name_for(camel))
 
 
 def _enabled(settings: ClusterSettings, info: ServiceInfo) -> bool:
@@ -262,7 +248,7 @@ def chart_source(info: ServiceInfo, version: str, mirror: str | None) -> ChartSo
 def _release(settings: ClusterSettings, info: ServiceInfo, *, installed: bool) -> ServiceRelease:
     version = _version(settings, info)
     source = chart_source(info, version, settings.spec.services.chart_mirror)
-    values = deep_merge(base_values(info.release, settings), _user_values(settings, info))
+    values = deep_merge(info.values(settings), _user_values(settings, info))
     name, namespace = deployed_name(settings, info), info.namespace
     if info.target == "management":  # next to the Cluster object, one per cluster
         namespace = settings.metadata.namespace
@@ -294,25 +280,20 @@ def release_needs(
 ) -> tuple[str, ...]:
     """What ``name`` waits for, among the ``present`` releases that stay installed.
 
-    Gateway API CRDs before Cilium; the CNI before everything else; the provider's
-    ``node_initializers`` (OpenStack: the cloud controller manager, nodes stay uninitialized
-    without it) before the rest; the snapshot controller before Cinder CSI;
-    kubelet-csr-approver before metrics-server.
+    Its catalogue row says it (:attr:`ServiceInfo.needs`): Gateway API CRDs before Cilium,
+    the snapshot controller before Cinder CSI, kubelet-csr-approver before metrics-server;
+    and the CNI before everything else but ``before_cni`` releases, then the provider's
+    ``node_initializers`` (OpenStack: the cloud controller manager, nodes stay
+    uninitialized without it) before the rest.
     """
-    wanted: list[str] = []
-    cnis = [n for n in ("cilium", "tigera-operator") if n in present]
-    if name == "cilium":
-        wanted = ["gateway-api-crds"]
-    elif name in ("gateway-api-crds", "tigera-operator"):
-        wanted = []
+    info = service_info(present[name].catalogue)
+    cnis = [n for n, r in present.items() if service_info(r.catalogue).setting == "cni"]
+    if info.before_cni or info.setting == "cni":
+        wanted = list(info.needs)
     elif name in node_initializers:
-        wanted = cnis
+        wanted = [*cnis, *info.needs]
     else:
-        wanted = [*cnis, *node_initializers]
-        if name == "openstack-cinder-csi":
-            wanted.append("snapshot-controller")
-        if name == "metrics-server":
-            wanted.append("kubelet-csr-approver")
+        wanted = [*cnis, *node_initializers, *info.needs]
     return tuple(
         present[n].key for n in wanted if n in present and n != name and present[n].installed
     )

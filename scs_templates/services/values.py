@@ -37,15 +37,16 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from scs_templates.catalogue import provider_of
 from scs_templates.settings import naming
-from scs_templates.settings.model import ClusterSettings
+
+if TYPE_CHECKING:
+    from scs_templates.settings.model import ClusterSettings
 
 __all__ = [
-    "BUILDERS",
     "CINDER_DEFAULT_CLASS",
     "CINDER_SNAPSHOT_CLASS",
     "CLOUD_CONFIG_CA_FILE",
@@ -53,11 +54,23 @@ __all__ = [
     "CLOUD_CONFIG_SECRET",
     "METRICS_SERVER_ARGS",
     "PROXY_PROTOCOL_ANNOTATION",
-    "base_values",
+    "calico_values",
+    "cert_manager_values",
+    "cilium_values",
+    "cinder_csi_values",
     "cinder_storage_objects",
+    "cluster_autoscaler_values",
     "deep_merge",
+    "envoy_gateway_values",
+    "flux2_values",
+    "gateway_api_crds_values",
     "gateway_proxy_protocol_active",
+    "ingress_nginx_values",
+    "kubelet_csr_approver_values",
+    "metrics_server_values",
+    "occm_values",
     "proxy_protocol_active",
+    "snapshot_controller_values",
     "with_ca_file",
 ]
 
@@ -150,7 +163,7 @@ def _lb_proxy_protocol(settings: ClusterSettings, wanted: bool) -> bool:
 # --------------------------------------------------------------------------- builders
 
 
-def _cilium(settings: ClusterSettings) -> Values:
+def cilium_values(settings: ClusterSettings) -> Values:
     spec = settings.spec
     gateway = spec.services.gateway_api.enabled
     values: Values = {
@@ -172,7 +185,7 @@ def _cilium(settings: ClusterSettings) -> Values:
     return values
 
 
-def _calico(settings: ClusterSettings) -> Values:
+def calico_values(settings: ClusterSettings) -> Values:
     net = settings.spec.network
     calico_network: Values = {
         "bgp": "Disabled",
@@ -197,7 +210,7 @@ def _calico(settings: ClusterSettings) -> Values:
     }
 
 
-def _gateway_api_crds(settings: ClusterSettings) -> Values:
+def gateway_api_crds_values(settings: ClusterSettings) -> Values:
     del settings
     # Cilium's Gateway API needs TLSRoute, which is in the experimental channel only.
     return {
@@ -214,7 +227,7 @@ def gateway_proxy_protocol_active(settings: ClusterSettings) -> bool:
     return _lb_proxy_protocol(settings, settings.spec.services.gateway_api.proxy_protocol)
 
 
-def _envoy_gateway(settings: ClusterSettings) -> Values:
+def envoy_gateway_values(settings: ClusterSettings) -> Values:
     del settings
     # The Gateway API and Envoy Gateway CRDs come with the chart (its crds/ directory: helm
     # installs them and never deletes them). PROXY protocol is per Gateway in Envoy Gateway
@@ -222,7 +235,7 @@ def _envoy_gateway(settings: ClusterSettings) -> Values:
     return {"crds": {"enabled": True}}
 
 
-def _cluster_autoscaler(settings: ClusterSettings) -> Values:
+def cluster_autoscaler_values(settings: ClusterSettings) -> Values:
     spec = settings.spec
     ca = spec.services.cluster_autoscaler
     down = ca.scale_down
@@ -255,14 +268,14 @@ def _cluster_autoscaler(settings: ClusterSettings) -> Values:
     }
 
 
-def _occm(settings: ClusterSettings) -> Values:
+def occm_values(settings: ClusterSettings) -> Values:
     return {
         "secret": {"enabled": True, "create": False, "name": CLOUD_CONFIG_SECRET},
         "cluster": {"name": settings.name},
     }
 
 
-def _snapshot_controller(settings: ClusterSettings) -> Values:
+def snapshot_controller_values(settings: ClusterSettings) -> Values:
     replicas = 1 if settings.spec.control_plane.replicas == 1 else 2
     return {"controller": {"replicaCount": replicas}}
 
@@ -300,7 +313,7 @@ def cinder_storage_objects() -> list[Values]:
     ]
 
 
-def _cinder_csi(settings: ClusterSettings) -> Values:
+def cinder_csi_values(settings: ClusterSettings) -> Values:
     # The chart takes extra objects only as one YAML string (storageClass.custom); JSON is
     # YAML, so each object is serialised, never templated.
     custom = "\n---\n".join(json.dumps(obj, sort_keys=True) for obj in cinder_storage_objects())
@@ -311,7 +324,7 @@ def _cinder_csi(settings: ClusterSettings) -> Values:
     }
 
 
-def _kubelet_csr_approver(settings: ClusterSettings) -> Values:
+def kubelet_csr_approver_values(settings: ClusterSettings) -> Values:
     spec = settings.spec
     # Node names are Machine names: $PREFIX-$CLUSTER-<group>-<hash>[-<hash>], behind the
     # provider's host-name prefix (CAPD: "<cluster>-" unless the name starts with it).
@@ -329,12 +342,12 @@ def _kubelet_csr_approver(settings: ClusterSettings) -> Values:
     return values
 
 
-def _metrics_server(settings: ClusterSettings) -> Values:
+def metrics_server_values(settings: ClusterSettings) -> Values:
     del settings
     return {"defaultArgs": list(METRICS_SERVER_ARGS), "args": []}
 
 
-def _ingress_nginx(settings: ClusterSettings) -> Values:
+def ingress_nginx_values(settings: ClusterSettings) -> Values:
     load_balancer = provider_of(settings).load_balancer_services
     service: Values = {"type": "LoadBalancer" if load_balancer else "NodePort"}
     controller: Values = {"ingressClassResource": {"default": True}, "service": service}
@@ -344,34 +357,12 @@ def _ingress_nginx(settings: ClusterSettings) -> Values:
     return {"controller": controller}
 
 
-def _cert_manager(settings: ClusterSettings) -> Values:
+def cert_manager_values(settings: ClusterSettings) -> Values:
     del settings
     # CRDs are part of the release and stay when it is uninstalled (certificates survive).
     return {"crds": {"enabled": True, "keep": True}}
 
 
-def _flux2(settings: ClusterSettings) -> Values:
+def flux2_values(settings: ClusterSettings) -> Values:
     del settings
     return {"policies": {"create": True}}
-
-
-BUILDERS: dict[str, Callable[[ClusterSettings], Values]] = {
-    "gateway-api-crds": _gateway_api_crds,
-    "cilium": _cilium,
-    "tigera-operator": _calico,
-    "openstack-cloud-controller-manager": _occm,
-    "snapshot-controller": _snapshot_controller,
-    "openstack-cinder-csi": _cinder_csi,
-    "kubelet-csr-approver": _kubelet_csr_approver,
-    "metrics-server": _metrics_server,
-    "ingress-nginx": _ingress_nginx,
-    "cert-manager": _cert_manager,
-    "flux2": _flux2,
-    "envoy-gateway": _envoy_gateway,
-    "cluster-autoscaler": _cluster_autoscaler,
-}
-
-
-def base_values(release: str, settings: ClusterSettings) -> Values:
-    """Our values for ``release`` (before the user's overrides); KeyError when unknown."""
-    return BUILDERS[release](settings)
