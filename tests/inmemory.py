@@ -60,6 +60,8 @@ class InMemoryProvider(DockerProvider):
     machine_template_kinds: ClassVar[tuple[tuple[str, str], ...]] = (
         ("infrastructure.cluster.x-k8s.io/v1beta2", "DevMachineTemplate"),
     )
+    # simulated machines boot no image: the version is the table's patch, not a kind image's
+    kind_node_images: ClassVar[bool] = False
 
     def __init__(self, vm_startup: str = VM_STARTUP) -> None:
         self.vm_startup = vm_startup

@@ -57,12 +57,17 @@ def test_a_provider_can_be_registered_for_the_duration_of_a_block() -> None:
 
 
 def _provider_name_comparisons(tree: ast.AST) -> Iterator[int]:
-    """Line numbers of ``<x>.provider == "<name>"`` (or ``!=``) comparisons."""
+    """Line numbers of ``<x>.provider == "<name>"`` or ``provider == "<name>"`` (or ``!=``)
+    comparisons."""
     for node in ast.walk(tree):
         if not isinstance(node, ast.Compare):
             continue
         sides = [node.left, *node.comparators]
-        named = any(isinstance(s, ast.Attribute) and s.attr == "provider" for s in sides)
+        named = any(
+            (isinstance(s, ast.Attribute) and s.attr == "provider")
+            or (isinstance(s, ast.Name) and s.id == "provider")
+            for s in sides
+        )
         literal = any(isinstance(s, ast.Constant) and isinstance(s.value, str) for s in sides)
         equality = any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops)
         if named and literal and equality:
@@ -82,6 +87,8 @@ def test_no_provider_name_comparison_outside_the_providers_package() -> None:
 def test_the_comparison_finder_finds_one() -> None:
     tree = ast.parse('if settings.spec.provider == "openstack":\n    pass\n')
     assert list(_provider_name_comparisons(tree)) == [1]
+    tree = ast.parse('x = 1\nif provider != "docker":\n    pass\n')
+    assert list(_provider_name_comparisons(tree)) == [2]
 
 
 # --------------------------------------------------------------------------- a new provider

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
-from scs_templates.providers.openstack.values import credentials_secret_labels, server_groups
+from scs_templates.providers.openstack.values import server_groups
 from scs_templates.settings import load_settings
 from scs_templates.settings.versions import TESTED_PATCHES
-from scs_templates.values import build_values
+from scs_templates.values import build_values, credentials_secret_labels
 from scs_templates.versions import table
 from tests.support import EXAMPLES, REPO, settings_of
 

@@ -282,7 +282,7 @@ def _write_secret_manifest(
     from ruamel.yaml import YAML
     from ruamel.yaml.scalarstring import LiteralScalarString
 
-    from scs_templates.providers.openstack.values import credentials_secret_labels
+    from scs_templates.values import credentials_secret_labels
 
     manifest = {
         "apiVersion": "v1",

@@ -251,16 +251,17 @@ def store_credentials(
     before this scheme, whose manifest still holds the Secret, does not delete it when it is
     upgraded to a chart without it. True when the Secret changed. Values are never logged.
     """
-    from scs_templates.providers.openstack.values import (
-        credentials_secret_labels,
-        credentials_secret_name,
-    )
+    from scs_templates.catalogue import provider_of
+    from scs_templates.values import credentials_secret_labels
 
+    name = provider_of(settings).credentials_secret_name(settings)
+    if name is None:
+        raise InputError(f"provider {settings.spec.provider!r} takes no credentials Secret")
     namespace = settings.metadata.namespace
     kube.ensure_namespace(namespace)
     return kube.put_secret(
         namespace,
-        credentials_secret_name(settings),
+        name,
         secrets,
         labels=credentials_secret_labels(settings),
         annotations={KEEP_ANNOTATION: "keep"},

@@ -109,6 +109,9 @@ class Provider:
     etcd_volume_device: ClassVar[str] = ""
     #: Catalogue releases that every later service waits for (after the CNI).
     node_initializers: ClassVar[tuple[str, ...]] = ()
+    #: Its nodes boot published kind node images: the Kubernetes version resolves to a patch
+    #: that has one (:func:`scs_templates.settings.versions.resolve_version`).
+    kind_node_images: ClassVar[bool] = False
 
     @property
     def chart(self) -> str:
@@ -241,8 +244,10 @@ class Provider:
         management: Management,
         progress: Progress = _quiet,
     ) -> dict[str, str] | None:
-        """Before install: create what the cluster needs in the cloud; return the content
-        of the values' secrets (None: the chart needs none, or they exist already)."""
+        """Before install: create what the cluster needs in the cloud; return the content of
+        the cluster's credentials Secret (:meth:`credentials_secret_name`), which install
+        writes through the Kubernetes API, never as helm values (None: the provider has no
+        credentials Secret, or the existing one is kept)."""
         del settings, options, management, progress
         return None
 

@@ -34,6 +34,7 @@ class DockerProvider(Provider):
     )
     # kind nodes are containers: their root cannot be remounted
     remountable_root: ClassVar[bool] = False
+    kind_node_images: ClassVar[bool] = True
     node_name_note: ClassVar[str] = "on Docker the node host name also starts with '<cluster>-'"
 
     def node_name_prefix(self, cluster: str, machine_owner: str) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from scs_templates.errors import InputError
 from scs_templates.versions import KindImage, table
 
 _TABLE = table()
@@ -96,11 +97,18 @@ def parse_version(text: str) -> KubernetesVersion:
 def resolve_version(text: str, provider: str) -> ResolvedVersion:
     """The version ``provider`` really runs for ``text`` (ValueError as :func:`parse_version`).
 
-    Docker: the kind node image of exactly that patch when one is published; otherwise the
+    A provider whose nodes boot kind node images (Docker, ``Provider.kind_node_images``): the
+    kind node image of exactly that patch when one is published; otherwise the
     newest published image of the minor, with a note saying so.
     """
+    from scs_templates.catalogue import provider as provider_named  # providers import us
+
     version = parse_version(text)
-    if provider != "docker":
+    try:
+        kind_node_images = provider_named(provider).kind_node_images
+    except InputError:  # an unknown provider: the settings rules report it
+        kind_node_images = False
+    if not kind_node_images:
         return ResolvedVersion(version)
     release = _TABLE.minor(version.minor_key)
     if release is None or not release.kind_images:  # pragma: no cover - table is checked

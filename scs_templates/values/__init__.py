@@ -49,12 +49,25 @@ __all__ = [
     "CLUSTER_LABEL",
     "build_values",
     "cluster_class_name",
+    "credentials_secret_labels",
 ]
 
 #: Label that ``clusterctl move`` follows to move a Secret along with its cluster.
 CLUSTERCTL_MOVE_LABEL = "clusterctl.cluster.x-k8s.io/move"
 #: Cluster label of every object of a cluster (charts and the credentials Secret).
 CLUSTER_LABEL = "scs.community/cluster"
+
+
+def credentials_secret_labels(settings: ClusterSettings) -> dict[str, str]:
+    """Labels of the credentials Secret the library writes through the Kubernetes API: the
+    cluster (delete finds it), ``clusterctl move`` (moves it with the cluster), and who
+    manages it (scs-templates, not helm: credentials never go through helm values)."""
+    return {
+        CLUSTER_LABEL: settings.name,
+        CLUSTERCTL_MOVE_LABEL: "true",
+        "app.kubernetes.io/managed-by": "scs-templates",
+    }
+
 
 #: Template base names leave room for "-" + 8 hex characters of the spec hash.
 TEMPLATE_BASE_LIMIT = naming.MAX_NAME - naming.TEMPLATE_HASH_SUFFIX

@@ -21,7 +21,6 @@ __all__ = [
     "CLOUDS_YAML_KEY",
     "CLOUD_CONF_KEY",
     "control_plane_values",
-    "credentials_secret_labels",
     "credentials_secret_name",
     "network_values",
     "openstack_values",
@@ -130,19 +129,6 @@ def credentials_secret_name(settings: ClusterSettings) -> str:
     """The cluster's OpenStack credentials Secret: ``spec.openstack.credentialsSecret`` or
     ``$PREFIX-$CLUSTER-cloud-config`` (the chart, install, delete and apply all use it)."""
     return settings.spec.openstack.credentials_secret or _name(settings, "cloud-config")
-
-
-def credentials_secret_labels(settings: ClusterSettings) -> dict[str, str]:
-    """Labels of the credentials Secret the library writes through the Kubernetes API: the
-    cluster (delete finds it), ``clusterctl move`` (moves it with the cluster), and who
-    manages it (scs-templates, not helm: credentials never go through helm values)."""
-    from scs_templates.values import CLUSTER_LABEL, CLUSTERCTL_MOVE_LABEL
-
-    return {
-        CLUSTER_LABEL: settings.name,
-        CLUSTERCTL_MOVE_LABEL: "true",
-        "app.kubernetes.io/managed-by": "scs-templates",
-    }
 
 
 def openstack_values(settings: ClusterSettings) -> dict[str, Any]:
