@@ -516,15 +516,23 @@ def test_install_wait_follows_the_cluster_conditions(
                 ),
             },
         ]
+        # Each intermediate step is held until the installer has reported it: a fixed
+        # sleep raced helm's own wait on a loaded machine (the Cluster went Available
+        # before the first poll and the intermediate conditions were never seen).
+        seen = ["InfrastructureReady=False (Fake)", "ControlPlaneAvailable=False", ""]
         while fake.get("Cluster", "default", "dev") is None and not stop.is_set():
             time.sleep(0.01)
-        for step in steps:
-            time.sleep(0.1)
+        for step, marker in zip(steps, seen, strict=True):
             fake.set_status("Cluster", "default", "dev", step)
+            deadline = time.monotonic() + 15
+            while marker and not stop.is_set() and time.monotonic() < deadline:
+                if any(marker in line for line in list(lines)):
+                    break
+                time.sleep(0.01)
 
+    lines: list[str] = []
     thread = threading.Thread(target=capi)
     thread.start()
-    lines: list[str] = []
     try:
         result = lifecycle.install(
             settings_from_text(docker_text()),
