@@ -15,10 +15,18 @@ needs neither Go nor the module cache.
 
 A ``kubeadm`` of another Kubernetes release (for ``kubeadm config validate`` of a workload
 minor) is built on demand by :func:`build_kubeadm` from a generated wrapper module.
+
+Every ``go`` command runs niced (:func:`build_niceness`: it must not slow the tests or the
+other work beside it; a nice build still gets every idle core) and under one lock per cache
+root (:func:`build_lock`): a second builder of the same machine (the test that needs the
+binary while ``make test``'s background build makes it, another checkout's test run) waits
+for the first and then finds the binary built, instead of compiling the same packages again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -26,7 +34,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +45,11 @@ GO_DIR = Path(__file__).resolve().parent / "go"
 RECIPE = "1"
 #: Wall-clock limit of one `go` command (a cold kube-apiserver build on 2 busy cores is ~15 min).
 GO_TIMEOUT = 3600.0
+#: How long a builder waits for another one's build (the plane's cold build holds the lock
+#: for all of its programs: ~2000 CPU seconds).
+BUILD_LOCK_TIMEOUT = 2 * GO_TIMEOUT
+#: Niceness added to every `go` command unless SCS_TEMPLATES_TESTENV_NICE says otherwise.
+DEFAULT_NICENESS = 10
 #: The Kubernetes release the ``kubernetes`` wrapper builds (kept in sync with its go.mod by
 #: a test).
 KUBERNETES_VERSION = "v1.37.2"
@@ -149,6 +162,56 @@ def go_binary() -> str | None:
     return None
 
 
+def build_niceness() -> int:
+    """How much nicer than the caller the `go` commands run (SCS_TEMPLATES_TESTENV_NICE, an
+    integer; 0 = as the caller)."""
+    value = os.environ.get("SCS_TEMPLATES_TESTENV_NICE", "").strip()
+    if not value:
+        return DEFAULT_NICENESS
+    try:
+        return max(0, int(value))
+    except ValueError:
+        raise PlaneError(
+            f"SCS_TEMPLATES_TESTENV_NICE must be an integer niceness, not {value!r}"
+        ) from None
+
+
+@contextlib.contextmanager
+def build_lock(what: str, log: Callable[[str], None] = print) -> Iterator[None]:
+    """Hold the cache root's build lock (``<cache root>/build.lock``) while building ``what``.
+
+    Waits (up to :data:`BUILD_LOCK_TIMEOUT`) while another process builds; callers check
+    again what is missing once they hold it. The kernel releases the lock when the holder
+    dies, however it dies."""
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / "build.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + BUILD_LOCK_TIMEOUT
+        told = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = path.read_text(errors="replace").strip() or "unknown"
+                if not told:
+                    log(f"testenv: {what}: waiting for another build (pid {holder}; {path})")
+                    told = True
+                if time.monotonic() > deadline:
+                    raise PlaneError(
+                        f"{what}: another build (pid {holder}) still holds {path} after "
+                        f"{BUILD_LOCK_TIMEOUT:.0f}s"
+                    ) from None
+                time.sleep(1.0)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()} building {what}\n".encode())
+        yield
+    finally:
+        os.close(fd)  # releases the flock
+
+
 def _go_env() -> dict[str, str]:
     env = dict(os.environ)
     env.update(CGO_ENABLED="0", GOTOOLCHAIN="local", GOFLAGS="-mod=readonly -buildvcs=false")
@@ -171,14 +234,32 @@ def ensure_built(log: Callable[[str], None] = print, only: Iterable[str] | None 
     """Build whatever is missing; return the plane directory (``bin/`` and ``manifests/``)."""
     root = plane_dir()
     wanted = set(only) if only is not None else None
-    todo = [p for p in PROGRAMS if wanted is None or p.name in wanted]
-    todo = [p for p in todo if not (root / "bin" / p.name).is_file()]
-    trees = [t for t in CONFIG_TREES if not (root / "manifests" / t.provider).is_dir()]
+
+    def todo_now() -> tuple[list[Program], list[ConfigTree]]:
+        todo = [p for p in PROGRAMS if wanted is None or p.name in wanted]
+        todo = [p for p in todo if not (root / "bin" / p.name).is_file()]
+        trees = [t for t in CONFIG_TREES if not (root / "manifests" / t.provider).is_dir()]
+        return todo, trees
+
+    todo, trees = todo_now()
     if not todo and not trees:
         return root
     go = go_binary()
     if go is None:
         raise PlaneError("the Go toolchain (`go`) is not installed: cannot build the test plane")
+    with build_lock(f"the test plane ({root.name})", log):
+        todo, trees = todo_now()  # what another builder left to do
+        _build_plane(go, root, todo, trees, log)
+    return root
+
+
+def _build_plane(
+    go: str,
+    root: Path,
+    todo: list[Program],
+    trees: list[ConfigTree],
+    log: Callable[[str], None],
+) -> None:
     (root / "bin").mkdir(parents=True, exist_ok=True)
     build_log = root / "build.log"
     times_file = root / "build-times.json"
@@ -191,7 +272,6 @@ def ensure_built(log: Callable[[str], None] = print, only: Iterable[str] | None 
         _go_build(go, program, root / "bin", build_log)
         times[program.name] = round(time.monotonic() - started, 1)
         times_file.write_text(json.dumps(times, indent=2, sort_keys=True) + "\n")
-    return root
 
 
 def _go_build(go: str, program: Program, bindir: Path, build_log: Path) -> None:
@@ -206,6 +286,7 @@ def _go_build(go: str, program: Program, bindir: Path, build_log: Path) -> None:
         env=_go_env(),
         timeout=GO_TIMEOUT,
         log=build_log,
+        niceness=build_niceness(),
     )
     tmp.replace(bindir / program.name)
 
@@ -217,6 +298,7 @@ def _module_dir(go: str, wrapper: Path, module: str) -> Path:
         cwd=wrapper,
         env=_go_env() | {"GOFLAGS": "-mod=mod -buildvcs=false"},
         timeout=GO_TIMEOUT,
+        niceness=build_niceness(),
     )
     return Path(json.loads(out)["Dir"])
 
@@ -317,6 +399,15 @@ def build_release_program(name: str, version: str, log: Callable[[str], None] = 
     go = go_binary()
     if go is None:
         raise PlaneError(f"the Go toolchain (`go`) is not installed: cannot build {name}")
+    with build_lock(f"{name} {version}", log):
+        if not target.is_file():  # another builder may have made it meanwhile
+            _build_release_program(go, name, version, target, log)
+    return target
+
+
+def _build_release_program(
+    go: str, name: str, version: str, target: Path, log: Callable[[str], None]
+) -> None:
     src = target.parent / "src"
     src.mkdir(parents=True, exist_ok=True)
     build_log = target.parent / "build.log"
@@ -332,7 +423,8 @@ def build_release_program(name: str, version: str, log: Callable[[str], None] = 
     package = f"k8s.io/kubernetes/cmd/{name}"
     (src / "tools.go").write_text(f'//go:build tools\n\npackage tools\n\nimport _ "{package}"\n')
     env = _go_env() | {"GOFLAGS": "-mod=mod -buildvcs=false"}
-    run([go, "mod", "tidy"], cwd=src, env=env, timeout=GO_TIMEOUT, log=build_log)
+    nice = build_niceness()
+    run([go, "mod", "tidy"], cwd=src, env=env, timeout=GO_TIMEOUT, log=build_log, niceness=nice)
     ldflags = " ".join(("-s", "-w", *_kube_ldflags(version)))
     flags = ["-trimpath", "-tags", KUBE_TAGS, "-ldflags", ldflags]
     tmp = target.parent / f".{name}.tmp"
@@ -343,7 +435,7 @@ def build_release_program(name: str, version: str, log: Callable[[str], None] = 
         env=_go_env(),
         timeout=GO_TIMEOUT,
         log=build_log,
+        niceness=nice,
     )
     tmp.replace(target)
     log(f"testenv: built {name} {version} in {time.monotonic() - started:.0f} s")
-    return target

@@ -3,16 +3,25 @@
 The project's subprocess rules hold here too: argument lists, never a shell; every child in
 its own process group so that a timeout or a signal ends the whole group, never a stray
 grandchild; output to a log file (the daemons are chatty and must not fill a pipe).
+
+A one-shot command (a ``go build`` of kube-apiserver runs for many minutes) lives in its own
+session, so a signal to the caller does not reach it: while the caller waits, SIGINT, SIGTERM
+and SIGHUP end the command's group first and are then handled as the caller would have
+handled them (KeyboardInterrupt for pytest's Ctrl-C, termination for a SIGTERM).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import IO, Any
 
 Popen = subprocess.Popen[bytes]
@@ -40,6 +49,45 @@ def _end_group(proc: Popen, grace: float) -> None:
         proc.wait(timeout=grace)
 
 
+class _Signalled(BaseException):
+    """A signal arrived while a one-shot command ran (re-delivered once its group ended)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+#: The signals that end a one-shot command's group while the caller waits for it.
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _signals_raise() -> Iterator[dict[int, Any]]:
+    """While the block runs, SIGINT/SIGTERM/SIGHUP raise :class:`_Signalled` (main thread
+    only: Python runs signal handlers there); yields the handlers they replaced. A signal the
+    caller ignores stays ignored (a shell's background job ignores SIGINT), and so does one
+    whose handler Python cannot restore (installed by C code)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield {}
+        return
+
+    def raise_signalled(signum: int, frame: FrameType | None) -> None:
+        del frame
+        raise _Signalled(signum)
+
+    previous: dict[int, Any] = {}
+    try:
+        for signum in FORWARDED:
+            handler = signal.getsignal(signum)
+            if handler is not None and handler is not signal.SIG_IGN:
+                previous[signum] = handler
+                signal.signal(signum, raise_signalled)
+        yield previous
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 def _popen(argv: list[str], cwd: Path, env: dict[str, str], out: Any, err: Any) -> Popen:
     return subprocess.Popen(
         argv,
@@ -52,35 +100,66 @@ def _popen(argv: list[str], cwd: Path, env: dict[str, str], out: Any, err: Any) 
     )
 
 
-def _communicate(proc: Popen, timeout: float, what: str) -> tuple[bytes, bytes]:
-    """Wait for ``proc`` (reading its pipes, if any); its group ends on timeout or signal."""
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _end_group(proc, 10)
-        raise PlaneError(f"{what} timed out after {timeout:.0f}s") from None
-    except BaseException:
-        _end_group(proc, 10)
-        raise
-    return out or b"", err or b""
+def _run(
+    argv: list[str], cwd: Path, env: dict[str, str], out: Any, err: Any, timeout: float, what: str
+) -> tuple[Popen, bytes, bytes]:
+    """Start ``argv`` and wait for it (reading its pipes, if any); its group ends on timeout
+    or signal."""
+    with _signals_raise() as previous:
+        proc = _popen(argv, cwd, env, out, err)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _end_group(proc, 10)
+            raise PlaneError(f"{what} timed out after {timeout:.0f}s") from None
+        except _Signalled as signalled:
+            for signum in previous:  # a second signal must not cut the group's ending short
+                signal.signal(signum, signal.SIG_IGN)
+            _end_group(proc, 10)
+            signal.signal(signalled.signum, previous[signalled.signum])
+            signal.raise_signal(signalled.signum)  # now as the caller handles it
+            raise PlaneError(f"{what} stopped by signal {signalled.signum}") from None
+        except BaseException:
+            _end_group(proc, 10)
+            raise
+    return proc, stdout or b"", stderr or b""
 
 
-def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, log: Path) -> None:
+def niced(argv: list[str], niceness: int) -> list[str]:
+    """``argv`` run at ``niceness`` more than the caller (``nice -n N``; unchanged for 0)."""
+    nice = shutil.which("nice")
+    if niceness <= 0 or nice is None:
+        return argv
+    return [nice, "-n", str(niceness), *argv]
+
+
+def run(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    log: Path,
+    niceness: int = 0,
+) -> None:
     """Run ``argv`` to completion; output appended to ``log``; raise with its tail on failure."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         out.write(f"$ {' '.join(argv)}  (in {cwd})\n".encode())
         out.flush()
-        proc = _popen(argv, cwd, env, out, out)
-        _communicate(proc, timeout, f"{argv[0]} (log: {log})")
+        proc, _, _ = _run(
+            niced(argv, niceness), cwd, env, out, out, timeout, f"{argv[0]} (log: {log})"
+        )
     if proc.returncode != 0:
         raise PlaneError(f"{' '.join(argv[:3])} failed (exit {proc.returncode}):\n{tail(log)}")
 
 
-def capture(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> str:
+def capture(
+    argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, niceness: int = 0
+) -> str:
     """Run ``argv``; return its stdout (stderr read separately, quoted on failure)."""
-    proc = _popen(argv, cwd, env, subprocess.PIPE, subprocess.PIPE)
-    out, err = _communicate(proc, timeout, argv[0])
+    pipe = subprocess.PIPE
+    proc, out, err = _run(niced(argv, niceness), cwd, env, pipe, pipe, timeout, argv[0])
     if proc.returncode != 0:
         message = err.decode(errors="replace").strip()[-2000:]
         raise PlaneError(f"{' '.join(argv[:4])} failed (exit {proc.returncode}): {message}")

@@ -1,0 +1,179 @@
+"""How testenv runs its Go builds: niced, one at a time per cache, ended with the caller.
+
+With a FAKE GO, a TEST DOUBLE (``fake_go`` below): a real ``go build`` of kube-apiserver
+costs 400-650 CPU seconds on this machine and cannot be made to hang, record its niceness or
+leave a grandchild on purpose. The double answers the three commands testenv's per-release
+build runs (``go mod download -json``, ``go mod tidy``, ``go build -o BIN``), records each
+call with its niceness, and for ``build`` starts a grandchild (as go starts its compilers)
+and, if told so, hangs like a long compile. Everything else in the path is the real code:
+testenv.build's per-release build, testenv.process's process groups and signal handling.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from testenv import build
+from tests.support import process_gone
+
+RELEASE = "v1.35.4"
+FAKE_GO = textwrap.dedent(
+    """\
+    #!{python}
+    # TEST DOUBLE for go (tests/test_testenv_builds.py): the commands testenv's build runs.
+    import json, os, pathlib, subprocess, sys, time
+    state = pathlib.Path({state!r})
+    args = sys.argv[1:]
+    with (state / "calls").open("a") as calls:
+        calls.write(json.dumps({{"args": args, "nice": os.nice(0), "pid": os.getpid()}}) + "\\n")
+    if args[:3] == ["mod", "download", "-json"]:
+        module = state / "module"
+        module.mkdir(exist_ok=True)
+        (module / "go.mod").write_text("require (\\n\\tk8s.io/api v0.0.0\\n)\\n")
+        print(json.dumps({{"Dir": str(module)}}))
+    elif args[0] == "build":
+        child = subprocess.Popen(["sleep", "300"])
+        (state / "child.pid").write_text(str(child.pid))
+        if (state / "hang").exists():
+            (state / "started").touch()
+            time.sleep(300)
+        child.kill()
+        pathlib.Path(args[args.index("-o") + 1]).write_text("built by the double")
+    """
+)
+
+
+@pytest.fixture
+def fake_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The double as GO, an empty testenv cache under tmp_path; returns the state directory."""
+    state = tmp_path / "go-state"
+    state.mkdir()
+    go = tmp_path / "go"
+    go.write_text(FAKE_GO.format(python=sys.executable, state=str(state)))
+    go.chmod(0o755)
+    monkeypatch.setenv("GO", str(go))
+    monkeypatch.setenv("SCS_TEMPLATES_TESTENV_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("SCS_TEMPLATES_TESTENV_NICE", raising=False)
+    return state
+
+
+def calls(state: Path) -> list[dict[str, object]]:
+    path = state / "calls"
+    lines = path.read_text().splitlines() if path.is_file() else []
+    return [json.loads(line) for line in lines]
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def builder(stderr: Path) -> subprocess.Popen[bytes]:
+    """A separate process that builds kube-apiserver RELEASE (as a test or `make test` does);
+    its log lines go to ``stderr`` (a file, read while it runs)."""
+    code = (
+        "import sys; from testenv import build; "
+        f"print(build.build_kube_apiserver({RELEASE!r}, "
+        "log=lambda m: print(m, file=sys.stderr, flush=True)))"
+    )
+    with stderr.open("wb") as err:
+        return subprocess.Popen(
+            [sys.executable, "-c", code],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            start_new_session=True,
+        )
+
+
+def wait_until(condition: object, seconds: float = 60.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if callable(condition) and condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_every_go_command_runs_niced(fake_go: Path) -> None:
+    """Builds started by tests (or `make test`) must not take the CPU from the tests and
+    the plane beside them: every go command runs DEFAULT_NICENESS nicer than its caller."""
+    target = build.build_kube_apiserver(RELEASE, log=lambda _: None)
+    assert target.read_text() == "built by the double"
+    ran = calls(fake_go)
+    assert [c["args"][:2] for c in ran] == [  # type: ignore[index]
+        ["mod", "download"],
+        ["mod", "tidy"],
+        ["build", "-trimpath"],
+    ]
+    expected = min(19, os.nice(0) + build.DEFAULT_NICENESS)
+    assert {c["nice"] for c in ran} == {expected}
+
+
+def test_the_niceness_can_be_set(fake_go: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCS_TEMPLATES_TESTENV_NICE", "0")
+    build.build_kube_apiserver(RELEASE, log=lambda _: None)
+    assert {c["nice"] for c in calls(fake_go)} == {os.nice(0)}
+    monkeypatch.setenv("SCS_TEMPLATES_TESTENV_NICE", "lots")
+    with pytest.raises(build.PlaneError, match="SCS_TEMPLATES_TESTENV_NICE"):
+        build.build_niceness()
+
+
+def test_a_second_builder_waits_for_the_first_and_builds_nothing(
+    fake_go: Path, tmp_path: Path
+) -> None:
+    """While one process holds the build lock, another one needing the same binary waits
+    and, once the first has made it, uses it: the packages are not compiled twice."""
+    log = tmp_path / "second.log"
+    with build.build_lock("the test's own build", log=lambda _: None):
+        second = builder(log)
+        assert wait_until(lambda: second.poll() is not None or "waiting" in log.read_text())
+        assert second.poll() is None, log.read_text()
+        lock = build.cache_root() / "build.lock"
+        assert lock.read_text() == f"{os.getpid()} building the test's own build\n"
+        target = build.release_program_path("kube-apiserver", RELEASE)
+        target.parent.mkdir(parents=True)
+        target.write_text("built by the first builder")
+    out, _ = second.communicate(timeout=60)
+    assert second.returncode == 0, log.read_text()
+    assert out.decode().strip() == str(target)
+    assert "waiting for another build (pid " in log.read_text()
+    assert target.read_text() == "built by the first builder"
+    assert calls(fake_go) == []  # the second builder ran no go command at all
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_to_the_builder_ends_the_go_build_and_its_children(
+    fake_go: Path, tmp_path: Path, signum: int
+) -> None:
+    """pytest (or make) signalled while a go build runs: the build's whole process group
+    (go and the compilers it started) ends, and the builder then ends as the signal says.
+    Without the fix a SIGTERM or SIGHUP killed the builder alone and left the build running
+    (it lives in its own session, so the signal never reached it)."""
+    (fake_go / "hang").touch()
+    log = tmp_path / "builder.log"
+    proc = builder(log)
+    assert wait_until(lambda: (fake_go / "started").exists()), log.read_text()
+    go_pid = next(c["pid"] for c in calls(fake_go) if c["args"][0] == "build")  # type: ignore[index]
+    child = int((fake_go / "child.pid").read_text())
+    assert isinstance(go_pid, int)
+    assert not process_gone(child)
+    try:
+        proc.send_signal(signum)
+        proc.communicate(timeout=60)
+        assert proc.returncode == -signum  # ended by the signal, as without a build running
+        assert wait_until(lambda: process_gone(go_pid) and process_gone(child), 30)
+    finally:  # a failing run must not leave the double behind
+        for pid in (go_pid, child):
+            if not process_gone(pid):
+                os.kill(pid, signal.SIGKILL)
+    lock = build.cache_root() / "build.lock"
+    with build.build_lock("after the signal"):  # released: taken at once
+        assert lock.read_text().startswith(f"{os.getpid()} ")
