@@ -17,7 +17,8 @@ from ruamel.yaml import YAML
 
 from scs_templates.cli.main import main
 from scs_templates.errors import InputError
-from scs_templates.migrate import KEY_TABLE, MigrationResult, flow, migrate_kaas_v1
+from scs_templates.migrate import KEY_TABLE, MigrationResult, flow, migrate_kaas_v1, targets
+from scs_templates.migrate.network import PROXY
 from scs_templates.settings.validate import validate_data
 from scs_templates.settings.versions import SUPPORTED_MINORS
 
@@ -677,6 +678,47 @@ def test_doc_table_lists_every_key_with_its_status() -> None:
     assert set(rows) == {info.key for info in KEY_TABLE}
 
 
+def test_doc_table_names_the_settings_fields_of_each_key() -> None:
+    fields: dict[str, str] = {}
+    for line in DOC.read_text().splitlines():
+        match = re.match(r"^\| `([A-Z0-9_]+)` \| \w+ \| ([^|]+) \|", line)
+        if match:
+            fields[match[1]] = ", ".join(re.findall(r"`([^`]+)`", match[2]))
+    assert fields == {info.key: info.target for info in KEY_TABLE}
+
+
+def test_every_key_maps_onto_fields_of_the_settings_model() -> None:
+    """A settings field renamed or moved in the model fails here until the key table follows."""
+    for info in KEY_TABLE:
+        assert bool(info.targets) == (info.status == "mapped"), info.key
+        assert (info.migrate is not None) == (info.status == "mapped"), info.key
+        for target in info.targets:
+            targets.model_field(target)  # raises KeyError naming the part that is not a field
+    targets.model_field(PROXY)
+
+
+@pytest.mark.parametrize(
+    "renamed",
+    [
+        "spec.network.nodeCidr",  # the field is nodeCIDR
+        "spec.controlPlane.machineTypes",
+        "spec.workers.machineType",  # workers is a list
+        "spec.workers[0]",  # an item, not a field
+        "spec.services.cni.type.name",  # type has no fields
+    ],
+)
+def test_a_target_the_model_does_not_have_is_refused(renamed: str) -> None:
+    with pytest.raises(KeyError):
+        targets.model_field(targets.path(renamed))
+
+
+def test_empty_values_quote_the_model_defaults() -> None:
+    result = migrate("NODE_CIDR:\nSERVICE_CIDR: ''\nWORKER_MACHINE_COUNT: 3\n")
+    lines = report(result)
+    assert lines["NODE_CIDR"].endswith("(empty: the default 10.8.0.0/20 is kept)")
+    assert lines["SERVICE_CIDR"].endswith("(empty: the default 10.96.0.0/12 is kept)")
+
+
 def test_key_table_covers_the_anchor_keys() -> None:
     keys = {info.key for info in KEY_TABLE}
     for key in (
@@ -702,7 +744,7 @@ def test_key_table_covers_the_anchor_keys() -> None:
 
 
 def test_proxy_profile_becomes_the_network_proxy(tmp_path: Path) -> None:
-    from scs_templates.migrate.kaas_v1 import parse_proxy_profile
+    from scs_templates.migrate.network import parse_proxy_profile
 
     profile = (
         "# proxy for the management host\n"
@@ -729,7 +771,7 @@ def test_proxy_profile_becomes_the_network_proxy(tmp_path: Path) -> None:
 
 
 def test_proxy_profile_refuses_shell_expansions() -> None:
-    from scs_templates.migrate.kaas_v1 import parse_proxy_profile
+    from scs_templates.migrate.network import parse_proxy_profile
 
     with pytest.raises(InputError, match=r"p.sh:2: HTTPS_PROXY: not a plain value"):
         parse_proxy_profile("x=1\nexport HTTPS_PROXY=$HTTP_PROXY\n", "p.sh")
@@ -737,7 +779,7 @@ def test_proxy_profile_refuses_shell_expansions() -> None:
 
 @pytest.mark.parametrize("url", ["http://user:s3cret-pw@proxy:3128", "s3cret-pw@proxy:3128"])
 def test_proxy_profile_refuses_credentials_without_echoing_them(url: str) -> None:
-    from scs_templates.migrate.kaas_v1 import parse_proxy_profile
+    from scs_templates.migrate.network import parse_proxy_profile
 
     with pytest.raises(InputError, match=r"p.sh:1: HTTP_PROXY: the proxy URL carries") as caught:
         parse_proxy_profile(f"export HTTP_PROXY='{url}'\n", "p.sh")

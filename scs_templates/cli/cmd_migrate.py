@@ -57,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 def _migrate(args: argparse.Namespace) -> int:
     from scs_templates.errors import InputError
     from scs_templates.migrate import migrate_kaas_v1
-    from scs_templates.migrate.kaas_v1 import read_input
+    from scs_templates.migrate.reading import read_input
     from scs_templates.textinput import display_name
 
     text = read_input(args.file)

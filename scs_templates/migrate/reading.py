@@ -1,0 +1,115 @@
+"""Reading a KaaS v1 ``clusterctl.yaml``: the file (size-limited) and one :class:`Entry` per key.
+
+Values are kept as the raw text of the composed YAML nodes, so that the KaaS v1 forms
+(``[ a, b, ]`` strings, ``vX.Y.Z``, empty values) are interpreted deliberately by
+:mod:`.shapes`, not by YAML's type resolution. A secret key's value is never kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from scs_templates.errors import InputError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+MAX_INPUT_BYTES = 1024 * 1024
+
+
+@dataclass
+class Entry:
+    """One key of the input: its line and its value as written (``text`` None: empty)."""
+
+    key: str
+    line: int
+    kind: Literal["scalar", "list", "map"]
+    text: str | None = None
+    items: list[str] = field(default_factory=list)
+    mapping: dict[str, str] = field(default_factory=dict)
+
+
+def read_entries(text: str, file: str, secret_keys: Collection[str]) -> list[Entry]:
+    """The keys of a clusterctl.yaml in file order; the values of ``secret_keys`` are not read."""
+    from scs_templates.settings.loader import YamlSyntaxError, compose_yaml
+
+    if "\x00" in text:
+        raise InputError(f"{file}: binary data, not a KaaS v1 clusterctl.yaml")
+    if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
+        raise InputError(f"{file}: file is empty; expected a KaaS v1 clusterctl.yaml")
+    try:
+        root = compose_yaml(text, name_aliases=False)  # alias names may be secret values
+    except YamlSyntaxError as error:
+        where = f"{file}:{error.line}" if error.line else file
+        raise InputError(f"{where}: not valid YAML: {error.message}") from None
+    if root is None:
+        raise InputError(f"{file}: file is empty; expected a KaaS v1 clusterctl.yaml")
+    if root.id != "mapping":
+        what = "a list" if root.id == "sequence" else "a single value"
+        raise InputError(
+            f"{file}: expected a mapping of KEY: value settings (a KaaS v1 clusterctl.yaml), "
+            f"found {what}"
+        )
+    entries: list[Entry] = []
+    seen: dict[str, int] = {}
+    for key_node, value_node in root.value:
+        line = key_node.start_mark.line + 1
+        if key_node.id != "scalar":
+            raise InputError(
+                f"{file}:{line}: keys must be plain names such as WORKER_MACHINE_COUNT"
+            )
+        key = str(key_node.value)
+        if key in seen:
+            raise InputError(f"{file}:{line}: {key}: duplicate key (first at line {seen[key]})")
+        seen[key] = line
+        entries.append(_entry(key, line, value_node, file, secret_keys))
+    return entries
+
+
+def _entry(key: str, line: int, node: Any, file: str, secret_keys: Collection[str]) -> Entry:
+    if key in secret_keys:
+        return Entry(key, line, "scalar", None)  # never keep or look at a secret's value
+    if node.id == "scalar":
+        is_null = node.tag.endswith(":null") and node.style is None
+        return Entry(key, line, "scalar", None if is_null else str(node.value))
+    if node.id == "sequence":
+        items: list[str] = []
+        for item in node.value:
+            if item.id != "scalar":
+                raise InputError(f"{file}:{line}: {key}: nested lists or maps are not supported")
+            items.append(str(item.value))
+        return Entry(key, line, "list", items=items)
+    if node.id == "mapping":
+        mapping: dict[str, str] = {}
+        for map_key, map_value in node.value:
+            if map_key.id != "scalar" or map_value.id != "scalar":
+                raise InputError(f"{file}:{line}: {key}: nested lists or maps are not supported")
+            mapping[str(map_key.value)] = str(map_value.value)
+        return Entry(key, line, "map", mapping=mapping)
+    raise InputError(f"{file}:{line}: {key}: unsupported value")
+
+
+def read_input(path: Path | str) -> str:
+    """Read a clusterctl.yaml (``-``: stdin) as text; every failure is one InputError.
+
+    At most :data:`MAX_INPUT_BYTES` are read; devices and FIFOs are refused
+    (:mod:`scs_templates.textinput`).
+    """
+    from scs_templates.textinput import InputRefused, display_name, read_limited
+
+    file = display_name(str(path))
+    try:
+        raw = read_limited(str(path), MAX_INPUT_BYTES)
+    except InputRefused as refused:
+        message = str(refused)
+        if message == "is a directory":
+            message = "is a directory, not a clusterctl.yaml"
+        raise InputError(f"{file}: {message}") from None
+    if b"\x00" in raw:
+        raise InputError(f"{file}: binary data, not a KaaS v1 clusterctl.yaml")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{file}: not UTF-8 text (invalid byte at offset {error.start})") from None
