@@ -1,4 +1,5 @@
-"""Launch a REAL Keystone and Neutron on 127.0.0.1 for the OpenStack tests (no mocks).
+"""Launch a REAL Keystone and Neutron (and, on demand, Octavia and Cinder) on 127.0.0.1 for
+the OpenStack tests (no mocks).
 
 - The services run from their own virtualenv at
   ``${SCS_TEMPLATES_CACHE_DIR:-~/.cache/scs-templates}/openstack-stack-venv/<hash>``, built on
@@ -11,6 +12,18 @@
   no mechanism drivers and no agents (ports stay DOWN, like leftovers of deleted servers), no
   L3/router plugin, schema created like Neutron's own unit tests do (``neutron-db-manage``
   fails on SQLite).
+
+- Octavia and Cinder (:meth:`Stack.start_octavia_cinder`, only for the tests that need
+  them): the REAL Octavia API with its REAL controller worker (taskflow flows; amphora,
+  compute, network, image and volume drivers are Octavia's own noop drivers, so a load
+  balancer goes PENDING_CREATE -> ACTIVE -> PENDING_DELETE -> gone as on a cloud, without
+  servers), and the REAL Cinder API with its REAL scheduler and volume manager on Cinder's
+  test backend (``cinder.tests.fake_driver.FakeLoggingVolumeDriver``: logs instead of
+  creating LVM volumes). Each runs in ONE process (``tests/openstack_wsgi.py``) because
+  their RPC runs over oslo.messaging's in-process ``fake://`` transport (no message broker
+  here). Octavia's schema is created like its own functional tests do (create_all + the
+  seeded lookup tables: ``octavia-db-manage upgrade head`` fails on SQLite, "No support for
+  ALTER of constraints in SQLite dialect"); Cinder's by ``cinder-manage db sync``.
 
 The client side (openstacksdk) is the project venv's: the admin setup below uses it too.
 """
@@ -118,6 +131,8 @@ class Stack:
     venv: Path
     keystone_port: int = 0
     neutron_port: int = 0
+    octavia_port: int = 0
+    cinder_port: int = 0
     admin_password: str = field(default_factory=lambda: secrets.token_urlsafe(16), repr=False)
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list, repr=False)
 
@@ -260,26 +275,44 @@ backend = oslo_cache.dict
     def _register_neutron(self) -> None:
         conn = self.admin_connection()
         identity = conn.identity
-        self.neutron_password = secrets.token_urlsafe(16)
-        service_project = identity.create_project(name="service", domain_id="default")
-        user = identity.create_user(
-            name="neutron", password=self.neutron_password, domain_id="default"
-        )
-        for role_name in ("admin", "service"):
-            role = identity.find_role(role_name) or identity.create_role(name=role_name)
-            identity.assign_project_role_to_user(service_project, user, role)
+        identity.create_project(name="service", domain_id="default")
         for role_name in ("member", "reader", "manager"):
             if identity.find_role(role_name) is None:
                 identity.create_role(name=role_name)
-        service = identity.create_service(name="neutron", type="network")
+        conn.close()
+        self.neutron_password = self._register_service("neutron", "network", self.neutron_url)
+
+    def _register_service(self, name: str, service_type: str, url: str) -> str:
+        """A service user (admin + service in the ``service`` project), the service and its
+        endpoints; returns the user's password."""
+        conn = self.admin_connection()
+        identity = conn.identity
+        password = secrets.token_urlsafe(16)
+        service_project = identity.find_project("service", domain_id="default")
+        user = identity.create_user(name=name, password=password, domain_id="default")
+        for role_name in ("admin", "service"):
+            role = identity.find_role(role_name) or identity.create_role(name=role_name)
+            identity.assign_project_role_to_user(service_project, user, role)
+        service = identity.create_service(name=name, type=service_type)
         for interface in ("public", "internal", "admin"):
             identity.create_endpoint(
-                service_id=service.id,
-                interface=interface,
-                url=self.neutron_url,
-                region_id=REGION,
+                service_id=service.id, interface=interface, url=url, region_id=REGION
             )
         conn.close()
+        return password
+
+    def _authtoken(self, user: str, password: str) -> str:
+        return f"""[keystone_authtoken]
+www_authenticate_uri = {self.auth_url}
+auth_url = {self.auth_url}
+auth_type = password
+username = {user}
+password = {password}
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
+region_name = {REGION}
+"""
 
     # ------------------------------------------------------------------ neutron
 
@@ -335,12 +368,137 @@ vni_ranges = 1:1000
         )
         _run([self.python(), "-c", code], "create the Neutron schema")
 
+    # ------------------------------------------------------------------ octavia + cinder
+
+    @property
+    def octavia_url(self) -> str:
+        return f"http://127.0.0.1:{self.octavia_port}"
+
+    @property
+    def cinder_url(self) -> str:
+        return f"http://127.0.0.1:{self.cinder_port}"
+
+    def start_octavia_cinder(self) -> None:
+        """Add Octavia (load-balancer) and Cinder (block-storage) to the running stack:
+        their service users and endpoints in Keystone, configuration, schema, one process
+        each. Idempotent."""
+        if self.octavia_port:
+            return
+        self.octavia_port = free_port()
+        self.cinder_port = free_port()
+        octavia_password = self._register_service("octavia", "load-balancer", self.octavia_url)
+        cinder_password = self._register_service(
+            "cinder", "block-storage", f"{self.cinder_url}/v3/%(project_id)s"
+        )
+        octavia_conf = self._setup_octavia(octavia_password)
+        cinder_conf = self._setup_cinder(cinder_password)
+        self._serve("octavia", self.octavia_port, {"OCTAVIA_CONFIG_FILE": str(octavia_conf)})
+        self._serve("cinder", self.cinder_port, {"CINDER_CONFIG_FILE": str(cinder_conf)})
+        # Octavia and Cinder answer once their workers run (the scripts serve after that).
+        self._wait("octavia", f"{self.octavia_url}/", process=self.processes[-2], timeout=300)
+        self._wait("cinder", f"{self.cinder_url}/", process=self.processes[-1], timeout=300)
+
+    def _setup_octavia(self, password: str) -> Path:
+        d = self.state_dir / "octavia"
+        (d / "lock").mkdir(parents=True)
+        # The amphora flows sign a (never used) amphora certificate with a CA: a throwaway
+        # one, its key encrypted (Octavia refuses an unencrypted CA key with a passphrase).
+        passphrase = secrets.token_urlsafe(16)
+        conf = d / "octavia.conf"
+        conf.write_text(
+            f"""[DEFAULT]
+transport_url = fake://
+use_stderr = true
+host = octavia-local
+[api_settings]
+auth_strategy = keystone
+bind_host = 127.0.0.1
+enabled_provider_drivers = amphora:Amphora driver on noop compute network and amphora drivers
+default_provider_driver = amphora
+[database]
+connection = sqlite:///{d}/octavia.db
+[controller_worker]
+amphora_driver = amphora_noop_driver
+compute_driver = compute_noop_driver
+network_driver = network_noop_driver
+volume_driver = volume_noop_driver
+image_driver = image_noop_driver
+loadbalancer_topology = SINGLE
+amp_image_tag = amphora
+amp_flavor_id = 1
+amp_boot_network_list = 00000000-0000-0000-0000-000000000001
+amp_secgroup_list = 00000000-0000-0000-0000-000000000002
+client_ca = {d}/ca.pem
+[task_flow]
+jobboard_enabled = false
+[certificates]
+cert_manager = noop_cert_manager
+ca_certificate = {d}/ca.pem
+ca_private_key = {d}/ca.key
+ca_private_key_passphrase = {passphrase}
+server_certs_key_passphrase = {secrets.token_hex(16)}
+[health_manager]
+heartbeat_key = {secrets.token_hex(16)}
+[oslo_messaging_notifications]
+driver = noop
+[oslo_concurrency]
+lock_path = {d}/lock
+{self._authtoken("octavia", password)}"""
+        )
+        _run(
+            [self.python(), str(WSGI_SCRIPT), "octavia-prepare", str(conf)],
+            "create the Octavia schema and CA",
+            env={**self._env(), "OCTAVIA_CA_PASSPHRASE": passphrase},
+        )
+        return conf
+
+    def _setup_cinder(self, password: str) -> Path:
+        d = self.state_dir / "cinder"
+        (d / "lock").mkdir(parents=True)
+        paste = self.venv / "etc" / "cinder" / "api-paste.ini"
+        conf = d / "cinder.conf"
+        conf.write_text(
+            f"""[DEFAULT]
+transport_url = fake://
+use_stderr = true
+auth_strategy = keystone
+api_paste_config = {paste}
+state_path = {d}
+enabled_backends = test
+default_volume_type = __DEFAULT__
+host = cinder-local
+[database]
+connection = sqlite:///{d}/cinder.db
+[oslo_concurrency]
+lock_path = {d}/lock
+[oslo_messaging_notifications]
+driver = noop
+[coordination]
+backend_url = file://{d}/coordination
+[test]
+volume_driver = cinder.tests.fake_driver.FakeLoggingVolumeDriver
+volume_backend_name = test
+{self._authtoken("cinder", password)}"""
+        )
+        manage = [self.python(), "-c", "from cinder.cmd.manage import main; main()"]
+        _run(
+            [*manage, "--config-file", str(conf), "db", "sync"],
+            "cinder-manage db sync",
+            env=self._env(),
+        )
+        return conf
+
     # ------------------------------------------------------------------ processes
 
-    def _serve(self, service: str, port: int, extra_env: dict[str, str]) -> None:
-        env = {**os.environ, **extra_env}
+    @staticmethod
+    def _env() -> dict[str, str]:
+        env = dict(os.environ)
         for name in ("OS_CLOUD", "OS_CLIENT_CONFIG_FILE", "PYTHONPATH", "VIRTUAL_ENV"):
             env.pop(name, None)
+        return env
+
+    def _serve(self, service: str, port: int, extra_env: dict[str, str]) -> None:
+        env = {**self._env(), **extra_env}
         log = (self.state_dir / f"{service}.log").open("wb")
         process = subprocess.Popen(
             [self.python(), str(WSGI_SCRIPT), service, str(port)],
@@ -353,8 +511,14 @@ vni_ranges = 1:1000
         log.close()
         self.processes.append(process)
 
-    def _wait(self, service: str, url: str, timeout: float = 120) -> None:
-        process = self.processes[-1]
+    def _wait(
+        self,
+        service: str,
+        url: str,
+        timeout: float = 120,
+        process: subprocess.Popen[bytes] | None = None,
+    ) -> None:
+        process = process or self.processes[-1]
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if process.poll() is not None:

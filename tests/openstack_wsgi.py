@@ -1,29 +1,31 @@
-"""Serve Keystone or Neutron with the stdlib wsgiref server (ONE request at a time).
+"""Serve Keystone, Neutron, Octavia or Cinder with the stdlib wsgiref server (ONE request at
+a time).
 
 Run by tests/openstack_stack.py with the python of the separate test-stack virtualenv:
 
-    python openstack_wsgi.py keystone|neutron PORT
+    python openstack_wsgi.py keystone|neutron|octavia|cinder PORT
+    python openstack_wsgi.py octavia-prepare OCTAVIA_CONF    (CA passphrase: OCTAVIA_CA_PASSPHRASE)
 
 The configuration comes from the environment (OS_KEYSTONE_CONFIG_DIR, OS_NEUTRON_CONFIG_DIR,
-OS_NEUTRON_CONFIG_FILES). Single-threaded on purpose: SQLite answers concurrent writers with
-"database is locked". This file must not import anything from the project.
+OS_NEUTRON_CONFIG_FILES, OCTAVIA_CONFIG_FILE, CINDER_CONFIG_FILE). Single-threaded on
+purpose: SQLite answers concurrent writers with "database is locked".
+
+Octavia and Cinder also run their workers IN this process: Octavia's controller worker
+(the v2 RPC consumer), Cinder's scheduler and volume manager. Their RPC goes over
+oslo.messaging's ``fake://`` transport, which only connects one process (there is no
+message broker here); the services themselves are the real ones.
+This file must not import anything from the project.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from typing import Any
 
 
-class QuietHandler(WSGIRequestHandler):
-    """One short access-log line per request on stderr (the launcher sends it to a file)."""
-
-    def log_message(self, format: str, *args: object) -> None:
-        sys.stderr.write(f"{self.log_date_time_string()} {format % args}\n")
-
-
-def load_app(service: str) -> object:
-    # Both apps parse sys.argv through oslo.config: leave only the program name.
+def load_app(service: str) -> Any:
+    # The apps parse sys.argv through oslo.config: leave only the program name (+ config).
     sys.argv = [sys.argv[0]]
     if service == "keystone":
         from keystone.server import wsgi
@@ -33,13 +35,128 @@ def load_app(service: str) -> object:
         from neutron.wsgi import api
 
         return api.application
+    if service == "octavia":
+        return _octavia()
+    if service == "cinder":
+        return _cinder()
     raise SystemExit(f"unknown service {service!r}")
 
 
+def _octavia() -> Any:
+    from octavia.api import app as api_app
+    from octavia.controller.queue.v2 import consumer
+    from oslo_config import cfg
+
+    sys.argv += ["--config-file", os.environ["OCTAVIA_CONFIG_FILE"]]
+    app = api_app.setup_app(argv=sys.argv)
+    # SQLite/NullPool refuses pool_timeout (Octavia's own functional tests unset it too).
+    cfg.CONF.set_override("pool_timeout", None, group="database")
+    worker = consumer.ConsumerService(0, cfg.CONF)
+    worker.run()  # starts the RPC server's thread and returns
+    return app
+
+
+def _cinder() -> Any:
+    from cinder import monkey_patch
+
+    monkey_patch.patch()  # as cinder's own commands do, before anything else of cinder
+    from cinder import service
+    from cinder.wsgi import wsgi as cinder_wsgi
+
+    sys.argv += ["--config-file", os.environ["CINDER_CONFIG_FILE"]]
+    app = cinder_wsgi.initialize_application()
+    scheduler = service.Service.create(host="cinder-local", binary="cinder-scheduler")
+    scheduler.start()
+    volume = service.Service.create(
+        host="cinder-local@test", binary="cinder-volume", service_name="test", coordination=True
+    )
+    volume.start()
+    return app
+
+
+def prepare_octavia(conf: str, passphrase: str) -> None:
+    """Octavia's schema as its functional tests create it (octavia-db-manage fails on
+    SQLite) and a throwaway CA for the amphora certificates the noop flows still sign."""
+    import datetime
+    import re
+
+    import sqlalchemy
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+    from octavia.common import constants
+    from octavia.db import base_models, models
+    from sqlalchemy import orm
+
+    with open(conf) as config:
+        text = config.read()
+    url = re.search(r"^connection = (.+)$", text, re.M).group(1)  # type: ignore[union-attr]
+    engine = sqlalchemy.create_engine(url)
+    base_models.BASE.metadata.create_all(engine)
+    seeds = [
+        (constants.SUPPORTED_PROVISIONING_STATUSES, models.ProvisioningStatus),
+        (constants.SUPPORTED_HEALTH_MONITOR_TYPES, models.HealthMonitorType),
+        (constants.SUPPORTED_LB_ALGORITHMS, models.Algorithm),
+        (constants.SUPPORTED_PROTOCOLS, models.Protocol),
+        (constants.SUPPORTED_OPERATING_STATUSES, models.OperatingStatus),
+        (constants.SUPPORTED_SP_TYPES, models.SessionPersistenceType),
+        (constants.SUPPORTED_AMPHORA_ROLES, models.AmphoraRoles),
+        (constants.SUPPORTED_LB_TOPOLOGIES, models.LBTopology),
+        (constants.SUPPORTED_VRRP_AUTH, models.VRRPAuthMethod),
+        (constants.SUPPORTED_L7RULE_TYPES, models.L7RuleType),
+        (constants.SUPPORTED_L7RULE_COMPARE_TYPES, models.L7RuleCompareType),
+        (constants.SUPPORTED_L7POLICY_ACTIONS, models.L7PolicyAction),
+        (constants.SUPPORTED_CLIENT_AUTH_MODES, models.ClientAuthenticationMode),
+    ]
+    with orm.Session(engine) as session, session.begin():
+        for names, model in seeds:
+            session.add_all(model(name=name) for name in names)
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "octavia-test-ca")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=2))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    directory = os.path.dirname(conf)
+    with open(os.path.join(directory, "ca.pem"), "wb") as out:
+        out.write(cert.public_bytes(serialization.Encoding.PEM))
+    encryption = serialization.BestAvailableEncryption(passphrase.encode())
+    fd = os.open(os.path.join(directory, "ca.key"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption
+            )
+        )
+
+
 def main() -> None:
-    service, port = sys.argv[1], int(sys.argv[2])
+    service = sys.argv[1]
+    if service == "octavia-prepare":
+        prepare_octavia(sys.argv[2], os.environ["OCTAVIA_CA_PASSPHRASE"])
+        return
+    port = int(sys.argv[2])
     app = load_app(service)
-    server: WSGIServer = make_server("127.0.0.1", port, app, handler_class=QuietHandler)  # type: ignore[arg-type]
+    # Imported after the app: Cinder monkey-patches the standard library first.
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+    class QuietHandler(WSGIRequestHandler):
+        """One short access-log line per request on stderr (the launcher sends it to a file)."""
+
+        def log_message(self, format: str, *args: object) -> None:
+            sys.stderr.write(f"{self.log_date_time_string()} {format % args}\n")
+
+    server: WSGIServer = make_server("127.0.0.1", port, app, handler_class=QuietHandler)
     print(f"serving {service} on 127.0.0.1:{port}", flush=True)
     server.serve_forever()
 

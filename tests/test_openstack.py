@@ -11,6 +11,7 @@ import logging
 import stat
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import Any
 
 import pytest
 from openstack_fixtures import Tenant, make_tenant, start_or_skip
-from openstack_stack import Stack
+from openstack_stack import REGION, Stack
 from ruamel.yaml import YAML
 
 from scs_templates.cli.main import main
@@ -37,7 +38,6 @@ from scs_templates.openstack.appcred import create_app_credential, delete_app_cr
 from scs_templates.openstack.connection import CloudAccess, cloud_access
 from scs_templates.openstack.leftovers import (
     CINDER_CSI_CLUSTER_PROPERTY,
-    CloudObject,
     clean_project_leftovers,
 )
 from scs_templates.openstack.preflight import (
@@ -47,7 +47,7 @@ from scs_templates.openstack.preflight import (
     capo_security_group_names,
 )
 from scs_templates.settings import parse_settings_text
-from tests.support import REPO
+from tests.support import REPO, skip_or_fail
 
 # --------------------------------------------------------------------------- no stack needed
 
@@ -771,50 +771,68 @@ def test_library_install_and_delete_do_what_the_commands_do(
 # --------------------------------------------------------------------------- delete, step (c)
 
 
-class OctaviaCinderDouble:
-    """A DOUBLE of Octavia and Cinder behind the leftovers seams (LoadBalancerAPI,
-    BlockStorageAPI): neither service runs in the local stack (see docs/openstack.md). It
-    keeps what the real services do that the cleanup depends on: a deleted load balancer
-    stays PENDING_DELETE for a few polls; a volume with snapshots refuses to be deleted
-    (Cinder: HTTP 400 "Volume ... has dependent snapshots")."""
+@pytest.fixture(scope="session")
+def octavia_cinder(stack: Stack) -> Stack:
+    """The stack with the REAL Octavia (noop amphora/compute/network drivers) and the REAL
+    Cinder (test volume backend) added (tests/openstack_stack.py); from here on the catalog
+    has load-balancer and block-storage endpoints."""
+    try:
+        stack.start_octavia_cinder()
+    except Exception as error:
+        skip_or_fail(f"Octavia and Cinder could not start in the test stack: {error}")
+        raise
+    return stack
 
-    def __init__(
-        self, lbs: list[CloudObject], volumes: list[CloudObject], snaps: list[CloudObject]
-    ):
-        self.lbs = {lb.id: lb for lb in lbs}
-        self.vols = {v.id: v for v in volumes}
-        self.snaps = {s.id: s for s in snaps}
-        self.pending: dict[str, int] = {}
-        self.calls: list[str] = []
 
-    def load_balancers(self) -> list[CloudObject]:
-        for lb_id, polls in list(self.pending.items()):
-            if polls <= 0:
-                self.lbs.pop(lb_id, None)
-                del self.pending[lb_id]
-            else:
-                self.pending[lb_id] = polls - 1
-        return list(self.lbs.values())
+def _id(resource: Any) -> str:
+    return str(resource.id)
 
-    def delete_load_balancer(self, lb_id: str) -> None:
-        self.calls.append(f"delete lb {lb_id}")
-        self.pending[lb_id] = 2
 
-    def volumes(self) -> list[CloudObject]:
-        return list(self.vols.values())
+def _wait_for(what: str, done: Any, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.5)
 
-    def snapshots(self) -> list[CloudObject]:
-        return list(self.snaps.values())
 
-    def delete_snapshot(self, snapshot_id: str) -> None:
-        self.calls.append(f"delete snapshot {snapshot_id}")
-        self.snaps.pop(snapshot_id, None)
-
-    def delete_volume(self, volume_id: str) -> None:
-        self.calls.append(f"delete volume {volume_id}")
-        if any(s.parent_id == volume_id for s in self.snaps.values()):
-            raise RuntimeError(f"Volume {volume_id} has dependent snapshots")
-        self.vols.pop(volume_id, None)
+def _octavia_and_cinder_leftovers(conn: Any, subnet_id: str, cluster: str) -> dict[str, Any]:
+    """What OCCM and Cinder CSI create for a cluster, through the REAL Octavia and Cinder:
+    a load balancer per LoadBalancer Service (OCCM's name), volumes with Cinder CSI's
+    cluster property (one with a snapshot: Cinder refuses to delete it before the
+    snapshot), and the same of another cluster plus a volume made by hand, which stay."""
+    lbs, storage = conn.load_balancer, conn.block_storage
+    csi = {CINDER_CSI_CLUSTER_PROPERTY: cluster}
+    made = {
+        "lb": lbs.create_load_balancer(
+            name=f"kube_service_{cluster}_shop_web", vip_subnet_id=subnet_id
+        ),
+        "other_lb": lbs.create_load_balancer(
+            name=f"kube_service_{cluster}x_shop_web", vip_subnet_id=subnet_id
+        ),
+        "pvc1": storage.create_volume(size=1, name="pvc-1", metadata=csi),
+        "pvc2": storage.create_volume(size=1, name="pvc-2", metadata={**csi, "x": "y"}),
+        "other_pvc": storage.create_volume(
+            size=1, name="other", metadata={CINDER_CSI_CLUSTER_PROPERTY: f"{cluster}x"}
+        ),
+        "by_hand": storage.create_volume(size=1, name="by-hand"),
+    }
+    for key in ("lb", "other_lb"):
+        lb_id = made[key].id
+        _wait_for(
+            f"load balancer {key} ACTIVE",
+            lambda lb_id=lb_id: lbs.get_load_balancer(lb_id).provisioning_status == "ACTIVE",
+        )
+    for key in ("pvc1", "pvc2", "other_pvc", "by_hand"):
+        volume_id = made[key].id
+        _wait_for(
+            f"volume {key} available",
+            lambda volume_id=volume_id: storage.get_volume(volume_id).status == "available",
+        )
+    made["snap"] = storage.create_snapshot(volume_id=made["pvc1"].id, name="snapshot-1")
+    snap_id = made["snap"].id
+    _wait_for("snapshot available", lambda: storage.get_snapshot(snap_id).status == "available")
+    return made
 
 
 def _external_network(admin: Any) -> Any:
@@ -860,13 +878,15 @@ def _occm_and_capo_leftovers(conn: Any, external: Any, cluster: str, capo: str) 
 
 @pytest.mark.openstack
 def test_delete_removes_the_clusters_cloud_leftovers(
-    conn: Any, admin: Any, cli_env: Tenant
+    conn: Any, admin: Any, cli_env: Tenant, octavia_cinder: Stack
 ) -> None:
-    """Step (c) against the real Keystone and Neutron (floating IPs, OCCM's security group,
-    CAPO's network with a leftover port, the per-cluster credential), Octavia and Cinder
-    through the double above; dry run, real run, second run."""
+    """Step (c) against the REAL Keystone, Neutron, Octavia and Cinder: OCCM's load
+    balancers, floating IPs and security group, CAPO's floating IP, network and leftover
+    port, Cinder CSI's volumes and snapshot, the per-cluster credential; --keep-volumes,
+    dry run, real run, second run."""
     from scs_templates.openstack import provision
     from scs_templates.openstack.appcred import ensure_cluster_credentials
+    from scs_templates.openstack.leftovers import block_storage_api, load_balancer_api
 
     cluster = _unique("gone")
     settings = _settings(cluster, "10.65.0.0/20")
@@ -875,74 +895,66 @@ def test_delete_removes_the_clusters_cloud_leftovers(
     network, subnet, groups = _capo_network(conn, settings, "10.65.0.0/20")
     port = conn.network.create_port(network_id=network.id, fixed_ips=[{"subnet_id": subnet.id}])
     ensure_cluster_credentials(conn, settings, existing=None)
+    cloud = _octavia_and_cinder_leftovers(conn, subnet.id, cluster)
+    lbs, storage = load_balancer_api(conn), block_storage_api(conn)
+    assert lbs is not None and storage is not None  # the endpoints are in the catalog
 
-    # Octavia and Cinder: the double (the seam), with the real Neutron beside it.
-    csi = {CINDER_CSI_CLUSTER_PROPERTY: cluster}
-    double = OctaviaCinderDouble(
-        [
-            CloudObject("lb-1", f"kube_service_{cluster}_shop_web", status="ACTIVE"),
-            CloudObject("lb-2", f"kube_service_{cluster}x_shop_web", status="ACTIVE"),
-        ],
-        [
-            CloudObject("vol-1", "pvc-1", status="available", metadata=csi),
-            CloudObject("vol-2", "pvc-2", status="available", metadata={**csi, "x": "y"}),
-            CloudObject(
-                "vol-3", "other", status="available", metadata={CINDER_CSI_CLUSTER_PROPERTY: "x"}
-            ),
-            CloudObject("vol-4", "by-hand", status="available"),
-        ],
-        [CloudObject("snap-1", "snapshot-1", status="available", parent_id="vol-1")],
-    )
+    pvc1, pvc2, snap = cloud["pvc1"], cloud["pvc2"], cloud["snap"]
     kept = clean_project_leftovers(
-        conn, settings, load_balancers=double, block_storage=double, keep_volumes=True, dry_run=True
+        conn, settings, load_balancers=lbs, block_storage=storage, keep_volumes=True, dry_run=True
     )
     assert [line for line in kept.lines() if line.startswith("kept")] == [
-        "kept volume snapshot snapshot-1 snap-1 (available, of volume vol-1)",
-        "kept volume pvc-1 vol-1 (available)",
-        "kept volume pvc-2 vol-2 (available)",
+        f"kept volume snapshot snapshot-1 {snap.id} (available, of volume {pvc1.id})",
+        *(f"kept volume {v.name} {v.id} (available)" for v in sorted((pvc1, pvc2), key=_id)),
     ]
     dry = clean_project_leftovers(
-        conn, settings, load_balancers=double, block_storage=double, dry_run=True
+        conn, settings, load_balancers=lbs, block_storage=storage, dry_run=True
     )
-    assert double.calls == []  # a dry run deletes nothing
     described = "\n".join(dry.lines())
     for resource in ("occm_fip", "capo_fip", "occm_group"):
         assert made[resource].id in described
     for resource in ("other_fip", "other_group"):
         assert made[resource].id not in described
-    assert f"would delete load balancer kube_service_{cluster}_shop_web lb-1" in described
+    lb = cloud["lb"]
+    assert f"would delete load balancer kube_service_{cluster}_shop_web {lb.id}" in described
+    # a dry run deletes nothing
+    assert conn.load_balancer.get_load_balancer(lb.id).provisioning_status == "ACTIVE"
+    assert conn.block_storage.get_snapshot(snap.id).status == "available"
 
-    sleeps: list[float] = []
-    real = clean_project_leftovers(
-        conn, settings, load_balancers=double, block_storage=double, sleep=sleeps.append
-    )
+    real = clean_project_leftovers(conn, settings, load_balancers=lbs, block_storage=storage)
     assert real.problems == []
-    assert double.calls == [
-        "delete lb lb-1",
-        "delete snapshot snap-1",
-        "delete volume vol-1",
-        "delete volume vol-2",
-    ]
-    assert len(sleeps) >= 2  # the load balancer's PENDING_DELETE was waited for
-    assert set(double.lbs) == {"lb-2"} and set(double.vols) == {"vol-3", "vol-4"}
+    deleted = {(item.kind, item.id) for item in real.deleted}
+    assert {
+        ("load balancer", lb.id),
+        ("volume snapshot", snap.id),
+        ("volume", pvc1.id),
+        ("volume", pvc2.id),
+    } <= deleted
+    remaining_lbs = {x.id for x in conn.load_balancer.load_balancers()}
+    assert lb.id not in remaining_lbs  # waited for: PENDING_DELETE until Octavia's flow ended
+    assert cloud["other_lb"].id in remaining_lbs
+
+    def volumes_left() -> set[str]:
+        return {v.id for v in conn.block_storage.volumes()}
+
+    _wait_for(
+        "Cinder deleted the cluster's volumes", lambda: not {pvc1.id, pvc2.id} & volumes_left()
+    )
+    assert {cloud["other_pvc"].id, cloud["by_hand"].id} <= volumes_left()
     for resource in ("occm_fip", "capo_fip"):
         assert conn.network.find_ip(made[resource].id, ignore_missing=True) is None
     assert conn.network.find_security_group(made["occm_group"].id, ignore_missing=True) is None
     assert conn.network.find_ip(made["other_fip"].id, ignore_missing=True) is not None
     assert conn.network.find_security_group(made["other_group"].id, ignore_missing=True)
 
-    # The whole step (c) as delete runs it, against the real services only: the catalog has
-    # no Octavia or Cinder endpoint, which is said, not failed.
+    # The whole step (c) as delete runs it: the port, network, groups and credential too.
     lines: list[str] = []
     problems = provision.release_cluster_resources(
         settings, conn=conn, progress=lines.append, dry_run=True
     )
     assert problems == []
-    assert f"would delete port  {port.id}" in "\n".join(lines) or any(
-        port.id in line and line.startswith("would delete port") for line in lines
-    )
+    assert any(port.id in line and line.startswith("would delete port") for line in lines)
     assert any(line.startswith("would delete application credential") for line in lines)
-    assert "note: no load-balancer (Octavia) endpoint in the catalog: none to delete" in lines
     problems = provision.release_cluster_resources(settings, conn=conn, progress=lines.append)
     assert problems == []
     assert conn.network.find_network(network.id, ignore_missing=True) is None
@@ -951,3 +963,38 @@ def test_delete_removes_the_clusters_cloud_leftovers(
     after: list[str] = []
     assert provision.release_cluster_resources(settings, conn=conn, progress=after.append) == []
     assert not any(line.startswith(("deleted", "would")) for line in after)  # idempotent
+    conn.load_balancer.delete_load_balancer(cloud["other_lb"].id, cascade=True)
+
+
+@pytest.mark.openstack
+def test_a_cloud_without_octavia_or_cinder_is_said_not_failed(
+    demo: Tenant, octavia_cinder: Stack
+) -> None:
+    """A cloud whose catalog offers no load-balancer or block-storage service (here: the
+    user's cloud entry says so, ``has_load_balancer``/``has_block_storage: false``, as
+    openstacksdk reads it): step (c) notes it and cleans what Neutron has."""
+    import openstack
+
+    from scs_templates.openstack.leftovers import block_storage_api, load_balancer_api
+
+    base = demo.connect()
+    conn = openstack.connect(
+        auth=base.config.config["auth"],
+        auth_type="v3applicationcredential",
+        region_name=REGION,
+        has_load_balancer=False,
+        has_block_storage=False,
+    )
+    try:
+        assert load_balancer_api(conn) is None and block_storage_api(conn) is None
+        settings = _settings(_unique("bare"), "10.66.0.0/20")
+        report = clean_project_leftovers(
+            conn, settings, load_balancers=None, block_storage=None, dry_run=True
+        )
+        assert report.notes == [
+            "no load-balancer (Octavia) endpoint in the catalog: none to delete",
+            "no block-storage (Cinder) endpoint in the catalog: none to delete",
+        ]
+    finally:
+        conn.close()
+        base.close()
