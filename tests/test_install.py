@@ -210,11 +210,12 @@ def test_delete_removes_the_cluster_first_then_release_templates_and_secret(
 ) -> None:
     first = settings_from_text(OPENSTACK)
     lifecycle.install(first, helm=helm, kube=kube, secrets=SECRETS)
-    # an upgrade that changes the machine templates: the old ones are kept by helm
+    # an upgrade that changes the machine templates: the old ones are kept by helm (and not
+    # pruned here: delete must remove every generation, also those an install did not prune)
     second = settings_from_text(
         OPENSTACK.replace("replicas: 3", "replicas: 3\n      rootDiskGB: 30")
     )
-    lifecycle.install(second, helm=helm, kube=kube, secrets=SECRETS)
+    lifecycle.install(second, helm=helm, kube=kube, secrets=SECRETS, prune=False)
     templates = fake.objects("OpenStackMachineTemplate", "default")
     assert len(templates) == 3  # control plane + old and new worker template
     assert fake.get("Secret", "default", "capi-demo-cloud-config") is not None

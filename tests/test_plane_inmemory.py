@@ -9,8 +9,10 @@ test-only provider ``inmemory`` (tests/inmemory.py), registered in the catalogue
 module runs.
 
 One cluster walks through the steps in order (each test builds on the previous one):
-Available -> kubeadm accepts its bootstrap data -> patch upgrade rolls everything -> a change
-to one worker group rolls only that group -> scaling changes only replicas -> delete.
+Available -> kubeadm accepts its bootstrap data -> patch upgrade rolls everything (no template
+pruned while the rollout needs them) -> a change to one worker group rolls only that group
+(the upgrade's superseded templates pruned by that install) -> scaling changes only replicas
+(only templates in use are left) -> delete.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.helm, pytest.mark.plane]
 
 CLONED_FROM = "cluster.x-k8s.io/cloned-from-name"
+CONTROL_PLANE = "controlplane.cluster.x-k8s.io/v1beta2"
+CLONES = (
+    (BOOTSTRAP, "KubeadmConfig", "KubeadmConfigTemplate"),
+    (INFRA, "DevMachine", "DevMachineTemplate"),
+)
 STEP_TIMEOUT = inmemory.STEP_TIMEOUT
 FIRST, UPGRADED = "1.36.1", "1.36.4"
 
@@ -52,6 +59,7 @@ class Walk:
         self.namespace = namespace
         self.kube = KubeClient(str(plane.kubeconfig))
         self.passed: set[str] = set()
+        self.first_templates: set[tuple[str, str]] = set()
 
     def after(self, step: str) -> None:
         """This step builds on ``step`` (the tests of this module walk one cluster in order)."""
@@ -104,6 +112,25 @@ class Walk:
             groups[md["metadata"]["name"]] = {(r["kind"], r["name"]) for r in refs}
         return groups
 
+    def in_use(self) -> set[tuple[str, str]]:
+        """(kind, name) of the templates Cluster API uses now: named by a MachineDeployment,
+        MachineSet or the KubeadmControlPlane, or the source of a live machine's clone."""
+        used: set[tuple[str, str]] = set()
+        for kind in ("MachineDeployment", "MachineSet"):
+            for obj in self.plane.api.list(CAPI, kind, self.namespace):
+                spec = obj["spec"]["template"]["spec"]
+                for ref in (spec["bootstrap"]["configRef"], spec["infrastructureRef"]):
+                    used.add((ref["kind"], ref["name"]))
+        for kcp in self.plane.api.list(CONTROL_PLANE, "KubeadmControlPlane", self.namespace):
+            ref = kcp["spec"]["machineTemplate"]["spec"]["infrastructureRef"]
+            used.add((ref["kind"], ref["name"]))
+        for version, kind, template_kind in CLONES:
+            for obj in self.plane.api.list(version, kind, self.namespace):
+                source = (obj["metadata"].get("annotations") or {}).get(CLONED_FROM)
+                if source is not None:
+                    used.add((template_kind, source))
+        return used
+
     def assert_templates_of_machines_exist(self) -> None:
         """Every bootstrap config and infra machine still finds the template it was cloned from.
 
@@ -111,10 +138,7 @@ class Walk:
         back up): the charts keep old hashed templates, ``delete`` removes them at the end.
         """
         existing = self.templates()
-        for version, kind, template_kind in (
-            (BOOTSTRAP, "KubeadmConfig", "KubeadmConfigTemplate"),
-            (INFRA, "DevMachine", "DevMachineTemplate"),
-        ):
+        for version, kind, template_kind in CLONES:
             for obj in self.plane.api.list(version, kind, self.namespace):
                 source = (obj["metadata"].get("annotations") or {}).get(CLONED_FROM)
                 if source is not None:
@@ -225,8 +249,9 @@ def test_kubeadm_accepts_the_generated_bootstrap_data(walk: Walk, tmp_path: Path
 def test_patch_upgrade_rolls_every_machine(walk: Walk) -> None:
     walk.after("install")
     before = set(walk.machines())
-    templates = walk.templates()
-    walk.install(inmemory.settings_text(walk.namespace, version=UPGRADED))
+    templates = walk.first_templates = walk.templates()
+    result = walk.install(inmemory.settings_text(walk.namespace, version=UPGRADED))
+    assert result.pruned == [], "nothing is pruned while the rollout needs the old templates"
     walk.wait(
         "the rollout to the new patch",
         lambda: walk.settled(
@@ -241,12 +266,20 @@ def test_patch_upgrade_rolls_every_machine(walk: Walk) -> None:
 def test_one_group_change_rolls_only_that_group(walk: Walk) -> None:
     walk.after("upgrade")
     before = walk.by_group()
-    templates, refs = walk.templates(), walk.group_templates()
-    walk.install(
+    templates, refs, used = walk.templates(), walk.group_templates(), walk.in_use()
+    superseded = walk.first_templates - used
+    assert superseded, "the upgrade left templates that nothing uses"
+    result = walk.install(
         inmemory.settings_text(
             walk.namespace, version=UPGRADED, md1_labels="scs.community/pool: blue"
         ),
     )
+    # The upgrade's rollout has finished: its superseded templates go, the used ones stay.
+    assert sorted(result.pruned) == sorted(
+        f"{kind} {walk.namespace}/{name}" for kind, name in superseded
+    )
+    assert not superseded & walk.templates()
+    assert used <= walk.templates()
     new_refs = walk.group_templates()
     assert new_refs["capi-mem-md-0"] == refs["capi-mem-md-0"]
     assert new_refs["capi-mem-md-1"] != refs["capi-mem-md-1"], "a new hashed template"
@@ -263,7 +296,7 @@ def test_one_group_change_rolls_only_that_group(walk: Walk) -> None:
     after = walk.by_group()
     assert after["control-plane"] == before["control-plane"]
     assert after["capi-mem-md-0"] == before["capi-mem-md-0"]
-    assert templates <= walk.templates(), "md-1's old template is kept"
+    assert templates - superseded <= walk.templates(), "md-1's old template is kept"
     walk.passed.add("group")
 
 
@@ -271,11 +304,13 @@ def test_scaling_changes_only_replicas(walk: Walk) -> None:
     walk.after("group")
     before = walk.by_group()
     templates, refs = walk.templates(), walk.group_templates()
-    walk.install(
+    result = walk.install(
         inmemory.settings_text(
             walk.namespace, version=UPGRADED, md0=2, md1_labels="scs.community/pool: blue"
         ),
     )
+    # md-1's rollout has finished: only templates Cluster API uses are left, no pile-up.
+    assert walk.templates() == walk.in_use(), f"pruned {result.pruned}"
     walk.wait(
         "md-0 scaled to 2",
         lambda: walk.settled(
@@ -286,7 +321,7 @@ def test_scaling_changes_only_replicas(walk: Walk) -> None:
     assert before["capi-mem-md-0"] < after["capi-mem-md-0"]
     assert after["control-plane"] == before["control-plane"]
     assert after["capi-mem-md-1"] == before["capi-mem-md-1"]
-    assert walk.group_templates() == refs and walk.templates() == templates, "no new template"
+    assert walk.group_templates() == refs and walk.templates() <= templates, "no new template"
     walk.passed.add("scale")
 
 

@@ -285,6 +285,11 @@ def run_install(args: argparse.Namespace) -> int:
         f"release {release.name} in namespace {release.namespace}: revision {release.revision}, "
         f"{release.status} ({change})"
     )
+    if result.pruned:
+        print(
+            f"pruned {len(result.pruned)} superseded template(s) no machine uses any more: "
+            + ", ".join(result.pruned)
+        )
     if result.cluster is not None:
         print(f"Cluster {result.cluster.name}: {result.cluster.summary()}")
     return 0

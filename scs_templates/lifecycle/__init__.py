@@ -39,6 +39,7 @@ from scs_templates.lifecycle.install_step import (
     install,
     store_credentials,
 )
+from scs_templates.lifecycle.prune_step import prune_superseded_templates
 from scs_templates.lifecycle.status_step import StatusResult, status
 from scs_templates.lifecycle.target import CLUSTER_LABEL, KEEP_ANNOTATION, Target, target_of
 from scs_templates.lifecycle.version_guard import (
@@ -82,6 +83,7 @@ __all__ = [
     "install",
     "installed_kubernetes_version",
     "prepare_class",
+    "prune_superseded_templates",
     "status",
     "store_credentials",
     "target_of",

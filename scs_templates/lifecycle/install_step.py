@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,8 @@ class InstallResult:
     kubernetes_version: str
     previous_version: str | None
     cluster: ClusterState | None = None
+    pruned: list[str] = field(default_factory=list)
+    """Superseded templates removed after the rollout (:mod:`scs_templates.template_prune`)."""
 
 
 def install(
@@ -68,6 +70,7 @@ def install(
     cloud: CloudOptions | None = None,
     cloud_progress: Progress | None = None,
     rebase_class: bool = False,
+    prune: bool = True,
 ) -> InstallResult:
     """Install or upgrade the cluster's release; optionally wait until it is Available.
 
@@ -77,6 +80,11 @@ def install(
     cloud as ``cloud`` allows (default :class:`~scs_templates.providers.CloudOptions`: yes,
     with the settings' cloud entry; ``touch=False`` is ``--skip-openstack``).
     ``cloud_progress`` receives what the provider did (default: ``progress``).
+
+    After helm (and the wait), ``prune`` removes the cluster's superseded hashed machine
+    and bootstrap templates that nothing uses any more
+    (:func:`~scs_templates.lifecycle.prune_step.prune_superseded_templates`); during a
+    rollout the old ones are still used and stay.
 
     A topology cluster (template ``clusterclass``) stays on its installed ClusterClass: an
     install that would move it onto another one is refused unless ``rebase_class``
@@ -191,8 +199,20 @@ def install(
         state = wait_for_cluster(
             client, ref, timeout=timeout, poll_interval=poll_interval, progress=progress
         )
+    pruned: list[str] = []
+    if prune:
+        from scs_templates.lifecycle.prune_step import prune_superseded_templates
+
+        pruned = prune_superseded_templates(
+            client or kube_of(kube, kubeconfig, context), settings, runner, progress=progress
+        ).pruned
     return InstallResult(
-        target, release, str(wanted), str(previous) if previous is not None else None, state
+        target,
+        release,
+        str(wanted),
+        str(previous) if previous is not None else None,
+        state,
+        pruned,
     )
 
 
