@@ -290,15 +290,26 @@ def fleet(runs: int, work: Path, count: int) -> dict[str, Any]:
 
 def helm_batch_parts(runs: int, work: Path) -> dict[str, Any]:
     """What one umbrella batch of :data:`~scs_templates.fleet.MAX_BATCH` clusters costs helm
-    per cluster, and how much of it is helm's values schema validation: the same batch
-    rendered with the prepared chart and with a copy of it without ``values.schema.json``
-    (a scratch copy for this measurement only; render-fleet always validates). The outputs
-    are checked to be equal first."""
+    per cluster, in CPU time, beside one plain ``helm template`` of its first cluster:
+
+    * ``shared libraries``: the umbrella render-fleet runs (the library chart once);
+    * ``libraries per alias``: the umbrella before (each alias with its own library copy);
+    * ``shared, without schema``: as render-fleet, with a scratch copy of the chart without
+      ``values.schema.json`` (for this measurement only: the share of helm's schema check).
+
+    The outputs of the three umbrellas are checked to be equal first."""
     import dataclasses
     import shutil
 
     from scs_templates.charts import chart_for
-    from scs_templates.fleet import BATCH_ENV, MAX_BATCH, UMBRELLA_NAME, write_umbrella
+    from scs_templates.fleet import (
+        BATCH_ENV,
+        MAX_BATCH,
+        UMBRELLA_NAME,
+        umbrella_values,
+        write_umbrella,
+    )
+    from scs_templates.helm import Helm
     from scs_templates.render import kube_version_of
     from scs_templates.settings import validate_data
     from scs_templates.toolchain import find_helm
@@ -310,40 +321,58 @@ def helm_batch_parts(runs: int, work: Path) -> dict[str, Any]:
         if d["spec"].get("provider", "openstack") == "openstack"
     ][:MAX_BATCH]
     chart = chart_for("openstack")
-    bare = work / "no-schema" / chart.name
-    shutil.copytree(Path(chart.path).resolve(), bare)
-    for schema in bare.rglob("values.schema.json"):
+    bare = dataclasses.replace(chart, path=work / "no-schema" / chart.name)
+    shutil.copytree(Path(chart.path).resolve(), bare.path)
+    for schema in Path(bare.path).rglob("values.schema.json"):
         schema.unlink()
     aliases = [f"c-{i}" for i in range(len(settings))]
-    with_schema = write_umbrella(work / "with", chart, aliases)
-    without = write_umbrella(work / "without", dataclasses.replace(chart, path=bare), aliases)
-    values = json.dumps({a: build_values(s) for a, s in zip(aliases, settings, strict=True)})
-    env = dict(_helm_env(work / "helm-home"), **BATCH_ENV)
+    own = {a: build_values(s) for a, s in zip(aliases, settings, strict=True)}
+    shared_values = json.dumps(umbrella_values(chart, own)).encode()
     kube = kube_version_of(settings[0])
+    umbrellas = {
+        "shared libraries": (write_umbrella(work / "shared", chart, aliases), shared_values),
+        "libraries per alias": (
+            write_umbrella(work / "per-alias", chart, aliases, share_libraries=False),
+            json.dumps(umbrella_values(chart, own, share_libraries=False)).encode(),
+        ),
+        "shared, without schema": (write_umbrella(work / "bare", bare, aliases), shared_values),
+    }
+    env = _helm_env(work / "helm-home")
+    single_values = work / "single.json"
+    single_values.write_text(json.dumps(own[aliases[0]]))
+    single = [str(find_helm().path)]
+    single += Helm.template_args("c-0", chart.path, namespace="bench", kube_version=kube)
+    single += ["-f", str(single_values)]
 
-    def batch(umbrella: Path) -> bytes:
+    def batch(umbrella: Path, values: bytes) -> bytes:
         argv = [str(find_helm().path), "template", UMBRELLA_NAME, str(umbrella)]
         argv += ["-n", "bench", "--kube-version", kube, "-f", "-"]
         done = subprocess.run(
-            argv, input=values.encode(), capture_output=True, env=env, check=False
+            argv, input=values, capture_output=True, env=dict(env, **BATCH_ENV), check=False
         )
         if done.returncode != 0:
             raise RuntimeError(f"helm batch failed: {done.stderr.decode()[-2000:]}")
         return done.stdout
 
-    same = batch(with_schema) == batch(without)
-    samples, cpu = interleaved_with_cpu(
-        {"with schema": lambda: batch(with_schema), "without schema": lambda: batch(without)},
-        runs,
-    )
+    outputs = {name: batch(*side) for name, side in umbrellas.items()}
+    same = len(set(outputs.values())) == 1
+    sides: dict[str, Callable[[], object]] = {
+        name: (lambda side=side: batch(*side)) for name, side in umbrellas.items()
+    }
+    sides["one plain helm template"] = lambda: run_quiet(single, env=env)
+    samples, cpu = interleaved_with_cpu(sides, runs)
     count = len(settings)
-    per = {name: statistics_per(cpu[name], count) for name in cpu}
+    per = {
+        name: statistics_per(cpu[name], 1 if name == "one plain helm template" else count)
+        for name in cpu
+    }
     return {
         "clusters_per_batch": count,
         "equal_outputs": same,
         "wall": {name: summary(values) for name, values in samples.items()},
         "cpu_per_cluster_ms": per,
-        "schema_share": 1 - per["without schema"] / per["with schema"],
+        "schema_share": 1 - per["shared, without schema"] / per["shared libraries"],
+        "sharing_saves": 1 - per["shared libraries"] / per["libraries per alias"],
         "met": None,
     }
 

@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from bench import cases
 from bench.fleetgen import fleet_settings, write_fleet
@@ -26,12 +29,13 @@ from scs_templates import fleet
 from scs_templates.charts import ChartRef, chart_for
 from scs_templates.cli.main import main
 from scs_templates.errors import ToolNotFoundError
-from scs_templates.helm import HelmError
+from scs_templates.helm import Helm, HelmError
 from scs_templates.render import RenderJob, kube_version_of, render
 from scs_templates.settings import load_settings, validate_data
 from scs_templates.settings.model import ClusterSettings
 from scs_templates.toolchain import find_helm
 from tests.support import EXAMPLES, skip_or_fail
+from tests.test_settings_model import settings_documents
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +90,30 @@ def test_fleet_equals_single_renders(helm3: Path, jobs: int) -> None:
         )
         assert result.file_names() == alone.file_names()
         assert "fleet/charts/" not in result.manifests
+
+
+@pytest.mark.helm
+@hypothesis_settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    documents=st.lists(settings_documents(), min_size=2, max_size=6),
+    namespaces=st.lists(st.sampled_from(["default", "team-a"]), min_size=6, max_size=6),
+    jobs=st.integers(1, 3),
+)
+def test_generated_fleets_equal_single_renders(
+    helm3: Path, documents: list[dict[str, Any]], namespaces: list[str], jobs: int
+) -> None:
+    """Fleets of generated settings (any order, namespaces, sizes, jobs): every cluster's
+    text byte for byte what render() prints for it alone."""
+    fleet_list: list[ClusterSettings] = []
+    seen: set[tuple[str, str]] = set()
+    for document, namespace in zip(documents, namespaces, strict=False):
+        document["metadata"]["namespace"] = namespace
+        key = (namespace, document["metadata"]["name"])
+        if key not in seen:
+            seen.add(key)
+            fleet_list.append(validate_data(document).settings)
+    texts = fleet.render_fleet_manifests(fleet_list, jobs=jobs)
+    assert texts == [render(one).manifests for one in fleet_list]
 
 
 @pytest.mark.helm
@@ -225,6 +253,75 @@ def test_chart_traits(tmp_path: Path) -> None:
     assert not fleet.chart_traits(chart_name.path).batchable
 
 
+def _library(tmp_path: Path, provider: str, defines: str, library: str, **extra: str) -> ChartRef:
+    """A provider chart with a library subchart, prepared as ``chart_for`` lays it out."""
+    chart = _chart(
+        tmp_path,
+        provider,
+        defines,
+        "dependencies:\n  - name: lib\n    version: 0.1.0\n    repository: file://../lib\n"
+        + extra.get("dependency", ""),
+    )
+    lib = chart.path / "charts" / "lib"
+    (lib / "templates").mkdir(parents=True)
+    (lib / "Chart.yaml").write_text("apiVersion: v2\nname: lib\nversion: 0.1.0\ntype: library\n")
+    (lib / "templates" / extra.get("library_file", "_lib.tpl")).write_text(library)
+    (lib / "values.yaml").write_text(extra.get("library_values", "{}\n"))
+    return chart
+
+
+def test_shared_libraries_only_where_they_render_the_same(tmp_path: Path) -> None:
+    for provider in ("openstack", "docker"):  # the real charts qualify
+        assert fleet.shared_libraries(Path(chart_for(provider).path).resolve()) is not None
+    uses = 'a: {{ include "lib.x" . }}\n'
+    library = '{{- define "lib.x" -}}{{ .Values.x }}{{- end -}}\n'
+    good = _library(tmp_path, "good", uses, library)
+    shared = fleet.shared_libraries(good.path)
+    assert shared is not None
+    assert shared.libraries == (("lib", "0.1.0", (good.path / "charts" / "lib").resolve()),)
+    assert "dependencies" not in json.loads(shared.metadata)
+    refused = {
+        "manifest": _library(tmp_path / "1", "p", uses, library, library_file="lib.yaml"),
+        "defaults": _library(tmp_path / "2", "p", uses, library, library_values="x: 1\n"),
+        "condition": _library(tmp_path / "3", "p", uses, library, dependency="    condition: a\n"),
+        "twice": _library(tmp_path / "4", "p", uses + '{{ define "lib.x" }}{{ end }}', library),
+    }
+    assert {name: fleet.shared_libraries(c.path) for name, c in refused.items()} == dict.fromkeys(
+        refused
+    )
+    assert fleet.shared_libraries(_chart(tmp_path, "alone", "a: b\n").path) is None
+
+
+@pytest.mark.helm
+def test_shared_libraries_give_each_alias_the_values_of_a_plain_render(
+    helm3: Path, tmp_path: Path
+) -> None:
+    """What a template sees in ``.Values`` (the library's key included) is what it sees in a
+    plain render, but for the ``global`` key every umbrella adds (the charts' schemas allow
+    it); every text equals the plain render's."""
+    dump = (
+        '{{ include "lib.x" . }}'
+        'values: {{ omit .Values "global" | toJson | quote }}\n'
+        'keys: {{ without (keys .Values | sortAlpha) "global" | toJson | quote }}\n'
+    )
+    library = '{{- define "lib.x" -}}kind: X\nx: {{ .Values.x }}\n{{ end -}}\n'
+    chart = _library(tmp_path, "p", dump, library)
+    assert fleet.shared_libraries(chart.path) is not None
+    jobs = [RenderJob(f"c{i}", "ns", chart, "v1.33.5", {"x": i, "y": {"z": [i]}}) for i in range(3)]
+    clusters = [fleet._Cluster(i, job) for i, job in enumerate(jobs)]
+    helm = Helm()
+    batch = fleet.Batch(chart, "ns", "v1.33.5", (0, 1, 2), umbrella=True)
+    texts = fleet._run_batch(helm, batch, clusters)
+    alone = [job.template(helm) for job in jobs]
+    assert [texts[i] for i in range(3)] == alone
+    assert '\\"lib\\":{\\"global\\":{}}' in alone[0]  # the library's key is there in both
+    umbrella = fleet.write_umbrella(tmp_path / "u", chart, ["c-0"], [jobs[0].values])
+    assert (umbrella / "charts" / "lib").is_symlink()  # the library once, beside the aliases
+    assert not (umbrella / "charts" / "p").is_symlink()
+    kept = fleet.write_umbrella(tmp_path / "k", chart, ["c-0"], [{"lib": {}}])
+    assert (kept / "charts" / "p").is_symlink()  # a cluster's own key: libraries per alias
+
+
 def test_plan_batches(tmp_path: Path) -> None:
     a = _chart(tmp_path, "a", "x: {{ .Values.x }}\n")
     b = _chart(tmp_path, "b", "v: {{ .Capabilities.KubeVersion }}\n")
@@ -328,6 +425,12 @@ def test_bench_harness_smoke(helm3: Path, tmp_path: Path) -> None:
     assert results["fleet_3"]["parts"]["scs-templates render-fleet"]["cpu"]["runs"] == 1
     assert results["fleet_scaling"]["sizes"]["3"]["cpu_per_cluster_ms"] > 0
     assert results["helm_batch"]["equal_outputs"] is True
+    assert set(results["helm_batch"]["cpu_per_cluster_ms"]) == {
+        "shared libraries",
+        "libraries per alias",
+        "shared, without schema",
+        "one plain helm template",
+    }
     assert results["memory"]["python_mib"] > 0
     assert results["rollout"]["spurious_total"] == 0
     for result in results.values():
