@@ -4,9 +4,11 @@ This is the one place to register a template or a provider on the Python side (t
 side is ``charts/<provider>-cluster`` for a provider, and the ``template`` handling inside
 the charts). A provider is one row of :data:`PROVIDERS` pointing at its
 :class:`~scs_templates.providers.Provider` (a test-only provider is added for the
-duration of a test with :func:`registered_provider`). ``scs-templates templates`` prints
-:func:`catalogue`; the settings model's ``Literal`` types list the same names, and a test
-keeps the two in step.
+duration of a test with :func:`registered_provider`); ``spec.provider`` is validated against
+these rows and the published schema lists the shipped ones. A template's name is written
+once, in the settings model's ``TemplateName`` (``spec.template`` needs it as a type): each
+:class:`Template` row here is typed by it, and a test fails while a name has no row.
+``scs-templates templates`` prints :func:`catalogue`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from scs_templates.providers.docker import DOCKER
 from scs_templates.providers.openstack import OPENSTACK
 
 if TYPE_CHECKING:
-    from scs_templates.settings.model import ClusterSettings
+    from scs_templates.settings.model import ClusterSettings, TemplateName
 
 __all__ = [
     "PROVIDERS",
@@ -44,7 +46,7 @@ __all__ = [
 class Template:
     """A cluster template: the shape of the cluster (control plane + worker groups)."""
 
-    name: str
+    name: TemplateName
     description: str
     when_to_use: str
 

@@ -14,11 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from scs_templates.catalogue import PROVIDERS
+
 if TYPE_CHECKING:
     from scs_templates.settings.model import ClusterSettings
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+#: The names of the shipped providers (the catalogue's rows; test-only ones are not among them).
+SHIPPED_PROVIDERS: tuple[str, ...] = tuple(provider.name for provider in PROVIDERS)
 #: The reference material next to the repository (../shared); SCS_TEMPLATES_SHARED points
 #: elsewhere (a git worktree lives one level deeper than the clone).
 SHARED = Path(os.environ.get("SCS_TEMPLATES_SHARED") or REPO.parent / "shared")

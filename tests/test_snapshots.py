@@ -18,9 +18,9 @@ import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from scs_templates import api
-from scs_templates.settings.model import PROVIDERS, TEMPLATES
+from scs_templates.settings.model import TEMPLATES
 from tests import crd_validation
-from tests.support import in_ci, pinned_helm, skip_or_fail
+from tests.support import SHIPPED_PROVIDERS, in_ci, pinned_helm, skip_or_fail
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -308,7 +308,7 @@ def settings_for(template: str, provider: str, scenario: str) -> api.ClusterSett
 CASES = [
     pytest.param(t, p, s, id=f"{t}-{p}-{s}")
     for t in TEMPLATES
-    for p in PROVIDERS
+    for p in SHIPPED_PROVIDERS
     for s in SCENARIOS
 ]
 
@@ -333,7 +333,7 @@ def snapshot_yaml(snapshot: SnapshotAssertion) -> SnapshotAssertion:
 
 def test_there_are_enough_scenarios() -> None:
     assert len(SCENARIOS) >= 8
-    assert len(CASES) == len(TEMPLATES) * len(PROVIDERS) * len(SCENARIOS)
+    assert len(CASES) == len(TEMPLATES) * len(SHIPPED_PROVIDERS) * len(SCENARIOS)
 
 
 @pytest.mark.parametrize(("template", "provider", "scenario"), CASES)

@@ -21,7 +21,6 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StringConstraints,
-    WithJsonSchema,
 )
 from pydantic_core import PydanticCustomError
 
@@ -31,8 +30,10 @@ from scs_templates.settings.keys import KIND as KIND
 from scs_templates.settings.keys import alias_for as alias_for
 from scs_templates.settings.versions import DEFAULT_VERSION
 
-TEMPLATES = ("simple", "multi-md", "clusterclass")
-PROVIDERS = ("openstack", "docker")
+#: The cluster templates: the one place their names are written (``spec.template`` takes
+#: them; the catalogue describes each, in this order: ``scs_templates.catalogue.TEMPLATES``).
+TemplateName = Literal["simple", "multi-md", "clusterclass"]
+TEMPLATES: tuple[TemplateName, ...] = typing.get_args(TemplateName)
 
 # DNS-1123 label: lower-case alphanumerics and '-', starting and ending alphanumeric.
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -94,13 +95,23 @@ def _known_provider(value: Any) -> str:
     return str(value)
 
 
-#: ``spec.provider``: validated against the catalogue; the published schema lists the
-#: shipped providers (:data:`PROVIDERS`).
-ProviderName = Annotated[
-    str,
-    PlainValidator(_known_provider),
-    WithJsonSchema({"enum": list(PROVIDERS), "type": "string"}),
-]
+class _ShippedProviders:
+    """The JSON Schema of ``spec.provider``: the catalogue's shipped providers, asked when the
+    schema is generated (a test-only provider registered at run time is not published)."""
+
+    @property
+    def json_schema(self) -> dict[str, Any]:
+        # late, as in _known_provider: the catalogue's providers import the settings package
+        from scs_templates.catalogue import PROVIDERS
+
+        return {"enum": [provider.name for provider in PROVIDERS], "type": "string"}
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict[str, Any]:
+        return self.json_schema
+
+
+#: ``spec.provider``: validated against the catalogue (its providers, the one list of them).
+ProviderName = Annotated[str, PlainValidator(_known_provider), _ShippedProviders()]
 
 
 class _Model(BaseModel):
@@ -954,7 +965,7 @@ class Kubernetes(_Model):
 
 
 class Spec(_Model):
-    template: Literal["simple", "multi-md", "clusterclass"] = Field(
+    template: TemplateName = Field(
         default="simple",
         description="Cluster template: `simple` (one worker group, the KaaS v1 shape), "
         "`multi-md` (any number of named worker groups) or `clusterclass` (any number of "
