@@ -42,15 +42,41 @@ typecheck: $(STAMP)
 
 # The real management plane (testenv/): built from Go modules into ~/.cache, once per tree.
 # Without Go it is skipped here and its tests skip with a reason; in CI (CI=true) both fail.
+HAVE_GO := command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || [ "$$CI" = true ]
 plane: $(STAMP)
-	@if command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || [ "$$CI" = true ]; then \
+	@if $(HAVE_GO); then \
 		$(BIN)/python -m testenv build; \
 	else echo "plane: no Go toolchain, the real-plane tests will skip"; fi
 
 unit: setup plane
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-test: setup lint typecheck plane unit
+# The full suite. Every Go program the tests run (the plane, then the other releases'
+# kubeadm and kube-apiserver: `python -m testenv build --all`, niced) builds in the
+# BACKGROUND from the start, while setup, lint, typecheck and the tests that need no Go
+# program run on the other core; a test that needs a program waits for its build (testenv's
+# build lock) and the modules that need the later builds run last (tests/conftest.py). Warm,
+# the build is a no-op. On a fresh machine: docs/testing.md "Cost on a fresh machine".
+# The build's log: $(BUILD_LOG); it ends with the recipe (EXIT/INT/TERM/HUP).
+BUILD_LOG ?= $(VENV)/testenv-build.log
+test: $(STAMP)
+	@set -euo pipefail; build=; \
+	stop() { if [ -n "$$build" ]; then kill -TERM "$$build" 2>/dev/null || true; \
+		wait "$$build" 2>/dev/null || true; build=; fi; }; \
+	trap stop EXIT; trap 'exit 130' INT; trap 'exit 143' TERM; trap 'exit 129' HUP; \
+	if $(HAVE_GO); then \
+		echo "test: building the test programs in the background (log: $(BUILD_LOG))"; \
+		$(BIN)/python -m testenv build --all </dev/null >$(BUILD_LOG) 2>&1 & build=$$!; \
+	else echo "test: no Go toolchain, the real-plane tests will skip"; fi; \
+	$(MAKE) --no-print-directory setup lint typecheck; \
+	$(BIN)/python -m pytest $(PYTEST_ARGS); \
+	if [ -n "$$build" ]; then \
+		status=0; wait "$$build" || status=$$?; build=; \
+		if [ "$$status" != 0 ]; then \
+			echo "test: the background build failed (exit $$status):"; tail -n 30 $(BUILD_LOG); \
+			exit 1; \
+		fi; \
+	fi
 
 bench: setup
 	$(BIN)/python bench/run.py

@@ -1,6 +1,6 @@
 """``python -m testenv``: build the plane's programs, or run a plane in the foreground.
 
-    python -m testenv build [--kubeadm vX.Y.Z ...] [--kube-apiserver vX.Y.Z ...]
+    python -m testenv build [--all] [--kubeadm vX.Y.Z ...] [--kube-apiserver vX.Y.Z ...]
     python -m testenv up --dir DIR
 
 ``up`` writes DIR/kubeconfig (cluster-admin), prints a line ``ready`` once every manager's
@@ -66,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="VERSION",
         help="also build the kube-apiserver of this Kubernetes release (e.g. v1.35.4)",
     )
+    make.add_argument(
+        "--all",
+        action="store_true",
+        help="also every program of another release that the test suite runs (make test)",
+    )
     sub.add_parser("where", help="print the cache directory of this tree")
     args = parser.parse_args(argv)
     try:
@@ -75,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
             print(build.plane_dir())
             return 0
         root = build.ensure_built(_log)
+        if args.all:
+            for path in build.build_all(_log)[1:]:
+                print(path, flush=True)
         for version in args.kubeadm:
             print(build.build_kubeadm(version, _log))
         for version in args.kube_apiserver:

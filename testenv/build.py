@@ -348,6 +348,36 @@ def kubeadm_release(kubernetes_version: str) -> str:
         ) from None
 
 
+#: The workload minors whose REAL kube-apiserver the suite starts with every file it renders
+#: (tests/test_plane_cluster_features.py). Each one but the plane's minor is a build of the
+#: minor's release in KUBEADM_RELEASES (docs/testing.md "Every supported minor").
+APISERVER_MINORS: tuple[tuple[int, int], ...] = ((1, 32), (1, 34), (1, 35), (1, 36), (1, 37))
+
+#: The kubeadm minor that validates the configuration of a workload minor: kubeadm N accepts
+#: control planes of N-1 and N (tests/test_plane_kubeadm_minors.py, test_plane_inmemory.py).
+KUBEADM_VALIDATOR: dict[int, int] = {31: 32, 32: 32, 33: 34, 34: 34, 35: 36, 36: 36, 37: 37}
+
+
+def suite_builds() -> list[tuple[str, str]]:
+    """``(program, release)`` of every program of another release that the test suite runs,
+    in the order its tests need them: tests/conftest.py runs the modules that need them last
+    and in name order (test_plane_cluster_features: the kube-apiservers, oldest first; then
+    test_plane_inmemory and test_plane_kubeadm_minors: the kubeadms, newest first). The
+    plane's own release is in the plane (:func:`ensure_built`)."""
+    apiservers = [kubeadm_release(f"{a}.{b}") for a, b in sorted(APISERVER_MINORS)]
+    kubeadms = sorted({kubeadm_release(f"1.{m}") for m in KUBEADM_VALIDATOR.values()})
+    todo = [("kube-apiserver", r) for r in apiservers] + [("kubeadm", r) for r in kubeadms[::-1]]
+    return [(name, release) for name, release in todo if release != KUBERNETES_VERSION]
+
+
+def build_all(log: Callable[[str], None] = print) -> list[Path]:
+    """Everything the test suite runs: the plane, then :func:`suite_builds` (``python -m
+    testenv build --all``; ``make test`` runs it in the background)."""
+    built = [ensure_built(log)]
+    built += [build_release_program(name, release, log) for name, release in suite_builds()]
+    return built
+
+
 def kubeadm_path(version: str) -> Path:
     """Where :func:`build_kubeadm` puts the kubeadm of ``version`` (e.g. ``v1.35.4``)."""
     return release_program_path("kubeadm", version)

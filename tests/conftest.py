@@ -19,15 +19,35 @@ from scs_templates.helm import Helm
 from tests.support import pinned_helm, skip_or_fail
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "extra_builds: runs a Go program built after the plane (kubeadm or kube-apiserver of "
+        "another release); such modules run last (pytest_collection_modifyitems)",
+    )
+
+
+def _order(item: pytest.Item) -> int:
+    if item.get_closest_marker("extra_builds"):
+        return 2
+    if item.get_closest_marker("plane") or "plane" in getattr(item, "fixturenames", ()):
+        return 1
+    return 0
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the tests on the real plane last, in their collected order.
+    """Run the tests on the real plane last, and last of them the modules that need a
+    program built after the plane (marked ``extra_builds``); each group in collected order.
 
     The session's plane starts at the first test that needs it and holds the machine-wide
     lock of CAPD's fixed ports (testenv/plane.py) until the session ends: grouped at the
     end, the plane runs (and blocks other sessions on this machine) only while its tests
-    run, not during the whole suite.
+    run, not during the whole suite. On a fresh machine ``make test`` builds the plane and
+    then testenv.build.suite_builds() in the background, in the order of the last group:
+    the tests that need no Go program run first (on the core the build leaves), then the
+    plane's, while the build goes on, then those that wait for the rest.
     """
-    items.sort(key=lambda item: "plane" in getattr(item, "fixturenames", ()))
+    items.sort(key=_order)
 
 
 @pytest.fixture(scope="session")

@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scs_templates import api, encryption
+from testenv import build
 from tests.support import pinned_helm, skip_or_fail
 from tests.test_apiserver_minors import render_all_features, supported_minors
 
 if TYPE_CHECKING:
     from testenv import KubeAPI, Plane
 
-pytestmark = [pytest.mark.helm, pytest.mark.plane]
+pytestmark = [pytest.mark.helm, pytest.mark.plane, pytest.mark.extra_builds]
 
 
 @pytest.fixture(scope="module")
@@ -235,12 +236,13 @@ def kube_apiserver_for(minor: tuple[int, int]) -> Path:
         raise  # unreachable
 
 
-#: The supported minors whose REAL kube-apiserver loads the rendered files here. Each one not
-#: the plane's is a build of k8s.io/kubernetes at that release (~450 CPU seconds when the
+#: The supported minors whose REAL kube-apiserver loads the rendered files here (kept in
+#: testenv.build, which `python -m testenv build --all` builds ahead). Each one not the
+#: plane's is a build of k8s.io/kubernetes at that release (~450 CPU seconds when the
 #: kubeadm of the same release is cached, docs/testing.md "Every supported minor"); 1.31
 #: and 1.33 are not here yet (their builds did not finish in the session that added this
 #: test): for them only tests/test_apiserver_minors.py's static check runs.
-APISERVER_MINORS = ((1, 32), (1, 34), (1, 35), (1, 36), (1, 37))
+APISERVER_MINORS = build.APISERVER_MINORS
 
 
 def test_the_apiserver_minors_are_supported_ones() -> None:

@@ -38,7 +38,7 @@ from tests.support import settings_from_text, skip_or_fail
 if TYPE_CHECKING:
     from testenv import Plane
 
-pytestmark = [pytest.mark.helm, pytest.mark.plane]
+pytestmark = [pytest.mark.helm, pytest.mark.plane, pytest.mark.extra_builds]
 
 CLONED_FROM = "cluster.x-k8s.io/cloned-from-name"
 CONTROL_PLANE = "controlplane.cluster.x-k8s.io/v1beta2"

@@ -177,3 +177,40 @@ def test_a_signal_to_the_builder_ends_the_go_build_and_its_children(
     lock = build.cache_root() / "build.lock"
     with build.build_lock("after the signal"):  # released: taken at once
         assert lock.read_text().startswith(f"{os.getpid()} ")
+
+
+def test_the_suite_builds_cover_every_release_the_tests_run() -> None:
+    """`build --all` makes what the per-minor tests need (their lists live in testenv.build),
+    kube-apiservers first (test_plane_cluster_features runs before the kubeadm tests), then
+    the kubeadms newest first (test_plane_inmemory's 1.36 before test_plane_kubeadm_minors)."""
+    todo = build.suite_builds()
+    want_apiservers = {build.kubeadm_release(f"{a}.{b}") for a, b in build.APISERVER_MINORS}
+    want_kubeadms = {build.kubeadm_release(f"1.{m}") for m in build.KUBEADM_VALIDATOR.values()}
+    plane = {build.KUBERNETES_VERSION}
+    assert {r for n, r in todo if n == "kube-apiserver"} == want_apiservers - plane
+    assert {r for n, r in todo if n == "kubeadm"} == want_kubeadms - plane
+    names = [n for n, _ in todo]
+    assert names == sorted(names, key=lambda n: n != "kube-apiserver")
+    assert len(set(todo)) == len(todo)
+
+
+def test_build_all_on_a_warm_cache_runs_no_go_command(
+    fake_go: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from testenv.__main__ import main
+
+    root = build.plane_dir()
+    for program in build.PROGRAMS:
+        (root / "bin").mkdir(parents=True, exist_ok=True)
+        (root / "bin" / program.name).write_text("cached")
+    for tree in build.CONFIG_TREES:
+        (root / "manifests" / tree.provider).mkdir(parents=True)
+    for name, release in build.suite_builds():
+        path = build.release_program_path(name, release)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("cached")
+    assert main(["build", "--all"]) == 0
+    printed = capsys.readouterr().out.split()
+    want = [str(build.release_program_path(n, r)) for n, r in build.suite_builds()]
+    assert printed == [*want, str(root)]
+    assert calls(fake_go) == []
