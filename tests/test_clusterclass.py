@@ -1,13 +1,13 @@
 """The clusterclass template: one ClusterClass per provider and release, a topology Cluster
 per settings file, and the same settings as a classic cluster (real helm renders; the
-install guard with the real helm binaries against the FAKE Kubernetes API of tests/fakekube,
-a test double: nothing reconciles there)."""
+install guard with the real helm binaries against the REAL management plane of testenv/, on
+the test-only provider ``inmemory``)."""
 
 from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -16,9 +16,12 @@ from scs_templates.charts import chart_version
 from scs_templates.cli.main import main
 from scs_templates.errors import InputError
 from scs_templates.values import cluster_class_name
-from tests.fakekube import FakeKubeAPI
+from tests import inmemory
 from tests.fakekube.helpers import helm_tool
 from tests.support import REPO
+
+if TYPE_CHECKING:
+    from testenv import Plane
 
 DOCKER = (REPO / "examples" / "docker-dev.yaml").read_text()
 CLASS_KINDS = {
@@ -216,50 +219,56 @@ def test_a_kubernetes_upgrade_is_a_topology_version_change(helm: api.Helm) -> No
 # --------------------------------------------------------------------------- install guard
 
 
-@pytest.mark.fakekube
-@pytest.mark.filterwarnings("ignore:HTTPResponse.getheaders:DeprecationWarning")
+@pytest.mark.plane
 def test_install_refuses_switching_between_classic_and_topology(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    plane: Plane,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """The docker example on the test-only provider ``inmemory`` (tests/inmemory.py): the
+    real webhooks admit both kinds of cluster, the guard refuses the switch before helm."""
     monkeypatch.setenv("SCS_TEMPLATES_HELM", str(helm_tool(3).path))
-    classic = DOCKER
+    ns = plane.namespace("clusterclass")
+    classic = inmemory.as_inmemory(DOCKER, ns)
     assert "template: multi-md" in classic
     topology = classic.replace("template: multi-md", "template: clusterclass")
-    with FakeKubeAPI() as fake:
-        config = str(fake.write_kubeconfig(tmp_path / "kubeconfig", contexts=("fake",)))
+    config = str(plane.kubeconfig)
+    capi = "cluster.x-k8s.io/v1beta2"
 
-        def install(text: str, file: str) -> int:
-            path = tmp_path / file
-            path.write_text(text)
-            return main(["install", str(path), "--kubeconfig", config])
+    def install(text: str, file: str) -> int:
+        path = tmp_path / file
+        path.write_text(text)
+        return main(["install", str(path), "--kubeconfig", config])
 
+    def names(api_version: str, kind: str) -> list[str]:
+        return sorted(o["metadata"]["name"] for o in plane.api.list(api_version, kind, ns))
+
+    with inmemory.registered(vm_startup=inmemory.NEVER):  # nothing here needs machines
         assert install(classic, "classic.yaml") == 0
         capsys.readouterr()
         assert install(topology, "topology.yaml") == 2
         err = capsys.readouterr().err.strip()
         assert err.count("\n") == 0 and "Traceback" not in err
         assert "refusing to switch dev from template 'multi-md' to 'clusterclass'" in err
-        assert fake.objects("ClusterClass", "default") == []
-        assert len(fake.objects("KubeadmControlPlane", "default")) == 1
+        assert names(capi, "ClusterClass") == []
+        assert len(names("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane")) == 1
 
         # the other way round: a topology cluster stays one
         other = topology.replace("name: dev", "name: topo")
         assert install(other, "topo.yaml") == 0
         capsys.readouterr()
-        assert [c["metadata"]["name"] for c in fake.objects("ClusterClass", "default")] == [
-            cluster_class_name("docker")
-        ]
+        assert names(capi, "ClusterClass") == [cluster_class_name("inmemory")]
         assert (
             install(other.replace("template: clusterclass", "template: multi-md"), "t2.yaml") == 2
         )
         assert "refusing to switch topo from template 'clusterclass' to 'multi-md'" in (
             capsys.readouterr().err
         )
-        assert fake.objects("MachineDeployment", "default") != []  # only dev's, untouched
-        assert all(
-            md["metadata"]["name"].startswith("capi-dev-")
-            for md in fake.objects("MachineDeployment", "default")
-        )
+    # dev's MachineDeployments are there; none was rendered for topo as a classic cluster
+    deployments = names(capi, "MachineDeployment")
+    assert [n for n in deployments if n.startswith("capi-dev-")] != []
+    assert [n for n in deployments if n.startswith("capi-topo-")] == []
 
 
 def test_install_moves_a_topology_cluster_onto_a_new_class_only_when_asked() -> None:

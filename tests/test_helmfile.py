@@ -2,13 +2,18 @@
 
 Uses the real pinned helmfile 0.166 and helm 3 (skip without them, fail in CI). A TEST DOUBLE
 for helmfile checks the command line and environment without running anything real.
+``sync`` and ``destroy`` run against the REAL management plane (testenv/), on the test-only
+provider ``inmemory`` (tests/inmemory.py): the real controllers make the cluster Available
+and tear it down.
 """
 
 from __future__ import annotations
 
 import json
 import stat
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -17,7 +22,12 @@ from scs_templates.errors import ToolNotFoundError
 from scs_templates.helmfile import Helmfile, HelmfileError, helmfile_dir
 from scs_templates.settings.versions import TESTED_PATCHES
 from scs_templates.toolchain import Tool, find_helm_for_helmfile, find_helmfile
-from tests.support import EXAMPLES, REPO, skip_or_fail
+from tests import inmemory
+from tests.inmemory import BOOTSTRAP, CAPI, INFRA
+from tests.support import EXAMPLES, REPO, settings_from_text, skip_or_fail
+
+if TYPE_CHECKING:
+    from testenv import Plane
 
 V137 = f"v1.37.{TESTED_PATCHES[(1, 37)]}"  # the examples run 1.37.x
 
@@ -120,7 +130,9 @@ def test_command_line_environment_and_error(tmp_path: Path) -> None:
     )
     settings = api.load_settings(MINIMAL).settings
     with pytest.raises(HelmfileError) as caught:
-        hf.sync(settings, kubeconfig="/k/config")
+        # sync's helmfile call (sync first creates Secrets through the API: on the real plane,
+        # test_helmfile_sync_and_destroy_on_the_real_plane below)
+        hf.run(settings, ["sync", "--skip-deps"], cluster=True, kubeconfig="/k/config")
     assert str(caught.value) == (
         "helmfile sync failed (exit 1): Error: values don't meet the specifications:\n"
         "- a: wrong\n- b: wrong"
@@ -141,3 +153,63 @@ def test_command_line_environment_and_error(tmp_path: Path) -> None:
     assert not Path(f"{log}.stdin").exists()  # stdin is /dev/null: never interactive
     # The state directory (with the 0600 values) is gone after the call.
     assert not Path(env["HELMFILE_TEMPDIR"]).exists()
+
+
+@pytest.mark.helm
+@pytest.mark.plane
+def test_helmfile_sync_and_destroy_on_the_real_plane(plane: Plane, tmp_path: Path) -> None:
+    """``sync`` installs the same objects as ``install`` and, as install does, creates the
+    encryption key Secret first: the real controllers make the cluster Available (without
+    the key the control plane gets no bootstrap data). ``destroy`` deletes the Cluster first
+    and waits for the real controllers, then the release, kept templates and Secrets."""
+    from scs_templates import lifecycle
+    from scs_templates.helm import Helm
+    from tests.fakekube.helpers import helm_tool, helmfile_tool
+
+    ns = plane.namespace("helmfile")
+    kubeconfig = str(plane.kubeconfig)
+    text = inmemory.as_inmemory((REPO / "examples" / "docker-dev.yaml").read_text(), ns)
+    runner = Helmfile(helmfile_tool(), helm_tool(3), kubeconfig=kubeconfig, home=tmp_path / "hf")
+    helm = Helm(helm_tool(3), kubeconfig=kubeconfig, home=tmp_path / "helm")
+
+    def key() -> object:
+        secret = plane.api.get("v1", "Secret", ns, "capi-dev-encryption")
+        return None if secret is None else secret["data"]
+
+    def available() -> bool:
+        cluster = plane.api.get(CAPI, "Cluster", ns, "dev") or {}
+        conditions = (cluster.get("status") or {}).get("conditions") or []
+        return any(c["type"] == "Available" and c["status"] == "True" for c in conditions)
+
+    with inmemory.registered():
+        settings = settings_from_text(text)
+        assert key() is None
+        runner.sync(settings)
+        first_key = key()
+        assert first_key is not None
+        release = helm.status("dev", namespace=ns)
+        assert release is not None and release.status == "deployed"
+        assert lifecycle.diff(settings, helm=helm).changes == []  # same objects as install
+        deadline = time.monotonic() + inmemory.STEP_TIMEOUT
+        while not available():
+            plane.check()
+            assert time.monotonic() < deadline, "the Cluster did not become Available"
+            time.sleep(1)
+        runner.sync(settings)  # again: a new revision, the key is kept
+        again = helm.status("dev", namespace=ns)
+        assert again is not None and again.revision == 2
+        assert key() == first_key
+
+        result = runner.destroy(settings, timeout=inmemory.STEP_TIMEOUT, poll_interval=0.5)
+    assert result.cluster_deleted and result.release_uninstalled
+    assert helm.status("dev", namespace=ns) is None
+    for api_version, kind in (
+        (CAPI, "Cluster"),
+        (CAPI, "Machine"),
+        (INFRA, "DevCluster"),
+        (INFRA, "DevMachine"),
+        (INFRA, "DevMachineTemplate"),
+        (BOOTSTRAP, "KubeadmConfigTemplate"),
+    ):
+        assert plane.api.list(api_version, kind, ns) == [], kind
+    assert key() is None

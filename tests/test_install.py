@@ -752,32 +752,6 @@ def test_upgrade_while_the_cluster_is_still_provisioning(
     assert md is not None and md["spec"]["replicas"] == 2
 
 
-# --------------------------------------------------------------------------- helmfile
-
-
-def test_helmfile_sync_and_destroy_with_helm3(
-    fake: FakeKubeAPI,
-    kubeconfig: str,
-    tmp_path: Path,
-) -> None:
-    from scs_templates.helmfile import Helmfile
-    from tests.fakekube.helpers import helmfile_tool
-
-    runner = Helmfile(helmfile_tool(), helm_tool(3), kubeconfig=kubeconfig, home=tmp_path / "hf")
-    settings = settings_from_text(docker_text())
-    runner.sync(settings)
-    assert [c["metadata"]["name"] for c in fake.objects("Cluster", "default")] == ["dev"]
-    helm = Helm(helm_tool(3), kubeconfig=kubeconfig, home=tmp_path / "helm")
-    release = helm.status("dev", namespace="default")
-    assert release is not None and release.status == "deployed"
-    assert lifecycle.diff(settings, helm=helm).changes == []  # same objects as install
-
-    runner.destroy(settings)
-    assert helm.status("dev", namespace="default") is None
-    assert fake.objects("Cluster", "default") == []
-    assert fake.objects("DockerMachineTemplate", "default")  # kept: delete removes them
-
-
 def test_cluster_kubeconfig_secret_is_read(fake: FakeKubeAPI, kube: KubeClient) -> None:
     import base64
 

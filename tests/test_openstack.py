@@ -634,28 +634,31 @@ def test_server_groups_need_a_compute_endpoint(conn: Any) -> None:
 # --------------------------------------------------------------------------- install path
 
 
+@pytest.mark.plane
 def test_install_path_preflight_then_credentials(
-    conn: Any, admin: Any, demo: Tenant, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    conn: Any, admin: Any, demo: Tenant, monkeypatch: pytest.MonkeyPatch, plane: Any
 ) -> None:
-    """What `install` does on OpenStack, against the REAL Keystone and Neutron and a FAKE
-    Kubernetes API (test double) holding the management cluster's credentials Secret."""
+    """What `install` does on OpenStack, against the REAL Keystone and Neutron and the REAL
+    management plane (testenv/) holding the cluster's credentials Secret: a credential that
+    still authenticates is reused from the Secret there."""
+    from scs_templates import lifecycle
     from scs_templates.errors import ToolError
     from scs_templates.kube import KubeClient
     from scs_templates.openstack import provision
-    from tests.fakekube import FakeKubeAPI
 
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(demo.clouds_yaml))
     cluster = _unique("inst")
     no_groups = "    antiAffinity: {controlPlane: none, workers: none}\n"
+    namespace = plane.namespace("openstack")
     settings = parse_settings_text(
-        _settings_text(cluster, "10.67.0.0/20").replace(
-            "    cloud: demo\n", "    cloud: demo\n" + no_groups
-        )
+        _settings_text(cluster, "10.67.0.0/20")
+        .replace("    cloud: demo\n", "    cloud: demo\n" + no_groups)
+        .replace(f"  name: {cluster}\n", f"  name: {cluster}\n  namespace: {namespace}\n", 1)
     ).settings
-    fake = FakeKubeAPI().start()
+    assert settings.metadata.namespace == namespace
     external = None
     try:
-        kube = KubeClient(str(fake.write_kubeconfig(tmp_path / "mgmt.kubeconfig")))
+        kube = KubeClient(str(plane.kubeconfig))
         lines: list[str] = []
         # No external network: the preflight stops the install before anything is created.
         if not any(n.is_router_external for n in admin.network.networks()):
@@ -683,11 +686,22 @@ def test_install_path_preflight_then_credentials(
         assert len(secret) > 20
         assert secret in secrets["cloud.conf"]
         assert all(secret not in line for line in lines)  # progress lines never show it
+
+        # the next install reads the Secret from the management cluster and reuses the
+        # credential that still authenticates (no new one, the same secret)
+        assert lifecycle.store_credentials(kube, settings, secrets)
+        lines.clear()
+        again = provision.cluster_secrets(settings, kube=kube, progress=lines.append)
+        assert again == secrets
+        assert not any("created" in line for line in lines), lines
+        assert any(
+            line.startswith("application credential") and line.endswith(": reused")
+            for line in lines
+        ), lines
     finally:
         provision.release_cluster_resources(settings)
         if external is not None:
             admin.network.delete_network(external.id)
-        fake.stop()
 
 
 @pytest.mark.openstack

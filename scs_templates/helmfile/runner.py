@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from scs_templates.charts import ChartRef
+    from scs_templates.lifecycle import DeleteResult
+    from scs_templates.providers import CloudOptions
     from scs_templates.settings.model import ClusterSettings
 
 log = logging.getLogger(__name__)
@@ -231,16 +233,59 @@ class Helmfile(HelmfileProcess):
     ) -> str:
         """``helmfile sync`` to the management cluster (no helm-diff plugin needed).
 
-        OpenStack: the credentials Secret must exist first (``lifecycle.store_credentials``
-        or the manifest of ``openstack appcred create --write-secret``).
+        First, as ``install`` does (``lifecycle.ensure_release_secrets``): the registry
+        mirrors' credentials Secrets are checked and the encryption key Secret is created
+        when missing. OpenStack: the credentials Secret must exist first
+        (``lifecycle.store_credentials`` or the manifest of ``openstack appcred create
+        --write-secret``).
         """
+        from scs_templates.kube import KubeClient
+        from scs_templates.lifecycle import ensure_release_secrets
+
+        with KubeClient(kubeconfig or self.kubeconfig, self.kube_context) as client:
+            ensure_release_secrets(client, settings)
         done = self.run(settings, ["sync", "--skip-deps"], cluster=True, kubeconfig=kubeconfig)
         return done.stdout
 
-    def destroy(self, settings: ClusterSettings, *, kubeconfig: str | None = None) -> str:
-        """``helmfile destroy``: uninstall the cluster's releases (never prompts)."""
-        done = self.run(settings, ["destroy", "--skip-deps"], cluster=True, kubeconfig=kubeconfig)
-        return done.stdout
+    def destroy(
+        self,
+        settings: ClusterSettings,
+        *,
+        kubeconfig: str | None = None,
+        timeout: float | None = None,
+        poll_interval: float | None = None,
+        cloud: CloudOptions | None = None,
+    ) -> DeleteResult:
+        """Delete the cluster as ``scs-templates delete`` does, with ``helmfile destroy``
+        (never prompts) in place of ``helm uninstall`` (``lifecycle.delete``): the Cluster
+        object first, waiting until Cluster API has torn it down (``timeout``), then the
+        releases, the kept templates and the Secrets, then the provider's cloud resources
+        (``cloud``).
+
+        Why not ``helmfile destroy`` alone: it deletes every object of the release at once,
+        the infrastructure cluster together with the machines; on the real plane CAPD's
+        machines then stay Deleting (their infrastructure cluster is gone) and the Cluster
+        never goes (docs/helmfile.md).
+        """
+        from scs_templates.helm import Helm
+        from scs_templates.lifecycle import DEFAULT_POLL_INTERVAL, DEFAULT_WAIT_TIMEOUT, delete
+
+        config = kubeconfig or self.kubeconfig
+        helm = Helm(self.helm, kubeconfig=config, kube_context=self.kube_context, home=self.home)
+
+        def uninstall() -> None:
+            self.run(settings, ["destroy", "--skip-deps"], cluster=True, kubeconfig=kubeconfig)
+
+        return delete(
+            settings,
+            helm=helm,
+            kubeconfig=config,
+            context=self.kube_context,
+            timeout=timeout if timeout is not None else DEFAULT_WAIT_TIMEOUT,
+            poll_interval=poll_interval if poll_interval is not None else DEFAULT_POLL_INTERVAL,
+            cloud=cloud,
+            uninstall=uninstall,
+        )
 
 
 def _needs_dependency_build(chart: Path) -> bool:

@@ -36,6 +36,7 @@ from scs_templates.lifecycle.diff_step import DiffResult, ObjectChange, diff
 from scs_templates.lifecycle.install_step import (
     InstallResult,
     check_registry_credentials,
+    ensure_release_secrets,
     install,
     store_credentials,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "check_version_change",
     "delete",
     "diff",
+    "ensure_release_secrets",
     "install",
     "installed_kubernetes_version",
     "prepare_class",

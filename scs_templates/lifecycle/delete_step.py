@@ -31,6 +31,8 @@ from scs_templates.lifecycle.wait import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scs_templates.helm import Helm
     from scs_templates.kube import KubeClient
     from scs_templates.providers import CloudOptions
@@ -89,12 +91,14 @@ def delete(
     keep_volumes: bool = False,
     dry_run: bool = False,
     workload: KubeClient | None = None,
+    uninstall: Callable[[], object] | None = None,
 ) -> DeleteResult:
     """Delete the cluster, in order, as ``scs-templates delete`` does: (a) while the workload
     cluster is reachable, its Gateways, LoadBalancer Services and PersistentVolumeClaims,
     waiting until the cloud controller manager and CSI driver have removed what they
     created (:mod:`scs_templates.workload_cleanup`; ``keep_volumes`` lists the claims
-    instead); (b) the Cluster object, waiting until it is gone; then the release, the kept
+    instead); (b) the Cluster object, waiting until it is gone; then the release (``uninstall``,
+    default ``helm uninstall``; ``Helmfile.destroy`` passes ``helmfile destroy``), the kept
     templates and the credentials Secret; (c) the provider releases what is left in the
     cloud (OpenStack: load balancers, floating IPs, security groups, volumes and snapshots,
     leftover ports and network, server groups, the per-cluster application credential:
@@ -152,7 +156,10 @@ def delete(
     if release is not None and progress:
         progress(f"{'would uninstall' if dry_run else 'uninstalling'} release {target.release}")
     if release is not None and not dry_run:
-        runner.uninstall(target.release, namespace=target.namespace)
+        if uninstall is not None:
+            uninstall()
+        else:
+            runner.uninstall(target.release, namespace=target.namespace)
 
     # What helm keeps (and the credentials): the current manifest's kept objects by name, and
     # every object of the kept kinds (older template generations too) by the cluster label.

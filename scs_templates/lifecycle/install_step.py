@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "InstallResult",
     "check_registry_credentials",
+    "ensure_release_secrets",
     "install",
     "store_credentials",
 ]
@@ -151,13 +152,8 @@ def install(
             )
     chart = chart_for(settings.spec.provider)
     if client is not None:
-        check_registry_credentials(client, settings)
-    if client is not None and encrypt:
-        from scs_templates import encryption
-
         # before the release: the control plane's bootstrap data reads the key from it
-        if encryption.ensure_secret(client, settings) and progress:
-            progress(f"created the encryption key Secret {encryption.secret_name(settings)}")
+        ensure_release_secrets(client, settings, progress)
     if new_class is not None:
         from scs_templates.render import split_documents
 
@@ -214,6 +210,23 @@ def install(
         state,
         pruned,
     )
+
+
+def ensure_release_secrets(
+    client: KubeClient, settings: ClusterSettings, progress: Progress | None = None
+) -> None:
+    """What the cluster's release needs on the management cluster before it is installed,
+    for every path that installs it (``install``, ``Helmfile.sync``): the registry mirrors'
+    credentials Secrets complete (:func:`check_registry_credentials`) and, with encryption at
+    rest, the key Secret (:func:`scs_templates.encryption.ensure_secret`: created once, an
+    existing one kept). Without the key Secret the bootstrap controller writes no bootstrap
+    data for the control plane and the cluster never starts."""
+    check_registry_credentials(client, settings)
+    if settings.spec.security.encryption_at_rest.enabled:
+        from scs_templates import encryption
+
+        if encryption.ensure_secret(client, settings) and progress:
+            progress(f"created the encryption key Secret {encryption.secret_name(settings)}")
 
 
 def check_registry_credentials(client: KubeClient, settings: ClusterSettings) -> None:

@@ -1,12 +1,15 @@
 """A FAKE Kubernetes API server for tests: a test double, never a real cluster.
 
 Kept for FAULT INJECTION only: what a real API server cannot be made to do on purpose (die
-mid-request, answer slowly, fail the next call, hold a deletion). Everything else belongs on
+mid-request, answer slowly, fail exactly the next call). Everything else belongs on
 the real management plane (the ``plane`` fixture, ``testenv/``, docs/testing.md), which runs
-the real kube-apiserver and Cluster API controllers. Tests still on the fake that do not
-inject faults are listed in docs/testing.md as not yet moved.
+the real kube-apiserver and Cluster API controllers; a healthy real server is made to
+misbehave with real mechanisms there (a finalizer holds a deletion, a
+ValidatingAdmissionPolicy refuses a write, a closed port is an unreachable server). Every
+remaining use of this fake, with its reason, is listed in docs/testing.md ("What is still a
+double, and why").
 
-See :class:`FakeKubeAPI` and ``docs/install.md`` ("How the tests use a fake API").
+See :class:`FakeKubeAPI`.
 """
 
 from __future__ import annotations
