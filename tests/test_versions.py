@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from scs_templates import version_numbers
 from scs_templates.cli.main import main
 from scs_templates.services.catalogue import CATALOGUE, default_version, service_info
 from scs_templates.services.releases import service_releases
@@ -251,9 +252,9 @@ def test_holds_come_from_the_inputs_with_a_reason() -> None:
     for release, hold in INPUTS["holds"].items():
         entry = VERSIONS.services[release]
         assert entry.hold == hold and hold["reason"]
-        below = maintainer.stable(hold["below"])
+        below = version_numbers.exact(hold["below"])
         assert below is not None
-        assert all(maintainer.stable(v) < below for v in entry.by_minor.values())  # type: ignore[operator]
+        assert all(version_numbers.exact(v) < below for v in entry.by_minor.values())  # type: ignore[operator]
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ with the way out, before anything is touched.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from scs_templates import version_numbers
 from scs_templates.errors import InputError
 from scs_templates.lifecycle.target import release_objects
 from scs_templates.settings.versions import KubernetesVersion
@@ -31,14 +31,9 @@ __all__ = [
 ]
 
 
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)")
-
-
 def _parse_installed(text: Any) -> KubernetesVersion | None:
-    match = _VERSION.match(str(text or "").strip())
-    if not match:
-        return None
-    return KubernetesVersion(int(match[1]), int(match[2]), int(match[3]))
+    found = version_numbers.leading(str(text or ""))
+    return None if found is None else KubernetesVersion(*found)
 
 
 def values_kubernetes_version(values: Mapping[str, Any]) -> KubernetesVersion:

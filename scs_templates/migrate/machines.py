@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from scs_templates.migrate.shapes import K8S_VERSION, Problem, int_value, list_value, scalar
+from scs_templates import version_numbers
+from scs_templates.migrate.shapes import Problem, int_value, list_value, scalar
 from scs_templates.settings.versions import SUPPORTED_MINORS, TESTED_PATCHES
 
 if TYPE_CHECKING:
@@ -28,10 +29,11 @@ def kubernetes_version(m: Migration, entry: Entry, info: KeyInfo) -> None:
     if text is None:
         m.empty(info, "the default version of scs-templates is used")
         return
-    match = K8S_VERSION.match(text)
-    if not match:
+    parts = version_numbers.kubernetes(text)
+    if parts is None:
         raise Problem(f"{text!r} is not a Kubernetes version such as v1.28.x or v1.28.5")
-    major, minor, patch = int(match["major"]), int(match["minor"]), match["patch"]
+    major, minor, patch_number = parts
+    patch = "x" if patch_number is None else patch_number
     m.k8s_minor = (major, minor)
     low, high = SUPPORTED_MINORS[0], SUPPORTED_MINORS[-1]
     notes: list[str] = []

@@ -74,7 +74,6 @@ def int_value(entry: Entry) -> int | None:
 
 SERVICE_VERSION = re.compile(r"^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 _VERSIONISH = re.compile(r"^v?\d+(\.\d+)*([-+][0-9A-Za-z.-]+)?$")
-K8S_VERSION = re.compile(r"^v?(?P<major>\d+)\.(?P<minor>\d+)\.(?P<patch>\d+|x)$")
 
 _MANIFEST_NOTE = (
     "KaaS v1 versions were manifest/release versions, which may not match the chart "

@@ -16,9 +16,9 @@ published image resolves to the newest published image of its minor, and says so
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from scs_templates import version_numbers
 from scs_templates.errors import InputError
 from scs_templates.versions import KindImage, table
 
@@ -28,13 +28,6 @@ _TABLE = table()
 TESTED_PATCHES: dict[tuple[int, int], int] = {m.minor: m.patch for m in _TABLE.minors}
 SUPPORTED_MINORS: tuple[tuple[int, int], ...] = tuple(sorted(TESTED_PATCHES))
 DEFAULT_VERSION = f"{_TABLE.default_minor.name}.x"
-
-#: ASCII digits only and ``\Z`` (Python's ``$`` also matches before a trailing newline); the
-#: patch has at most 4 digits: helm parses ``--kube-version`` segments as uint64.
-_VERSION_RE = re.compile(
-    r"\Av?(?P<major>0|[1-9][0-9]{0,3})\.(?P<minor>0|[1-9][0-9]{0,3})"
-    r"\.(?P<patch>0|[1-9][0-9]{0,3}|x)\Z"
-)
 
 
 @dataclass(frozen=True, order=True)
@@ -77,20 +70,19 @@ def parse_version(text: str) -> KubernetesVersion:
 
     Raises ValueError with a message fit for a settings problem.
     """
-    match = _VERSION_RE.match(text.strip())
-    if not match:
+    parts = version_numbers.kubernetes(text)
+    if parts is None:
         raise ValueError(
             f"{text!r} is not a Kubernetes version; write it as 1.37.x (newest patch in the "
             "versions table) or 1.37.2"
         )
-    major, minor = int(match["major"]), int(match["minor"])
+    major, minor, patch_number = parts
     if (major, minor) not in TESTED_PATCHES:
         raise ValueError(
             f"Kubernetes {major}.{minor} is outside the supported range ({supported_range_text()}"
             f", the workload cluster versions of Cluster API {_TABLE.cluster_api.release})"
         )
-    patch_text = match["patch"]
-    patch = TESTED_PATCHES[(major, minor)] if patch_text == "x" else int(patch_text)
+    patch = TESTED_PATCHES[(major, minor)] if patch_number is None else patch_number
     return KubernetesVersion(major, minor, patch)
 
 

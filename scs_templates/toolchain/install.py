@@ -40,8 +40,8 @@ from scs_templates.toolchain import pins
 from scs_templates.toolchain.resolve import (
     SOURCE_CACHE,
     Tool,
-    parse_version,
     tool_version,
+    tool_version_numbers,
     tools_dir,
 )
 
@@ -156,7 +156,7 @@ def _installed_tools(root: Path, wheel: pins.WheelPin) -> list[Tool] | None:
             return None
         if not path.is_file() or marker.get("size") != stat.st_size or not os.access(path, os.X_OK):
             return None
-        major = parse_version(binary.version)[0]
+        major = tool_version_numbers(binary.version)[0]
         tools.append(Tool(binary.tool, path, binary.version, major, SOURCE_CACHE))
     return tools
 
@@ -198,7 +198,7 @@ def _install_wheels(
                 json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8"
             )
             final = root / binary.dirname / binary.tool
-            tool = Tool(binary.tool, final, version, parse_version(version)[0], SOURCE_CACHE)
+            tool = Tool(binary.tool, final, version, tool_version_numbers(version)[0], SOURCE_CACHE)
             staged.append((binary, directory, tool))
         layer.unlink()
     # 3. Commit: one rename per tool, each directory complete or absent.

@@ -19,8 +19,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from scs_templates import version_numbers
 from scs_templates.errors import ToolError, ToolNotFoundError
 from scs_templates.toolchain import pins
+from scs_templates.version_numbers import Version
 
 ENV_HELM = "SCS_TEMPLATES_HELM"
 ENV_HELM4 = "SCS_TEMPLATES_HELM4"
@@ -34,7 +36,6 @@ SOURCE_CACHE = "cache"
 #: A version check that takes longer than this is treated as a broken binary.
 VERSION_TIMEOUT_SECONDS = 30.0
 
-_SEMVER = re.compile(r"(?<![\w.])v?(\d+)\.(\d+)\.(\d+)")
 _HELMFILE_VERSION_LINE = re.compile(r"^\s*Version\s+v?(\d+\.\d+\.\d+)", re.MULTILINE)
 
 _INSTALL_HINT = "run `scs-templates tools install`"
@@ -57,20 +58,20 @@ class Tool:
     @property
     def version_info(self) -> tuple[int, int, int]:
         """The version as a comparable tuple, e.g. ``(3, 15, 3)``."""
-        return parse_version(self.version)
+        return tool_version_numbers(self.version)
 
 
-def parse_version(text: str) -> tuple[int, int, int]:
-    """Parse ``"v3.15.3+g3bb50bb"`` or ``"0.166.0"`` into ``(major, minor, patch)``."""
-    match = _SEMVER.search(text)
-    if not match:
+def tool_version_numbers(text: str) -> Version:
+    """``"v3.15.3+g3bb50bb"`` or ``"0.166.0"`` -> ``(major, minor, patch)``; ToolError if none."""
+    found = version_numbers.first_in(text)
+    if found is None:
         raise ToolError(f"cannot read a version from {text.strip()[:80]!r}")
-    return int(match.group(1)), int(match.group(2)), int(match.group(3))
+    return found
 
 
 def is_supported(name: str, version: str) -> bool:
     """helm 3.15+ or 4.x; helmfile 0.166+ (older ones miss flags the project relies on)."""
-    major, minor, patch = parse_version(version)
+    major, minor, patch = tool_version_numbers(version)
     if name == "helm":
         return (major == 3 and minor >= 15) or major == 4
     if name == "helmfile":
@@ -218,7 +219,7 @@ def _cached_version(path: str, mtime_ns: int, size: int, kind: str) -> str:
         line = _HELMFILE_VERSION_LINE.search(output)
         if line:
             return line.group(1)
-    major, minor, patch = parse_version(output)
+    major, minor, patch = tool_version_numbers(output)
     return f"{major}.{minor}.{patch}"
 
 
@@ -237,7 +238,7 @@ def _executable(candidate: str | Path) -> Path | None:
 def _make_tool(name: str, path: Path, source: str) -> Tool:
     version = tool_version(path, name)
     return Tool(
-        name=name, path=path, version=version, major=parse_version(version)[0], source=source
+        name=name, path=path, version=version, major=tool_version_numbers(version)[0], source=source
     )
 
 

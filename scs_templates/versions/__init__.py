@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scs_templates.version_numbers import Minor
+from scs_templates.version_numbers import minor as minor_of
+
 __all__ = [
     "KindImage",
     "MinorRelease",
@@ -33,13 +36,6 @@ __all__ = [
 ]
 
 TABLE_PATH = Path(__file__).resolve().parent / "table.json"
-
-Minor = tuple[int, int]
-
-
-def _minor(text: str) -> Minor:
-    major, _, minor = text.partition(".")
-    return int(major), int(minor)
 
 
 def _patch_number(version: str) -> int:
@@ -189,7 +185,7 @@ def parse_table(data: Mapping[str, Any]) -> VersionTable:
     capi = data["clusterAPI"]
     minors = tuple(
         MinorRelease(
-            minor=_minor(key),
+            minor=minor_of(key),
             patch=_patch_number(entry["patch"]),
             patch_source=str(entry["patchSource"]),
             end_of_life=entry["endOfLife"]["date"],
@@ -200,7 +196,7 @@ def parse_table(data: Mapping[str, Any]) -> VersionTable:
                 for i in entry["kindImages"]
             ),
         )
-        for key, entry in sorted(data["kubernetes"].items(), key=lambda kv: _minor(kv[0]))
+        for key, entry in sorted(data["kubernetes"].items(), key=lambda kv: minor_of(kv[0]))
     )
     services = {
         release: ServiceDefault(
@@ -216,8 +212,8 @@ def parse_table(data: Mapping[str, Any]) -> VersionTable:
         read_on=str(data["readOn"]),
         sources=sources,
         cluster_api=_provider("cluster-api", capi),
-        workload_minors=tuple(_minor(m) for m in capi["workloadMinors"]),
-        management_minors=tuple(_minor(m) for m in capi["managementMinors"]),
+        workload_minors=tuple(minor_of(m) for m in capi["workloadMinors"]),
+        management_minors=tuple(minor_of(m) for m in capi["managementMinors"]),
         providers={name: _provider(name, p) for name, p in data["providers"].items()},
         kind_mapper_from=str(data["providers"]["docker"].get("kindMapperFrom", "")),
         minors=minors,

@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from scs_templates.helm.process import ProcessTimeout, run
+from scs_templates.version_numbers import Minor, minor_text
+from scs_templates.version_numbers import exact as stable
 
 HERE = Path(__file__).resolve().parent
 TABLE_PATH = HERE / "table.json"
@@ -56,8 +58,6 @@ GO_TIMEOUT = 600.0
 #: Charts whose release line follows the Kubernetes minor (chart 2.M.x is for Kubernetes 1.M).
 MINOR_BOUND_CHARTS = frozenset({"openstack-cloud-controller-manager", "openstack-cinder-csi"})
 
-Minor = tuple[int, int]
-
 
 class UpdateError(Exception):
     """A source could not be read or does not say what the table needs."""
@@ -65,27 +65,10 @@ class UpdateError(Exception):
 
 # --------------------------------------------------------------------------- parsing (pure)
 
-_STABLE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
-
-
-def stable(text: str) -> tuple[int, int, int] | None:
-    """``v1.36.3`` -> (1, 36, 3); pre-releases and other strings -> None."""
-    match = _STABLE.match(text.strip())
-    return (int(match[1]), int(match[2]), int(match[3])) if match else None
-
 
 def _minor_of(tag: str) -> Minor | None:
     parsed = stable(tag)
     return parsed[:2] if parsed else None
-
-
-def minor_text(minor: Minor) -> str:
-    return f"{minor[0]}.{minor[1]}"
-
-
-def parse_minor(text: str) -> Minor:
-    major, _, minor = text.partition(".")
-    return int(major), int(minor)
 
 
 def newest_patches(tags: Iterable[str]) -> dict[Minor, int]:
