@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from scs_templates.errors import InputError, ToolError
+from scs_templates.labels import CLUSTER_LABEL, CLUSTERCTL_MOVE_LABEL
 from scs_templates.settings import naming
 
 if TYPE_CHECKING:
@@ -141,10 +142,7 @@ def next_keys(keys: list[Key], step: RotationStep, new: Key | None = None) -> li
 def _labels(settings: ClusterSettings) -> dict[str, str]:
     # the cluster label lets `delete` find and remove it once the Cluster is gone;
     # clusterctl move takes it along with the cluster.
-    return {
-        "scs.community/cluster": settings.name,
-        "clusterctl.cluster.x-k8s.io/move": "true",
-    }
+    return {CLUSTER_LABEL: settings.name, CLUSTERCTL_MOVE_LABEL: "true"}
 
 
 def ensure_secret(kube: KubeClient, settings: ClusterSettings) -> bool:

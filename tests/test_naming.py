@@ -120,3 +120,31 @@ def test_every_name_of_valid_settings_fits(
 def test_fit_always_gives_a_dns_label(parts: list[str]) -> None:
     name = naming.fit("-".join(parts))
     assert is_dns_label(name), name
+
+
+def test_per_cluster_names_fit_their_limit() -> None:
+    assert naming.per_cluster("prod", "cert-manager") == "prod-cert-manager"
+    long = naming.per_cluster("c" * 50, "cluster-autoscaler", 53)
+    assert len(long) == 53 and is_dns_label(long, 53)
+    assert naming.full_name("capi", "prod", "md-0") == "capi-prod-md-0"
+    assert naming.resource_name("capi", "x" * 70) == naming.fit(naming.full_name("capi", "x" * 70))
+
+
+def test_names_and_labels_are_written_once() -> None:
+    """The kubeconfig Secret's name and the project's labels live in naming.py and labels.py;
+    everywhere else asks them (a hand-written copy is found here)."""
+    from tests.support import REPO
+
+    owners = {"scs_templates/settings/naming.py", "scs_templates/labels.py"}
+    written = re.compile(
+        r'[\w}]-kubeconfig"|"scs\.community/|"app\.kubernetes\.io/(managed-by|component)"'
+        r'|"clusterctl\.cluster\.x-k8s\.io/move"|"node-restriction\.kubernetes\.io"'
+    )
+    offenders = [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in sorted((REPO / "scs_templates").rglob("*.py"))
+        if str(path.relative_to(REPO)) not in owners
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if written.search(line)
+    ]
+    assert offenders == []

@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING, Any
 from scs_templates import atomic
 from scs_templates.errors import InputError
 from scs_templates.gitops.objects import (
-    MANAGED_BY,
     PRUNE_ANNOTATION,
     ClusterObjects,
     GitopsOptions,
     cluster_objects,
 )
+from scs_templates.labels import MANAGED_BY_LABEL, MANAGER
 
 if TYPE_CHECKING:
     from scs_templates.settings.model import ClusterSettings
@@ -96,7 +96,7 @@ def _namespace(name: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": MANAGED_BY}},
+        "metadata": {"name": name, "labels": {MANAGED_BY_LABEL: MANAGER}},
     }
 
 

@@ -14,6 +14,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scs_templates.errors import InputError
+from scs_templates.labels import (
+    CLUSTER_LABEL,
+    COMPONENT_LABEL,
+    MANAGED_BY_LABEL,
+    MANAGER,
+    SERVICE_LABEL,
+)
+from scs_templates.settings.naming import kubeconfig_secret
 
 if TYPE_CHECKING:
     from scs_templates.gitops.sources import ChartSourceSpec
@@ -22,7 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HELM_API",
-    "MANAGED_BY",
     "ClusterObjects",
     "GitopsOptions",
     "cluster_objects",
@@ -31,8 +38,6 @@ __all__ = [
 HELM_API = "helm.toolkit.fluxcd.io/v2"
 SOURCE_API = "source.toolkit.fluxcd.io/v1"
 ADDONS_API = "addons.cluster.x-k8s.io/v1beta2"
-MANAGED_BY = "scs-templates"
-CLUSTER_LABEL = "scs.community/cluster"
 #: Flux's kustomize-controller never deletes an object with this annotation when it
 #: disappears from the repository: a cluster is deleted on purpose (``scs-templates delete``
 #: or removing the annotation first), never because a file went missing.
@@ -67,8 +72,8 @@ class ClusterObjects:
 
 def _labels(settings: ClusterSettings, component: str) -> dict[str, str]:
     return {
-        "app.kubernetes.io/managed-by": MANAGED_BY,
-        "app.kubernetes.io/component": component,
+        MANAGED_BY_LABEL: MANAGER,
+        COMPONENT_LABEL: component,
         CLUSTER_LABEL: settings.name,
     }
 
@@ -116,7 +121,7 @@ def _service_name(settings: ClusterSettings, release: ServiceRelease) -> str:
 
     if release.target == "management":  # already <cluster>-<release>
         return release.name
-    return naming.fit(f"{settings.metadata.name}-{release.name}")
+    return naming.per_cluster(settings.metadata.name, release.name)
 
 
 def _service_release(
@@ -135,7 +140,7 @@ def _service_release(
     target: dict[str, Any] = {}
     if release.target == "workload":
         target["kubeConfig"] = {
-            "secretRef": {"name": f"{settings.name}-kubeconfig", "key": KUBECONFIG_KEY}
+            "secretRef": {"name": kubeconfig_secret(settings.name), "key": KUBECONFIG_KEY}
         }
     return {
         "apiVersion": HELM_API,
@@ -143,7 +148,7 @@ def _service_release(
         "metadata": {
             "name": _service_name(settings, release),
             "namespace": namespace,
-            "labels": {**_labels(settings, "services"), "scs.community/service": release.name},
+            "labels": {**_labels(settings, "services"), SERVICE_LABEL: release.name},
         },
         "spec": {
             "interval": options.interval,

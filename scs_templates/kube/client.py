@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from scs_templates.errors import InputError, ToolError
 from scs_templates.kube.cluster import ClusterState, cluster_state
+from scs_templates.settings.naming import kubeconfig_secret
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -261,7 +262,7 @@ class KubeClient:
     def cluster_kubeconfig(self, namespace: str, cluster: str) -> str | None:
         """The workload cluster's admin kubeconfig (Secret ``<cluster>-kubeconfig``, key
         ``value``), or None. It is a credential: never print or log it."""
-        data = self.secret_data(namespace, f"{cluster}-kubeconfig")
+        data = self.secret_data(namespace, kubeconfig_secret(cluster))
         return (data or {}).get("value") or None
 
     # ------------------------------------------------------------------ secrets

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scs_templates.errors import ToolError
+from scs_templates.labels import CLASS_LABEL as CLASS_LABEL
 from scs_templates.lifecycle.wait import DEFAULT_POLL_INTERVAL, elapsed, poll
 
 if TYPE_CHECKING:
@@ -18,10 +19,6 @@ __all__ = [
     "CLASS_RECONCILE_TIMEOUT",
     "prepare_class",
 ]
-
-
-#: Label of the ClusterClass and its templates (charts/scs-cluster-common/_topology.tpl).
-CLASS_LABEL = "scs.community/cluster-class"
 
 
 #: Seconds to wait for Cluster API to reconcile a new ClusterClass before a rebase.

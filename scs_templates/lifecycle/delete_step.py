@@ -29,6 +29,7 @@ from scs_templates.lifecycle.wait import (
     quiet,
     wait_until_gone,
 )
+from scs_templates.settings.naming import kubeconfig_secret
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -254,7 +255,7 @@ def _clean_workload(
     if text is None:
         notes.append(
             f"workload cluster {target.cluster}: no kubeconfig Secret "
-            f"{target.namespace}/{target.cluster}-kubeconfig (never came up?); skipped"
+            f"{target.namespace}/{kubeconfig_secret(target.cluster)} (never came up?); skipped"
         )
         return None
     from scs_templates.kube import KubeClient

@@ -123,6 +123,10 @@ class Migration:
         return None
 
     def header(self, source: str) -> list[str]:
+        from scs_templates.openstack.appcred import CLUSTER_SUFFIX
+        from scs_templates.settings.naming import resource_name
+
+        appcred = resource_name(self.prefix, self.name, CLUSTER_SUFFIX)
         left_out = [
             key
             for key in self.order
@@ -135,7 +139,7 @@ class Migration:
             "Credentials are NOT copied: the *_B64 secrets of KaaS v1 stay behind. They come "
             "from the clouds.yaml entry spec.openstack.cloud, and `scs-templates openstack "
             f"appcred create` makes the restricted per-cluster application credential "
-            f"{self.prefix}-{self.name}-appcred (as KaaS v1 did).",
+            f"{appcred} (as KaaS v1 did).",
         ]
         if left_out:
             lines.append(

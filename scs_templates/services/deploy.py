@@ -41,6 +41,7 @@ from scs_templates.services.releases import (
     plan_releases,
     state_of,
 )
+from scs_templates.settings.naming import kubeconfig_secret
 
 if TYPE_CHECKING:
     from scs_templates.helm import Helm, ReleaseInfo
@@ -271,7 +272,9 @@ def apply(
     if dry_run:
         text = read_workload_kubeconfig(client, namespace, settings.name)
     else:
-        say(f"reading the workload kubeconfig Secret {namespace}/{settings.name}-kubeconfig")
+        say(
+            f"reading the workload kubeconfig Secret {namespace}/{kubeconfig_secret(settings.name)}"
+        )
         text = wait_for_workload_kubeconfig(
             client,
             namespace,

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scs_templates.errors import ToolError
+from scs_templates.settings.naming import kubeconfig_secret
 
 if TYPE_CHECKING:
     from scs_templates.kube import KubeClient
@@ -51,12 +52,14 @@ def wait_for_workload_kubeconfig(
         waited = time.monotonic() - started
         if waited >= timeout:
             raise ToolError(
-                f"the workload kubeconfig Secret {namespace}/{cluster}-kubeconfig did not "
+                f"the workload kubeconfig Secret {namespace}/{kubeconfig_secret(cluster)} did not "
                 f"appear within {timeout:g} s (is the control plane coming up? see "
                 "`scs-templates status`)"
             )
         if progress is not None:
-            progress(f"waiting for Secret {namespace}/{cluster}-kubeconfig [{int(waited)}s]")
+            progress(
+                f"waiting for Secret {namespace}/{kubeconfig_secret(cluster)} [{int(waited)}s]"
+            )
         sleep(min(poll_interval, max(0.1, timeout - waited)))
 
 

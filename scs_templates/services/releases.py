@@ -270,7 +270,7 @@ def _release(settings: ClusterSettings, info: ServiceInfo, *, installed: bool) -
 def management_release_name(settings: ClusterSettings, info: ServiceInfo) -> str:
     """``<cluster>-<release>`` (fitted to 53, helm's limit): unique per cluster in a
     management namespace that holds several clusters."""
-    return naming.fit(f"{settings.name}-{info.release}", HELM_RELEASE_NAME_LIMIT)
+    return naming.per_cluster(settings.name, info.release, HELM_RELEASE_NAME_LIMIT)
 
 
 def release_needs(

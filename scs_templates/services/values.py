@@ -244,9 +244,9 @@ def cluster_autoscaler_values(settings: ClusterSettings) -> Values:
         # On the management cluster: Cluster API objects in-cluster, the workload cluster
         # through Cluster API's own kubeconfig Secret of this cluster.
         "clusterAPIMode": "kubeconfig-incluster",
-        "clusterAPIKubeconfigSecret": f"{settings.name}-kubeconfig",
+        "clusterAPIKubeconfigSecret": naming.kubeconfig_secret(settings.name),
         "autoDiscovery": {"clusterName": settings.name, "namespace": settings.metadata.namespace},
-        "fullnameOverride": naming.fit(f"{settings.name}-autoscaler"),
+        "fullnameOverride": naming.per_cluster(settings.name, "autoscaler"),
         # A Role in the cluster's namespace only, never a ClusterRole; plus reading the
         # machine templates, whose status.capacity (CAPO: the flavor, CAPD: the host) lets
         # a group scale up from zero.

@@ -28,7 +28,24 @@ def fit(name: str, limit: int = MAX_NAME) -> str:
     return f"{head}-{digest}"
 
 
+def full_name(prefix: str, cluster: str, resource: str = "") -> str:
+    """``$PREFIX-$CLUSTER-$RESOURCE`` (or ``$PREFIX-$CLUSTER``) as it is, before fitting:
+    what the settings rules measure against the budgets."""
+    return "-".join([prefix, cluster] + ([resource] if resource else []))
+
+
 def resource_name(prefix: str, cluster: str, resource: str = "") -> str:
     """``$PREFIX-$CLUSTER-$RESOURCE`` (or ``$PREFIX-$CLUSTER``), fitted to 63 chars."""
-    parts = [prefix, cluster] + ([resource] if resource else [])
-    return fit("-".join(parts))
+    return fit(full_name(prefix, cluster, resource))
+
+
+def per_cluster(cluster: str, name: str, limit: int = MAX_NAME) -> str:
+    """``$CLUSTER-$NAME``, fitted to ``limit``: the objects of a cluster in a namespace that
+    holds several (service releases, their GitOps HelmReleases, the autoscaler)."""
+    return fit(f"{cluster}-{name}", limit)
+
+
+def kubeconfig_secret(cluster: str) -> str:
+    """Cluster API's Secret with the workload cluster's admin kubeconfig (key ``value``):
+    ``$CLUSTER-kubeconfig``, named by Cluster API, read by the library and by Flux."""
+    return f"{cluster}-kubeconfig"

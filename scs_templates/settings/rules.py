@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from scs_templates.labels import CAPI_SYNCED_LABEL_DOMAINS
 from scs_templates.settings import naming
 from scs_templates.settings.keys import alias_for
 from scs_templates.settings.problems import Path
@@ -43,9 +44,7 @@ _KUBELET_LABEL_KEYS = frozenset(
     }
 )
 _KUBELET_LABEL_DOMAINS = ("kubelet.kubernetes.io", "node.kubernetes.io")
-# ... and those Cluster API copies from the Machine to the Node instead (the values builder
-# puts them on the Machine).
-CAPI_SYNCED_LABEL_DOMAINS = ("node-role.kubernetes.io", "node-restriction.kubernetes.io")
+# ... and those Cluster API copies from the Machine to the Node instead: labels.py.
 
 
 def _label_problem(key: str) -> str | None:
@@ -271,7 +270,7 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
                         f"({group.autoscaling.max})"
                     ),
                 )
-        md_name = f"{spec.prefix}-{settings.name}-{group.name}"
+        md_name = naming.full_name(spec.prefix, settings.name, group.name)
         budget = _provider(settings).machine_owner_budget(settings.name, md_name)
         if len(md_name) > budget:
             yield (
@@ -296,7 +295,7 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
         for t_index, (t_key, t_effect) in enumerate(taint_keys):
             if (t_key, t_effect) in taint_keys[:t_index]:
                 yield (*path, "taints", t_index), f"duplicate taint {t_key}:{t_effect}"
-    cp_name = f"{spec.prefix}-{settings.name}-{naming.CONTROL_PLANE}"
+    cp_name = naming.full_name(spec.prefix, settings.name, naming.CONTROL_PLANE)
     budget = _provider(settings).machine_owner_budget(settings.name, cp_name)
     if len(cp_name) > budget:
         yield (

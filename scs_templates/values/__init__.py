@@ -29,8 +29,10 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from scs_templates import encryption
+from scs_templates.labels import CLUSTER_LABEL as CLUSTER_LABEL
+from scs_templates.labels import CLUSTERCTL_MOVE_LABEL as CLUSTERCTL_MOVE_LABEL
+from scs_templates.labels import MANAGED_BY_LABEL, MANAGER, synced_by_capi
 from scs_templates.settings import naming
-from scs_templates.settings.rules import CAPI_SYNCED_LABEL_DOMAINS
 from scs_templates.settings.versions import resolve_version
 from scs_templates.values.api_access import api_access_plan
 
@@ -52,11 +54,6 @@ __all__ = [
     "credentials_secret_labels",
 ]
 
-#: Label that ``clusterctl move`` follows to move a Secret along with its cluster.
-CLUSTERCTL_MOVE_LABEL = "clusterctl.cluster.x-k8s.io/move"
-#: Cluster label of every object of a cluster (charts and the credentials Secret).
-CLUSTER_LABEL = "scs.community/cluster"
-
 
 def credentials_secret_labels(settings: ClusterSettings) -> dict[str, str]:
     """Labels of the credentials Secret the library writes through the Kubernetes API: the
@@ -65,7 +62,7 @@ def credentials_secret_labels(settings: ClusterSettings) -> dict[str, str]:
     return {
         CLUSTER_LABEL: settings.name,
         CLUSTERCTL_MOVE_LABEL: "true",
-        "app.kubernetes.io/managed-by": "scs-templates",
+        MANAGED_BY_LABEL: MANAGER,
     }
 
 
@@ -78,11 +75,6 @@ ETCD_ELECTION_TIMEOUT_MS = 2500
 
 # Upstream endpoints of registries whose API host differs from their name.
 _REGISTRY_SERVERS = {"docker.io": "https://registry-1.docker.io"}
-
-# Node labels the kubelet may not set itself (NodeRestriction, kubelet --node-labels refuses
-# them) but Cluster API copies from the Machine to the Node: they go on the Machine
-# (the domains: settings.rules.CAPI_SYNCED_LABEL_DOMAINS, which the rules allow).
-_CAPI_SYNCED_LABEL_SUFFIXES = (".node-restriction.kubernetes.io", ".node.cluster.x-k8s.io")
 
 
 def build_values(settings: ClusterSettings) -> dict[str, Any]:
@@ -137,7 +129,7 @@ def build_values(settings: ClusterSettings) -> dict[str, Any]:
             "infraName": name(),
             "className": cluster_class_name(provider.name),
         },
-        "labels": {CLUSTER_LABEL: cluster, "app.kubernetes.io/managed-by": "Helm"},
+        "labels": {CLUSTER_LABEL: cluster, MANAGED_BY_LABEL: "Helm"},
         "kubernetes": {"version": version},
         "network": _network(settings, provider),
         "controlPlane": control_plane,
@@ -170,7 +162,7 @@ def _worker(
     node_labels: dict[str, str] = {}
     machine_labels: dict[str, str] = {}
     for key, value in group.labels.items():
-        (machine_labels if _synced_by_capi(key) else node_labels)[key] = value
+        (machine_labels if synced_by_capi(key) else node_labels)[key] = value
     worker: dict[str, Any] = {
         "name": group.name,
         "deploymentName": name(group.name),
@@ -225,12 +217,6 @@ def _scale_from_zero(group: WorkerGroup) -> dict[str, str]:
     labels = ",".join(f"{key}={group.labels[key]}" for key in sorted(group.labels))
     taints = ",".join(f"{t.key}={t.value}:{t.effect}" for t in group.taints)
     return {"labels": labels, "taints": taints}
-
-
-def _synced_by_capi(key: str) -> bool:
-    """True for node labels that must be set on the Machine (Cluster API syncs them)."""
-    domain = key.split("/", 1)[0] if "/" in key else ""
-    return domain in CAPI_SYNCED_LABEL_DOMAINS or domain.endswith(_CAPI_SYNCED_LABEL_SUFFIXES)
 
 
 def _network(settings: ClusterSettings, provider: Provider) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scs_templates.labels import CLUSTER_LABEL, MANAGED_BY_LABEL, MANAGER
 from scs_templates.providers.openstack.values import (
     CACERT_KEY,
     CLOUD_CONF_KEY,
@@ -55,9 +56,6 @@ def sync_cloud_config(
         "kube-system",
         CLOUD_CONFIG_SECRET,
         content,
-        labels={
-            "app.kubernetes.io/managed-by": "scs-templates",
-            "scs.community/cluster": settings.name,
-        },
+        labels={MANAGED_BY_LABEL: MANAGER, CLUSTER_LABEL: settings.name},
     )
     return ""

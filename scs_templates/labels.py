@@ -1,0 +1,36 @@
+"""The labels scs-templates writes and selects by, and the node-label domains Cluster API syncs.
+
+Written once here, read by the values builder (the charts get them as values), the
+library's own objects (the credentials Secret, the encryption key, the workload
+cloud-config), the GitOps objects, the lifecycle steps that select by them, and the
+settings rules. Pure constants: nothing to import.
+"""
+
+from __future__ import annotations
+
+#: Every object of a cluster (chart objects and the Secrets the library writes): ``delete``
+#: selects by it.
+CLUSTER_LABEL = "scs.community/cluster"
+#: The ClusterClass and its templates (charts/scs-cluster-common/_topology.tpl).
+CLASS_LABEL = "scs.community/cluster-class"
+#: A GitOps HelmRelease of a standard service.
+SERVICE_LABEL = "scs.community/service"
+#: ``clusterctl move`` moves a Secret with this label along with its cluster.
+CLUSTERCTL_MOVE_LABEL = "clusterctl.cluster.x-k8s.io/move"
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+#: The ``app.kubernetes.io/managed-by`` value of what the library writes itself (not helm).
+MANAGER = "scs-templates"
+
+#: Node-label domains the kubelet may not set itself (NodeRestriction: ``--node-labels``
+#: refuses them) but Cluster API copies from the Machine to the Node: the settings rules
+#: allow them (and their subdomains), the values builder puts them on the Machine.
+CAPI_SYNCED_LABEL_DOMAINS = ("node-role.kubernetes.io", "node-restriction.kubernetes.io")
+#: Subdomains of these are synced too.
+_CAPI_SYNCED_LABEL_SUFFIXES = (".node-restriction.kubernetes.io", ".node.cluster.x-k8s.io")
+
+
+def synced_by_capi(key: str) -> bool:
+    """True for a node label that must be set on the Machine (Cluster API syncs it)."""
+    domain = key.split("/", 1)[0] if "/" in key else ""
+    return domain in CAPI_SYNCED_LABEL_DOMAINS or domain.endswith(_CAPI_SYNCED_LABEL_SUFFIXES)
