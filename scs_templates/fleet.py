@@ -76,6 +76,7 @@ __all__ = [
     "shared_libraries",
     "split_umbrella_output",
     "umbrella_values",
+    "values_checked_by_gate",
     "write_umbrella",
 ]
 
@@ -250,6 +251,9 @@ class SharedLibraries:
 
     metadata: str  #: the chart's Chart.yaml without ``dependencies`` (JSON, which is YAML)
     libraries: tuple[tuple[str, str, Path], ...]  #: (name, version, folder) of each library
+    #: the chart's values.yaml sets nothing: helm validates exactly the values it is given
+    #: (plus ``global``), so the values gate may stand in for the chart's schema
+    no_defaults: bool = False
 
 
 _DEFINE = re.compile(r"\{\{-?\s*(?:define|block)\s+\"([^\"]*)\"")
@@ -318,7 +322,12 @@ def shared_libraries(path: Path) -> SharedLibraries | None:
     if len(defined) != len(set(defined)):
         return None
     flat = {key: value for key, value in meta.items() if key != "dependencies"}
-    return SharedLibraries(metadata=json.dumps(flat, indent=2) + "\n", libraries=tuple(libraries))
+    values = path / "values.yaml"
+    return SharedLibraries(
+        metadata=json.dumps(flat, indent=2) + "\n",
+        libraries=tuple(libraries),
+        no_defaults=not values.is_file() or _yaml_file(values) in (None, {}),
+    )
 
 
 def umbrella_values(
@@ -337,6 +346,26 @@ def umbrella_values(
     return {alias: {**alias_values, **extra} for alias, alias_values in values.items()}
 
 
+def values_checked_by_gate(chart: ChartRef, values: dict[str, dict[str, Any]]) -> bool:
+    """True when helm's values schema check may be left to the gate for this umbrella.
+
+    ``values``: each alias's own values (as for :func:`umbrella_values`). Requires the
+    shared layout, a chart without default values (helm then checks each alias's values as
+    given, plus the ``global: {}`` it adds)
+    and a gate for its schema (:func:`scs_templates.values.gate.values_gate`) that accepts
+    every alias's values; otherwise helm checks them (and words any error) as before.
+    """
+    source = Path(chart.path).resolve()
+    shared = shared_libraries(source)
+    if shared is None or not shared.no_defaults or not _shares_libraries(shared, values.values()):
+        return False
+    from scs_templates.values.gate import values_gate
+
+    gate = values_gate(source)
+    given = umbrella_values(chart, values).values()
+    return gate is not None and all(gate({**one, "global": {}}) for one in given)
+
+
 def _shares_libraries(shared: SharedLibraries, values: Iterable[dict[str, Any]]) -> bool:
     names = {name for name, _, _ in shared.libraries} | {"global"}
     return not any(names & one.keys() for one in values)
@@ -349,6 +378,7 @@ def write_umbrella(
     values: Iterable[dict[str, Any]] = (),
     *,
     share_libraries: bool = True,
+    values_checked: bool = False,
 ) -> Path:
     """Write the umbrella chart (Chart.yaml, ``charts/`` symlinks); return its folder.
 
@@ -356,7 +386,9 @@ def write_umbrella(
     ``values`` sets a library's key or ``global``), ``charts/<chart>`` is a folder of
     symlinks to the chart's files with a Chart.yaml without dependencies, and each library
     is a dependency of the umbrella, once; otherwise (or with ``share_libraries`` False, the
-    benchmark's comparison) ``charts/<chart>`` links the chart.
+    benchmark's comparison) ``charts/<chart>`` links the chart. ``values_checked``: every
+    alias's values passed :func:`values_checked_by_gate`; the shared layout then leaves the
+    chart's ``values.schema.json`` out (helm would check each alias against it again).
     """
     root = directory / UMBRELLA_NAME
     (root / "charts").mkdir(parents=True)
@@ -376,8 +408,9 @@ def write_umbrella(
         flat = root / "charts" / chart.name
         flat.mkdir()
         (flat / "Chart.yaml").write_text(shared.metadata, encoding="utf-8")
+        skipped = _CHART_FILES | ({"values.schema.json"} if values_checked else set())
         for entry in sorted(source.iterdir()):
-            if entry.name not in _CHART_FILES:
+            if entry.name not in skipped:
                 (flat / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
         for name, version, folder in shared.libraries:
             (root / "charts" / name).symlink_to(folder, target_is_directory=True)
@@ -438,8 +471,12 @@ def _run_batch(helm: Helm, batch: Batch, clusters: Sequence[_Cluster]) -> dict[i
         return {c.index: c.job.template(helm) for c in members}
     aliases = [_alias(c.index) for c in members]
     own = {_alias(c.index): c.job.values for c in members}
+    values = umbrella_values(batch.chart, own)
+    checked = values_checked_by_gate(batch.chart, own)
     with tempfile.TemporaryDirectory(prefix="scs-templates-fleet-") as temp:
-        umbrella = write_umbrella(Path(temp), batch.chart, aliases, own.values())
+        umbrella = write_umbrella(
+            Path(temp), batch.chart, aliases, own.values(), values_checked=checked
+        )
         args = [
             *Helm.template_args(
                 UMBRELLA_NAME, umbrella, namespace=batch.namespace, kube_version=batch.kube_version
@@ -450,7 +487,7 @@ def _run_batch(helm: Helm, batch: Batch, clusters: Sequence[_Cluster]) -> dict[i
         try:
             done = helm.run(
                 args,
-                values=umbrella_values(batch.chart, own),
+                values=values,
                 what=f"helm template (fleet batch of {len(members)})",
                 extra_env=BATCH_ENV,
             )

@@ -426,11 +426,12 @@ def test_bench_harness_smoke(helm3: Path, tmp_path: Path) -> None:
     assert results["fleet_scaling"]["sizes"]["3"]["cpu_per_cluster_ms"] > 0
     assert results["helm_batch"]["equal_outputs"] is True
     assert set(results["helm_batch"]["cpu_per_cluster_ms"]) == {
-        "shared libraries",
         "libraries per alias",
-        "shared, without schema",
+        "shared libraries, helm checks the schema",
+        "shared libraries, values gate",
         "one plain helm template",
     }
+    assert results["helm_batch"]["gate_accepted"] is True
     assert results["memory"]["python_mib"] > 0
     assert results["rollout"]["spurious_total"] == 0
     for result in results.values():
