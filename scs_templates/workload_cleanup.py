@@ -18,7 +18,6 @@ With ``keep_volumes`` the claims and their volumes are listed and left alone.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -172,8 +171,6 @@ def clean_workload(
     timeout: float = DEFAULT_TIMEOUT,
     poll_interval: float = DEFAULT_POLL_INTERVAL,
     progress: Progress | None = None,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> WorkloadReport:
     """Delete the workload cluster's Gateways, LoadBalancer Services and claims; wait.
 
@@ -190,36 +187,48 @@ def clean_workload(
     if dry_run:
         report.deleted = list(plan.delete)
         return report
-    for item in plan.delete:
-        if client.delete(item.ref()):
-            report.deleted.append(item)
-            if progress:
-                progress(f"workload: deleting {item.describe()}")
-    pending = [*plan.delete, *plan.await_pvs]
-    started = clock()
-    while True:
-        present = [(item, client.get(item.ref())) for item in pending]
-        pending = [item for item, found in present if found is not None]
-        if not pending:
-            return report
-        waited = clock() - started
-        if waited >= timeout:
-            blocking = []
-            for item, found in present:
-                if found is None:
-                    continue
-                finalizers = _meta(found).get("finalizers") or []
-                why = f" (finalizers: {', '.join(map(str, finalizers))})" if finalizers else ""
-                blocking.append(item.describe() + why)
-            raise ToolError(
-                f"the workload cluster's controllers did not finish within {int(timeout)} s; "
-                f"still present: {'; '.join(blocking)}. Nothing else was deleted: check the "
-                "cloud controller manager and CSI driver (or pass --keep-volumes), then run "
-                "delete again"
-            )
+    from scs_templates.removal import remove_all
+
+    def delete(item: WorkloadItem) -> bool:
+        if not client.delete(item.ref()):
+            return False
+        if progress:
+            progress(f"workload: deleting {item.describe()}")
+        return True
+
+    def waiting(pending: list[WorkloadItem], waited: float) -> None:
         if progress:
             progress(
                 f"workload: waiting for {len(pending)} object(s) to be removed by their "
                 f"controllers, first {pending[0].describe()} [{int(waited)}s]"
             )
-        sleep(min(poll_interval, max(0.0, timeout - waited)) or poll_interval)
+
+    watched = [*plan.delete, *plan.await_pvs]
+    removal = remove_all(
+        plan.delete,
+        delete,
+        present=lambda: {item for item in watched if client.get(item.ref()) is not None},
+        also_await=plan.await_pvs,
+        timeout=timeout,
+        poll_interval=poll_interval,
+        waiting=waiting,
+    )
+    report.deleted = removal.deleted
+    if not removal.left:
+        return report
+    blocking = []
+    for item in removal.left:
+        found = client.get(item.ref())
+        if found is None:
+            continue
+        finalizers = _meta(found).get("finalizers") or []
+        why = f" (finalizers: {', '.join(map(str, finalizers))})" if finalizers else ""
+        blocking.append(item.describe() + why)
+    if not blocking:  # gone since the last poll
+        return report
+    raise ToolError(
+        f"the workload cluster's controllers did not finish within {int(timeout)} s; "
+        f"still present: {'; '.join(blocking)}. Nothing else was deleted: check the "
+        "cloud controller manager and CSI driver (or pass --keep-volumes), then run "
+        "delete again"
+    )

@@ -173,14 +173,18 @@ def cleanup_cluster_network(
     if dry_run:
         return report
 
-    for port, item in zip(doomed, port_items, strict=True):
-        try:
-            network_api.delete_port(port.id, ignore_missing=True)
-        except Exception as error:
-            report.problems.append(Problem(item, _port_error(port, error)))
-            remaining.append(port)
-        else:
-            report.deleted.append(item)
+    from scs_templates.removal import remove_all
+
+    ports_of = {item.id: port for port, item in zip(doomed, port_items, strict=True)}
+    removal = remove_all(
+        port_items,
+        lambda item: network_api.delete_port(item.id, ignore_missing=True),
+        gone=lambda _error: False,  # every error is reported (ignore_missing: no 404)
+    )
+    report.deleted += removal.deleted + removal.absent
+    for item, error in removal.failed:
+        report.problems.append(Problem(item, _port_error(ports_of[item.id], error)))
+        remaining.append(ports_of[item.id])
 
     def blockers(kind: Kind, resource_id: str) -> list[Any]:
         if kind == "security group":

@@ -27,7 +27,6 @@ reported, not an error). Neutron is used directly.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -197,29 +196,6 @@ def _occm_group(name: str, description: str, cluster: str) -> bool:
     return name.startswith(OCCM_SECGROUP_PREFIX) and description.endswith(f" in cluster {cluster}")
 
 
-def _wait_gone(
-    list_ids: Callable[[], set[str]],
-    ids: set[str],
-    what: str,
-    report: LeftoverReport,
-    *,
-    timeout: float,
-    clock: Callable[[], float],
-    sleep: Callable[[float], None],
-) -> None:
-    started = clock()
-    while True:
-        left = ids & list_ids()
-        if not left:
-            return
-        if clock() - started >= timeout:
-            report.problems.append(
-                f"{what} {', '.join(sorted(left))} still being deleted after {int(timeout)} s"
-            )
-            return
-        sleep(POLL_SECONDS)
-
-
 def clean_project_leftovers(
     conn: Connection,
     settings: ClusterSettings,
@@ -229,29 +205,44 @@ def clean_project_leftovers(
     keep_volumes: bool = False,
     dry_run: bool = False,
     timeout: float = DEFAULT_WAIT_SECONDS,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> LeftoverReport:
     """Delete (or list) the cluster's load balancers, floating IPs, OCCM security groups,
     snapshots and volumes; idempotent. Pass :func:`load_balancer_api` and
     :func:`block_storage_api` of ``conn`` (or another implementation of the seams)."""
+    from scs_templates.removal import remove_all
+
     report = LeftoverReport(dry_run)
     cluster = settings.name
 
-    def attempt(item: Leftover, delete: Callable[[], Any]) -> bool:
-        if dry_run:
-            report.deleted.append(item)
-            return True
-        try:
-            delete()
-        except Exception as error:
-            status = http_status(error)
-            if status == 404:
-                return True
-            report.problems.append(f"{item.describe()}: could not delete: {error_summary(error)}")
-            return False
-        report.deleted.append(item)
-        return True
+    def remove(
+        items: list[Leftover],
+        delete: Callable[[str], Any],
+        *,
+        present: Callable[[], set[str]] | None = None,
+        what: str = "",
+    ) -> None:
+        """Delete each (a 404: already gone), note failures; wait when ``present`` lists
+        what is still there (the service deletes asynchronously)."""
+        result = remove_all(
+            items,
+            lambda item: delete(item.id),
+            present=present,
+            key=lambda item: item.id,
+            gone=lambda error: http_status(error) == 404,
+            dry_run=dry_run,
+            timeout=timeout,
+            poll_interval=POLL_SECONDS,
+        )
+        report.deleted += result.deleted
+        report.problems += [
+            f"{item.describe()}: could not delete: {error_summary(error)}"
+            for item, error in result.failed
+        ]
+        if result.left:
+            report.problems.append(
+                f"{what} {', '.join(sorted(item.id for item in result.left))} still being "
+                f"deleted after {int(timeout)} s"
+            )
 
     # 1. OCCM's load balancers (cascade: listeners, pools, members, the VIP port).
     if load_balancers is None:
@@ -259,26 +250,21 @@ def clean_project_leftovers(
     else:
         prefix = occm_load_balancer_prefix(settings)
         doomed = [lb for lb in load_balancers.load_balancers() if lb.name.startswith(prefix)]
-        ids = set()
-        for lb in sorted(doomed, key=lambda o: o.id):
-            item = Leftover("load balancer", lb.id, lb.name, lb.status)
-            if attempt(item, partial(load_balancers.delete_load_balancer, lb.id)):
-                ids.add(lb.id)
-        if ids and not dry_run:
-            _wait_gone(
-                lambda: {lb.id for lb in load_balancers.load_balancers()},
-                ids,
-                "load balancer(s)",
-                report,
-                timeout=timeout,
-                clock=clock,
-                sleep=sleep,
-            )
+        remove(
+            [
+                Leftover("load balancer", lb.id, lb.name, lb.status)
+                for lb in sorted(doomed, key=lambda o: o.id)
+            ],
+            load_balancers.delete_load_balancer,
+            present=lambda: {lb.id for lb in load_balancers.load_balancers()},
+            what="load balancer(s)",
+        )
 
     network: Any = conn.network
     project_id = str(conn.current_project_id)
     # 2. Floating IPs: OCCM's (one per LoadBalancer Service) and CAPO's (API load balancer).
     capo = capo_description(settings)
+    ips = []
     for fip in sorted(network.ips(project_id=project_id), key=lambda f: str(f.id)):
         description = _text(fip.description)
         if description != capo and not _occm_fip(description, cluster):
@@ -291,15 +277,16 @@ def clean_project_leftovers(
             )
             if part
         )
-        item = Leftover("floating IP", str(fip.id), "", detail)
-        attempt(item, partial(network.delete_ip, fip.id, ignore_missing=True))
+        ips.append(Leftover("floating IP", str(fip.id), "", detail))
+    remove(ips, partial(network.delete_ip, ignore_missing=True))
 
     # 3. OCCM's security groups.
-    for group in sorted(network.security_groups(project_id=project_id), key=lambda g: str(g.id)):
-        if not _occm_group(_text(group.name), _text(group.description), cluster):
-            continue
-        item = Leftover("security group", str(group.id), _text(group.name))
-        attempt(item, partial(network.delete_security_group, group.id, ignore_missing=True))
+    groups = [
+        Leftover("security group", str(group.id), _text(group.name))
+        for group in sorted(network.security_groups(project_id=project_id), key=lambda g: str(g.id))
+        if _occm_group(_text(group.name), _text(group.description), cluster)
+    ]
+    remove(groups, partial(network.delete_security_group, ignore_missing=True))
 
     # 4./5. Cinder CSI's snapshots and volumes.
     if block_storage is None:
@@ -324,20 +311,11 @@ def clean_project_leftovers(
     if keep_volumes:
         report.kept += snapshot_items + volume_items
         return report
-    gone = set()
-    for item in snapshot_items:
-        if attempt(item, partial(block_storage.delete_snapshot, item.id)):
-            gone.add(item.id)
-    if gone and not dry_run:
-        _wait_gone(
-            lambda: {s.id for s in block_storage.snapshots()},
-            gone,
-            "volume snapshot(s)",
-            report,
-            timeout=timeout,
-            clock=clock,
-            sleep=sleep,
-        )
-    for item in volume_items:
-        attempt(item, partial(block_storage.delete_volume, item.id))
+    remove(
+        snapshot_items,
+        block_storage.delete_snapshot,
+        present=lambda: {s.id for s in block_storage.snapshots()},
+        what="volume snapshot(s)",
+    )
+    remove(volume_items, block_storage.delete_volume)
     return report
