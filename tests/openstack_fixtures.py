@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,13 @@ from typing import Any
 from openstack_stack import REGION, Stack, start_stack
 
 from tests.support import skip_or_fail
+
+
+def running_stack(tmp_path_factory: Any, name: str) -> Iterator[Stack]:
+    """For a fixture: the stack with its state in a fresh directory, stopped afterwards."""
+    started = start_or_skip(tmp_path_factory.mktemp(name))
+    yield started
+    started.stop()
 
 
 def start_or_skip(state_dir: Path) -> Stack:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from scs_templates.cli.common import path_argument, usage
+from scs_templates.cli.common import cluster_options, path_argument, poll_option, usage
 from scs_templates.errors import InputError
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
-    """Add ``openstack appcred create|delete``, ``openstack preflight``, ``openstack cleanup``."""
+    """Add ``openstack appcred create|delete|rotate``, ``openstack preflight``,
+    ``openstack cleanup``."""
     openstack = subparsers.add_parser(
         "openstack",
         help="per-cluster OpenStack credentials, preflight checks and cleanup",
@@ -39,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
     appcred = actions.add_parser(
         "appcred",
-        help="create or delete the cluster's restricted application credential(s)",
+        help="create, rotate or delete the cluster's restricted application credential(s)",
         description=(
             "Manage $PREFIX-$CLUSTER-appcred (and $PREFIX-$CLUSTER-appcred-workload when "
             "spec.openstack.applicationCredential.separateWorkload): restricted application "
@@ -80,6 +81,36 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     _common(delete)
     delete.set_defaults(func=_appcred_delete)
+    rotate = appcred_actions.add_parser(
+        "rotate",
+        help="make a new credential, switch the cluster's Secret and its users to it, then "
+        "delete the old one",
+        description=(
+            "Create the next generation of the cluster's restricted credential(s), write it "
+            "into the credentials Secret on the management cluster (through the Kubernetes "
+            "API, never helm), ask CAPO to reconcile the cluster, rewrite the workload "
+            "cluster's kube-system/cloud-config and restart OCCM and Cinder CSI onto it, "
+            "wait for their rollouts, and only then delete the old credential(s). A run "
+            "that stopped half way is finished by running it again. Prints names and IDs "
+            "only, never a secret. Exit 0 done, 2 nothing scs-templates can rotate (no "
+            "Secret, a credential the user brings), 1 OpenStack or an API failed or a "
+            "restart did not finish (the old credential is then kept)."
+        ),
+    )
+    cluster_options(rotate)
+    _os_cloud(rotate)
+    rotate.add_argument(
+        "--dry-run", action="store_true", help="list what would be done; change nothing"
+    )
+    rotate.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="how long to wait for the OCCM and Cinder CSI restarts (default 600)",
+    )
+    poll_option(rotate)
+    rotate.set_defaults(func=_appcred_rotate)
 
     preflight = actions.add_parser(
         "preflight",
@@ -109,6 +140,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "settings", metavar="SETTINGS", help="the cluster settings file (- reads standard input)"
     )
+    _os_cloud(parser)
+
+
+def _os_cloud(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--os-cloud",
         metavar="NAME",
@@ -198,6 +233,34 @@ def _appcred_delete(args: argparse.Namespace) -> int:
             )
     finally:
         conn.close()
+    return 0
+
+
+def _appcred_rotate(args: argparse.Namespace) -> int:
+    from scs_templates.kube import KubeClient
+    from scs_templates.openstack.rotation import rotate_credentials
+
+    settings = _load(args)
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    with KubeClient(args.kubeconfig, args.context) as kube:
+        conn = _connect(args, settings)
+        try:
+            report = rotate_credentials(
+                conn,
+                settings,
+                kube,
+                dry_run=args.dry_run,
+                timeout=args.timeout,
+                poll_interval=args.poll_interval,
+                progress=progress,
+            )
+        finally:
+            conn.close()
+    for line in report.lines():
+        print(line)
     return 0
 
 

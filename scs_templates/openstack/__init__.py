@@ -13,6 +13,7 @@ Typical use::
     report = run_preflight(conn, settings)
     creds = ensure_cluster_credentials(conn, settings, existing=current_secret_data_or_None)
     data = credentials_secret_data(creds, settings)  # {"clouds.yaml": Secret, ...}
+    report = rotate_credentials(conn, settings, management_kube_client)  # a new credential
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
         capo_security_group_names,
         run_preflight,
     )
+    from scs_templates.openstack.rotation import RotationReport, rotate_credentials
     from scs_templates.openstack.servergroups import (
         ServerGroupAction,
         delete_server_groups,
@@ -97,6 +99,9 @@ _EXPORTS: dict[str, str] = {
     "capo_network_name": "preflight",
     "capo_security_group_names": "preflight",
     "run_preflight": "preflight",
+    # rotation
+    "RotationReport": "rotation",
+    "rotate_credentials": "rotation",
     # cleanup
     "CleanupReport": "cleanup",
     "cleanup_cluster_network": "cleanup",
@@ -115,6 +120,7 @@ __all__ = [
     "ClusterCredentials",
     "EnsuredCredential",
     "PreflightReport",
+    "RotationReport",
     "Secret",
     "ServerGroupAction",
     "StoredCredential",
@@ -141,6 +147,7 @@ __all__ = [
     "redact",
     "render_cloud_conf",
     "render_clouds_yaml",
+    "rotate_credentials",
     "run_preflight",
     "wanted_server_groups",
 ]

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
 CLUSTER_SUFFIX = "appcred"
 WORKLOAD_SUFFIX = "appcred-workload"
+SUFFIXES = (CLUSTER_SUFFIX, WORKLOAD_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -103,13 +104,62 @@ class ClusterCredentials:
 
 
 def credential_names(settings: ClusterSettings) -> tuple[str, str | None]:
-    """``($PREFIX-$CLUSTER-appcred, $PREFIX-$CLUSTER-appcred-workload or None)``."""
-    spec = settings.spec
-    cluster = resource_name(spec.prefix, settings.metadata.name, CLUSTER_SUFFIX)
+    """``($PREFIX-$CLUSTER-appcred, $PREFIX-$CLUSTER-appcred-workload or None)``: the names
+    of the first generation (a rotation adds ``-2``, ``-3``, ...: :func:`generation_name`)."""
+    cluster = generation_name(settings, CLUSTER_SUFFIX, 1)
     workload = None
-    if spec.openstack.application_credential.separate_workload:
-        workload = resource_name(spec.prefix, settings.metadata.name, WORKLOAD_SUFFIX)
+    if settings.spec.openstack.application_credential.separate_workload:
+        workload = generation_name(settings, WORKLOAD_SUFFIX, 1)
     return cluster, workload
+
+
+def generation_name(settings: ClusterSettings, suffix: str, generation: int) -> str:
+    """The name of generation ``generation`` of the cluster's credential of kind ``suffix``.
+
+    Keystone keeps application credential names unique per user and never renames one, so a
+    rotation, which needs the old and the new credential side by side, numbers them:
+    ``$PREFIX-$CLUSTER-appcred`` (generation 1), ``$PREFIX-$CLUSTER-appcred-2``, ...
+    """
+    resource = suffix if generation <= 1 else f"{suffix}-{generation}"
+    return resource_name(settings.spec.prefix, settings.metadata.name, resource)
+
+
+@dataclass(frozen=True, order=True)
+class KnownCredential:
+    """One of the cluster's application credentials as Keystone lists it (no secret:
+    Keystone shows a secret only once, at creation)."""
+
+    generation: int
+    name: str
+    id: str
+
+
+def _generation_of(settings: ClusterSettings, suffix: str, name: str) -> int | None:
+    if name == generation_name(settings, suffix, 1):
+        return 1
+    tail = name.rpartition("-")[2]
+    if tail.isdigit() and generation_name(settings, suffix, int(tail)) == name:
+        return int(tail) if int(tail) >= 2 else None
+    return None
+
+
+def cluster_credentials_in_keystone(
+    conn: Connection, settings: ClusterSettings
+) -> dict[str, list[KnownCredential]]:
+    """The cluster's credentials of each kind (:data:`CLUSTER_SUFFIX`,
+    :data:`WORKLOAD_SUFFIX`) that the current user owns, oldest generation first."""
+    identity: Any = conn.identity
+    try:
+        found = list(identity.application_credentials(user=conn.current_user_id))
+    except Exception as error:
+        raise tool_error("listing application credentials", error) from None
+    family: dict[str, list[KnownCredential]] = {CLUSTER_SUFFIX: [], WORKLOAD_SUFFIX: []}
+    for item in found:
+        for suffix, members in family.items():
+            generation = _generation_of(settings, suffix, str(item.name))
+            if generation is not None:
+                members.append(KnownCredential(generation, str(item.name), str(item.id)))
+    return {suffix: sorted(members) for suffix, members in family.items()}
 
 
 # --------------------------------------------------------------------------- keystone calls
@@ -267,11 +317,16 @@ def ensure_cluster_credentials(
     """
     stored = parse_credentials_secret(existing, settings.spec.openstack.cloud) if existing else {}
     access = cloud_access(conn)
-    cluster_name, workload_name = credential_names(settings)
+    family = cluster_credentials_in_keystone(conn, settings)
     purpose = f"cluster {settings.metadata.namespace}/{settings.metadata.name}"
 
-    def ensure(name: str, key: str, what: str) -> EnsuredCredential:
+    def ensure(suffix: str, key: str, what: str) -> EnsuredCredential:
         known = stored.get(key)
+        members = family[suffix]
+        # the generation the Secret holds (after a rotation: not the first), else the newest
+        in_secret = [m.name for m in members if known is not None and m.id == known.id]
+        newest = [members[-1].name] if members else [generation_name(settings, suffix, 1)]
+        name = (in_secret or newest)[0]
         return ensure_app_credential(
             conn,
             name,
@@ -281,18 +336,21 @@ def ensure_cluster_credentials(
             access=access,
         )
 
-    cluster = ensure(cluster_name, CLOUDS_YAML_KEY, "Cluster API credential")
+    cluster = ensure(CLUSTER_SUFFIX, CLOUDS_YAML_KEY, "Cluster API credential")
     workload = None
-    if workload_name:
-        workload = ensure(workload_name, CLOUD_CONF_KEY, "in-cluster OCCM/CSI credential")
+    if settings.spec.openstack.application_credential.separate_workload:
+        workload = ensure(WORKLOAD_SUFFIX, CLOUD_CONF_KEY, "in-cluster OCCM/CSI credential")
     return ClusterCredentials(settings.spec.openstack.cloud, access, cluster, workload)
 
 
 def delete_cluster_credentials(conn: Connection, settings: ClusterSettings) -> dict[str, bool]:
-    """Delete both possible credentials of the cluster; name -> whether one was deleted."""
-    cluster_name = resource_name(settings.spec.prefix, settings.metadata.name, CLUSTER_SUFFIX)
-    workload_name = resource_name(settings.spec.prefix, settings.metadata.name, WORKLOAD_SUFFIX)
-    return {name: delete_app_credential(conn, name) for name in (cluster_name, workload_name)}
+    """Delete every credential of the cluster (both kinds, every generation); name ->
+    whether one was deleted (the first generation's names are always listed)."""
+    result = {generation_name(settings, suffix, 1): False for suffix in SUFFIXES}
+    for members in cluster_credentials_in_keystone(conn, settings).values():
+        for member in members:
+            result[member.name] = delete_app_credential(conn, member.name)
+    return dict(sorted(result.items()))
 
 
 # --------------------------------------------------------------------------- Secret content

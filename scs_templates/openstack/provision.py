@@ -137,9 +137,8 @@ def release_cluster_resources(
     nothing to do. ``conn`` defaults to a connection to ``os_cloud``.
     """
     from scs_templates.openstack.appcred import (
-        credential_names,
+        cluster_credentials_in_keystone,
         delete_cluster_credentials,
-        find_app_credential,
     )
     from scs_templates.openstack.cleanup import cleanup_cluster_network
     from scs_templates.openstack.connection import open_cloud
@@ -171,9 +170,9 @@ def release_cluster_resources(
             progress(str(action))
         if manages_credentials(settings):
             if dry_run:
-                for name in credential_names(settings):
-                    if name is not None and find_app_credential(conn, name) is not None:
-                        progress(f"would delete application credential {name}")
+                for members in cluster_credentials_in_keystone(conn, settings).values():
+                    for member in members:
+                        progress(f"would delete application credential {member.name}")
             else:
                 deleted = delete_cluster_credentials(conn, settings)
                 for name, gone in sorted(deleted.items()):

@@ -1,0 +1,420 @@
+"""``openstack appcred rotate`` end to end: the REAL Keystone, REAL API servers, REAL charts.
+
+- Keystone: the local test stack (tests/openstack_stack.py), a user with their own
+  unrestricted application credential (the parent) as a real user has it.
+- The management cluster: a real test plane (testenv/: etcd, kube-apiserver,
+  kube-controller-manager) holding the credentials Secret, written by the library through
+  the Kubernetes API as ``install`` writes it.
+- The workload cluster: a second real kube-apiserver with its own real
+  kube-controller-manager (tests/workload_cluster.py); ``apply`` installs the REAL upstream
+  OCCM and Cinder CSI charts (../shared/charts) with their ``kube-system/cloud-config``, as it
+  does for a real cluster. No kubelet runs here, so the test plays it in :class:`Kubelet`:
+  every Pod the real controllers create is reported Ready, so that the real Deployment and
+  DaemonSet controllers roll the restart through (an old Pod goes only once its successor is
+  available).
+
+The rotation must make a new restricted credential, switch the Secret on the management
+cluster and in the workload cluster, restart every OCCM/CSI workload onto it (each Pod that
+exists afterwards is of the new template), and only then delete the old credential; a dry
+run changes nothing; a run interrupted after the switch or before it is finished by the next
+run; no secret ever reaches stdout, stderr or a log record.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from openstack_fixtures import Tenant, make_tenant, running_stack
+
+from scs_templates import lifecycle
+from scs_templates.cli.main import main
+from scs_templates.kube import KubeClient
+from scs_templates.openstack.appcred import (
+    WORKLOAD_SUFFIX,
+    cluster_credentials_in_keystone,
+    create_app_credential,
+    credential_authenticates,
+    credentials_secret_data,
+    ensure_cluster_credentials,
+    parse_credentials_secret,
+)
+from scs_templates.openstack.connection import cloud_access
+from scs_templates.openstack.rotation import ROTATED_ANNOTATION, rotate_credentials
+from scs_templates.settings import ClusterSettings, parse_settings_text
+from tests.support import real_charts, skip_or_fail
+from tests.test_services_workload import apply
+from tests.workload_cluster import WorkloadCluster, workload_cluster
+
+if TYPE_CHECKING:
+    from openstack_stack import Stack
+
+    from scs_templates import api
+    from testenv import Plane
+
+pytestmark = [pytest.mark.helm, pytest.mark.plane, pytest.mark.openstack]
+
+SECRET_NAME = "capi-rot-cloud-config"
+SPLIT_SECRET = "capi-split-cloud-config"
+
+
+@pytest.fixture(scope="module")
+def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
+    """etcd, kube-apiserver and kube-controller-manager only (no Cluster API managers)."""
+    from testenv import PlaneError, build, running
+
+    missing = [name for name in build.missing() if name != "kubeadm"]
+    if missing and build.go_binary() is None:
+        skip_or_fail(f"the real test plane needs Go to build {', '.join(missing)}")
+    try:
+        with running(tmp_path_factory.mktemp("rotation-plane"), managers=()) as started:
+            yield started
+    except PlaneError as error:
+        pytest.fail(f"the test plane did not start: {error}")
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """Keystone (skips, or fails under CI=true, when it cannot start)."""
+    yield from running_stack(tmp_path_factory, "rotation-stack")
+
+
+@pytest.fixture(scope="module")
+def tenant(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Tenant:
+    return make_tenant(stack, tmp_path_factory.mktemp("rotation-cloud"), "rot")
+
+
+def _settings_text(namespace: str, cloud: str, *, separate: bool = False, name: str = "rot") -> str:
+    """OCCM and Cinder CSI on (the defaults), the other optional services off (faster)."""
+    return f"""apiVersion: scs-templates.scs.community/v1alpha1
+kind: ClusterSettings
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  provider: openstack
+  controlPlane:
+    replicas: 1
+    machineType: SCS-2V-4-20s
+  workers:
+    - name: workers
+      replicas: 1
+      machineType: SCS-2V-4-20s
+  openstack:
+    cloud: {cloud}
+    applicationCredential:
+      separateWorkload: {"true" if separate else "false"}
+  services:
+    chartMirror: {json.dumps(str(real_charts()))}
+    metricsServer:
+      enabled: false
+    ingressNginx:
+      enabled: false
+    gatewayAPI:
+      enabled: false
+"""
+
+
+def _settings(namespace: str, cloud: str, **options: Any) -> ClusterSettings:
+    return parse_settings_text(_settings_text(namespace, cloud, **options)).settings
+
+
+class Kubelet:
+    """Plays the kubelet of the workload cluster's nodes: every Pod in kube-system is
+    reported Running and Ready (no container runtime here), so the real controllers see
+    the restarted Pods become available and finish their rollouts."""
+
+    def __init__(self, cluster: WorkloadCluster) -> None:
+        self.cluster = cluster
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Kubelet:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=30)
+
+    def _run(self) -> None:
+        from testenv.kubeapi import APIError
+
+        server = self.cluster.server
+        while not self.stop.is_set():
+            for pod in server.list("v1", "Pod", "kube-system"):
+                status = pod.get("status") or {}
+                if status.get("phase") == "Running":
+                    continue
+                try:
+                    server.patch_status(
+                        "v1",
+                        "Pod",
+                        "kube-system",
+                        pod["metadata"]["name"],
+                        {
+                            "phase": "Running",
+                            "conditions": [
+                                {"type": "Ready", "status": "True"},
+                                {"type": "ContainersReady", "status": "True"},
+                            ],
+                        },
+                    )
+                except APIError:
+                    continue  # deleted meanwhile
+            self.stop.wait(0.3)
+
+
+def _consumers(cluster: WorkloadCluster) -> dict[str, dict[str, Any]]:
+    """The workloads of kube-system that mount cloud-config, by kind/name."""
+    found = {}
+    for kind in ("Deployment", "DaemonSet", "StatefulSet"):
+        for obj in cluster.server.list("apps/v1", kind, "kube-system"):
+            volumes = obj["spec"]["template"]["spec"].get("volumes") or []
+            if any((v.get("secret") or {}).get("secretName") == "cloud-config" for v in volumes):
+                found[f"{kind}/{obj['metadata']['name']}"] = obj
+    return found
+
+
+def _pod_credential_ids(cluster: WorkloadCluster) -> dict[str, str]:
+    """Every live Pod of the consumers -> the credential ID its template was annotated with
+    ("" before any rotation)."""
+    owners = set()
+    for name in _consumers(cluster):
+        kind, _, workload = name.partition("/")
+        if kind == "Deployment":
+            for rs in cluster.server.list("apps/v1", "ReplicaSet", "kube-system"):
+                refs = rs["metadata"].get("ownerReferences") or []
+                if any(r["kind"] == "Deployment" and r["name"] == workload for r in refs):
+                    owners.add(("ReplicaSet", rs["metadata"]["name"]))
+        else:
+            owners.add((kind, workload))
+    result = {}
+    for pod in cluster.server.list("v1", "Pod", "kube-system"):
+        meta = pod["metadata"]
+        refs = {(r["kind"], r["name"]) for r in meta.get("ownerReferences") or []}
+        if meta.get("deletionTimestamp") or not refs & owners:
+            continue
+        result[meta["name"]] = (meta.get("annotations") or {}).get(ROTATED_ANNOTATION, "")
+    return result
+
+
+def _family(conn: Any, settings: ClusterSettings) -> list[tuple[str, str]]:
+    return [
+        (member.name, member.id)
+        for members in cluster_credentials_in_keystone(conn, settings).values()
+        for member in members
+    ]
+
+
+def _install_credentials(conn: Any, kube: KubeClient, settings: ClusterSettings) -> None:
+    """What ``install`` does for the credentials: ensure them, write the Secret."""
+    credentials = ensure_cluster_credentials(conn, settings)
+    content = credentials_secret_data(credentials, settings)
+    lifecycle.store_credentials(kube, settings, {k: v.reveal() for k, v in content.items()})
+
+
+def test_rotation_switches_restarts_then_deletes(
+    plane: Plane,
+    tenant: Tenant,
+    helm: api.Helm,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tenant.clouds_yaml))
+    namespace = plane.namespace("rotate")
+    settings = _settings(namespace, tenant.cloud)
+    conn = tenant.connect()
+    access = cloud_access(conn)
+    kube = KubeClient(str(plane.kubeconfig))
+    try:
+        _install_credentials(conn, kube, settings)
+        first = parse_credentials_secret(
+            kube.secret_data(namespace, SECRET_NAME) or {}, tenant.cloud
+        )["clouds.yaml"]
+        with workload_cluster(plane, settings, helm, tmp_path / "workload") as cluster:
+            apply(cluster, settings)  # the real OCCM + Cinder CSI charts, cloud-config synced
+            consumers = _consumers(cluster)
+            assert {name.split("/")[0] for name in consumers} == {"DaemonSet", "Deployment"}
+            with Kubelet(cluster):
+                # a dry run changes nothing
+                before = kube.secret_data(namespace, SECRET_NAME)
+                dry = rotate_credentials(conn, settings, kube, dry_run=True)
+                assert kube.secret_data(namespace, SECRET_NAME) == before
+                assert _family(conn, settings) == [("capi-rot-appcred", first.id)]
+                assert sorted(dry.restarted) == sorted(
+                    n.replace("/", " kube-system/") for n in consumers
+                )
+                assert [c.name for c in dry.created] == ["capi-rot-appcred-2"]
+                assert [c.id for c in dry.deleted] == [first.id]
+
+                # the CLI: the rotation itself
+                capsys.readouterr()
+                caplog.clear()
+                code = main(
+                    [
+                        "openstack",
+                        "appcred",
+                        "rotate",
+                        str(_write_settings(tmp_path, _settings_text(namespace, tenant.cloud))),
+                        "--kubeconfig",
+                        str(plane.kubeconfig),
+                        "--timeout",
+                        "240",
+                        "--poll-interval",
+                        "0.5",
+                    ]
+                )
+                out, err = capsys.readouterr()
+                assert code == 0, err
+                stored = parse_credentials_secret(
+                    kube.secret_data(namespace, SECRET_NAME) or {}, tenant.cloud
+                )
+                new = stored["clouds.yaml"]
+                assert new.id != first.id
+                assert stored["cloud.conf"].id == new.id  # no separate workload credential
+                # only the new one is left, and only it authenticates
+                assert _family(conn, settings) == [("capi-rot-appcred-2", new.id)]
+                assert credential_authenticates(access, new.id, new.secret)
+                assert not credential_authenticates(access, first.id, first.secret)
+                # the workload cluster's cloud-config holds it; every OCCM/CSI Pod that
+                # exists now was made from the restarted template
+                workload_conf = cluster.server.get("v1", "Secret", "kube-system", "cloud-config")
+                assert workload_conf is not None
+                import base64
+
+                conf = base64.b64decode(workload_conf["data"]["cloud.conf"]).decode()
+                assert f'application-credential-id="{new.id}"' in conf
+                for obj in _consumers(cluster).values():
+                    annotations = obj["spec"]["template"]["metadata"].get("annotations") or {}
+                    assert annotations.get(ROTATED_ANNOTATION) == new.id
+                pods = _pod_credential_ids(cluster)
+                assert pods and set(pods.values()) == {new.id}, pods
+                assert f"deleted application credential capi-rot-appcred (ID {first.id})" in out
+                assert "created application credential capi-rot-appcred-2" in out
+                log = "\n".join(r.getMessage() for r in caplog.records)
+                for secret in (first.secret.reveal(), new.secret.reveal(), tenant.parent_secret):
+                    assert secret not in out + err + log
+
+                # interrupted after the switch: an older generation next to the Secret's one
+                # (made here as the earlier run left it) is finished, no credential is made
+                older = create_app_credential(conn, "capi-rot-appcred", description="left")
+                finished = rotate_credentials(conn, settings, kube, timeout=240, poll_interval=0.5)
+                assert finished.created == []
+                assert [c.id for c in finished.deleted] == [older.id]
+                assert _family(conn, settings) == [("capi-rot-appcred-2", new.id)]
+
+                # interrupted before the switch: a newer generation the Secret never held
+                # (its secret is lost) goes first, then a real rotation
+                orphan = create_app_credential(conn, "capi-rot-appcred-3", description="lost")
+                again = rotate_credentials(conn, settings, kube, timeout=240, poll_interval=0.5)
+                assert any(orphan.id in note for note in again.notes)
+                third = parse_credentials_secret(
+                    kube.secret_data(namespace, SECRET_NAME) or {}, tenant.cloud
+                )["clouds.yaml"]
+                assert third.id not in (new.id, orphan.id)
+                assert _family(conn, settings) == [("capi-rot-appcred-3", third.id)]
+                assert set(_pod_credential_ids(cluster).values()) == {third.id}
+    finally:
+        kube.close()
+        conn.close()
+
+
+def _write_settings(directory: Path, text: str) -> Path:
+    path = directory / "cluster.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_rotation_refuses_what_it_does_not_own(
+    plane: Plane,
+    tenant: Tenant,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Exit 2, one line, nothing changed: no Secret yet, and a credential the user brings."""
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tenant.clouds_yaml))
+    namespace = plane.namespace("rotate-refused")
+    settings = _settings(namespace, tenant.cloud, separate=True)
+    path = _write_settings(tmp_path, _settings_text(namespace, tenant.cloud, separate=True))
+    args = ["openstack", "appcred", "rotate", str(path), "--kubeconfig", str(plane.kubeconfig)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"the credentials Secret {namespace}/{SECRET_NAME} does not exist" in err
+    assert "Traceback" not in err
+    conn = tenant.connect()
+    try:
+        assert cluster_credentials_in_keystone(conn, settings)[WORKLOAD_SUFFIX] == []
+    finally:
+        conn.close()
+
+
+def test_split_credentials_rotate_together_and_an_unreachable_workload_keeps_the_old(
+    plane: Plane, tenant: Tenant, tmp_path: Path
+) -> None:
+    """separateWorkload: both kinds rotate together. While the workload cluster cannot be
+    reached the Secret is switched but the old credentials are kept (exit 1: OCCM and CSI
+    still use them); the next run, with the cluster reachable, finishes without making
+    another credential. The workload cluster here is an empty real kube-apiserver."""
+    from scs_templates.errors import ToolError
+    from testenv.plane import extra_apiserver
+
+    namespace = plane.namespace("rotate-split")
+    settings = _settings(namespace, tenant.cloud, separate=True, name="split")
+    conn = tenant.connect()
+    kube = KubeClient(str(plane.kubeconfig))
+    try:
+        _install_credentials(conn, kube, settings)
+        before = parse_credentials_secret(
+            kube.secret_data(namespace, SPLIT_SECRET) or {}, tenant.cloud
+        )
+        with pytest.raises(ToolError, match=r"cannot be reached.*kept"):
+            rotate_credentials(conn, settings, kube)
+        after = parse_credentials_secret(
+            kube.secret_data(namespace, SPLIT_SECRET) or {}, tenant.cloud
+        )
+        assert after["clouds.yaml"].id != after["cloud.conf"].id
+        assert {after["clouds.yaml"].id, after["cloud.conf"].id}.isdisjoint(
+            {before["clouds.yaml"].id, before["cloud.conf"].id}
+        )
+        assert _family(conn, settings) == [
+            ("capi-split-appcred", before["clouds.yaml"].id),
+            ("capi-split-appcred-2", after["clouds.yaml"].id),
+            ("capi-split-appcred-workload", before["cloud.conf"].id),
+            ("capi-split-appcred-workload-2", after["cloud.conf"].id),
+        ]
+        with extra_apiserver(plane, "rotation-workload", ()) as server:
+            config = json.loads(plane.kubeconfig.read_text())
+            config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{server.port}"
+            path = tmp_path / "workload.kubeconfig"
+            path.write_text(json.dumps(config))
+            path.chmod(0o600)
+            with KubeClient(str(path)) as workload:
+                finished = rotate_credentials(conn, settings, kube, workload=workload)
+                conf = workload.secret_data("kube-system", "cloud-config") or {}
+        assert finished.created == [] and finished.restarted == []
+        assert sorted(c.id for c in finished.deleted) == sorted(
+            [before["clouds.yaml"].id, before["cloud.conf"].id]
+        )
+        assert f'application-credential-id="{after["cloud.conf"].id}"' in conf["cloud.conf"]
+        assert _family(conn, settings) == [
+            ("capi-split-appcred-2", after["clouds.yaml"].id),
+            ("capi-split-appcred-workload-2", after["cloud.conf"].id),
+        ]
+        # install afterwards reuses the rotated generation (it authenticates): no churn
+        again = ensure_cluster_credentials(
+            conn, settings, existing=kube.secret_data(namespace, SPLIT_SECRET)
+        )
+        assert not again.cluster.created and again.cluster.credential.name.endswith("-2")
+    finally:
+        kube.close()
+        conn.close()
