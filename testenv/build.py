@@ -351,7 +351,15 @@ def kubeadm_release(kubernetes_version: str) -> str:
 #: The workload minors whose REAL kube-apiserver the suite starts with every file it renders
 #: (tests/test_plane_cluster_features.py). Each one but the plane's minor is a build of the
 #: minor's release in KUBEADM_RELEASES (docs/testing.md "Every supported minor").
-APISERVER_MINORS: tuple[tuple[int, int], ...] = ((1, 32), (1, 34), (1, 35), (1, 36), (1, 37))
+APISERVER_MINORS: tuple[tuple[int, int], ...] = (
+    (1, 31),
+    (1, 32),
+    (1, 33),
+    (1, 34),
+    (1, 35),
+    (1, 36),
+    (1, 37),
+)
 
 #: The kubeadm minor that validates the configuration of a workload minor: kubeadm N accepts
 #: control planes of N-1 and N (tests/test_plane_kubeadm_minors.py, test_plane_inmemory.py).

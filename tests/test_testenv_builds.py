@@ -77,9 +77,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 def builder(stderr: Path) -> subprocess.Popen[bytes]:
     """A separate process that builds kube-apiserver RELEASE (as a test or `make test` does);
-    its log lines go to ``stderr`` (a file, read while it runs)."""
+    its log lines go to ``stderr`` (a file, read while it runs). Its SIGINT is Python's
+    default (KeyboardInterrupt), as in a pytest started from a terminal or CI job, even where
+    this test itself runs with SIGINT ignored (a shell's background job)."""
     code = (
-        "import sys; from testenv import build; "
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from testenv import build; "
         f"print(build.build_kube_apiserver({RELEASE!r}, "
         "log=lambda m: print(m, file=sys.stderr, flush=True)))"
     )
@@ -214,3 +217,11 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
     want = [str(build.release_program_path(n, r)) for n, r in build.suite_builds()]
     assert printed == [*want, str(root)]
     assert calls(fake_go) == []
+
+
+def test_the_apiserver_minors_are_every_supported_one() -> None:
+    """Every minor the settings model supports is loaded by its own real kube-apiserver
+    (tests/test_plane_cluster_features.py runs build.APISERVER_MINORS)."""
+    from tests.test_apiserver_minors import supported_minors
+
+    assert set(build.APISERVER_MINORS) == set(supported_minors())
