@@ -17,6 +17,10 @@ CLASS_LABEL = "scs.community/cluster-class"
 SERVICE_LABEL = "scs.community/service"
 #: ``clusterctl move`` moves a Secret with this label along with its cluster.
 CLUSTERCTL_MOVE_LABEL = "clusterctl.cluster.x-k8s.io/move"
+#: On the OpenStackCluster/OpenStackMachines (asks CAPO for a reconcile) and on the pod
+#: templates of OCCM and Cinder CSI (restarts them): the ID of the credential now in use
+#: (``openstack appcred rotate``).
+CREDENTIAL_ID_ANNOTATION = "scs.community/credential-id"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 #: The ``app.kubernetes.io/managed-by`` value of what the library writes itself (not helm).

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scs_templates.errors import InputError, ToolError
+from scs_templates.labels import CREDENTIAL_ID_ANNOTATION
 from scs_templates.openstack.appcred import (
     CLUSTER_SUFFIX,
     WORKLOAD_SUFFIX,
@@ -69,9 +70,8 @@ if TYPE_CHECKING:
 
 Progress = Callable[[str], None]
 
-#: On the OpenStackCluster/OpenStackMachines (asks CAPO for a reconcile) and on the pod
-#: templates of OCCM and Cinder CSI (restarts them): the ID of the credential now in use.
-ROTATED_ANNOTATION = "scs.community/credential-id"
+#: The annotation that carries the credential ID now in use (written once in labels.py).
+ROTATED_ANNOTATION = CREDENTIAL_ID_ANNOTATION
 INFRA_API_VERSION = "infrastructure.cluster.x-k8s.io/v1beta1"
 CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
 CONSUMER_KINDS = ("Deployment", "DaemonSet", "StatefulSet")
