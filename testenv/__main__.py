@@ -71,6 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also every program of another release that the test suite runs (make test)",
     )
+    make.add_argument(
+        "--flux",
+        action="store_true",
+        help="also build Flux's source-controller and helm-controller (testenv/flux.py; "
+        "tests/test_plane_flux.py builds them when missing)",
+    )
     sub.add_parser("where", help="print the cache directory of this tree")
     args = parser.parse_args(argv)
     try:
@@ -87,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
             print(build.build_kubeadm(version, _log))
         for version in args.kube_apiserver:
             print(build.build_kube_apiserver(version, _log))
+        if args.flux:
+            from testenv import flux
+
+            print(flux.ensure_built(_log))
         print(root)
         return 0
     except PlaneError as error:

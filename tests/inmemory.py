@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import pytest
+
 from scs_templates import catalogue
 from scs_templates.providers.docker import DockerProvider
 from tests.support import REPO
@@ -83,6 +85,19 @@ def registered(vm_startup: str = VM_STARTUP) -> Iterator[InMemoryProvider]:
     provider = INMEMORY if vm_startup == VM_STARTUP else InMemoryProvider(vm_startup)
     with catalogue.registered_provider(provider):
         yield provider
+
+
+def registered_for_module() -> Any:
+    """The fixture of a plane test module on this provider: registered in the catalogue
+    while the module's tests run (module scope, autouse). A module says
+    ``_inmemory_provider = inmemory.registered_for_module()``."""
+
+    @pytest.fixture(scope="module", autouse=True)
+    def _inmemory_provider() -> Iterator[InMemoryProvider]:
+        with registered() as provider:
+            yield provider
+
+    return _inmemory_provider
 
 
 def settings_text(

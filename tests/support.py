@@ -113,3 +113,28 @@ def fake_helm_binary(directory: Path, body: str, *, version: str = 'printf "v3.1
     )
     script.chmod(0o755)
     return script
+
+
+_RENDERED: dict[str, list[dict[str, Any]]] = {}
+
+
+def render_crds_from_real_charts(settings: ClusterSettings, release: Any) -> list[dict[str, Any]]:
+    """gitops' renderer of CRD releases (scs_templates.gitops.crds) over the real packaged
+    charts in ../shared/charts: the same chart version and values, the pinned helmfile; only
+    the place the chart comes from is the local mirror (no registry is reachable here).
+    Cached per release and values (a helmfile run per distinct rendering)."""
+    import json
+
+    from scs_templates.services.releases import service_releases
+    from scs_templates.services.runner import ServicesHelmfile
+    from scs_templates.services.serverside import rendered_objects
+
+    key = json.dumps([release.name, release.version, release.values], sort_keys=True)
+    if key not in _RENDERED:
+        services = settings.spec.services.model_copy(update={"chart_mirror": str(real_charts())})
+        spec = settings.spec.model_copy(update={"services": services})
+        mirrored = settings.model_copy(update={"spec": spec})
+        local = next(r for r in service_releases(mirrored) if r.name == release.name)
+        assert (local.version, local.values) == (release.version, release.values)
+        _RENDERED[key] = rendered_objects(mirrored, local, ServicesHelmfile())
+    return [dict(obj) for obj in _RENDERED[key]]

@@ -25,10 +25,18 @@ from scs_templates.gitops.layout import HEADER
 from scs_templates.services.releases import service_releases
 from scs_templates.settings import load_settings
 from tests import crd_validation
-from tests.support import EXAMPLES, pinned_helm, skip_or_fail
+from tests.support import EXAMPLES, pinned_helm, render_crds_from_real_charts, skip_or_fail
 
 OCI = GitopsOptions(parse_chart_source("oci://registry.example.com/scs"))
 GIT = GitopsOptions(parse_chart_source("https://git.example.com/scs/scs-templates.git", "v0.1.0"))
+
+
+@pytest.fixture(autouse=True)
+def _crds_from_real_charts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Gateway API CRD chart is rendered from ../shared/charts (no registry here)."""
+    monkeypatch.setattr(
+        "scs_templates.gitops.crds.render_server_side", render_crds_from_real_charts
+    )
 
 
 def _fleet() -> list[Any]:
@@ -59,7 +67,13 @@ def test_every_object_is_valid_against_the_flux_and_capi_crds(
     if reason:
         skip_or_fail(reason)
     write_gitops(tmp_path, _fleet(), options)
-    objects = [o for o in _objects(tmp_path).values() if o["kind"] != "Namespace"]
+    # the manifests under crds/ are the Gateway API chart's own objects (CRDs and their
+    # ValidatingAdmissionPolicy; test_gitops_admission: the real API server admits them)
+    objects = [
+        o
+        for path, o in _objects(tmp_path).items()
+        if o["kind"] != "Namespace" and not path.startswith("crds/")
+    ]
     kinds = {o["kind"] for o in objects}
     assert {"HelmRelease", "HelmRepository", "ClusterResourceSet", "Kustomization"} <= kinds
     assert crd_validation.validate_all(objects) == []
@@ -114,11 +128,25 @@ def test_depends_on_is_the_helmfile_order(tmp_path: Path) -> None:
                 return str(release.name)
             return f"{cluster}-{release.name}"
 
+        staged = tmp_path / "staged" / settings.metadata.namespace / settings.metadata.name
         for release in releases.values():
-            obj = yaml.safe_load((folder / f"helmrelease-{name_of(release)}.yaml").read_text())
+            if release.info.server_side:  # a Kustomization of its CRDs: test_gateway_api_crds...
+                assert (folder / f"kustomization-{name_of(release)}.yaml").is_file()
+                continue
+            crds_first = [
+                name_of(releases[k]) for k in release.needs if releases[k].info.server_side
+            ]
+            # a release needing CRDs is applied by the Kustomization that waits for them
+            home = staged if crds_first else folder
+            obj = yaml.safe_load((home / f"helmrelease-{name_of(release)}.yaml").read_text())
+            if crds_first:
+                stage = yaml.safe_load(
+                    (folder / f"kustomization-{settings.metadata.name}-after-crds.yaml").read_text()
+                )
+                assert {d["name"] for d in stage["spec"]["dependsOn"]} >= set(crds_first)
             depends = [d["name"] for d in obj["spec"]["dependsOn"]]
             assert depends == [settings.metadata.name] + [
-                name_of(releases[k]) for k in release.needs
+                name_of(releases[k]) for k in release.needs if not releases[k].info.server_side
             ]
             if release.target == "workload":
                 secret = obj["spec"]["kubeConfig"]["secretRef"]["name"]
@@ -184,7 +212,10 @@ def test_clusters_not_given_are_kept_unless_pruned(tmp_path: Path) -> None:
 def test_every_cluster_object_is_protected_from_flux_pruning(tmp_path: Path) -> None:
     write_gitops(tmp_path, _fleet(), OCI)
     for path, obj in _objects(tmp_path).items():
-        if "/_sources/" in path or obj["kind"] in ("Namespace", "Kustomization"):
+        # CRD folders: the chart's objects as rendered, under a Kustomization with prune: false
+        if "/_sources/" in path or path.startswith("crds/"):
+            continue
+        if obj["kind"] in ("Namespace", "Kustomization"):
             continue
         assert obj["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
 
@@ -229,3 +260,158 @@ def test_a_local_chart_mirror_cannot_serve_flux(tmp_path: Path) -> None:
     settings = api.validate_data(data, file="mirror.yaml").settings
     with pytest.raises(InputError, match=r"spec\.services\.chartMirror"):
         write_gitops(tmp_path, [settings], OCI)
+
+
+def _topology_fleet() -> list[Any]:
+    fleet = [s for s in _fleet() if s.spec.template == "clusterclass"]
+    assert {s.spec.provider for s in fleet} == {"docker", "openstack"}
+    return fleet
+
+
+def _next_release(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a new scs-templates release changes: the chart version and so the class name."""
+    monkeypatch.setattr("scs_templates.gitops.objects._chart_version", lambda chart: "9.9.9")
+    monkeypatch.setattr(
+        "scs_templates.values.cluster_class_name", lambda provider: f"scs-{provider}-v9-9-9"
+    )
+
+
+@pytest.mark.parametrize("options", [OCI, GIT], ids=["oci", "git"])
+def test_a_new_class_moves_no_cluster_unless_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: GitopsOptions
+) -> None:
+    """As ``install``: a run with a release whose ClusterClass has another name is refused
+    (nothing written) unless ``rebase_class``; clusters not given keep their chart source."""
+    from dataclasses import replace
+
+    topology = _topology_fleet()
+    classic = [s for s in _fleet() if s.spec.template != "clusterclass"]
+    write_gitops(tmp_path, [*topology, *classic], options)
+    before = _tree(tmp_path)
+    _next_release(monkeypatch)
+    with pytest.raises(InputError, match=r"from ClusterClass .* pass --rebase-class") as refused:
+        write_gitops(tmp_path, topology, options)
+    assert "run gitops with the scs-templates release of" in str(refused.value)
+    assert _tree(tmp_path) == before
+
+    # classic clusters take the new release; a cluster not given keeps the source it uses
+    kept = topology[0]
+    write_gitops(tmp_path, classic, options)
+    rebased = topology[1]
+    write_gitops(tmp_path, [rebased], replace(options, rebase_class=True))
+    after = _tree(tmp_path)
+
+    def release(settings: Any) -> dict[str, Any]:
+        name = settings.metadata.name
+        path = f"clusters/{settings.metadata.namespace}/{name}/helmrelease-{name}.yaml"
+        return dict(yaml.safe_load(after[path]))
+
+    def source_of(obj: dict[str, Any]) -> str:
+        spec = obj["spec"]
+        return str((spec.get("chartRef") or spec["chart"]["spec"]["sourceRef"])["name"])
+
+    assert release(kept) == yaml.safe_load(before[_release_path(kept)])
+    assert release(rebased)["spec"]["values"]["cluster"]["className"].endswith("-v9-9-9")
+    sources = {
+        path.rsplit("/", 1)[1]: yaml.safe_load(text)
+        for path, text in after.items()
+        if "/_sources/" in path and not path.endswith("kustomization.yaml")
+    }
+    names = {obj["metadata"]["name"] for obj in sources.values()}
+    assert source_of(release(kept)) in names  # the old source stays
+    if options is OCI:
+        assert source_of(release(rebased)) != source_of(release(kept))
+        by_name = {obj["metadata"]["name"]: obj for obj in sources.values()}
+        assert by_name[source_of(release(rebased))]["spec"]["ref"] == {"tag": "9.9.9"}
+    for settings in classic:
+        assert release(settings)["spec"]["values"]["cluster"]["className"].endswith("-v9-9-9")
+
+
+def _release_path(settings: Any) -> str:
+    name = settings.metadata.name
+    return f"clusters/{settings.metadata.namespace}/{name}/helmrelease-{name}.yaml"
+
+
+def test_a_switch_between_classic_and_topology_is_refused(tmp_path: Path) -> None:
+    topology = _topology_fleet()[0]
+    write_gitops(tmp_path, [topology], OCI)
+    data = yaml.safe_load(
+        next(p for p in EXAMPLES if load_settings(p).settings.name == topology.name).read_text()
+    )
+    data["spec"]["template"] = "multi-md"
+    switched = api.validate_data(data, file="switched.yaml").settings
+    with pytest.raises(InputError, match="cannot move between the clusterclass template"):
+        write_gitops(tmp_path, [switched], OCI)
+
+
+def test_a_failed_cluster_upgrade_is_retried_never_rolled_back(tmp_path: Path) -> None:
+    write_gitops(tmp_path, _fleet()[:1], OCI)
+    settings = _fleet()[0]
+    spec = yaml.safe_load((tmp_path / _release_path(settings)).read_text())["spec"]
+    assert spec["upgrade"] == {"strategy": {"name": "RetryOnFailure", "retryInterval": "1m"}}
+
+
+def test_gateway_api_crds_are_a_kustomization_of_the_rendered_chart(tmp_path: Path) -> None:
+    """The Gateway API CRD chart makes a helm release record over the 1 MiB of a Secret
+    (services/serverside.py): never a HelmRelease. Its objects, rendered as ``services
+    render`` renders them, are plain files that a Flux Kustomization applies into the
+    workload cluster; Cilium (which needs them at start) is applied after them."""
+    from scs_templates.services.catalogue import service_info
+
+    fleet = [s for s in _fleet() if s.spec.services.gateway_api.enabled]
+    assert fleet and service_info("gateway-api-crds").server_side
+    repo = tmp_path / "repo"
+    write_gitops(repo, fleet, OCI)
+    objects = _objects(repo)
+    assert not [
+        p for p, o in objects.items() if o["kind"] == "HelmRelease" and "gateway-api-crds" in p
+    ]
+    for settings in fleet:
+        name, namespace = settings.metadata.name, settings.metadata.namespace
+        crds = objects[f"clusters/{namespace}/{name}/kustomization-{name}-gateway-api-crds.yaml"]
+        spec = crds["spec"]
+        assert spec["kubeConfig"] == {"secretRef": {"name": f"{name}-kubeconfig", "key": "value"}}
+        assert spec["prune"] is False and spec["wait"] is True
+        assert spec["sourceRef"] == {
+            "kind": "GitRepository",
+            "name": "flux-system",
+            "namespace": "flux-system",
+        }
+        folder = spec["path"].removeprefix("./repo/")
+        assert spec["path"] == f"./repo/{folder}" and folder.startswith("crds/gateway-api-crds-")
+        release = next(r for r in service_releases(settings) if r.name == "gateway-api-crds")
+        expected = render_crds_from_real_charts(settings, release)
+        assert "CustomResourceDefinition" in {o["kind"] for o in expected}
+        written = [o for p, o in sorted(objects.items()) if p.startswith(f"{folder}/")]
+        key = lambda o: o["metadata"]["name"]  # noqa: E731
+        assert sorted(written, key=key) == sorted(expected, key=key)
+        index = yaml.safe_load((repo / folder / "kustomization.yaml").read_text())
+        assert len(index["resources"]) == len(expected)
+        # Cilium waits for them: staged, applied by a Kustomization that depends on them
+        stage = objects[f"clusters/{namespace}/{name}/kustomization-{name}-after-crds.yaml"]
+        assert stage["spec"]["dependsOn"] == [{"name": f"{name}-gateway-api-crds"}]
+        assert stage["spec"]["path"] == f"./repo/staged/{namespace}/{name}"
+        assert "kubeConfig" not in stage["spec"]
+        cilium = objects[f"staged/{namespace}/{name}/helmrelease-{name}-cilium.yaml"]
+        assert cilium["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
+        cluster_index = yaml.safe_load(
+            (repo / "clusters" / namespace / name / "kustomization.yaml").read_text()
+        )
+        assert f"helmrelease-{name}-cilium.yaml" not in cluster_index["resources"]
+    # one folder per distinct rendering, shared; a re-run rewrites nothing
+    before = _tree(repo)
+    write_gitops(repo, fleet, OCI)
+    assert _tree(repo) == before
+
+
+def test_cli_rebases_only_with_the_flag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    example = next(p for p in EXAMPLES if p.name == "docker-clusterclass.yaml")
+    args = ["gitops", str(tmp_path / "repo"), str(example), "--chart-source", "oci://r/scs"]
+    assert main(args) == 0
+    _next_release(monkeypatch)
+    capsys.readouterr()
+    assert main(args) == 2
+    assert "--rebase-class" in capsys.readouterr().err
+    assert main([*args, "--rebase-class"]) == 0

@@ -21,7 +21,7 @@ from scs_templates import api
 from scs_templates.gitops import GitopsOptions, parse_chart_source, write_gitops
 from scs_templates.services.catalogue import service_info
 from scs_templates.settings import load_settings
-from tests.support import EXAMPLES, real_charts, skip_or_fail
+from tests.support import EXAMPLES, real_charts, render_crds_from_real_charts, skip_or_fail
 
 if TYPE_CHECKING:
     from testenv import Plane
@@ -34,6 +34,14 @@ OPTIONS = {
         parse_chart_source("https://git.example.com/scs/scs-templates.git", "v0.1.0")
     ),
 }
+
+
+@pytest.fixture(autouse=True)
+def _crds_from_real_charts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Gateway API CRD chart is rendered from ../shared/charts (no registry here)."""
+    monkeypatch.setattr(
+        "scs_templates.gitops.crds.render_server_side", render_crds_from_real_charts
+    )
 
 
 def flux_crds(helm: api.Helm) -> list[dict[str, Any]]:

@@ -60,6 +60,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     gitops.add_argument("--no-services", action="store_true", help="only the cluster HelmReleases")
     gitops.add_argument(
+        "--rebase-class",
+        action="store_true",
+        help="move topology clusters (template clusterclass) whose release in DIR uses "
+        "another ClusterClass onto this release's class, as `install --rebase-class` (exit 2 "
+        "otherwise)",
+    )
+    gitops.add_argument(
         "--prune",
         action="store_true",
         help="remove the folders of clusters in DIR that are not given (their objects stay "
@@ -81,6 +88,7 @@ def run_gitops(args: argparse.Namespace) -> int:
         chart_source=parse_chart_source(args.chart_source, args.chart_ref),
         interval=args.interval,
         services=not args.no_services,
+        rebase_class=args.rebase_class,
     )
     fleet = [loaded.settings for loaded in load_many(args.settings)]
     result = write_gitops(

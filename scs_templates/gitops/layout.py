@@ -8,6 +8,8 @@
     DIR/clusters/NS/namespace.yaml
     DIR/clusters/NS/_sources/*.yaml            chart sources shared by the clusters of NS
     DIR/clusters/NS/CLUSTER/*.yaml             one file per object of that cluster
+    DIR/crds/RELEASE-VERSION-HASH/*.yaml       CRDs a cluster's Kustomization applies (.crds)
+    DIR/staged/NS/CLUSTER/*.yaml               releases applied after those CRDs (.crds)
 
 One file per object with stable names, so a re-run after a settings change rewrites only
 the files whose objects changed and a git diff shows exactly that. Each cluster folder is
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates import atomic
 from scs_templates.errors import InputError
+from scs_templates.gitops.crds import CRDS, STAGED, RepoLocation
 from scs_templates.gitops.objects import (
     PRUNE_ANNOTATION,
     ClusterObjects,
@@ -40,6 +43,7 @@ from scs_templates.gitops.objects import (
 from scs_templates.labels import MANAGED_BY_LABEL, MANAGER
 
 if TYPE_CHECKING:
+    from scs_templates.gitops.crds import ServerSideRenderer
     from scs_templates.settings.model import ClusterSettings
 
 __all__ = ["HEADER", "GitopsResult", "cluster_files", "write_gitops"]
@@ -153,18 +157,22 @@ def write_gitops(
     source: str = "flux-system",
     path: str | None = None,
     prune: bool = False,
+    render: ServerSideRenderer | None = None,
 ) -> GitopsResult:
     """Write (or update) the Flux repository layout for ``fleet`` under ``directory``.
 
     ``source``/``path``: the GitRepository holding this repository and the path of
     ``directory`` in it, for the Flux Kustomization (default ``./<directory name>``).
-    Raises :class:`InputError` for two clusters with the same namespace/name, or when an
-    index file there was not written by us.
+    ``render`` renders the CRD releases written as plain manifests (:mod:`.crds`; default:
+    the pinned helmfile). Raises :class:`InputError` for two clusters with the same
+    namespace/name, or when an index file there was not written by us, and when a topology
+    cluster would move onto another ClusterClass without ``options.rebase_class``.
     """
     target = Path(directory)
+    location = RepoLocation(source, path or f"./{target.name}")
     built: dict[str, ClusterObjects] = {}
     for settings in fleet:
-        objects = cluster_objects(settings, options)
+        objects = cluster_objects(settings, options, render=render, repo=location)
         key = f"{objects.namespace}/{objects.name}"
         if key in built:
             raise InputError(f"cluster {key} is given twice")
@@ -174,11 +182,28 @@ def write_gitops(
     if target.exists() and not target.is_dir():
         raise InputError(f"{target}: exists and is not a directory")
     for key, objects in sorted(built.items()):
+        if key in existing:
+            _check_release_change(existing[key], objects, key, rebase=options.rebase_class)
+    # what the cluster folders point at first: the CRD folders, then the staged objects
+    folders = {name: files for objects in built.values() for name, files in objects.crds.items()}
+    for name, files in sorted(folders.items()):
+        _write_plain(target / CRDS / name, files, protect=False)
+    staged_root = target / STAGED
+    for key, objects in sorted(built.items()):
+        if objects.staged:
+            _write_plain(staged_root / key, objects.staged, protect=True)
+        elif (staged_root / key / INDEX).is_file() and _ours(staged_root / key / INDEX):
+            shutil.rmtree(staged_root / key)
+    for key, objects in sorted(built.items()):
         atomic.write_directory(root / key, cluster_files(objects), replaceable=_replaceable)
     kept = tuple(sorted(key for key in existing if key not in built and not prune))
     pruned = tuple(sorted(key for key in existing if key not in built and prune))
     for key in pruned:
         shutil.rmtree(existing[key])
+        if (staged_root / key / INDEX).is_file() and _ours(staged_root / key / INDEX):
+            shutil.rmtree(staged_root / key)
+    if prune:
+        _prune_crd_folders(target / CRDS, set(folders))
     _write_sources(root, built.values(), prune=prune)
     _write_indexes(target, root, source, path, options.interval)
     return GitopsResult(
@@ -187,6 +212,51 @@ def write_gitops(
         pruned=pruned,
         required_secrets={key: built[key].required_secrets for key in sorted(built)},
     )
+
+
+def _write_plain(folder: Path, objects: Mapping[str, dict[str, Any]], *, protect: bool) -> None:
+    """One file per object plus the kustomize index, replaced as a whole when it changed."""
+    files = {
+        f"{stem}.yaml": _document(_protected(obj) if protect else obj)
+        for stem, obj in sorted(objects.items())
+    }
+    files[INDEX] = _index(sorted(files))
+    wanted = dict(sorted(files.items()))
+    if (
+        folder.is_dir()
+        and {p.name: p.read_text(encoding="utf-8") for p in folder.iterdir()} == wanted
+    ):
+        return
+    atomic.write_directory(folder, wanted, replaceable=_replaceable)
+
+
+def _prune_crd_folders(root: Path, wanted: set[str]) -> None:
+    """Remove the CRD folders no written cluster points at (only with ``prune``)."""
+    if not root.is_dir():
+        return
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        if folder.name not in wanted and _ours(folder / INDEX):
+            shutil.rmtree(folder)
+
+
+def _check_release_change(folder: Path, objects: ClusterObjects, key: str, *, rebase: bool) -> None:
+    """Refuse what ``install`` refuses for an installed release, against the cluster release
+    this repository holds (what Flux reconciles): a switch between the clusterclass and a
+    classic template, and a move onto another ClusterClass without ``rebase``. Raises
+    :class:`InputError` before anything is written."""
+    from ruamel.yaml import YAML
+
+    from scs_templates.lifecycle import check_class_change, check_template_change
+
+    stem = f"helmrelease-{objects.name}"
+    path = folder / f"{stem}.yaml"
+    if not _replaceable(path):
+        return
+    written = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    installed = ((written or {}).get("spec") or {}).get("values") or {}
+    values = objects.objects[stem]["spec"]["values"]
+    check_template_change(installed, values["cluster"]["template"], key)
+    check_class_change(installed, values, key, rebase=rebase, command="gitops")
 
 
 def _write_sources(root: Path, built: Iterable[ClusterObjects], *, prune: bool) -> None:

@@ -10,7 +10,7 @@ history in the workload cluster. ``dependsOn`` mirrors helmfile's ``needs``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scs_templates.errors import InputError
@@ -24,6 +24,7 @@ from scs_templates.labels import (
 from scs_templates.settings.naming import kubeconfig_secret
 
 if TYPE_CHECKING:
+    from scs_templates.gitops.crds import RepoLocation, ServerSideRenderer
     from scs_templates.gitops.sources import ChartSourceSpec
     from scs_templates.services.releases import Repository, ServiceRelease
     from scs_templates.settings.model import ClusterSettings
@@ -42,6 +43,8 @@ ADDONS_API = "addons.cluster.x-k8s.io/v1beta2"
 #: disappears from the repository: a cluster is deleted on purpose (``scs-templates delete``
 #: or removing the annotation first), never because a file went missing.
 PRUNE_ANNOTATION = "kustomize.toolkit.fluxcd.io/prune"
+#: How soon helm-controller retries a failed cluster upgrade (never rolled back).
+UPGRADE_RETRY_INTERVAL = "1m"
 #: Key of Cluster API's kubeconfig Secret ``<cluster>-kubeconfig``.
 KUBECONFIG_KEY = "value"
 #: Key of the workload ``cloud-config`` Secret manifest in the ClusterResourceSet's Secret.
@@ -55,6 +58,9 @@ class GitopsOptions:
     chart_source: ChartSourceSpec
     interval: str = "10m"
     services: bool = True
+    #: Move topology clusters onto the ClusterClass of this scs-templates release
+    #: (``--rebase-class``, as ``install``); without it such a run is refused.
+    rebase_class: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,10 @@ class ClusterObjects:
     objects: dict[str, dict[str, Any]]
     sources: dict[str, dict[str, Any]]
     required_secrets: tuple[str, ...]
+    #: CRD folders (``DIR/crds/FOLDER``: stem -> object) the cluster's Kustomizations apply.
+    crds: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    #: Objects applied only after the CRDs (``DIR/staged/NS/NAME``: stem -> object).
+    staged: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _labels(settings: ClusterSettings, component: str) -> dict[str, str]:
@@ -94,11 +104,18 @@ def _cluster_release(
         "spec": {
             "interval": options.interval,
             "releaseName": settings.metadata.name,
-            **options.chart_source.release_chart(chart, namespace, options.interval),
+            **options.chart_source.release_chart(
+                chart, _chart_version(settings), namespace, options.interval
+            ),
             "install": {"remediation": {"retries": 3}},
-            # A failed cluster upgrade is never rolled back automatically: Cluster API may
-            # already be replacing machines; the operator decides (docs/gitops.md).
-            "upgrade": {"remediation": {"retries": 0}},
+            # A failed cluster upgrade is never rolled back (Cluster API may already be
+            # replacing machines) but retried as it is: an upgrade that moves a topology
+            # cluster onto a new ClusterClass creates the class and is refused by the
+            # Cluster webhook until Cluster API has reconciled it; the retry then succeeds
+            # (tests/test_plane_flux.py, docs/gitops.md).
+            "upgrade": {
+                "strategy": {"name": "RetryOnFailure", "retryInterval": UPGRADE_RETRY_INTERVAL}
+            },
             "values": values,
         },
     }
@@ -133,15 +150,15 @@ def _service_release(
     namespace = settings.metadata.namespace
     assert release.source is not None and release.source.repository is not None
     depends = [{"name": settings.metadata.name}] + [
-        {"name": _service_name(settings, by_key[key])} for key in release.needs
+        {"name": _service_name(settings, by_key[key])}
+        for key in release.needs
+        if not by_key[key].info.server_side  # its Kustomization stages this release
     ]
     # Workload services go through the cluster's kubeconfig Secret; a management-side
     # service (the cluster-autoscaler) is installed where Flux runs, next to the Cluster.
     target: dict[str, Any] = {}
     if release.target == "workload":
-        target["kubeConfig"] = {
-            "secretRef": {"name": kubeconfig_secret(settings.name), "key": KUBECONFIG_KEY}
-        }
+        target["kubeConfig"] = _kubeconfig(settings)
     return {
         "apiVersion": HELM_API,
         "kind": "HelmRelease",
@@ -177,6 +194,11 @@ def _service_release(
     }
 
 
+def _kubeconfig(settings: ClusterSettings) -> dict[str, Any]:
+    """``spec.kubeConfig`` of an object that Flux applies into the workload cluster."""
+    return {"secretRef": {"name": kubeconfig_secret(settings.name), "key": KUBECONFIG_KEY}}
+
+
 def _cloud_config_resource_set(settings: ClusterSettings) -> tuple[dict[str, Any], str]:
     """A ClusterResourceSet that puts ``kube-system/cloud-config`` into the workload cluster.
 
@@ -204,9 +226,21 @@ def _cloud_config_resource_set(settings: ClusterSettings) -> tuple[dict[str, Any
     )
 
 
-def cluster_objects(settings: ClusterSettings, options: GitopsOptions) -> ClusterObjects:
-    """Every Flux object of one cluster (pure: same settings and options, same objects)."""
+def cluster_objects(
+    settings: ClusterSettings,
+    options: GitopsOptions,
+    *,
+    render: ServerSideRenderer | None = None,
+    repo: RepoLocation | None = None,
+) -> ClusterObjects:
+    """Every Flux object of one cluster (same settings and options, same objects).
+
+    A release that ``apply`` applies server-side (the Gateway API CRDs) becomes a CRD folder
+    and a Kustomization (:mod:`scs_templates.gitops.crds`); ``render`` renders its objects
+    (default: the pinned helmfile, as ``services render``), ``repo`` is where Flux finds DIR.
+    """
     from scs_templates.catalogue import provider_of
+    from scs_templates.gitops import crds
     from scs_templates.services.releases import service_releases
     from scs_templates.values import build_values
 
@@ -233,22 +267,59 @@ def cluster_objects(settings: ClusterSettings, options: GitopsOptions) -> Cluste
         f"helmrelease-{settings.metadata.name}": _cluster_release(settings, options, chart, values)
     }
     source = options.chart_source.source_object(
-        chart, _chart_version(chart), namespace, options.interval
+        chart, _chart_version(settings), namespace, options.interval
     )
     sources = {f"{source['kind'].lower()}-{source['metadata']['name']}": source}
+    crd_folders: dict[str, dict[str, dict[str, Any]]] = {}
+    staged: dict[str, dict[str, Any]] = {}
     if options.services:
         releases = service_releases(settings)
         by_key = {release.key: release for release in releases}
+        location = repo or crds.RepoLocation()
+        staged_after: set[str] = set()
         for release in releases:
             if release.source is None or release.source.repository is None:
                 raise InputError(
                     "spec.services.chartMirror: Flux cannot read a local (file://) chart "
                     "mirror; use an OCI registry or a helm repository mirror"
                 )
+            if release.info.server_side:
+                rendered = (render or crds.render_server_side)(settings, release)
+                folder, files = crds.crd_folder(release, rendered)
+                crd_folders[folder] = files
+                kustomization = crds.crd_kustomization(
+                    settings,
+                    release,
+                    folder,
+                    location,
+                    options.interval,
+                    _labels(settings, "services"),
+                    _kubeconfig(settings),
+                )
+                objects[f"kustomization-{kustomization['metadata']['name']}"] = kustomization
+                continue
             obj = _service_release(settings, options, release, by_key)
-            objects[f"helmrelease-{obj['metadata']['name']}"] = obj
-            repo = _repository_source(release.source.repository, namespace, options.interval)
-            sources[f"helmrepository-{repo['metadata']['name']}"] = repo
+            after = [
+                _service_name(settings, by_key[key])
+                for key in release.needs
+                if by_key[key].info.server_side
+            ]
+            if after:
+                staged[f"helmrelease-{obj['metadata']['name']}"] = obj
+                staged_after.update(after)
+            else:
+                objects[f"helmrelease-{obj['metadata']['name']}"] = obj
+            source_obj = _repository_source(release.source.repository, namespace, options.interval)
+            sources[f"helmrepository-{source_obj['metadata']['name']}"] = source_obj
+        if staged:
+            stage = crds.staged_kustomization(
+                settings,
+                sorted(staged_after),
+                location,
+                options.interval,
+                _labels(settings, "services"),
+            )
+            objects[f"kustomization-{stage['metadata']['name']}"] = stage
         cloud_releases = {"openstack-cloud-controller-manager", "openstack-cinder-csi"}
         if any(r.name in cloud_releases for r in releases):
             resource_set, secret = _cloud_config_resource_set(settings)
@@ -263,10 +334,13 @@ def cluster_objects(settings: ClusterSettings, options: GitopsOptions) -> Cluste
         objects=objects,
         sources=sources,
         required_secrets=tuple(required),
+        crds=crd_folders,
+        staged=staged,
     )
 
 
-def _chart_version(chart: str) -> str:
-    from scs_templates.charts import chart_version
+def _chart_version(settings: ClusterSettings) -> str:
+    """The version of the settings' provider chart, wherever the provider keeps its source."""
+    from scs_templates.charts import provider_chart_version
 
-    return chart_version(chart)
+    return provider_chart_version(settings.spec.provider)

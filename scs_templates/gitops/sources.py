@@ -9,11 +9,14 @@ ref (helm-controller resolves the ``file://`` library dependency inside the chec
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlparse
 
 from scs_templates.errors import InputError
+from scs_templates.settings import naming
 
 __all__ = ["ChartSourceSpec", "parse_chart_source"]
 
@@ -34,13 +37,24 @@ class ChartSourceSpec:
     ref: str = ""
     path: str = "charts"
 
-    def source_name(self, chart: str) -> str:
-        """Name of the source object: one OCIRepository per chart, one GitRepository."""
-        return f"scs-templates-{chart}" if self.kind == "oci" else "scs-templates"
+    def source_name(self, chart: str, version: str) -> str:
+        """Name of the source object: one OCIRepository per chart and chart version, one
+        GitRepository per ref.
+
+        The version (ref) is part of the name so that a run with a new scs-templates release
+        (or a new ``--chart-ref``) adds a source instead of changing the one that the
+        clusters written earlier use: a cluster kept in the repository (not given on this
+        run, or a topology cluster not rebased) keeps its chart. A changed chart under an
+        unchanged ClusterClass name would change that class in place and roll every
+        cluster using it.
+        """
+        if self.kind == "oci":
+            return naming.fit(f"scs-templates-{chart}-{_slug(version)}")
+        return naming.fit(f"scs-templates-{_slug(self.ref)}")
 
     def source_object(self, chart: str, version: str, namespace: str, interval: str) -> Any:
         """The OCIRepository (per provider chart) or GitRepository object."""
-        metadata = {"name": self.source_name(chart), "namespace": namespace}
+        metadata = {"name": self.source_name(chart, version), "namespace": namespace}
         if self.kind == "oci":
             return {
                 "apiVersion": SOURCE_API,
@@ -64,13 +78,15 @@ class ChartSourceSpec:
             "spec": {"interval": interval, "url": self.url, "ref": {ref_key: self.ref}},
         }
 
-    def release_chart(self, chart: str, namespace: str, interval: str) -> dict[str, Any]:
+    def release_chart(
+        self, chart: str, version: str, namespace: str, interval: str
+    ) -> dict[str, Any]:
         """The HelmRelease ``spec`` part that names the chart (``chartRef`` or ``chart``)."""
         if self.kind == "oci":
             return {
                 "chartRef": {
                     "kind": "OCIRepository",
-                    "name": self.source_name(chart),
+                    "name": self.source_name(chart, version),
                     "namespace": namespace,
                 }
             }
@@ -82,12 +98,21 @@ class ChartSourceSpec:
                     "reconcileStrategy": "Revision",
                     "sourceRef": {
                         "kind": "GitRepository",
-                        "name": self.source_name(chart),
+                        "name": self.source_name(chart, version),
                         "namespace": namespace,
                     },
                 }
             }
         }
+
+
+def _slug(text: str) -> str:
+    """``text`` as a DNS label part (``v0.2.0`` -> ``v0-2-0``, ``release/1.x`` ->
+    ``release-1-x``); a hash suffix when that lost information (case, other characters)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    if slug != text.replace(".", "-"):
+        slug = f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:6]}"
+    return slug
 
 
 def parse_chart_source(url: str, ref: str | None = None) -> ChartSourceSpec:

@@ -102,7 +102,12 @@ def check_template_change(installed_values: Mapping[str, Any], wanted: str, rele
 
 
 def check_class_change(
-    installed_values: Mapping[str, Any], values: Mapping[str, Any], release: str, *, rebase: bool
+    installed_values: Mapping[str, Any],
+    values: Mapping[str, Any],
+    release: str,
+    *,
+    rebase: bool,
+    command: str = "install",
 ) -> str | None:
     """Refuse to move a topology cluster onto another ClusterClass unless asked (``rebase``).
 
@@ -110,7 +115,8 @@ def check_class_change(
     ``install`` with that release would otherwise move every topology cluster it touches onto
     the new class at once. A rebase is an operator's decision (the topology controller rolls
     whatever the new class renders differently), so it needs ``--rebase-class``. Returns
-    the new class's name when this install rebases, else None.
+    the new class's name when this install rebases, else None. ``command`` names the command
+    in the message (``gitops`` checks the cluster releases it wrote before the same way).
     """
 
     def class_of(section: Any) -> str | None:
@@ -127,7 +133,7 @@ def check_class_change(
     raise InputError(
         f"refusing to move {release} from ClusterClass {installed!r} to {wanted!r} (this "
         "scs-templates release ships the new class): pass --rebase-class to rebase it (the "
-        "topology controller rolls what the new class changes), or install with the "
+        f"topology controller rolls what the new class changes), or run {command} with the "
         f"scs-templates release of {installed!r}"
     )
 

@@ -1,0 +1,165 @@
+"""Flux's source-controller and helm-controller, built from Go modules, run against a plane.
+
+Each controller has its own wrapper module under ``testenv/flux/<name>/`` (a ``require`` of
+the upstream module at the Flux release's version plus the upstream ``replace`` lines, every
+dependency pinned in ``go.sum``). They live OUTSIDE ``testenv/go/`` and have their own cache
+key, so adding or bumping them never invalidates the plane's cached binaries:
+``<cache root>/flux-<key>/bin/{source-controller,helm-controller}``.
+
+The Flux tests (tests/test_plane_flux.py) build them when they are not cached, as the plane
+fixture builds the plane; ``python -m testenv build --flux`` builds them ahead. Like the
+plane's builds they run niced and under the cache root's build lock
+(:func:`testenv.build.build_lock`). The measured cost is in docs/performance.md.
+
+:func:`start_flux` runs both against a running plane with its admin kubeconfig: every
+namespace watched, leader election off, the artifact server of source-controller on a free
+loopback port that helm-controller fetches from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from testenv import build
+from testenv.plane import Plane, _die_with_parent, _probe_http, free_port
+from testenv.process import Daemon, PlaneError, run, wait_for
+
+FLUX_DIR = Path(__file__).resolve().parent / "flux"
+#: Bump when the build recipe changes in a way the wrapper modules do not show.
+RECIPE = "1"
+#: The upstream main package of each controller (the module root).
+CONTROLLERS: dict[str, str] = {
+    "source-controller": "github.com/fluxcd/source-controller",
+    "helm-controller": "github.com/fluxcd/helm-controller",
+}
+
+
+def cache_key() -> str:
+    """Hash of the Flux wrapper modules and the recipe (independent of the plane's key)."""
+    digest = hashlib.sha256(f"flux recipe {RECIPE}\n".encode())
+    for path in sorted(FLUX_DIR.glob("*/*")):
+        if path.name in {"go.mod", "go.sum", "tools.go"}:
+            digest.update(f"{path.relative_to(FLUX_DIR)}\n".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def flux_dir() -> Path:
+    return build.cache_root() / f"flux-{cache_key()}"
+
+
+def missing() -> list[str]:
+    return [name for name in CONTROLLERS if not (flux_dir() / "bin" / name).is_file()]
+
+
+def ensure_built(log: Callable[[str], None] = print) -> Path:
+    """Build the controllers that are missing; return the directory holding ``bin/``."""
+    root = flux_dir()
+    todo = missing()
+    if not todo:
+        return root
+    go = build.go_binary()
+    if go is None:
+        raise PlaneError("the Go toolchain (`go`) is not installed: cannot build Flux")
+    with build.build_lock("the Flux controllers", log):
+        _build(go, root, log)  # another builder may have made some meanwhile
+    return root
+
+
+def _build(go: str, root: Path, log: Callable[[str], None]) -> None:
+    bindir = root / "bin"
+    bindir.mkdir(parents=True, exist_ok=True)
+    times_file = root / "build-times.json"
+    times: dict[str, float] = json.loads(times_file.read_text()) if times_file.is_file() else {}
+    for name in missing():
+        log(f"testenv: building {name} ({CONTROLLERS[name]}); log: {root / 'build.log'}")
+        started = time.monotonic()
+        tmp = bindir / f".{name}.tmp"
+        run(
+            [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(tmp), CONTROLLERS[name]],
+            cwd=FLUX_DIR / name,
+            env=build._go_env(),
+            timeout=build.GO_TIMEOUT,
+            log=root / "build.log",
+            niceness=build.build_niceness(),
+        )
+        tmp.replace(bindir / name)
+        times[name] = round(time.monotonic() - started, 1)
+        times_file.write_text(json.dumps(times, indent=2, sort_keys=True) + "\n")
+
+
+@dataclass
+class Flux:
+    """The running controllers; ``stop()`` ends them."""
+
+    daemons: list[Daemon]
+
+    def check(self) -> None:
+        for daemon in self.daemons:
+            daemon.check()
+
+    def stop(self) -> None:
+        for daemon in reversed(self.daemons):
+            daemon.stop()
+        self.daemons.clear()
+
+
+def start_flux(plane: Plane, directory: Path, *, timeout: float = 180.0) -> Flux:
+    """Start source- and helm-controller against ``plane``; return once both are ready."""
+    bindir = flux_dir() / "bin"
+    if missing():
+        raise PlaneError(f"Flux controllers not built: {', '.join(missing())}")
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "logs").mkdir(exist_ok=True)
+    (directory / "storage").mkdir(exist_ok=True)  # source-controller refuses a missing one
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBECONFIG")}
+    env["KUBECONFIG"] = str(plane.kubeconfig)
+    storage = free_port()
+    common = ["--enable-leader-election=false", "--watch-all-namespaces=true", "--log-level=info"]
+    argv = {
+        "source-controller": [
+            f"--storage-path={directory / 'storage'}",
+            f"--storage-addr=127.0.0.1:{storage}",
+            f"--storage-adv-addr=127.0.0.1:{storage}",
+        ],
+        # a release whose dependsOn is not Ready yet is looked at again after 5 s (30 s by
+        # default): the services' chain of a test is reconciled without idle minutes
+        "helm-controller": ["--requeue-dependency=5s"],
+    }
+    flux = Flux([])
+    try:
+        health: dict[str, int] = {}
+        for name, extra in argv.items():
+            health[name] = free_port()
+            flux.daemons.append(
+                Daemon(
+                    name,
+                    [
+                        str(bindir / name),
+                        f"--metrics-addr=127.0.0.1:{free_port()}",
+                        f"--health-addr=127.0.0.1:{health[name]}",
+                        *common,
+                        *extra,
+                    ],
+                    env=env,
+                    log=directory / "logs" / f"{name}.log",
+                    preexec=_die_with_parent,
+                )
+            )
+        for daemon in flux.daemons:
+            wait_for(
+                f"{daemon.name} /readyz",
+                _probe_http(health[daemon.name], "/readyz"),
+                timeout,
+                flux.daemons,
+            )
+    except BaseException:
+        flux.stop()
+        raise
+    return flux

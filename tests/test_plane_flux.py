@@ -1,0 +1,511 @@
+"""Clusters reconciled from a git repository by the REAL Flux controllers.
+
+``scs-templates gitops`` writes the repository layout with a git chart source; the chart
+repository is a local git repository served by the real ``git http-backend``
+(tests/githttp.py). Flux's source-controller and helm-controller, built from their Go
+modules (testenv/flux.py, built here when not cached), run against the session's real
+management plane with the real flux2 chart's CRDs; the objects are applied exactly as
+written (kustomize-controller, which would apply the folder, is not built: its job here is a
+plain server-side apply of the folder's files). source-controller clones the repository and
+packages the chart with its library dependency, helm-controller installs it, and the real
+Cluster API controllers provision the cluster on CAPD's in-memory backend.
+
+The served repository holds the chart of the test-only provider ``inmemory``
+(tests/inmemory.py, registered in the catalogue while the module runs, as in
+tests/test_plane_inmemory.py): the HelmRelease's values are that provider's, rendered from
+the settings by the library.
+
+- A classic cluster reaches Available; a settings change (a Kubernetes patch upgrade) is a
+  re-run of ``gitops`` whose changed HelmRelease helm-controller rolls out.
+- A topology cluster (template ``clusterclass``) reaches Available; a new release's
+  ClusterClass is refused by ``gitops`` without ``rebase_class`` (nothing written), and with
+  it helm-controller moves the cluster onto the new class: the first upgrade creates the
+  class and the Cluster webhook refuses the move until Cluster API has reconciled it, the
+  release's ``RetryOnFailure`` upgrade strategy retries without a rollback, and the cluster
+  moves without replacing a machine.
+- The service HelmReleases of a cluster (a re-run of ``gitops`` with services; their real
+  upstream charts from ../shared/charts in a real helm repository, tests/chartrepo.py) are
+  installed by helm-controller in their ``dependsOn`` order through the cluster's kubeconfig
+  Secret into a REAL workload kube-apiserver (tests/workload_cluster.py: its own admission
+  configuration as the cluster chart renders it, its own kube-controller-manager): every
+  object of each release exists there, the release records too (none on the management
+  cluster), and deleting a HelmRelease uninstalls it there. The in-memory backend's workload
+  API cannot host helm (no ``/version``), so the Secret gets the real API server's
+  kubeconfig, Cluster API paused meanwhile (it would rotate the Secret back). No kubelet
+  can run here: :func:`kubelet_stand_in` (a DOUBLE, named so) reports the Pods the real
+  controllers create Running and Ready so that helm's wait can end; no container runs.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import yaml
+
+from scs_templates import api, encryption
+from scs_templates.charts import LIBRARY_CHART, charts_dir
+from scs_templates.gitops import GitopsOptions, parse_chart_source, write_gitops
+from scs_templates.kube import KubeClient
+from tests import chartrepo, githttp, inmemory
+from tests.inmemory import KCP_API
+from tests.support import skip_or_fail
+from tests.test_gitops_admission import install_flux_crds
+
+if TYPE_CHECKING:
+    from testenv import Plane
+    from testenv.flux import Flux
+    from testenv.kubeapi import KubeAPI
+
+pytestmark = [pytest.mark.helm, pytest.mark.plane]
+
+CAPI = "cluster.x-k8s.io/v1beta2"
+HELM = "helm.toolkit.fluxcd.io/v2"
+FIRST, UPGRADED = "1.36.1", "1.36.4"
+TAG = "v0.1.0"
+TIMEOUT = inmemory.STEP_TIMEOUT
+
+CLASS, NEXT_CLASS = "scs-inmemory-v0-1-0", "scs-inmemory-v9-0-0"
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=test@example.invalid", "-c", "user.name=test", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def chart_repository(root: Path) -> Path:
+    """A bare repository ``scs-templates.git`` holding charts/ at the tag :data:`TAG`: the
+    library chart and the test-only provider's chart (tests/charts/inmemory-cluster)."""
+    work = root / "work"
+    shutil.copytree(charts_dir() / LIBRARY_CHART, work / "charts" / LIBRARY_CHART)
+    chart = work / "charts" / inmemory.CHART.name
+    shutil.copytree(inmemory.CHART, chart)
+    meta = yaml.safe_load((chart / "Chart.yaml").read_text(encoding="utf-8"))
+    for dependency in meta["dependencies"]:
+        dependency["repository"] = f"file://../{LIBRARY_CHART}"
+    (chart / "Chart.yaml").write_text(yaml.safe_dump(meta), encoding="utf-8")
+    _git(root, "init", "-q", "--bare", "-b", "main", "scs-templates.git")
+    _git(work, "init", "-q", "-b", "main")
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "charts")
+    _git(work, "tag", TAG)
+    _git(work, "push", "-q", str(root / "scs-templates.git"), "main", TAG)
+    return root
+
+
+def settings_of(text: str) -> Any:
+    """The settings of a text (the in-memory provider registered by the module fixture)."""
+    from scs_templates.settings import parse_settings_text
+
+    return parse_settings_text(text).settings
+
+
+_inmemory_provider = inmemory.registered_for_module()
+
+
+def flux_binaries() -> None:
+    """Build the Flux controllers when they are not cached, as the plane builds its own
+    (cost: docs/performance.md); without a Go toolchain skip, in CI fail."""
+    from testenv import PlaneError, build, flux
+
+    if flux.missing() and build.go_binary() is None:
+        skip_or_fail(
+            "the Flux controllers need the Go toolchain (`go`) to build "
+            f"{', '.join(flux.missing())} (or run `python -m testenv build --flux`)"
+        )
+    try:
+        flux.ensure_built()
+    except PlaneError as error:
+        pytest.fail(f"the Flux controllers could not be built: {error}")
+
+
+@pytest.fixture(scope="module")
+def controllers(
+    plane: Plane, helm: api.Helm, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Flux]:
+    from testenv.flux import start_flux
+
+    flux_binaries()
+    install_flux_crds(plane, helm)
+    running = start_flux(plane, tmp_path_factory.mktemp("flux"))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="module")
+def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``http://127.0.0.1:PORT`` serving ``scs-templates.git`` (:func:`chart_repository`)."""
+    with githttp.serving(chart_repository(tmp_path_factory.mktemp("git"))) as server:
+        yield server
+
+
+def apply_folder(plane: Plane, repo: Path) -> list[dict[str, Any]]:
+    """Server-side apply every object file under clusters/ (what kustomize-controller does
+    with these plain resources); the objects applied."""
+    applied = []
+    for path in sorted((repo / "clusters").rglob("*.yaml")):
+        obj = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if obj["apiVersion"].startswith("kustomize.config.k8s.io/"):
+            continue
+        plane.api.apply(obj)
+        applied.append(obj)
+    return applied
+
+
+def condition(obj: dict[str, Any] | None, kind: str) -> str:
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind:
+            return f"{cond.get('status')}: {cond.get('reason')}: {cond.get('message')}"
+    return "no condition yet"
+
+
+class Reconciled:
+    """One cluster ``mem`` of a namespace, reconciled by Flux from a repository folder."""
+
+    def __init__(self, plane: Plane, flux: Flux, namespace: str, repo: Path) -> None:
+        self.plane, self.flux, self.namespace, self.repo = plane, flux, namespace, repo
+
+    def release(self, name: str = "mem") -> dict[str, Any] | None:
+        return self.plane.api.get(HELM, "HelmRelease", self.namespace, name)
+
+    def cluster(self) -> dict[str, Any] | None:
+        return self.plane.api.get(CAPI, "Cluster", self.namespace, "mem")
+
+    def state(self) -> str:
+        ready, up = condition(self.release(), "Ready"), condition(self.cluster(), "Available")
+        return f"HelmRelease {ready}; Cluster {up}; machines {self.machines()}"
+
+    def machines(self) -> dict[str, str]:
+        return {
+            m["metadata"][
+                "name"
+            ]: f"{(m.get('status') or {}).get('phase')}/{m['spec'].get('version')}"
+            for m in self.plane.api.list(CAPI, "Machine", self.namespace)
+        }
+
+    def running(self, version: str) -> bool:
+        found = self.machines()
+        return len(found) == 3 and all(v == f"Running/v{version}" for v in found.values())
+
+    def released(self, name: str = "mem") -> bool:
+        """The HelmRelease ``name`` is Ready for its current generation."""
+        obj = self.release(name) or {}
+        observed = (obj.get("status") or {}).get("observedGeneration")
+        ready = condition(obj, "Ready").startswith("True")
+        return ready and observed == (obj.get("metadata") or {}).get("generation")
+
+    def wait(
+        self, what: str, done: Callable[[], bool], state: Callable[[], str] | None = None
+    ) -> None:
+        """Poll ``done``; on timeout fail with ``state()`` (default: the cluster's state)."""
+        deadline = time.monotonic() + TIMEOUT
+        while not done():
+            self.flux.check()
+            self.plane.check()
+            if time.monotonic() > deadline:
+                pytest.fail(f"timed out waiting for {what}: {(state or self.state)()}")
+            time.sleep(1.0)
+
+    def write(self, settings: Any, options: GitopsOptions) -> list[str]:
+        """Run ``gitops`` into the repository; the files it changed."""
+        before = {p: p.read_text() for p in self.repo.rglob("*.yaml")}
+        write_gitops(self.repo, [settings], options)
+        return sorted(
+            str(p.relative_to(self.repo))
+            for p in self.repo.rglob("*.yaml")
+            if before.get(p) != p.read_text()
+        )
+
+    def provision(self, settings: Any, options: GitopsOptions, version: str) -> None:
+        result = write_gitops(self.repo, [settings], options)
+        # the Secrets gitops lists are the operator's: the encryption key, as
+        # `scs-templates encryption-key create` makes it (without it no bootstrap data)
+        assert [s.split()[0] for s in result.required_secrets[f"{self.namespace}/mem"]] == [
+            encryption.secret_name(settings)
+        ]
+        encryption.ensure_secret(KubeClient(str(self.plane.kubeconfig)), settings)
+        kinds = sorted(o["kind"] for o in apply_folder(self.plane, self.repo))
+        assert kinds == ["GitRepository", "HelmRelease", "Namespace"]
+        self.wait(
+            "the Cluster Available",
+            lambda: condition(self.cluster(), "Available").startswith("True"),
+        )
+        self.wait("the HelmRelease Ready", self.released)
+        self.wait("3 machines Running", lambda: self.running(version))
+
+    def delete(self) -> None:
+        """Clean up as `scs-templates delete` would: the Cluster first, then its release."""
+        self.plane.api.delete(CAPI, "Cluster", self.namespace, "mem")
+        self.wait("the Cluster deleted", lambda: self.cluster() is None)
+        self.plane.api.delete(HELM, "HelmRelease", self.namespace, "mem")
+        self.wait("the HelmRelease uninstalled", lambda: self.release() is None)
+
+
+def _options(server: str, *, services: bool = False, **extra: Any) -> GitopsOptions:
+    source = parse_chart_source(f"{server}/scs-templates.git", TAG)
+    return GitopsOptions(source, interval="1m", services=services, **extra)
+
+
+def test_a_cluster_reconciled_from_git_to_available(
+    plane: Plane, controllers: Flux, git_server: str, tmp_path: Path
+) -> None:
+    namespace = plane.namespace("flux")
+    walk = Reconciled(plane, controllers, namespace, tmp_path / "fleet")
+    options = _options(git_server)
+    walk.provision(settings_of(inmemory.settings_text(namespace, version=FIRST)), options, FIRST)
+    first = set(walk.machines())
+
+    # a settings change is a re-run of gitops: only the HelmRelease file changes
+    upgraded = settings_of(inmemory.settings_text(namespace, version=UPGRADED))
+    assert walk.write(upgraded, options) == [f"clusters/{namespace}/mem/helmrelease-mem.yaml"]
+    apply_folder(plane, walk.repo)
+    walk.wait(
+        "the rollout to the new patch",
+        lambda: walk.running(UPGRADED) and not first & set(walk.machines()),
+    )
+    walk.wait("the HelmRelease Ready", walk.released)
+    walk.delete()
+
+
+def test_a_topology_cluster_moves_to_a_new_class_only_when_asked(
+    plane: Plane,
+    controllers: Flux,
+    git_server: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dataclasses import replace
+
+    from scs_templates.errors import InputError
+
+    namespace = plane.namespace("flux-topology")
+    walk = Reconciled(plane, controllers, namespace, tmp_path / "fleet")
+    options = _options(git_server)
+    text = inmemory.settings_text(namespace, version=FIRST, template="clusterclass")
+    walk.provision(settings_of(text), options, FIRST)
+
+    def class_of() -> str:
+        return str(((walk.cluster() or {}).get("spec") or {})["topology"]["classRef"]["name"])
+
+    def classes() -> set[str]:
+        return {c["metadata"]["name"] for c in plane.api.list(CAPI, "ClusterClass", namespace)}
+
+    assert class_of() == CLASS and classes() == {CLASS}
+    machines = set(walk.machines())
+
+    # a new scs-templates release ships a new class: gitops refuses to move the cluster
+    monkeypatch.setattr("scs_templates.values.cluster_class_name", lambda provider: NEXT_CLASS)
+    with pytest.raises(InputError, match="--rebase-class"):
+        walk.write(settings_of(text), options)
+    # asked: only the cluster's HelmRelease changes; helm-controller moves it onto the class
+    rebase = replace(options, rebase_class=True)
+    changed = walk.write(settings_of(text), rebase)
+    assert changed == [f"clusters/{namespace}/mem/helmrelease-mem.yaml"]
+    apply_folder(plane, walk.repo)
+    walk.wait(f"the Cluster on {NEXT_CLASS}", lambda: class_of() == NEXT_CLASS)
+    walk.wait("the HelmRelease Ready", walk.released)
+    walk.wait("the old class removed", lambda: classes() == {NEXT_CLASS})
+    history = [h.get("status") for h in (walk.release() or {})["status"].get("history", [])]
+    print(f"helm-controller's release history (newest first): {history}")
+    walk.wait("3 machines Running", lambda: walk.running(FIRST))
+    # the new class renders the same templates: the rebase replaces no machine
+    assert set(walk.machines()) == machines
+    walk.delete()
+
+
+# ------------------------------------------------- service releases into a workload cluster
+
+#: The services of the test below (the others off): Cilium without the Gateway API (its CRDs
+#: are a Kustomization, and kustomize-controller is not built), kubelet-csr-approver and
+#: metrics-server, which need it: a dependsOn chain of three.
+SERVICES = """  services:
+    ingressNginx:
+      enabled: false
+    gatewayAPI:
+      enabled: false
+"""
+
+
+@contextmanager
+def kubelet_stand_in(server: KubeAPI) -> Iterator[None]:
+    """DOUBLE of the kubelets, because none can run here (no container runtime, no images):
+    every Pod the workload cluster's real controllers create is reported Running and Ready,
+    a Job's Pod Succeeded (its container ran to the end), so that helm's wait
+    (helm-controller waits as ``helm --wait --wait-for-jobs``: Deployments and DaemonSets
+    ready, Jobs complete) can end. Nothing else is played: the objects, their admission and
+    the controllers that turn them into Pods are real; no container ever runs, so what a
+    container would have done (a Job's certificates, say) is not there."""
+    from testenv.kubeapi import APIError
+
+    def conditions(ready: bool) -> list[dict[str, str]]:
+        return [
+            {"type": kind, "status": str(ready)}
+            for kind in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+        ]
+
+    running = {"phase": "Running", "conditions": conditions(True)}
+    finished = {"phase": "Succeeded", "conditions": conditions(False)}
+    stop = threading.Event()
+
+    def report() -> None:
+        while not stop.wait(1.0):
+            try:
+                for pod in server.list("v1", "Pod"):
+                    meta = pod["metadata"]
+                    of_job = any(r.get("kind") == "Job" for r in meta.get("ownerReferences") or [])
+                    status = finished if of_job else running
+                    if (
+                        meta.get("deletionTimestamp")
+                        or pod["status"].get("phase") == (status["phase"])
+                    ):
+                        continue
+                    server.patch_status("v1", "Pod", meta["namespace"], meta["name"], status)
+            except (APIError, OSError):
+                continue  # a Pod deleted meanwhile; the next round sees the rest
+
+    thread = threading.Thread(target=report, name="kubelet-stand-in", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+
+
+def release_objects(server: KubeAPI, namespace: str, release: str) -> list[dict[str, Any]]:
+    """The objects of helm's release record ``sh.helm.release.v1.RELEASE.v1`` in ``namespace``
+    of ``server`` (helm's Secret storage: the record is base64 of gzipped JSON)."""
+    import base64
+    import gzip
+    import json
+
+    secret = server.get("v1", "Secret", namespace, f"sh.helm.release.v1.{release}.v1")
+    assert secret is not None, f"no release record of {release} in {namespace}"
+    record = json.loads(
+        gzip.decompress(base64.b64decode(base64.b64decode(secret["data"]["release"])))
+    )
+    return [doc for doc in yaml.safe_load_all(record["manifest"]) if doc]
+
+
+def set_paused(plane: Plane, namespace: str, paused: bool) -> None:
+    """``spec.paused`` of the Cluster ``mem``; returns once its control plane says so."""
+    plane.api.request(
+        "PATCH",
+        plane.api.path(CAPI, "Cluster", namespace, "mem"),
+        {"spec": {"paused": paused}},
+        content_type="application/merge-patch+json",
+    )
+
+    def seen() -> bool:
+        kcps = plane.api.list(KCP_API, "KubeadmControlPlane", namespace)
+        return bool(kcps) and all(condition(kcp, "Paused").startswith(str(paused)) for kcp in kcps)
+
+    deadline = time.monotonic() + TIMEOUT
+    while not seen():
+        plane.check()
+        if time.monotonic() > deadline:
+            pytest.fail(f"the control plane of {namespace}/mem never reported paused={paused}")
+        time.sleep(1.0)
+
+
+def replace_kubeconfig(plane: Plane, namespace: str, text: str) -> str:
+    """Put ``text`` into Cluster API's Secret ``mem-kubeconfig`` (key ``value``); the text
+    it held."""
+    import base64
+
+    secret = plane.api.get("v1", "Secret", namespace, "mem-kubeconfig")
+    assert secret is not None, "Cluster API wrote no kubeconfig Secret"
+    before = base64.b64decode(secret["data"]["value"]).decode()
+    secret["data"]["value"] = base64.b64encode(text.encode()).decode()
+    plane.api.request("PUT", plane.api.path("v1", "Secret", namespace, "mem-kubeconfig"), secret)
+    return before
+
+
+def test_service_releases_installed_by_helm_controller_into_a_real_workload_api_server(
+    plane: Plane, controllers: Flux, git_server: str, helm: api.Helm, tmp_path: Path
+) -> None:
+    from scs_templates.services.releases import service_releases
+    from tests.workload_cluster import workload_cluster
+
+    namespace = plane.namespace("flux-services")
+    text = inmemory.settings_text(namespace, version=FIRST) + SERVICES
+    releases = service_releases(settings_of(text))
+    assert [r.name for r in releases] == ["cilium", "kubelet-csr-approver", "metrics-server"]
+    packages = [f"{r.chart_name}-{r.version}.tgz" for r in releases]
+    with chartrepo.serving(tmp_path / "charts", packages) as mirror:
+        settings = settings_of(f"{text}    chartMirror: {mirror}\n")
+        walk = Reconciled(plane, controllers, namespace, tmp_path / "fleet")
+        walk.provision(settings, _options(git_server), FIRST)
+        with (
+            workload_cluster(plane, settings, helm, tmp_path / "workload") as workload,
+            kubelet_stand_in(workload.server),
+        ):
+            # The in-memory workload API cannot host helm (no /version, docs/gitops.md): the
+            # cluster's kubeconfig Secret gets the real workload API server's kubeconfig,
+            # Cluster API paused meanwhile so that it does not rotate the Secret back.
+            set_paused(plane, namespace, True)
+            original = replace_kubeconfig(plane, namespace, workload.kubeconfig.read_text())
+            # adding the services is a re-run of gitops: the cluster's release is untouched
+            changed = walk.write(settings, _options(git_server, services=True))
+            names = [f"mem-{r.name}" for r in releases]
+            assert [c for c in changed if "helmrelease-" in c] == sorted(
+                f"clusters/{namespace}/mem/helmrelease-{n}.yaml" for n in names
+            )
+            apply_folder(plane, walk.repo)
+            for name in names:
+                walk.wait(
+                    f"the HelmRelease {name} Ready",
+                    lambda name=name: walk.released(name),
+                    lambda name=name: (
+                        f"{condition(walk.release(name), 'Ready')}; Pods "
+                        f"refused: {workload.failed_creates()}, missing: {workload.pods_missing()}"
+                    ),
+                )
+            for release in releases:
+                # helm's record is in the workload cluster, never on the management cluster
+                objects = release_objects(workload.server, release.namespace, release.name)
+                assert (
+                    plane.api.get(
+                        "v1", "Secret", release.namespace, f"sh.helm.release.v1.{release.name}.v1"
+                    )
+                    is None
+                )
+                missing = [
+                    f"{o['kind']} {o['metadata']['name']}"
+                    for o in objects
+                    if workload.server.get(
+                        o["apiVersion"],
+                        o["kind"],
+                        o["metadata"].get("namespace", release.namespace),
+                        o["metadata"]["name"],
+                    )
+                    is None
+                ]
+                assert objects and not missing, f"{release.name}: not in the workload: {missing}"
+            # deleting a service's HelmRelease uninstalls it from the workload cluster
+            for name, release in reversed(list(zip(names, releases, strict=True))):
+                plane.api.delete(HELM, "HelmRelease", namespace, name)
+                walk.wait(f"{name} uninstalled", lambda name=name: walk.release(name) is None)
+                assert (
+                    workload.server.get(
+                        "v1", "Secret", release.namespace, f"sh.helm.release.v1.{release.name}.v1"
+                    )
+                    is None
+                )
+            replace_kubeconfig(plane, namespace, original)
+            set_paused(plane, namespace, False)
+        walk.delete()
