@@ -176,6 +176,33 @@ def build_niceness() -> int:
         ) from None
 
 
+def acquire_flock(
+    fd: int,
+    timeout: float,
+    waiting: Callable[[], str],
+    timed_out: Callable[[], str],
+    log: Callable[[str], None],
+) -> None:
+    """Take an exclusive flock on ``fd``, waiting up to ``timeout`` seconds for its holder.
+
+    One wait loop for testenv's locks (the build lock here, CAPD's port lock in plane.py):
+    ``waiting()`` is logged once when it has to wait, ``timed_out()`` is the PlaneError's text.
+    """
+    deadline = time.monotonic() + timeout
+    told = False
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if not told:
+                log(waiting())
+                told = True
+            if time.monotonic() > deadline:
+                raise PlaneError(timed_out()) from None
+            time.sleep(1.0)
+
+
 @contextlib.contextmanager
 def build_lock(what: str, log: Callable[[str], None] = print) -> Iterator[None]:
     """Hold the cache root's build lock (``<cache root>/build.lock``) while building ``what``.
@@ -187,24 +214,21 @@ def build_lock(what: str, log: Callable[[str], None] = print) -> Iterator[None]:
     root.mkdir(parents=True, exist_ok=True)
     path = root / "build.lock"
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+
+    def holder() -> str:
+        return path.read_text(errors="replace").strip() or "unknown"
+
     try:
-        deadline = time.monotonic() + BUILD_LOCK_TIMEOUT
-        told = False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                holder = path.read_text(errors="replace").strip() or "unknown"
-                if not told:
-                    log(f"testenv: {what}: waiting for another build (pid {holder}; {path})")
-                    told = True
-                if time.monotonic() > deadline:
-                    raise PlaneError(
-                        f"{what}: another build (pid {holder}) still holds {path} after "
-                        f"{BUILD_LOCK_TIMEOUT:.0f}s"
-                    ) from None
-                time.sleep(1.0)
+        acquire_flock(
+            fd,
+            BUILD_LOCK_TIMEOUT,
+            waiting=lambda: f"testenv: {what}: waiting for another build (pid {holder()}; {path})",
+            timed_out=lambda: (
+                f"{what}: another build (pid {holder()}) still holds {path} after "
+                f"{BUILD_LOCK_TIMEOUT:.0f}s"
+            ),
+            log=log,
+        )
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()} building {what}\n".encode())
         yield

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import fcntl
 import json
 import os
 import secrets
@@ -184,23 +183,20 @@ def _lock_capd_ports(plane: Plane, log: Callable[[str], None]) -> None:
     path = build.cache_root() / "capd-ports.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + CAPD_LOCK_TIMEOUT
-    told = False
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if not told:
-                log(f"testenv: waiting for another plane's CAPD to end (lock {path})")
-                told = True
-            if time.monotonic() > deadline:
-                os.close(fd)
-                raise PlaneError(
-                    f"another test plane holds CAPD's fixed ports for over "
-                    f"{CAPD_LOCK_TIMEOUT:.0f}s (lock {path})"
-                ) from None
-            time.sleep(1.0)
+    try:
+        build.acquire_flock(
+            fd,
+            CAPD_LOCK_TIMEOUT,
+            waiting=lambda: f"testenv: waiting for another plane's CAPD to end (lock {path})",
+            timed_out=lambda: (
+                f"another test plane holds CAPD's fixed ports for over "
+                f"{CAPD_LOCK_TIMEOUT:.0f}s (lock {path})"
+            ),
+            log=log,
+        )
+    except PlaneError:
+        os.close(fd)
+        raise
     plane.locks.append(fd)
 
 
