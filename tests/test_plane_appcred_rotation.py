@@ -40,11 +40,13 @@ from scs_templates.openstack.appcred import (
     cluster_credentials_in_keystone,
     create_app_credential,
     credential_authenticates,
-    credentials_secret_data,
     ensure_cluster_credentials,
-    parse_credentials_secret,
 )
 from scs_templates.openstack.connection import cloud_access
+from scs_templates.openstack.credentials_secret import (
+    credentials_secret_data,
+    parse_credentials_secret,
+)
 from scs_templates.openstack.rotation import ROTATED_ANNOTATION, rotate_credentials
 from scs_templates.settings import ClusterSettings, parse_settings_text
 from tests.support import real_charts, skip_or_fail

@@ -175,10 +175,10 @@ def _connect(args: argparse.Namespace, settings: ClusterSettings) -> Any:
 
 
 def _appcred_create(args: argparse.Namespace) -> int:
-    from scs_templates.openstack.appcred import (
+    from scs_templates.openstack.appcred import ensure_cluster_credentials
+    from scs_templates.openstack.credentials_secret import (
         credentials_secret_data,
         credentials_secret_name,
-        ensure_cluster_credentials,
     )
 
     settings = _load(args)

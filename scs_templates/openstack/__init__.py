@@ -1,4 +1,5 @@
-"""OpenStack integration: per-cluster application credentials, preflight checks, cleanup.
+"""OpenStack integration: per-cluster application credentials and the Secret holding them,
+preflight checks, cleanup.
 
 Importing this package is cheap: the names below are loaded on first use, and openstacksdk
 only when a function talks to a cloud.
@@ -26,21 +27,14 @@ if TYPE_CHECKING:
         AppCredential,
         ClusterCredentials,
         EnsuredCredential,
-        StoredCredential,
-        cloud_conf_from_clouds_yaml,
         create_app_credential,
         credential_authenticates,
         credential_names,
-        credentials_secret_data,
-        credentials_secret_name,
         delete_app_credential,
         delete_cluster_credentials,
         ensure_app_credential,
         ensure_cluster_credentials,
         find_app_credential,
-        parse_credentials_secret,
-        render_cloud_conf,
-        render_clouds_yaml,
     )
     from scs_templates.openstack.cleanup import CleanupReport, cleanup_cluster_network
     from scs_templates.openstack.connection import (
@@ -50,6 +44,15 @@ if TYPE_CHECKING:
         has_service,
         open_cloud,
         redact,
+    )
+    from scs_templates.openstack.credentials_secret import (
+        StoredCredential,
+        cloud_conf_from_clouds_yaml,
+        credentials_secret_data,
+        credentials_secret_name,
+        parse_credentials_secret,
+        render_cloud_conf,
+        render_clouds_yaml,
     )
     from scs_templates.openstack.preflight import (
         CheckResult,
@@ -78,21 +81,22 @@ _EXPORTS: dict[str, str] = {
     "AppCredential": "appcred",
     "ClusterCredentials": "appcred",
     "EnsuredCredential": "appcred",
-    "StoredCredential": "appcred",
     "create_app_credential": "appcred",
     "credential_authenticates": "appcred",
     "credential_names": "appcred",
-    "credentials_secret_data": "appcred",
-    "credentials_secret_name": "appcred",
     "delete_app_credential": "appcred",
     "delete_cluster_credentials": "appcred",
     "ensure_app_credential": "appcred",
     "ensure_cluster_credentials": "appcred",
     "find_app_credential": "appcred",
-    "parse_credentials_secret": "appcred",
-    "render_cloud_conf": "appcred",
-    "render_clouds_yaml": "appcred",
-    "cloud_conf_from_clouds_yaml": "appcred",
+    # the credentials Secret's content
+    "StoredCredential": "credentials_secret",
+    "cloud_conf_from_clouds_yaml": "credentials_secret",
+    "credentials_secret_data": "credentials_secret",
+    "credentials_secret_name": "credentials_secret",
+    "parse_credentials_secret": "credentials_secret",
+    "render_cloud_conf": "credentials_secret",
+    "render_clouds_yaml": "credentials_secret",
     # preflight
     "CheckResult": "preflight",
     "PreflightReport": "preflight",

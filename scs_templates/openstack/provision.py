@@ -53,12 +53,12 @@ def cluster_secrets(
     authenticates is reused (no churn, no new secret on every install).
     """
     from scs_templates.errors import ToolError
-    from scs_templates.openstack.appcred import (
+    from scs_templates.openstack.appcred import ensure_cluster_credentials
+    from scs_templates.openstack.connection import open_cloud
+    from scs_templates.openstack.credentials_secret import (
         credentials_secret_data,
         credentials_secret_name,
-        ensure_cluster_credentials,
     )
-    from scs_templates.openstack.connection import open_cloud
     from scs_templates.openstack.preflight import run_preflight
     from scs_templates.openstack.servergroups import ensure_server_groups
 
@@ -94,7 +94,7 @@ def secrets_from_files(
     ``--clouds-yaml``: only the entry spec.openstack.cloud is kept (the user's other clouds
     and their passwords never reach the Secret or the release values); cloud.conf is derived
     from the same entry."""
-    from scs_templates.openstack.appcred import (
+    from scs_templates.openstack.credentials_secret import (
         cloud_conf_from_clouds_yaml,
         single_cloud_clouds_yaml,
     )

@@ -50,16 +50,18 @@ from scs_templates.openstack.appcred import (
     ClusterCredentials,
     EnsuredCredential,
     KnownCredential,
-    StoredCredential,
     cluster_credentials_in_keystone,
     create_app_credential,
-    credentials_secret_data,
-    credentials_secret_name,
     delete_app_credential,
     generation_name,
-    parse_credentials_secret,
 )
 from scs_templates.openstack.connection import cloud_access
+from scs_templates.openstack.credentials_secret import (
+    StoredCredential,
+    credentials_secret_data,
+    credentials_secret_name,
+    parse_credentials_secret,
+)
 from scs_templates.providers.openstack.values import CLOUD_CONF_KEY, CLOUDS_YAML_KEY
 
 if TYPE_CHECKING:

@@ -1,0 +1,69 @@
+"""The OpenStack modules keep one concern each, and the credentials Secret's keys are written once.
+
+``openstack/appcred.py`` talks to Keystone (application credentials); ``openstack/
+credentials_secret.py`` writes and reads the Secret's clouds.yaml and cloud.conf; the keys
+of that Secret are the OpenStack chart's (``providers/openstack/values.py``). These checks
+read the source, so a copy or a mixed-up module fails here, not in a review.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+from scs_templates.providers.openstack import values
+from tests.support import REPO
+
+PACKAGE = REPO / "scs_templates"
+SECRET_KEYS = {values.CLOUDS_YAML_KEY, values.CLOUD_CONF_KEY, values.CACERT_KEY}
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Every module ``path`` imports (at any depth: lazy imports count too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def _key_constants(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """``NAME_KEY = "<one of the Secret's keys>"`` assignments: (line, name)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Constant):
+            continue
+        if node.value.value not in SECRET_KEYS:
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Name) and target.id.endswith("_KEY"):
+                yield node.lineno, target.id
+
+
+def test_the_credentials_secret_keys_are_defined_once() -> None:
+    found = [
+        f"{path.relative_to(REPO)} {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for _line, name in _key_constants(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert found == [
+        "scs_templates/providers/openstack/values.py CLOUDS_YAML_KEY",
+        "scs_templates/providers/openstack/values.py CACERT_KEY",
+        "scs_templates/providers/openstack/values.py CLOUD_CONF_KEY",
+    ]
+
+
+def test_the_key_finder_finds_a_copy() -> None:
+    tree = ast.parse('X = 1\nOWN_CLOUDS_KEY = "clouds.yaml"\nNOT_A_CONSTANT = "cacert"\n')
+    assert list(_key_constants(tree)) == [(2, "OWN_CLOUDS_KEY")]
+
+
+def test_keystone_calls_and_secret_formats_live_in_separate_modules() -> None:
+    credentials = _imported_modules(PACKAGE / "openstack" / "appcred.py")
+    formats = _imported_modules(PACKAGE / "openstack" / "credentials_secret.py")
+    # the Keystone module writes no YAML; the formats module makes no cloud call
+    assert not {m for m in credentials if m.startswith("ruamel")}
+    assert not {m for m in formats if m.split(".")[0] in {"keystoneauth1", "openstack"}}
+    assert "scs_templates.openstack.connection" in formats  # only for Secret and CloudAccess
