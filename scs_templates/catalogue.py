@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scs_templates.errors import InputError
 from scs_templates.providers import Provider
 from scs_templates.providers.docker import DOCKER
 from scs_templates.providers.openstack import OPENSTACK
+from scs_templates.records import record
 
 if TYPE_CHECKING:
     from scs_templates.settings.model import ClusterSettings, TemplateName
@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@record
 class Template:
     """A cluster template: the shape of the cluster (control plane + worker groups)."""
 
@@ -51,7 +51,7 @@ class Template:
     when_to_use: str
 
 
-@dataclass(frozen=True)
+@record
 class CatalogueRow:
     """One line of ``scs-templates templates``: a template on a provider."""
 

@@ -34,10 +34,10 @@ import shutil
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from scs_templates.errors import ScsTemplatesError
+from scs_templates.records import record
 from scs_templates.toolchain import cache_root
 
 __all__ = ["LIBRARY_CHART", "ChartRef", "chart_for", "chart_version", "charts_dir"]
@@ -52,7 +52,7 @@ _VERSION_LINE = re.compile(r"^version:\s*['\"]?([^'\"\s]+)", re.MULTILINE)
 SETTLED_SECONDS = 2.0
 
 
-@dataclass(frozen=True)
+@record
 class ChartRef:
     """A chart ready for ``helm template``: its name, version and directory."""
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 import base64
 import datetime
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from scs_templates.errors import InputError, ToolError
 from scs_templates.labels import CLUSTER_LABEL, CLUSTERCTL_MOVE_LABEL
+from scs_templates.records import record
 from scs_templates.settings import naming
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ def ensure_secret(kube: KubeClient, settings: ClusterSettings) -> bool:
     return True
 
 
-@dataclass(frozen=True)
+@record
 class RotationResult:
     step: RotationStep
     keys: list[str]  # names only, write key first

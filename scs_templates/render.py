@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from scs_templates import atomic
 from scs_templates.charts import chart_for
 from scs_templates.errors import ToolError
 from scs_templates.helm import Helm
+from scs_templates.records import record
 from scs_templates.settings.versions import resolve_version
 from scs_templates.values import build_values
 
@@ -39,7 +40,7 @@ _DOCUMENT_SEPARATOR = re.compile(r"^---[ \t]*(?:#.*)?$", re.MULTILINE)
 _UNSAFE_NAME = re.compile(r"[^a-z0-9._-]+")
 
 
-@dataclass(frozen=True)
+@record
 class RenderResult:
     """One rendered cluster.
 
@@ -156,7 +157,7 @@ def split_documents(manifests: str) -> tuple[list[str], list[dict[str, Any]]]:
     return texts, [_parse(text) for text in texts]
 
 
-@dataclass(frozen=True)
+@record
 class RenderJob:
     """One cluster prepared for ``helm template``: the ONE preparation of single renders
     (:func:`render`) and fleets (:func:`scs_templates.fleet.render_fleet`).

@@ -12,7 +12,6 @@ helm's documentation explains. Two adjustments make it fit for logs, tests and C
 from __future__ import annotations
 
 import re
-import shlex
 from typing import TYPE_CHECKING
 
 from scs_templates.errors import ToolError
@@ -45,6 +44,8 @@ class HelmError(ToolError):
     @property
     def command_line(self) -> str:
         """The command as a shell-quoted line, for ``--debug`` output."""
+        import shlex  # here: only an error's --debug line needs it
+
         return shlex.join(self.command)
 
 

@@ -23,8 +23,9 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from scs_templates.records import record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 KILL_GRACE_SECONDS = 2.0
 
 
-@dataclass(frozen=True)
+@record
 class Completed:
     """A finished process: exit code, both outputs as text, and how long it took."""
 

@@ -23,18 +23,17 @@ import json
 import logging
 import os
 import re
-import shlex
 import shutil
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from scs_templates.errors import ToolError, ToolNotFoundError
 from scs_templates.helm import process
 from scs_templates.helm.errors import HelmError, HelmTimeout, error_text, redact
+from scs_templates.records import record
 from scs_templates.timeouts import tool_timeout
 from scs_templates.toolchain import Tool, find_helm, hermetic_env
 
@@ -50,7 +49,7 @@ DEFAULT_TIMEOUT_SECONDS = 300.0
 _WALL_MARGIN_SECONDS = 60.0
 
 
-@dataclass(frozen=True)
+@record
 class ReleaseInfo:
     """One installed release as ``helm list`` describes it (same fields on helm 3 and 4)."""
 
@@ -183,7 +182,10 @@ class Helm:
             secrets |= _secret_strings(values)
         label = what or f"helm {args[0] if args else ''}".strip()
         limit = self.timeout if timeout is None else timeout
-        log.debug("running %s", shlex.join(argv))
+        if log.isEnabledFor(logging.DEBUG):  # only --debug quotes the command line
+            import shlex
+
+            log.debug("running %s", shlex.join(argv))
         try:
             env = self.environment()
             env.update({k: v for k, v in (extra_env or {}).items() if not k.startswith("HELM_")})

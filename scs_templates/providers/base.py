@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from scs_templates.records import record
 from scs_templates.settings.problems import Path as FieldPath
 from scs_templates.settings.rules import Finding
 
@@ -51,7 +51,7 @@ def _quiet(_: str) -> None:
     return None
 
 
-@dataclass(frozen=True)
+@record
 class CloudOptions:
     """How install and delete may touch the provider's cloud.
 
@@ -72,7 +72,7 @@ class CloudOptions:
     """delete: keep (and list) the cluster's volumes and snapshots."""
 
 
-@dataclass(frozen=True)
+@record
 class Management:
     """How to reach the management cluster: a client, or a kubeconfig and context."""
 

@@ -23,9 +23,9 @@ labels the namespace with it when the cluster's default is stricter (see
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from scs_templates.records import record
 from scs_templates.services import values as builders
 from scs_templates.versions import table
 
@@ -46,7 +46,7 @@ def _default(release: str) -> str:
     return versions.service_version(release, versions.default_minor.minor)
 
 
-@dataclass(frozen=True)
+@record
 class ServiceInfo:
     """One release of a standard service.
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
+from scs_templates.records import record
 from scs_templates.settings import rules
 from scs_templates.settings.keys import API_VERSION, KIND
 from scs_templates.settings.loader import Positions, parse_yaml_marked, read_text
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # pydantic and the model classes: only where a file is not pl
     from scs_templates.settings.model import ClusterSettings
 
 
-@dataclass(frozen=True)
+@record
 class LoadedSettings:
     """Validated settings plus the warnings found while loading them."""
 

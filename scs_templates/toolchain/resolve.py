@@ -16,11 +16,11 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from scs_templates import version_numbers
 from scs_templates.errors import ToolError, ToolNotFoundError
+from scs_templates.records import record
 from scs_templates.toolchain import pins
 from scs_templates.version_numbers import Version
 
@@ -41,7 +41,7 @@ _HELMFILE_VERSION_LINE = re.compile(r"^\s*Version\s+v?(\d+\.\d+\.\d+)", re.MULTI
 _INSTALL_HINT = "run `scs-templates tools install`"
 
 
-@dataclass(frozen=True)
+@record
 class Tool:
     """A resolved binary: what it is, where it is and why that one was chosen.
 

@@ -24,8 +24,9 @@ IPs to a non-empty list itself).
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
+
+from scs_templates.records import record
 
 if TYPE_CHECKING:  # the render path stays pydantic-free (tests/test_settings_plain.py)
     from scs_templates.settings.model import ClusterSettings
@@ -39,7 +40,7 @@ OVN_RESTRICTED_API_PORT = 6444
 Mechanism = Literal["none", "load-balancer", "security-group", "not-enforced"]
 
 
-@dataclass(frozen=True)
+@record
 class ApiAccessPlan:
     """What the rendered cluster does for ``network.apiAccess``."""
 

@@ -18,10 +18,10 @@ import datetime
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scs_templates.records import record
 from scs_templates.version_numbers import Minor
 from scs_templates.version_numbers import minor as minor_of
 
@@ -42,7 +42,7 @@ def _patch_number(version: str) -> int:
     return int(version.rsplit(".", 1)[1])
 
 
-@dataclass(frozen=True)
+@record
 class Source:
     """Where a group of facts was read, and when."""
 
@@ -53,7 +53,7 @@ class Source:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class KindImage:
     """A published kind node image: ``kindest/node:vX.Y.Z@sha256:...``."""
 
@@ -70,7 +70,7 @@ class KindImage:
         return self.image.split("@", 1)[1]
 
 
-@dataclass(frozen=True)
+@record
 class MinorRelease:
     """One Kubernetes minor: its newest patch, its end of life and its kind images."""
 
@@ -95,7 +95,7 @@ class MinorRelease:
         return next((i for i in self.kind_images if i.patch == patch), None)
 
 
-@dataclass(frozen=True)
+@record
 class Provider:
     """A Cluster API release (core or infrastructure provider) the charts target."""
 
@@ -107,7 +107,7 @@ class Provider:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class ServiceDefault:
     """The default chart version of one service release, per Kubernetes minor."""
 
@@ -118,7 +118,7 @@ class ServiceDefault:
     hold: Mapping[str, str]
 
 
-@dataclass(frozen=True)
+@record
 class VersionTable:
     read_on: str
     sources: tuple[Source, ...]
