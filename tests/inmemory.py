@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pytest
 
 from scs_templates import catalogue
+from scs_templates.helm import Helm
 from scs_templates.providers.docker import DockerProvider
+from tests.fakekube.helpers import helm_tool
 from tests.support import REPO
 
 if TYPE_CHECKING:
@@ -98,6 +100,12 @@ def registered_for_module() -> Any:
             yield provider
 
     return _inmemory_provider
+
+
+def plane_helm(plane: Plane) -> Helm:
+    """The pinned helm 3 against the plane, its own home under the plane's directory (what
+    the plane tests' ``install`` and ``delete`` run)."""
+    return Helm(helm_tool(3), kubeconfig=str(plane.kubeconfig), home=plane.directory / "helm-home")
 
 
 def settings_text(

@@ -20,9 +20,9 @@ from __future__ import annotations
 import base64
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import pytest
 import yaml
@@ -31,7 +31,6 @@ from scs_templates import lifecycle
 from scs_templates.helm import Helm
 from scs_templates.kube import KubeClient
 from tests import inmemory
-from tests.fakekube.helpers import helm_tool
 from tests.inmemory import BOOTSTRAP, CAPI, INFRA
 from tests.support import settings_from_text, skip_or_fail
 
@@ -61,6 +60,11 @@ class Walk:
         self.passed: set[str] = set()
         self.first_templates: set[tuple[str, str]] = set()
         self.md1_before: set[tuple[str, str]] = set()
+
+    @classmethod
+    def on(cls, plane: Plane, namespace: str) -> Self:
+        """The walk of a fresh namespace ``namespace-*`` of the plane, with the plane's helm."""
+        return cls(plane, inmemory.plane_helm(plane), plane.namespace(namespace))
 
     def after(self, step: str) -> None:
         """This step builds on ``step`` (the tests of this module walk one cluster in order)."""
@@ -179,16 +183,12 @@ class Walk:
         )
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _inmemory_provider() -> Iterator[None]:
-    with inmemory.registered():
-        yield
+_inmemory_provider = inmemory.registered_for_module()
 
 
 @pytest.fixture(scope="module")
-def walk(plane: Plane) -> Iterator[Walk]:
-    helm = Helm(helm_tool(3), kubeconfig=str(plane.kubeconfig), home=plane.directory / "helm-home")
-    yield Walk(plane, helm, plane.namespace("inmem"))
+def walk(plane: Plane) -> Walk:
+    return Walk.on(plane, "inmem")
 
 
 def test_install_reaches_available(walk: Walk) -> None:

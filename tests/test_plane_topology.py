@@ -19,16 +19,13 @@ delete removes the cluster and its class.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from scs_templates import lifecycle
 from scs_templates.errors import InputError
-from scs_templates.helm import Helm
 from tests import inmemory
-from tests.fakekube.helpers import helm_tool
 from tests.support import settings_from_text
 from tests.test_plane_inmemory import CAPI, Walk
 
@@ -81,16 +78,12 @@ class TopologyWalk(Walk):
         }
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _inmemory_provider() -> Iterator[None]:
-    with inmemory.registered():
-        yield
+_inmemory_provider = inmemory.registered_for_module()
 
 
 @pytest.fixture(scope="module")
-def walk(plane: Plane) -> Iterator[TopologyWalk]:
-    helm = Helm(helm_tool(3), kubeconfig=str(plane.kubeconfig), home=plane.directory / "helm-home")
-    yield TopologyWalk(plane, helm, plane.namespace("topology"))
+def walk(plane: Plane) -> TopologyWalk:
+    return TopologyWalk.on(plane, "topology")
 
 
 def test_install_reaches_available(walk: TopologyWalk) -> None:
