@@ -17,7 +17,6 @@ of the main thread reaches; once :func:`stop_all` ran, no new process starts.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import signal
 import subprocess
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
-log = logging.getLogger(__name__)
 
 #: After SIGTERM to the group, wait this long before SIGKILL.
 KILL_GRACE_SECONDS = 2.0

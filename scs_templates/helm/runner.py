@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import atexit
 import json
-import logging
 import os
 import re
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,7 +37,16 @@ from scs_templates.records import record
 from scs_templates.timeouts import tool_timeout
 from scs_templates.toolchain import Tool, find_helm, hermetic_env
 
-log = logging.getLogger(__name__)
+
+def _debug_logger() -> Any:
+    """This module's logger when it logs debug lines (``--debug``), else None. Without
+    ``logging`` imported nothing can have enabled them: it is not imported for that."""
+    logging = sys.modules.get("logging")
+    if logging is None:
+        return None
+    log = logging.getLogger(__name__)
+    return log if log.isEnabledFor(logging.DEBUG) else None
+
 
 #: Values under keys that match this are treated as secrets and scrubbed from error texts.
 _SECRET_KEY = re.compile(
@@ -182,8 +191,9 @@ class Helm:
             secrets |= _secret_strings(values)
         label = what or f"helm {args[0] if args else ''}".strip()
         limit = self.timeout if timeout is None else timeout
-        if log.isEnabledFor(logging.DEBUG):  # only --debug quotes the command line
-            import shlex
+        log = _debug_logger()
+        if log is not None:
+            import shlex  # only --debug quotes the command line
 
             log.debug("running %s", shlex.join(argv))
         try:
@@ -209,8 +219,9 @@ class Helm:
                 returncode=done.returncode,
                 stderr=stderr,
             )
-        log.debug("%s finished in %.2f s", label, done.seconds)
-        if stderr.strip():
+        if log is not None:
+            log.debug("%s finished in %.2f s", label, done.seconds)
+        if log is not None and stderr.strip():
             log.debug("%s wrote on stderr (exit 0):\n%s", label, stderr.rstrip())
         return done
 
