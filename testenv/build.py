@@ -372,10 +372,14 @@ def kubeadm_release(kubernetes_version: str) -> str:
         ) from None
 
 
-#: The workload minors whose REAL kube-apiserver the suite starts with every file it renders
-#: (tests/test_plane_cluster_features.py). Each one but the plane's minor is a build of the
-#: minor's release in KUBEADM_RELEASES (docs/testing.md "Every supported minor").
-APISERVER_MINORS: tuple[tuple[int, int], ...] = (
+#: Every supported workload minor (``workloadMinors`` of scs_templates/versions/table.json;
+#: tests/test_testenv_builds.py keeps the two equal). The suite runs, for each, the REAL
+#: programs of that minor's release in KUBEADM_RELEASES (docs/testing.md "Every supported
+#: minor"): its own kube-apiserver loads every file the all-features example renders at it
+#: (tests/test_plane_cluster_features.py), and its own kubeadm validates the kubeadm
+#: configuration the real bootstrap controller generates for it
+#: (tests/test_plane_kubeadm_minors.py). The plane's minor is the plane's own build.
+WORKLOAD_MINORS: tuple[tuple[int, int], ...] = (
     (1, 31),
     (1, 32),
     (1, 33),
@@ -385,20 +389,22 @@ APISERVER_MINORS: tuple[tuple[int, int], ...] = (
     (1, 37),
 )
 
-#: The kubeadm minor that validates the configuration of a workload minor: kubeadm N accepts
-#: control planes of N-1 and N (tests/test_plane_kubeadm_minors.py, test_plane_inmemory.py).
-KUBEADM_VALIDATOR: dict[int, int] = {31: 32, 32: 32, 33: 34, 34: 34, 35: 36, 36: 36, 37: 37}
+#: The workload version of tests/test_plane_inmemory.py's cluster, whose kubeadm (of the
+#: same minor) validates the bootstrap data of a machine the in-memory backend runs.
+INMEMORY_WALK_MINOR = (1, 36)
 
 
 def suite_builds() -> list[tuple[str, str]]:
     """``(program, release)`` of every program of another release that the test suite runs,
     in the order its tests need them: tests/conftest.py runs the modules that need them last
     and in name order (test_plane_cluster_features: the kube-apiservers, oldest first; then
-    test_plane_inmemory and test_plane_kubeadm_minors: the kubeadms, newest first). The
-    plane's own release is in the plane (:func:`ensure_built`)."""
-    apiservers = [kubeadm_release(f"{a}.{b}") for a, b in sorted(APISERVER_MINORS)]
-    kubeadms = sorted({kubeadm_release(f"1.{m}") for m in KUBEADM_VALIDATOR.values()})
-    todo = [("kube-apiserver", r) for r in apiservers] + [("kubeadm", r) for r in kubeadms[::-1]]
+    test_plane_inmemory: the kubeadm of its cluster's minor; then test_plane_kubeadm_minors:
+    the other kubeadms, oldest first). The plane's own release is in the plane
+    (:func:`ensure_built`)."""
+    releases = [kubeadm_release(f"{a}.{b}") for a, b in sorted(WORKLOAD_MINORS)]
+    walk = kubeadm_release("{}.{}".format(*INMEMORY_WALK_MINOR))
+    kubeadms = [walk] + [r for r in releases if r != walk]
+    todo = [("kube-apiserver", r) for r in releases] + [("kubeadm", r) for r in kubeadms]
     return [(name, release) for name, release in todo if release != KUBERNETES_VERSION]
 
 
@@ -467,6 +473,25 @@ def build_release_program(name: str, version: str, log: Callable[[str], None] = 
     return target
 
 
+#: Staging modules that the Go module proxy does not serve at a release's own
+#: ``v0.MINOR.PATCH`` -> the newest patch of the same minor it serves, used instead
+#: (`go list -m -versions k8s.io/kube-proxy`, 2026-12-01: v0.31.8-v0.31.11; v0.31.14 and
+#: v0.31.12 are refused with "403 This module version is not available", v0.31.13 is not in
+#: the checksum database). k8s.io/kube-proxy holds only kube-proxy's configuration API
+#: types, which kubeadm v1.31.14 reads for its KubeProxyConfiguration; the release notes of
+#: v1.31.12-v1.31.14 (CHANGELOG-1.31.md in the module) name no change to them, and the
+#: generated conversions kubeadm compiles against touch every field.
+STAGING_SUBSTITUTES: dict[tuple[str, str], str] = {
+    ("v1.31.14", "k8s.io/kube-proxy"): "v0.31.11",
+}
+
+
+def _staging_release(version: str, module: str) -> str:
+    """The release of staging ``module`` that the build of Kubernetes ``version`` uses."""
+    own = f"v0.{version.split('.', 1)[1]}"
+    return STAGING_SUBSTITUTES.get((version, module), own)
+
+
 def _build_release_program(
     go: str, name: str, version: str, target: Path, log: Callable[[str], None]
 ) -> None:
@@ -480,7 +505,7 @@ def _build_release_program(
     (src / "go.mod").write_text(header)
     gomod = _module_dir(go, src, f"k8s.io/kubernetes@{version}") / "go.mod"
     staging = sorted(set(_STAGING.findall(gomod.read_text())))
-    replace = "".join(f"\t{m} => {m} v0.{version.split('.', 1)[1]}\n" for m in staging)
+    replace = "".join(f"\t{m} => {m} {_staging_release(version, m)}\n" for m in staging)
     (src / "go.mod").write_text(f"{header}\nreplace (\n{replace})\n")
     package = f"k8s.io/kubernetes/cmd/{name}"
     (src / "tools.go").write_text(f'//go:build tools\n\npackage tools\n\nimport _ "{package}"\n')

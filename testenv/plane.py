@@ -310,7 +310,9 @@ def start(
     pki = directory / "pki"
     ca = CertificateAuthority(pki)
     local = ("127.0.0.1", "localhost")
-    etcd_server = ca.issue("etcd-server", "etcd", hosts=local, server=True)
+    # server AND client usage, as kubeadm issues it (cmd/kubeadm/app/phases/certs/certlist.go,
+    # KubeadmCertEtcdServer): etcd's v3 JSON gateway dials etcd's gRPC with this certificate
+    etcd_server = ca.issue("etcd-server", "etcd", hosts=local, server=True, client=True)
     etcd_client = ca.issue("etcd-client", "kube-apiserver-etcd-client", client=True)
     ca.issue(
         "apiserver",

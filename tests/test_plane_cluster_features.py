@@ -9,10 +9,11 @@ ready, write the audit log as the policy says, and encrypt Secrets with the key.
 file must stop it, which shows that the check can fail. The encryption key rotation is
 played through with the same server: add, promote, rewrite every Secret, remove.
 
-Per minor (``APISERVER_MINORS``): the all-features example rendered at that minor's tested
-patch is loaded by a real kube-apiserver OF THAT MINOR (the plane's own for its minor; the
-others built from k8s.io/kubernetes on demand by testenv.build.build_kube_apiserver and
-cached, like the per-minor kubeadm; cost in docs/testing.md, "Every supported minor").
+Per minor (testenv.build.WORKLOAD_MINORS, every supported one): the all-features example
+rendered at that minor's tested patch is loaded by a real kube-apiserver OF THAT MINOR (the
+plane's own for its minor; the others built from k8s.io/kubernetes ahead by `python -m
+testenv build --all`, or on demand by testenv.build.build_kube_apiserver, and cached like
+the per-minor kubeadm; cost in docs/testing.md, "Every supported minor").
 """
 
 from __future__ import annotations
@@ -146,6 +147,9 @@ def test_audit_oidc_and_encryption_files_are_loaded_and_work(plane: Plane, tmp_p
     with extra_apiserver(plane, "features-files", flags) as server:
         server.create(_secret("audited", "TOP-SECRET-VALUE"), namespace="default")
         assert server.get("v1", "Secret", "default", "audited") is not None
+    assert "/features-files/secrets/default/audited" in _secrets_by_key(
+        plane, "/features-files", ["TOP-SECRET-VALUE"]
+    ), "stored as secretbox ciphertext in the real etcd"
     log = (tmp_path / "audit.log").read_text()
     events = _audited_at_metadata(log, "audited", "TOP-SECRET-VALUE")
     assert not [e for e in events if e.get("requestURI", "").startswith("/readyz")]
@@ -174,41 +178,98 @@ def test_a_broken_feature_file_stops_the_api_server(
         pass
 
 
+def _stored(plane: Plane, prefix: str) -> dict[str, bytes]:
+    """etcd key -> the bytes etcd holds under ``prefix``, read from the plane's REAL etcd
+    (its v3 JSON gateway, with the plane's etcd client certificate): what encryption at
+    rest is about, below every API server."""
+    import base64
+    import ssl
+    import urllib.request
+
+    pki = plane.directory / "pki"
+    context = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+    context.load_cert_chain(str(pki / "etcd-client.crt"), str(pki / "etcd-client.key"))
+    start = prefix.encode()
+    end = start[:-1] + bytes([start[-1] + 1])
+    body = {"key": base64.b64encode(start).decode(), "range_end": base64.b64encode(end).decode()}
+    request = urllib.request.Request(
+        f"https://127.0.0.1:{plane.ports['etcd']}/v3/kv/range",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, context=context, timeout=30) as response:
+        kvs = json.load(response).get("kvs", [])
+    return {base64.b64decode(kv["key"]).decode(): base64.b64decode(kv["value"]) for kv in kvs}
+
+
+def _secrets_by_key(plane: Plane, prefix: str, plain: list[str]) -> dict[str, str]:
+    """Secret etcd key -> the name of the secretbox key it is stored with; none holds any of
+    the ``plain`` values readable."""
+    stored = _stored(plane, f"{prefix}/secrets/")
+    assert stored, f"no Secrets under {prefix}/secrets/"
+    written = {}
+    for key, value in sorted(stored.items()):
+        assert not [p for p in plain if p.encode() in value], f"{key} is stored readable"
+        assert value.startswith(b"k8s:enc:secretbox:v1:"), (key, value[:40])
+        written[key] = value.split(b":")[4].decode()
+    return written
+
+
 def test_key_rotation_with_a_real_api_server(plane: Plane, tmp_path: Path) -> None:
     """add -> promote -> rewrite every Secret -> remove keeps every Secret readable, and in
-    the end no Secret depends on the old key. (Skipping the rewrite is not survivable: a
-    kube-apiserver that cannot decrypt a stored Secret never becomes ready, seen while
-    writing this test; it would cost this test its startup timeout to show.)"""
+    the end no Secret depends on the old key: the bytes in the real etcd are secretbox
+    ciphertext of the expected key at every step (never the plain value). (Skipping the
+    rewrite is not survivable: a kube-apiserver that cannot decrypt a stored Secret never
+    becomes ready, seen while writing this test; it would cost this test its startup
+    timeout to show.)"""
+    import datetime
+
     from testenv.plane import extra_apiserver
 
-    keys = [encryption.new_key()]
+    def key_at(hour: int) -> encryption.Key:
+        return encryption.new_key(datetime.datetime(2026, 12, 1, hour, tzinfo=datetime.UTC))
+
+    first, second = key_at(8), key_at(9)
+    keys = [first]
     path = tmp_path / "encryption.yaml"
+    prefix = "/features-rotation"
+    values = {
+        "first": "written-with-the-first-key",
+        "after-add": "written-after-the-add-step",
+        "after-promote": "written-after-the-promote-step",
+    }
 
     def serve() -> Any:
         path.write_text(encryption.config_text(keys, ["secrets"]))
         # one name: every server of this test shares the same etcd prefix (the same data)
-        return extra_apiserver(
-            plane, "features-rotation", (f"--encryption-provider-config={path}",)
-        )
+        return extra_apiserver(plane, prefix[1:], (f"--encryption-provider-config={path}",))
+
+    def stored_with() -> dict[str, str]:
+        by_key = _secrets_by_key(plane, prefix, list(values.values()))
+        return {k.rsplit("/", 1)[1]: v for k, v in by_key.items() if "/default/" in k}
 
     with serve() as server:
-        server.create(_secret("first", "written-with-the-first-key"), namespace="default")
+        server.create(_secret("first", values["first"]), namespace="default")
+    assert stored_with() == {"first": first[0]}
     for step in ("add", "promote"):
-        keys = encryption.next_keys(keys, step)  # type: ignore[arg-type]
+        keys = encryption.next_keys(keys, step, new=second)  # type: ignore[arg-type]
         with serve() as server:
-            assert _value(server, "first") == "written-with-the-first-key"
-            server.create(_secret(f"after-{step}", step), namespace="default")
+            assert _value(server, "first") == values["first"]
+            server.create(_secret(f"after-{step}", values[f"after-{step}"]), namespace="default")
+    # added: decrypts, does not encrypt yet; promoted: encrypts what is written from then on
+    assert stored_with() == {"first": first[0], "after-add": first[0], "after-promote": second[0]}
     with serve() as server:
         # docs/cluster-features.md: kubectl get secrets -A -o json | kubectl replace -f -
-        for item in server.list("v1", "Secret", "default"):
+        for item in server.list("v1", "Secret"):
             secret = {"apiVersion": "v1", "kind": "Secret", **item}
             server.request("PUT", server.object_path(secret), secret)
+    assert set(_secrets_by_key(plane, prefix, list(values.values())).values()) == {second[0]}
     keys = encryption.next_keys(keys, "remove")
-    assert len(keys) == 1
+    assert keys == [second]
     with serve() as server:
-        assert _value(server, "first") == "written-with-the-first-key"
-        assert _value(server, "after-add") == "add"
-        assert _value(server, "after-promote") == "promote"
+        for name, value in values.items():
+            assert _value(server, name) == value
 
 
 def _value(server: KubeAPI, name: str) -> str:
@@ -236,13 +297,12 @@ def kube_apiserver_for(minor: tuple[int, int]) -> Path:
         raise  # unreachable
 
 
-#: The supported minors whose REAL kube-apiserver loads the rendered files here (kept in
-#: testenv.build, which `python -m testenv build --all` builds ahead). Each one not the
-#: plane's is a build of k8s.io/kubernetes at that release (~450 CPU seconds when the
-#: kubeadm of the same release is cached, docs/testing.md "Every supported minor"); 1.31
-#: and 1.33 are not here yet (their builds did not finish in the session that added this
-#: test): for them only tests/test_apiserver_minors.py's static check runs.
-APISERVER_MINORS = build.APISERVER_MINORS
+#: The supported minors whose REAL kube-apiserver loads the rendered files here: every one
+#: (testenv.build.WORKLOAD_MINORS; tests/test_testenv_builds.py keeps it equal to the
+#: settings model's workload minors, and `python -m testenv build --all` builds them ahead).
+#: Each one not the plane's is a build of k8s.io/kubernetes at that minor's newest patch
+#: (~450-630 CPU seconds, docs/testing.md "Every supported minor").
+APISERVER_MINORS = build.WORKLOAD_MINORS
 
 
 def test_the_apiserver_minors_are_supported_ones() -> None:

@@ -13,12 +13,11 @@ then writes the bootstrap data exactly as for a real node: cloud-init whose
 ``/run/kubeadm/kubeadm.yaml`` (ClusterConfiguration + InitConfiguration of the kubeadm API
 version that minor gets) goes through ``kubeadm config validate``.
 
-Which kubeadm: one per two minors, because kubeadm N accepts control planes of N-1 and N
-(older ones it refuses: "this version of kubeadm only supports deploying clusters with the
-control plane version >= ...") - the kubeadm an upgrade from N-1 runs. So four kubeadm
-builds cover the seven supported minors: 1.32 (1.31, 1.32), 1.34 (1.33, 1.34), 1.36 (1.35,
-1.36) and the plane's 1.37. The cost and the reasoning: docs/testing.md ("Every supported
-minor").
+Which kubeadm: the one of the SAME minor (its newest patch on the Go module proxy,
+testenv.build.KUBEADM_RELEASES; the plane's own for 1.37), the kubeadm that node runs:
+seven builds for the seven supported minors, made ahead by `python -m testenv build --all`
+(testenv.build.suite_builds). The test asks each binary its version, so a kubeadm of another
+minor fails it. The cost: docs/testing.md ("Every supported minor").
 
 Then the join configurations of the same cluster: the test marks the control plane
 initialized (the KubeadmControlPlane's and the Cluster's status, as their paused or
@@ -58,10 +57,6 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.helm, pytest.mark.plane, pytest.mark.extra_builds]
 
-#: kubeadm release minor that validates a workload minor (kubeadm N accepts N-1 and N; kept
-#: in testenv.build, which `python -m testenv build --all` builds ahead).
-VALIDATOR_MINOR = build.KUBEADM_VALIDATOR
-
 BOOTSTRAP_TIMEOUT = 180.0
 CLUSTER = "cluster.x-k8s.io/v1beta2"
 BOOTSTRAP = "bootstrap.cluster.x-k8s.io/v1beta2"
@@ -87,10 +82,15 @@ def bootstrap_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]
         pytest.fail(f"the test plane did not start: {error}")
 
 
-def kubeadm_for(minor: tuple[int, int]) -> Path:
-    from testenv import PlaneError, build
+def kubeadm_release_of(minor: tuple[int, int]) -> str:
+    """The release whose kubeadm validates a cluster of ``minor``: that minor's own."""
+    return build.kubeadm_release(f"{minor[0]}.{minor[1]}")
 
-    release = build.kubeadm_release(f"1.{VALIDATOR_MINOR[minor[1]]}")
+
+def kubeadm_for(minor: tuple[int, int]) -> Path:
+    from testenv import PlaneError
+
+    release = kubeadm_release_of(minor)
     if not build.kubeadm_path(release).is_file() and build.go_binary() is None:
         skip_or_fail(f"kubeadm {release} is not built and there is no Go toolchain")
     try:
@@ -390,6 +390,17 @@ def test_kubeadm_accepts_what_the_bootstrap_controller_generates(
     configurations of a second one and of every worker group."""
     kubeadm = kubeadm_for(minor)
     cluster = bootstrap_data(bootstrap_plane, minor)
+    reported = subprocess.run(
+        [str(kubeadm), "version", "-o", "short"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.strip()
+    assert reported == kubeadm_release_of(minor), "the kubeadm of the cluster's own release"
+    assert reported.split(".")[:2] == f"v{cluster.version.lstrip('v')}".split(".")[:2], (
+        f"kubeadm {reported} validates a {cluster.version} cluster: not its own minor"
+    )
     content = cluster.init
     documents = {d["kind"]: d for d in yaml.safe_load_all(content)}
     assert set(documents) == {"ClusterConfiguration", "InitConfiguration"}, content

@@ -38,7 +38,8 @@ FAKE_GO = textwrap.dedent(
     if args[:3] == ["mod", "download", "-json"]:
         module = state / "module"
         module.mkdir(exist_ok=True)
-        (module / "go.mod").write_text("require (\\n\\tk8s.io/api v0.0.0\\n)\\n")
+        staging = "".join(f"\\t{{m}} v0.0.0\\n" for m in ("k8s.io/api", "k8s.io/kube-proxy"))
+        (module / "go.mod").write_text(f"require (\\n{{staging}})\\n")
         print(json.dumps({{"Dir": str(module)}}))
     elif args[0] == "build":
         child = subprocess.Popen(["sleep", "300"])
@@ -120,6 +121,23 @@ def test_every_go_command_runs_niced(fake_go: Path) -> None:
     assert {c["nice"] for c in ran} == {expected}
 
 
+@pytest.mark.parametrize(
+    ("release", "kube_proxy"),
+    [("v1.35.4", "v0.35.4"), ("v1.31.14", "v0.31.11")],
+)
+def test_staging_modules_are_the_release_own_unless_the_proxy_lacks_them(
+    fake_go: Path, release: str, kube_proxy: str
+) -> None:
+    """The generated wrapper replaces every staging module with the release's v0.MINOR.PATCH,
+    except where testenv.build.STAGING_SUBSTITUTES names the newest patch the proxy serves."""
+    target = build.build_kubeadm(release, log=lambda _: None)
+    gomod = (target.parent / "src" / "go.mod").read_text()
+    own = "v0." + release.split(".", 1)[1]
+    assert f"\tk8s.io/api => k8s.io/api {own}\n" in gomod
+    assert f"\tk8s.io/kube-proxy => k8s.io/kube-proxy {kube_proxy}\n" in gomod
+    assert f"require k8s.io/kubernetes {release}\n" in gomod
+
+
 def test_the_niceness_can_be_set(fake_go: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SCS_TEMPLATES_TESTENV_NICE", "0")
     build.build_kube_apiserver(RELEASE, log=lambda _: None)
@@ -185,13 +203,20 @@ def test_a_signal_to_the_builder_ends_the_go_build_and_its_children(
 def test_the_suite_builds_cover_every_release_the_tests_run() -> None:
     """`build --all` makes what the per-minor tests need (their lists live in testenv.build),
     kube-apiservers first (test_plane_cluster_features runs before the kubeadm tests), then
-    the kubeadms newest first (test_plane_inmemory's 1.36 before test_plane_kubeadm_minors)."""
+    the kubeadm of test_plane_inmemory's cluster, then the others oldest first (the order of
+    test_plane_kubeadm_minors). Each minor's own kube-apiserver AND its own kubeadm."""
+    from tests.test_plane_inmemory import FIRST
+
     todo = build.suite_builds()
-    want_apiservers = {build.kubeadm_release(f"{a}.{b}") for a, b in build.APISERVER_MINORS}
-    want_kubeadms = {build.kubeadm_release(f"1.{m}") for m in build.KUBEADM_VALIDATOR.values()}
+    want = {build.kubeadm_release(f"{a}.{b}") for a, b in build.WORKLOAD_MINORS}
     plane = {build.KUBERNETES_VERSION}
-    assert {r for n, r in todo if n == "kube-apiserver"} == want_apiservers - plane
-    assert {r for n, r in todo if n == "kubeadm"} == want_kubeadms - plane
+    assert {r for n, r in todo if n == "kube-apiserver"} == want - plane
+    assert {r for n, r in todo if n == "kubeadm"} == want - plane
+    kubeadms = [r for n, r in todo if n == "kubeadm"]
+    walk = build.kubeadm_release(FIRST)
+    assert build.kubeadm_release("{}.{}".format(*build.INMEMORY_WALK_MINOR)) == walk
+    oldest_first = [build.kubeadm_release(f"{a}.{b}") for a, b in sorted(build.WORKLOAD_MINORS)]
+    assert kubeadms == [walk] + [r for r in oldest_first if r not in (walk, *plane)]
     names = [n for n, _ in todo]
     assert names == sorted(names, key=lambda n: n != "kube-apiserver")
     assert len(set(todo)) == len(todo)
@@ -219,9 +244,10 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
     assert calls(fake_go) == []
 
 
-def test_the_apiserver_minors_are_every_supported_one() -> None:
+def test_the_suite_minors_are_every_supported_one() -> None:
     """Every minor the settings model supports is loaded by its own real kube-apiserver
-    (tests/test_plane_cluster_features.py runs build.APISERVER_MINORS)."""
+    (tests/test_plane_cluster_features.py runs build.WORKLOAD_MINORS) and validated by its
+    own kubeadm (tests/test_plane_kubeadm_minors.py), both built ahead by suite_builds()."""
     from tests.test_apiserver_minors import supported_minors
 
-    assert set(build.APISERVER_MINORS) == set(supported_minors())
+    assert set(build.WORKLOAD_MINORS) == set(supported_minors())
