@@ -155,6 +155,45 @@ def test_audit_oidc_and_encryption_files_are_loaded_and_work(plane: Plane, tmp_p
     assert not [e for e in events if e.get("requestURI", "").startswith("/readyz")]
 
 
+#: A user's own audit policy (security.audit.policy): ConfigMaps with their bodies, nothing
+#: else; the opposite of the default policy's choices, so the log shows which one is in force.
+USER_POLICY = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived"],
+    "rules": [
+        {"level": "Request", "resources": [{"group": "", "resources": ["configmaps"]}]},
+        {"level": "None"},
+    ],
+}
+
+
+def test_the_users_own_audit_policy_is_the_one_in_force(plane: Plane, tmp_path: Path) -> None:
+    """security.audit.policy replaces the default: the real kube-apiserver logs a ConfigMap's
+    creation with its body (Request) and nothing of a Secret (None), where the default
+    policy logs the Secret at Metadata and no ConfigMap body."""
+    from testenv.plane import extra_apiserver
+
+    bootstrap = _bootstrap({"security": {"oidc": ISSUERS, "audit": {"policy": USER_POLICY}}})
+    flags = _feature_flags(bootstrap, tmp_path, ["secrets"])
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "users-policy", "namespace": "default"},
+        "data": {"body": "LOGGED-BY-THE-USERS-POLICY"},
+    }
+    with extra_apiserver(plane, "features-user-policy", flags) as server:
+        server.create(configmap, namespace="default")
+        server.create(_secret("not-audited", "NEVER-IN-THE-LOG"), namespace="default")
+    events = [json.loads(line) for line in (tmp_path / "audit.log").read_text().splitlines()]
+    ours = [e for e in events if e.get("objectRef", {}).get("namespace") == "default"]
+    assert [(e["verb"], e["objectRef"]["resource"], e["level"]) for e in ours] == [
+        ("create", "configmaps", "Request")
+    ], ours
+    assert ours[0]["requestObject"]["data"] == configmap["data"]
+    assert not [e for e in events if e.get("objectRef", {}).get("resource") != "configmaps"]
+
+
 @pytest.mark.parametrize("broken", ["authentication-config", "audit-policy-file"])
 def test_a_broken_feature_file_stops_the_api_server(
     plane: Plane, tmp_path: Path, broken: str
