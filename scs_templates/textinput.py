@@ -1,4 +1,4 @@
-"""Read an input file (settings, clusterctl.yaml) with a hard byte limit, from any path.
+"""Read an input file (settings, clusterctl.yaml, kubeconfig) with a hard byte limit, as text.
 
 Why not ``Path.read_bytes()`` after a size check: ``st_size`` is 0 for devices, FIFOs and
 files under ``/proc``, so ``/dev/zero`` would be read until memory runs out and a FIFO
@@ -53,6 +53,33 @@ def read_limited(path: str, limit: int) -> bytes:
         return _read_fd(fd, limit, info.st_size)
     finally:
         os.close(fd)
+
+
+def read_text(path: str, limit: int, *, what: str, binary: str = "") -> str:
+    """The UTF-8 text (a BOM dropped) of ``path`` (``-``: stdin), at most ``limit`` bytes.
+
+    Every input file is read this way (settings, clusterctl.yaml, kubeconfig): each failure
+    is an :class:`InputRefused` whose reason names the kind of file expected, ``what``
+    (``binary``, when given, in the message for binary data).
+    """
+    try:
+        raw = read_limited(path, limit)
+    except InputRefused as refused:
+        if str(refused) == "is a directory":
+            raise InputRefused(f"is a directory, not {what}") from None
+        raise
+    return decode_text(raw, binary or what)
+
+
+def decode_text(raw: bytes, what: str) -> str:
+    """``raw`` as UTF-8 text (a BOM dropped); :class:`InputRefused` for binary data (a NUL
+    byte: not ``what``) and for bytes that are not UTF-8 (naming the first one's offset)."""
+    if b"\x00" in raw:
+        raise InputRefused(f"binary data, not {what}")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputRefused(f"not UTF-8 text (invalid byte at offset {error.start})") from None
 
 
 def _read_fd(fd: int, limit: int, size: int | None) -> bytes:

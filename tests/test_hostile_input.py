@@ -187,3 +187,50 @@ def test_migrate_bounds_depth_and_does_not_name_undefined_aliases(
         f"scs-templates: error: {path}:1: not valid YAML: found an undefined alias "
         "(*name without a matching &name)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (None, "is a directory, not {what}"),
+        (b"\x00\x01binary", "binary data, not {binary}"),
+        (b"a: \xff\xfe", "not UTF-8 text (invalid byte at offset 3)"),
+    ],
+    ids=["directory", "binary", "not-utf8"],
+)
+def test_every_reader_refuses_with_the_same_reasons(
+    tmp_path: Path, content: bytes | None, reason: str
+) -> None:
+    """Settings, clusterctl.yaml and kubeconfig go through one reader (textinput.read_text):
+    the same refusal, worded for the kind of file."""
+    from scs_templates.errors import InputError
+    from scs_templates.kube.config import check_kubeconfig
+    from scs_templates.migrate.reading import read_input
+    from scs_templates.settings.loader import read_text
+
+    path = tmp_path / "input"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    readers = [
+        (read_text, SettingsError, "a settings file", "a YAML text file"),
+        (read_input, InputError, "a clusterctl.yaml", "a KaaS v1 clusterctl.yaml"),
+        (check_kubeconfig, InputError, "a kubeconfig", "a kubeconfig"),
+    ]
+    for reader, error, what, binary in readers:
+        with pytest.raises(error) as caught:
+            reader(str(path))
+        assert str(caught.value).endswith(reason.format(what=what, binary=binary)), reader
+
+
+def test_input_bytes_are_read_in_one_place() -> None:
+    """Only textinput reads input files' bytes (read_limited): every reader asks read_text."""
+    from tests.support import REPO
+
+    callers = [
+        str(path.relative_to(REPO))
+        for path in sorted((REPO / "scs_templates").rglob("*.py"))
+        if path.name != "textinput.py" and "read_limited" in path.read_text(encoding="utf-8")
+    ]
+    assert callers == []

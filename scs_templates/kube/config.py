@@ -31,21 +31,15 @@ def kubeconfig_path(kubeconfig: str | None) -> tuple[str, bool]:
 
 def check_kubeconfig(kubeconfig: str | None) -> None:
     """Raise :class:`InputError` (one line) when the kubeconfig to be used is unusable."""
-    from scs_templates.textinput import InputRefused, read_limited
+    from scs_templates import textinput
 
     path, explicit = kubeconfig_path(kubeconfig)
     if not explicit and not Path(path).exists():
         return  # no kubeconfig at all: the tools say so in their own words
     try:
-        raw = read_limited(path, MAX_KUBECONFIG_BYTES)
-    except InputRefused as refused:
+        text = textinput.read_text(path, MAX_KUBECONFIG_BYTES, what="a kubeconfig")
+    except textinput.InputRefused as refused:
         raise InputError(f"kubeconfig {path}: {refused}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(f"kubeconfig {path}: not UTF-8 text") from None
-    if "\x00" in text:
-        raise InputError(f"kubeconfig {path}: binary data, not a kubeconfig")
     data = _load(text, path)
     if not isinstance(data, dict):
         raise InputError(

@@ -97,19 +97,11 @@ def read_input(path: Path | str) -> str:
     At most :data:`MAX_INPUT_BYTES` are read; devices and FIFOs are refused
     (:mod:`scs_templates.textinput`).
     """
-    from scs_templates.textinput import InputRefused, display_name, read_limited
+    from scs_templates import textinput
 
-    file = display_name(str(path))
     try:
-        raw = read_limited(str(path), MAX_INPUT_BYTES)
-    except InputRefused as refused:
-        message = str(refused)
-        if message == "is a directory":
-            message = "is a directory, not a clusterctl.yaml"
-        raise InputError(f"{file}: {message}") from None
-    if b"\x00" in raw:
-        raise InputError(f"{file}: binary data, not a KaaS v1 clusterctl.yaml")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise InputError(f"{file}: not UTF-8 text (invalid byte at offset {error.start})") from None
+        return textinput.read_text(
+            str(path), MAX_INPUT_BYTES, what="a clusterctl.yaml", binary="a KaaS v1 clusterctl.yaml"
+        )
+    except textinput.InputRefused as refused:
+        raise InputError(f"{textinput.display_name(str(path))}: {refused}") from None

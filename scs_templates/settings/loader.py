@@ -65,28 +65,30 @@ def read_text(path: FsPath | str) -> str:
 
     Devices, FIFOs and sockets are refused (see :mod:`scs_templates.textinput`).
     """
-    from scs_templates.textinput import InputRefused, display_name, read_limited
+    from scs_templates import textinput
 
-    file = display_name(str(path))
     try:
-        raw = read_limited(str(path), MAX_FILE_BYTES)
-    except InputRefused as refused:
-        message = str(refused)
-        if message == "is a directory":
-            message = "is a directory, not a settings file"
-        raise SettingsError([Problem(message=message, file=file)]) from None
-    return decode(raw, file)
+        return textinput.read_text(
+            str(path), MAX_FILE_BYTES, what="a settings file", binary=_NOT_BINARY
+        )
+    except textinput.InputRefused as refused:
+        file = textinput.display_name(str(path))
+        raise SettingsError([Problem(message=str(refused), file=file)]) from None
+
+
+#: What a settings file with a NUL byte is not.
+_NOT_BINARY = "a YAML text file"
 
 
 def decode(raw: bytes, file: str) -> str:
-    if b"\x00" in raw:
-        raise SettingsError([Problem(message="binary data, not a YAML text file", file=file)])
+    """The text of a settings file's bytes ``raw`` (read from ``file``), as :func:`read_text`
+    decodes it."""
+    from scs_templates import textinput
+
     try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise SettingsError(
-            [Problem(message=f"not UTF-8 text (invalid byte at offset {error.start})", file=file)]
-        ) from None
+        return textinput.decode_text(raw, _NOT_BINARY)
+    except textinput.InputRefused as refused:
+        raise SettingsError([Problem(message=str(refused), file=file)]) from None
 
 
 class YamlSyntaxError(Exception):
