@@ -120,6 +120,8 @@ class ServiceDefault:
 
 @record
 class VersionTable:
+    """The shipped versions table (``table.json``), typed."""
+
     read_on: str
     sources: tuple[Source, ...]
     cluster_api: Provider
