@@ -99,6 +99,10 @@ def render_cli(runs: int, work: Path) -> dict[str, Any]:
             "cli_cpu": cli_cpu,
             "helm_cpu": helm_cpu,
             "cpu_ratio": cli_cpu["median"] / helm_cpu["median"],
+            # CPU time: on a machine shared with other busy processes the wall clock of
+            # each side mostly measures its wait for a core (docs/performance.md)
+            "cpu_met": cli_cpu["median"] / helm_cpu["median"]
+            <= TARGETS["render_cli_vs_helm_ratio"],
             "ratio": ratio,
             "met": ratio <= TARGETS["render_cli_vs_helm_ratio"],
             "stretch_met": ratio <= TARGETS["render_cli_vs_helm_stretch"],
@@ -109,6 +113,7 @@ def render_cli(runs: int, work: Path) -> dict[str, Any]:
         "target": TARGETS["render_cli_vs_helm_ratio"],
         "stretch": TARGETS["render_cli_vs_helm_stretch"],
         "met": all(r["met"] for r in rows.values()),
+        "cpu_met": all(r["cpu_met"] for r in rows.values()),
         "byte_identical": all(r["byte_identical"] for r in rows.values()),
     }
 
@@ -523,7 +528,7 @@ argv = ["render", sys.argv[1]]
 args = build_parser(modules_for(argv)).parse_args(argv)
 mark("CLI: argparse, the render command's parser")
 import scs_templates.secrets, scs_templates.signals
-mark("secrets' log filter, signal handling (logging)")
+mark("secrets (json, typing, threading), signal handling; logging deferred")
 import ruamel.yaml
 mark("import ruamel.yaml")
 import scs_templates.settings.validate
