@@ -11,6 +11,8 @@ credential or placeholder reaches the repository; clusters not given are kept.
 from __future__ import annotations
 
 import filecmp
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -415,3 +417,54 @@ def test_cli_rebases_only_with_the_flag(
     assert main(args) == 2
     assert "--rebase-class" in capsys.readouterr().err
     assert main([*args, "--rebase-class"]) == 0
+
+
+def _names_in(obj: Any) -> Iterator[str]:
+    """Every object name ``obj`` holds or refers to (metadata, dependsOn, resources)."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if key in ("metadata", "secretRef") and isinstance(value, dict) and "name" in value:
+                yield value["name"]
+            elif key in ("dependsOn", "resources") and isinstance(value, list):
+                yield from (
+                    item["name"] for item in value if isinstance(item, dict) and "name" in item
+                )
+            yield from _names_in(value)
+    elif isinstance(obj, list):
+        for item in obj:
+            yield from _names_in(item)
+
+
+def test_names_derived_from_a_long_cluster_name_are_fitted_to_63() -> None:
+    """``<cluster>-cloud-config``, ``<cluster>-workload-cloud-config``, the service releases
+    and Kustomizations: every name built from the cluster's name goes through the naming
+    module, so even a name longer than the rules allow gives DNS-1123 names of <= 63."""
+    from scs_templates.gitops.objects import cluster_objects
+    from scs_templates.settings import naming
+
+    example = load_settings(next(p for p in EXAMPLES if p.stem == "openstack-all-features"))
+    example = example.settings
+    long = "c" * naming.MAX_NAME
+    settings = example.model_copy(
+        update={"metadata": example.metadata.model_copy(update={"name": long})}
+    )
+    made = cluster_objects(settings, OCI)
+    kinds = {obj["kind"] for obj in made.objects.values()}
+    assert "ClusterResourceSet" in kinds  # the cloud-config names are among those checked
+    names = [
+        name
+        for group in (made.objects, made.staged, made.sources)
+        for obj in group.values()
+        for name in _names_in(obj)
+    ]
+    names += [secret.split(" ", 1)[0] for secret in made.required_secrets]
+    derived = [name for name in names if name.startswith("c" * 20)]
+    assert len(derived) > 5
+    # Cluster API names the kubeconfig Secret itself, unfitted (a Secret name may be longer)
+    too_long = [
+        name
+        for name in names
+        if len(name) > naming.MAX_NAME and name != naming.kubeconfig_secret(long)
+    ]
+    assert too_long == []
+    assert all(re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name) for name in derived)

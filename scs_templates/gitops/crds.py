@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scs_templates.labels import SERVICE_LABEL
+from scs_templates.settings.naming import fit, per_cluster
 
 if TYPE_CHECKING:
     from scs_templates.services.releases import ServiceRelease
@@ -87,20 +88,12 @@ def crd_folder(
     The name carries a hash of the content, so two clusters rendering the same objects share
     one folder and a changed rendering gets a new one (the Kustomizations of clusters not
     rewritten keep pointing at theirs)."""
-    from scs_templates.settings import naming
-
     by_stem = {_file_stem(obj): obj for obj in objects}
     digest = hashlib.sha256(
         json.dumps(by_stem, sort_keys=True, separators=(",", ":")).encode()
     ).hexdigest()[:10]
     version = release.version.replace("+", "-")
-    return naming.fit(f"{release.name}-{version}-{digest}"), dict(sorted(by_stem.items()))
-
-
-def _name(settings: ClusterSettings, what: str) -> str:
-    from scs_templates.settings import naming
-
-    return naming.fit(f"{settings.metadata.name}-{what}")
+    return fit(f"{release.name}-{version}-{digest}"), dict(sorted(by_stem.items()))
 
 
 def crd_kustomization(
@@ -117,7 +110,7 @@ def crd_kustomization(
         "apiVersion": FLUX_KUSTOMIZE_API,
         "kind": "Kustomization",
         "metadata": {
-            "name": _name(settings, release.name),
+            "name": per_cluster(settings.metadata.name, release.name),
             "namespace": settings.metadata.namespace,
             "labels": {**labels, SERVICE_LABEL: release.name},
         },
@@ -147,7 +140,7 @@ def staged_kustomization(
         "apiVersion": FLUX_KUSTOMIZE_API,
         "kind": "Kustomization",
         "metadata": {
-            "name": _name(settings, "after-crds"),
+            "name": per_cluster(settings.metadata.name, "after-crds"),
             "namespace": namespace,
             "labels": labels,
         },

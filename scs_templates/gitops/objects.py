@@ -21,7 +21,7 @@ from scs_templates.labels import (
     MANAGER,
     SERVICE_LABEL,
 )
-from scs_templates.settings.naming import kubeconfig_secret
+from scs_templates.settings.naming import kubeconfig_secret, per_cluster
 
 if TYPE_CHECKING:
     from scs_templates.gitops.crds import RepoLocation, ServerSideRenderer
@@ -134,11 +134,9 @@ def _repository_source(repository: Repository, namespace: str, interval: str) ->
 
 
 def _service_name(settings: ClusterSettings, release: ServiceRelease) -> str:
-    from scs_templates.settings import naming
-
     if release.target == "management":  # already <cluster>-<release>
         return release.name
-    return naming.per_cluster(settings.metadata.name, release.name)
+    return per_cluster(settings.metadata.name, release.name)
 
 
 def _service_release(
@@ -206,13 +204,14 @@ def _cloud_config_resource_set(settings: ClusterSettings) -> tuple[dict[str, Any
     ``addons.cluster.x-k8s.io/resource-set`` that the operator creates (its content is a
     credential, so it is never written to the repository).
     """
-    secret = f"{settings.name}-workload-cloud-config"
+    secret = per_cluster(settings.name, "workload-cloud-config")
+    name = per_cluster(settings.name, "cloud-config")
     return (
         {
             "apiVersion": ADDONS_API,
             "kind": "ClusterResourceSet",
             "metadata": {
-                "name": f"{settings.name}-cloud-config",
+                "name": name,
                 "namespace": settings.metadata.namespace,
                 "labels": _labels(settings, "services"),
             },
