@@ -28,13 +28,20 @@ MANAGER = "scs-templates"
 
 #: Node-label domains the kubelet may not set itself (NodeRestriction: ``--node-labels``
 #: refuses them) but Cluster API copies from the Machine to the Node: the settings rules
-#: allow them (and their subdomains), the values builder puts them on the Machine.
-CAPI_SYNCED_LABEL_DOMAINS = ("node-role.kubernetes.io", "node-restriction.kubernetes.io")
-#: Subdomains of these are synced too.
-_CAPI_SYNCED_LABEL_SUFFIXES = (".node-restriction.kubernetes.io", ".node.cluster.x-k8s.io")
+#: allow them, the values builder puts them on the Machine. Each with whether its
+#: subdomains are synced too, as Cluster API decides (v1.12 util/labels GetManagedLabels:
+#: ``node-role.kubernetes.io`` itself only, the other two with their subdomains).
+CAPI_SYNCED_LABEL_DOMAINS: tuple[tuple[str, bool], ...] = (
+    ("node-role.kubernetes.io", False),
+    ("node-restriction.kubernetes.io", True),
+    ("node.cluster.x-k8s.io", True),
+)
 
 
 def synced_by_capi(key: str) -> bool:
     """True for a node label that must be set on the Machine (Cluster API syncs it)."""
     domain = key.split("/", 1)[0] if "/" in key else ""
-    return domain in CAPI_SYNCED_LABEL_DOMAINS or domain.endswith(_CAPI_SYNCED_LABEL_SUFFIXES)
+    return any(
+        domain == synced or (subdomains and domain.endswith("." + synced))
+        for synced, subdomains in CAPI_SYNCED_LABEL_DOMAINS
+    )

@@ -14,7 +14,7 @@ import pytest
 from jsonschema import Draft7Validator
 
 from scs_templates.providers.openstack.values import server_groups
-from scs_templates.settings import load_settings
+from scs_templates.settings import SettingsError, load_settings
 from scs_templates.settings.versions import TESTED_PATCHES
 from scs_templates.values import build_values, credentials_secret_labels
 from scs_templates.versions import table
@@ -246,3 +246,40 @@ def test_unsafe_fs_is_never_rendered_for_docker() -> None:
     assert build_values(settings_of(spec))["etcd"]["unsafeFS"] is False
     openstack = openstack_spec(etcd={"unsafeFS": True})
     assert build_values(settings_of(openstack))["etcd"]["unsafeFS"] is True
+
+
+@pytest.mark.parametrize(
+    ("key", "on_machine"),
+    [
+        # the domains Cluster API syncs from the Machine (labels.CAPI_SYNCED_LABEL_DOMAINS)
+        ("node-role.kubernetes.io/worker", True),
+        ("node-restriction.kubernetes.io/pool", True),
+        ("team.node-restriction.kubernetes.io/pool", True),
+        ("node.cluster.x-k8s.io/pool", True),
+        ("team.node.cluster.x-k8s.io/pool", True),
+        # what the kubelet sets itself
+        ("node.kubernetes.io/pool", False),
+        ("example.com/pool", False),
+    ],
+)
+def test_a_label_in_each_synced_domain_is_accepted_and_put_on_the_machine(
+    key: str, on_machine: bool
+) -> None:
+    """The rules accept what Cluster API syncs and the builder puts exactly that on the
+    Machine (both ask labels.synced_by_capi): a label the rules accept never ends up where
+    neither the kubelet nor Cluster API may set it."""
+    spec = openstack_spec()
+    spec["workers"][0]["labels"] = {key: "x"}
+    (group,) = build_values(settings_of(spec))["workers"]
+    assert (key in group["machineLabels"], key in group["nodeLabels"]) == (
+        on_machine,
+        not on_machine,
+    )
+
+
+def test_a_subdomain_of_node_role_is_refused() -> None:
+    """Cluster API syncs node-role.kubernetes.io itself only, and the kubelet may not set it."""
+    spec = openstack_spec()
+    spec["workers"][0]["labels"] = {"team.node-role.kubernetes.io/worker": ""}
+    with pytest.raises(SettingsError, match="reserved Kubernetes namespace"):
+        settings_of(spec)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from scs_templates.labels import CAPI_SYNCED_LABEL_DOMAINS
+from scs_templates.labels import synced_by_capi
 from scs_templates.settings import naming
 from scs_templates.settings.keys import alias_for
 from scs_templates.settings.problems import Path
@@ -55,9 +55,8 @@ def _label_problem(key: str) -> str | None:
     reserved = any(
         prefix == domain or prefix.endswith("." + domain) for domain in ("kubernetes.io", "k8s.io")
     )
-    allowed = any(
-        prefix == domain or prefix.endswith("." + domain)
-        for domain in (*_KUBELET_LABEL_DOMAINS, *CAPI_SYNCED_LABEL_DOMAINS)
+    allowed = synced_by_capi(key) or any(
+        prefix == domain or prefix.endswith("." + domain) for domain in _KUBELET_LABEL_DOMAINS
     )
     if reserved and not allowed:
         return (
