@@ -148,3 +148,33 @@ def test_names_and_labels_are_written_once() -> None:
         if written.search(line)
     ]
     assert offenders == []
+
+
+def test_capo_names_are_written_once() -> None:
+    """CAPO's names of the cluster's network and security groups (which preflight and delete
+    look for) are built in openstack/capo_names.py only, as CAPO builds them: not fitted."""
+    from scs_templates.openstack import capo_names
+    from tests.support import REPO, settings_of
+
+    written = re.compile(
+        r'k8s-clusterapi|"k8s-cluster"|secgroup|cluster-api-provider-openstack cluster'
+    )
+    offenders = [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in sorted((REPO / "scs_templates").rglob("*.py"))
+        if path.name != "capo_names.py"
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if written.search(line)
+    ]
+    assert offenders == []
+    long = "c" * 60  # a long namespace and name: CAPO does not fit, neither may we
+    flavor = {"machineType": "m"}
+    spec = {"provider": "openstack", "controlPlane": flavor, "workers": [{"name": "w", **flavor}]}
+    settings_ = settings_of(spec, "demo", long)
+    assert capo_names.capo_network_name(settings_) == f"k8s-clusterapi-cluster-{long}-demo"
+    assert capo_names.capo_description(settings_) == (
+        f"Created by cluster-api-provider-openstack cluster {long}-demo"
+    )
+    assert capo_names.capo_security_group_names(settings_) == [
+        f"k8s-cluster-{long}-demo-secgroup-{role}" for role in ("controlplane", "worker", "bastion")
+    ]

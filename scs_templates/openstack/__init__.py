@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         ensure_cluster_credentials,
         find_app_credential,
     )
+    from scs_templates.openstack.capo_names import capo_network_name, capo_security_group_names
     from scs_templates.openstack.cleanup import CleanupReport, cleanup_cluster_network
     from scs_templates.openstack.connection import (
         CloudAccess,
@@ -54,13 +55,7 @@ if TYPE_CHECKING:
         render_cloud_conf,
         render_clouds_yaml,
     )
-    from scs_templates.openstack.preflight import (
-        CheckResult,
-        PreflightReport,
-        capo_network_name,
-        capo_security_group_names,
-        run_preflight,
-    )
+    from scs_templates.openstack.preflight import CheckResult, PreflightReport, run_preflight
     from scs_templates.openstack.rotation import RotationReport, rotate_credentials
     from scs_templates.openstack.servergroups import (
         ServerGroupAction,
@@ -97,11 +92,12 @@ _EXPORTS: dict[str, str] = {
     "parse_credentials_secret": "credentials_secret",
     "render_cloud_conf": "credentials_secret",
     "render_clouds_yaml": "credentials_secret",
+    # CAPO's names
+    "capo_network_name": "capo_names",
+    "capo_security_group_names": "capo_names",
     # preflight
     "CheckResult": "preflight",
     "PreflightReport": "preflight",
-    "capo_network_name": "preflight",
-    "capo_security_group_names": "preflight",
     "run_preflight": "preflight",
     # rotation
     "RotationReport": "rotation",

@@ -5,12 +5,8 @@ whether the fix belongs in the settings (``in_settings``: a value written in the
 something missing or conflicting) or in the cloud. The CLI exits 2 when any failure is in the
 settings, 1 when only the cloud's state is at fault, 0 when nothing failed.
 
-Names follow Cluster API Provider OpenStack (CAPO) v0.14 (read in its source,
-pkg/cloud/services/networking and pkg/utils/names): network, subnet and router
-``k8s-clusterapi-cluster-<namespace>-<name>`` with description
-``Created by cluster-api-provider-openstack cluster <namespace>-<name>``; security groups
-``k8s-cluster-<namespace>-<name>-secgroup-{controlplane,worker,bastion}`` with description
-``Cluster API managed group``.
+The names CAPO gives the cluster's network and security groups:
+:mod:`scs_templates.openstack.capo_names`.
 """
 
 from __future__ import annotations
@@ -20,6 +16,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from scs_templates.openstack.capo_names import (
+    CAPO_SECGROUP_DESCRIPTION,
+    capo_description,
+    capo_network_name,
+    capo_security_group_names,
+    capo_security_group_pattern,
+)
 from scs_templates.openstack.connection import error_summary, has_service
 
 if TYPE_CHECKING:
@@ -28,31 +31,6 @@ if TYPE_CHECKING:
     from scs_templates.settings.model import ClusterSettings
 
 Status = Literal["ok", "failed", "skipped"]
-
-CAPO_NETWORK_PREFIX = "k8s-clusterapi-cluster"
-CAPO_SECGROUP_PREFIX = "k8s-cluster"
-CAPO_SECGROUP_SUFFIXES = ("controlplane", "worker", "bastion")
-CAPO_SECGROUP_DESCRIPTION = "Cluster API managed group"
-
-
-def capo_resource_name(settings: ClusterSettings) -> str:
-    """CAPO's ``clusterResourceName``: ``<namespace>-<name>``."""
-    return f"{settings.metadata.namespace}-{settings.metadata.name}"
-
-
-def capo_network_name(settings: ClusterSettings) -> str:
-    """Name CAPO gives the cluster's network, subnet and router."""
-    return f"{CAPO_NETWORK_PREFIX}-{capo_resource_name(settings)}"
-
-
-def capo_description(settings: ClusterSettings) -> str:
-    """Description CAPO puts on the network, subnet and router it creates."""
-    return f"Created by cluster-api-provider-openstack cluster {capo_resource_name(settings)}"
-
-
-def capo_security_group_names(settings: ClusterSettings) -> list[str]:
-    base = f"{CAPO_SECGROUP_PREFIX}-{capo_resource_name(settings)}-secgroup"
-    return [f"{base}-{suffix}" for suffix in CAPO_SECGROUP_SUFFIXES]
 
 
 @dataclass(frozen=True)
@@ -252,7 +230,7 @@ def _names(ctx: _Context) -> Iterator[CheckResult]:
             "; ".join(problems) + ": rename or delete them, or pick another cluster name/namespace",
         )
     else:
-        pattern = f"{CAPO_SECGROUP_PREFIX}-{capo_resource_name(ctx.settings)}-secgroup-*"
+        pattern = capo_security_group_pattern(ctx.settings)
         yield CheckResult(
             name, "ok", f"no foreign network/subnet {own} or security groups {pattern}"
         )
