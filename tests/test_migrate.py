@@ -442,6 +442,8 @@ ERRORS = [
     ("WORKER_MACHINE_COUNT: -1", 2, "WORKER_MACHINE_COUNT: expected 0 or more machines"),
     ("WORKER_MACHINE_COUNT: 5000", 2, "WORKER_MACHINE_COUNT: "),
     ("CONTROL_PLANE_MACHINE_COUNT: three", 2, "CONTROL_PLANE_MACHINE_COUNT: expected a whole"),
+    ("CONTROL_PLANE_MACHINE_COUNT: -3", 2, "CONTROL_PLANE_MACHINE_COUNT: expected 0 or more ma"),
+    ("WORKER_ROOT_DISKSIZE: -20", 2, "WORKER_ROOT_DISKSIZE: expected a size in GB (0 or more), fo"),
     ("DEPLOY_FLUX: maybe", 2, "DEPLOY_FLUX: expected true, false, master or a version"),
     ("NGINX_INGRESS_PROXY: yes", 2, "NGINX_INGRESS_PROXY: expected true or false, found 'yes'"),
     ("USE_OVN_LB_PROVIDER: sometimes", 2, "USE_OVN_LB_PROVIDER: expected true, false or auto"),

@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from scs_templates import version_numbers
-from scs_templates.migrate.shapes import Problem, int_value, list_value, scalar
+from scs_templates.migrate.shapes import Problem, count, list_value, scalar
 from scs_templates.settings.versions import SUPPORTED_MINORS, TESTED_PATCHES
 
 if TYPE_CHECKING:
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from scs_templates.migrate.migration import Migration
     from scs_templates.migrate.reading import Entry
 
+_MACHINES = "0 or more machines"
 #: A SCS flavor name with a local disk (``SCS-2V-4-20s``): its root disk size is its own.
 _DISK_FLAVOR = re.compile(r"^SCS-\d+[A-Za-z]*(:\d+)?-\d+(\.\d+)?[a-z]*-\d+[a-z]?([_-].*)?$")
 
@@ -95,12 +96,10 @@ def flavor(m: Migration, entry: Entry, info: KeyInfo) -> None:
 
 def control_plane_count(m: Migration, entry: Entry, info: KeyInfo) -> None:
     """Rounded to a count etcd can use: 0 -> 1, even -> the next odd, more than 5 -> 5."""
-    value = int_value(entry)
+    value = count(entry, _MACHINES)
     if value is None:
         m.empty(info, "the default is kept")
         return
-    if value < 0:
-        raise Problem(f"expected 0 or more machines, found {value}")
     notes: list[str] = []
     replicas = value
     if value == 0:
@@ -121,12 +120,10 @@ def control_plane_count(m: Migration, entry: Entry, info: KeyInfo) -> None:
 
 def worker_count(m: Migration, entry: Entry, info: KeyInfo) -> None:
     """The worker group's replicas; 0 is kept, with a note."""
-    value = int_value(entry)
+    value = count(entry, _MACHINES)
     if value is None:
         m.empty(info, "the default (3) is kept")
         return
-    if value < 0:
-        raise Problem(f"expected 0 or more machines, found {value}")
     notes = (
         ["no worker machines: workloads only run if the control plane allows it"]
         if value == 0
@@ -140,12 +137,10 @@ def root_disk(flavor_key: str) -> Handler:
     the key of the machines' flavor, whose local disk KaaS v1 preferred)."""
 
     def handle(m: Migration, entry: Entry, info: KeyInfo) -> None:
-        value = int_value(entry)
+        value = count(entry, "a size in GB (0 or more)")
         if value is None:
             m.empty(info, "0, boot from the flavor's disk")
             return
-        if value < 0:
-            raise Problem(f"expected a size in GB (0 or more), found {value}")
         notes: list[str] = []
         flavor_entry = m.entries.get(flavor_key)
         flavor = None

@@ -72,6 +72,15 @@ def int_value(entry: Entry) -> int | None:
     return int(text)
 
 
+def count(entry: Entry, expected: str) -> int | None:
+    """:func:`int_value`, refusing a negative number (``expected`` says what was expected:
+    "0 or more machines")."""
+    value = int_value(entry)
+    if value is not None and value < 0:
+        raise Problem(f"expected {expected}, found {value}")
+    return value
+
+
 SERVICE_VERSION = re.compile(r"^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 _VERSIONISH = re.compile(r"^v?\d+(\.\d+)*([-+][0-9A-Za-z.-]+)?$")
 
