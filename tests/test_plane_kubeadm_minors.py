@@ -184,6 +184,7 @@ class Bootstrapped:
     objects: tuple[dict[str, Any], ...]
     kcp_name: str
     init: str  # the kubeadm.yaml of the first control-plane machine
+    cloud: dict[str, Any]  # the first control-plane machine's whole cloud-config
 
 
 def _machine_data(
@@ -249,11 +250,37 @@ def _machine_data(
         time.sleep(2)
     secret = plane.api.get("v1", "Secret", ns, secret_name)
     assert secret is not None
-    cloud_config = base64.b64decode(secret["data"]["value"]).decode()
-    # cloud-init renders its Jinja (CAPO's node name '{{ local_hostname }}') before kubeadm runs
+    cloud = yaml.safe_load(base64.b64decode(secret["data"]["value"]).decode())
+    _check_secret_files(plane, ns, spec, cloud)
+    return cloud
+
+
+def _check_secret_files(plane: Plane, ns: str, spec: dict[str, Any], cloud: dict[str, Any]) -> None:
+    """Every file the spec takes from a Secret (the encryption configuration, the registry
+    credentials) is in the machine's cloud-init with the Secret's content, root-only: the
+    rendered manifests only name the Secrets, the real controller copies them."""
+    written = {f["path"]: f for f in cloud["write_files"]}
+    taken = [f for f in spec["files"] if "contentFrom" in f]
+    assert taken, "the all-features example takes files from Secrets"
+    for entry in taken:
+        source = entry["contentFrom"]["secret"]
+        stored = plane.api.get("v1", "Secret", ns, source["name"])
+        assert stored is not None, source
+        value = base64.b64decode(stored["data"][source["key"]]).decode()
+        got = written[entry["path"]]
+        # its cloud-config writes every file as a YAML block, ending in a newline (which the
+        # node script's $(cat ...) of the credentials drops)
+        want = value if value.endswith("\n") else f"{value}\n"
+        assert (got["content"], got["permissions"]) == (want, "0600"), entry["path"]
+        assert got.get("owner", "root:root") == "root:root", got
+
+
+def _files(cloud: dict[str, Any]) -> dict[str, str]:
+    """path -> content of the cloud-config's files; cloud-init renders its Jinja (CAPO's node
+    name '{{ local_hostname }}') before kubeadm runs."""
     return {
         f["path"]: f["content"].replace("{{ local_hostname }}", "node-0")
-        for f in yaml.safe_load(cloud_config)["write_files"]
+        for f in cloud["write_files"]
     }
 
 
@@ -294,7 +321,7 @@ def bootstrap_data(plane: Plane, minor: tuple[int, int]) -> Bootstrapped:
     kcp["metadata"].setdefault("annotations", {})["cluster.x-k8s.io/paused"] = "true"
     kcp["metadata"]["namespace"] = ns
     plane.api.create(kcp, namespace=ns)
-    files = _machine_data(
+    cloud = _machine_data(
         plane, ns, name, f"{name}-control-plane-0", version, spec, control_plane=True
     )
     return Bootstrapped(
@@ -303,7 +330,8 @@ def bootstrap_data(plane: Plane, minor: tuple[int, int]) -> Bootstrapped:
         version,
         result.objects,
         kcp["metadata"]["name"],
-        files["/run/kubeadm/kubeadm.yaml"],
+        _files(cloud)["/run/kubeadm/kubeadm.yaml"],
+        cloud,
     )
 
 
@@ -358,7 +386,7 @@ def join_data(plane: Plane, cluster: Bootstrapped) -> dict[str, str]:
         spec.pop("initConfiguration", None)
         join = spec.setdefault("joinConfiguration", {})
         join.setdefault("discovery", {}).setdefault("bootstrapToken", {})["token"] = TOKEN
-        files = _machine_data(
+        cloud = _machine_data(
             plane,
             ns,
             cluster.cluster,
@@ -367,8 +395,30 @@ def join_data(plane: Plane, cluster: Bootstrapped) -> dict[str, str]:
             spec,
             control_plane=control_plane,
         )
-        joins[machine] = files["/run/kubeadm/kubeadm-join-config.yaml"]
+        joins[machine] = _files(cloud)["/run/kubeadm/kubeadm-join-config.yaml"]
     return joins
+
+
+def _check_node_preparation(cloud: dict[str, Any]) -> None:
+    """What the real bootstrap controller made of the node features of the all-features
+    example for a control-plane machine: etcd's volume formatted and mounted at
+    /var/lib/etcd (cloud-init's disk_setup and mounts modules run before its runcmd), the
+    node preparation script before kubeadm, the trusted CA, the registry's CA and the proxy
+    drop-ins on disk."""
+    assert cloud["fs_setup"] == [
+        {"device": "/dev/vdb", "filesystem": "ext4", "label": "etcd_data", "partition": "none"}
+    ], cloud.get("fs_setup")
+    assert cloud["mounts"] == [["LABEL=etcd_data", "/var/lib/etcd"]], cloud.get("mounts")
+    commands = [str(c) for c in cloud["runcmd"]]
+    setup = commands.index("/usr/local/sbin/scs-node-setup.sh")
+    kubeadm = next(i for i, c in enumerate(commands) if c.startswith("kubeadm init"))
+    assert setup < kubeadm, commands
+    files = _files(cloud)
+    assert "BEGIN CERTIFICATE" in files["/usr/local/share/ca-certificates/scs-trusted-0.crt"]
+    assert "BEGIN CERTIFICATE" in files["/etc/containerd/certs.d/docker.io/ca.crt"]
+    for unit in ("containerd", "kubelet"):
+        dropin = files[f"/etc/systemd/system/{unit}.service.d/http-proxy.conf"]
+        assert "HTTPS_PROXY=http://proxy.corp.example:3128" in dropin, dropin
 
 
 def _validate(kubeadm: Path, path: Path, content: str) -> subprocess.CompletedProcess[str]:
@@ -401,6 +451,7 @@ def test_kubeadm_accepts_what_the_bootstrap_controller_generates(
     assert reported.split(".")[:2] == f"v{cluster.version.lstrip('v')}".split(".")[:2], (
         f"kubeadm {reported} validates a {cluster.version} cluster: not its own minor"
     )
+    _check_node_preparation(cluster.cloud)
     content = cluster.init
     documents = {d["kind"]: d for d in yaml.safe_load_all(content)}
     assert set(documents) == {"ClusterConfiguration", "InitConfiguration"}, content
