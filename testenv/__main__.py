@@ -1,6 +1,6 @@
 """``python -m testenv``: build the plane's programs, or run a plane in the foreground.
 
-    python -m testenv build [--all] [--kubeadm vX.Y.Z ...] [--kube-apiserver vX.Y.Z ...]
+    python -m testenv build [--all] [--flux] [--kubeadm vX.Y.Z ...] [--kube-apiserver vX.Y.Z ...]
     python -m testenv up --dir DIR
 
 ``up`` writes DIR/kubeconfig (cluster-admin), prints a line ``ready`` once every manager's
@@ -69,13 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     make.add_argument(
         "--all",
         action="store_true",
-        help="also every program of another release that the test suite runs (make test)",
+        help="also every other program the test suite runs: the other releases' kubeadm and "
+        "kube-apiserver, Flux's controllers (make test)",
     )
     make.add_argument(
         "--flux",
         action="store_true",
         help="also build Flux's source-controller and helm-controller (testenv/flux.py; "
-        "tests/test_plane_flux.py builds them when missing)",
+        "--all builds them too; tests/test_plane_flux.py builds them when missing)",
     )
     sub.add_parser("where", help="print the cache directory of this tree")
     args = parser.parse_args(argv)

@@ -409,10 +409,22 @@ def suite_builds() -> list[tuple[str, str]]:
 
 
 def build_all(log: Callable[[str], None] = print) -> list[Path]:
-    """Everything the test suite runs: the plane, then :func:`suite_builds` (``python -m
-    testenv build --all``; ``make test`` runs it in the background)."""
+    """Everything the test suite runs (``python -m testenv build --all``; ``make test`` runs
+    it in the background), in the order the last group of tests needs it (tests/conftest.py:
+    the ``extra_builds`` modules in name order): the plane, the other releases'
+    kube-apiservers of :func:`suite_builds` (test_plane_cluster_features), Flux's
+    controllers (test_plane_flux; their own wrappers and cache key, testenv/flux.py), then
+    the kubeadms of :func:`suite_builds` (test_plane_inmemory, test_plane_kubeadm_minors).
+    Returns the paths built or found, in that order (Flux: its cache directory)."""
+    from testenv import flux  # testenv.flux imports this module
+
     built = [ensure_built(log)]
-    built += [build_release_program(name, release, log) for name, release in suite_builds()]
+    todo = suite_builds()
+    apiservers = [(name, release) for name, release in todo if name == "kube-apiserver"]
+    built += [build_release_program(name, release, log) for name, release in apiservers]
+    built.append(flux.ensure_built(log))
+    rest = [step for step in todo if step not in apiservers]
+    built += [build_release_program(name, release, log) for name, release in rest]
     return built
 
 

@@ -6,10 +6,12 @@ dependency pinned in ``go.sum``). They live OUTSIDE ``testenv/go/`` and have the
 key, so adding or bumping them never invalidates the plane's cached binaries:
 ``<cache root>/flux-<key>/bin/{source-controller,helm-controller}``.
 
-The Flux tests (tests/test_plane_flux.py) build them when they are not cached, as the plane
-fixture builds the plane; ``python -m testenv build --flux`` builds them ahead. Like the
-plane's builds they run niced and under the cache root's build lock
-(:func:`testenv.build.build_lock`). The measured cost is in docs/performance.md.
+``python -m testenv build --all`` (``make test``'s background build) builds them after the
+other releases' kube-apiservers, ``--flux`` alone; the Flux tests (tests/test_plane_flux.py,
+marked ``extra_builds`` so that they run after the tests the earlier builds serve) build them
+when they are not cached, as the plane fixture builds the plane. Like the plane's builds
+they run niced and under the cache root's build lock (:func:`testenv.build.build_lock`).
+The measured cost is in docs/performance.md.
 
 :func:`start_flux` runs both against a running plane with its admin kubeconfig: every
 namespace watched, leader election off, the artifact server of source-controller on a free

@@ -23,7 +23,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "extra_builds: runs a Go program built after the plane (kubeadm or kube-apiserver of "
-        "another release); such modules run last (pytest_collection_modifyitems)",
+        "another release, Flux's controllers); such modules run last "
+        "(pytest_collection_modifyitems)",
     )
 
 
@@ -43,7 +44,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     lock of CAPD's fixed ports (testenv/plane.py) until the session ends: grouped at the
     end, the plane runs (and blocks other sessions on this machine) only while its tests
     run, not during the whole suite. On a fresh machine ``make test`` builds the plane and
-    then testenv.build.suite_builds() in the background, in the order of the last group:
+    then the rest of testenv.build.build_all() in the background, in the order of the last
+    group:
     the tests that need no Go program run first (on the core the build leaves), then the
     plane's, while the build goes on, then those that wait for the rest.
     """

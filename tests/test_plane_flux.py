@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from testenv.flux import Flux
     from testenv.kubeapi import KubeAPI
 
-pytestmark = [pytest.mark.helm, pytest.mark.plane]
+pytestmark = [pytest.mark.helm, pytest.mark.plane, pytest.mark.extra_builds]
 
 CAPI = "cluster.x-k8s.io/v1beta2"
 HELM = "helm.toolkit.fluxcd.io/v2"

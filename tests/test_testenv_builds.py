@@ -11,8 +11,10 @@ testenv.build's per-release build, testenv.process's process groups and signal h
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -222,11 +224,9 @@ def test_the_suite_builds_cover_every_release_the_tests_run() -> None:
     assert len(set(todo)) == len(todo)
 
 
-def test_build_all_on_a_warm_cache_runs_no_go_command(
-    fake_go: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from testenv.__main__ import main
-
+def cache_all_but_flux() -> Path:
+    """Fill the (test) cache with everything ``build --all`` makes except Flux's controllers;
+    return the plane's directory."""
     root = build.plane_dir()
     for program in build.PROGRAMS:
         (root / "bin").mkdir(parents=True, exist_ok=True)
@@ -237,11 +237,76 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
         path = build.release_program_path(name, release)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("cached")
+    return root
+
+
+def test_build_all_on_a_warm_cache_runs_no_go_command(
+    fake_go: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Warm, ``build --all`` only names what it found, in the order the last tests need it:
+    the other releases' kube-apiservers, Flux's controllers, the kubeadms, the plane."""
+    from testenv import flux
+    from testenv.__main__ import main
+
+    root = cache_all_but_flux()
+    for name in flux.CONTROLLERS:
+        (flux.flux_dir() / "bin").mkdir(parents=True, exist_ok=True)
+        (flux.flux_dir() / "bin" / name).write_text("cached")
     assert main(["build", "--all"]) == 0
     printed = capsys.readouterr().out.split()
-    want = [str(build.release_program_path(n, r)) for n, r in build.suite_builds()]
-    assert printed == [*want, str(root)]
+    apiservers = [(n, r) for n, r in build.suite_builds() if n == "kube-apiserver"]
+    kubeadms = [(n, r) for n, r in build.suite_builds() if n == "kubeadm"]
+    assert apiservers and kubeadms
+    assert printed == [
+        *[str(build.release_program_path(n, r)) for n, r in apiservers],
+        str(flux.flux_dir()),
+        *[str(build.release_program_path(n, r)) for n, r in kubeadms],
+        str(root),
+    ]
     assert calls(fake_go) == []
+
+
+def test_build_all_builds_the_flux_controllers_niced_under_their_own_key(fake_go: Path) -> None:
+    """``make test``'s background build makes Flux's controllers too, so that a fresh machine
+    does not build them in the foreground when tests/test_plane_flux.py starts; into their
+    own cache directory (the plane's key is not theirs)."""
+    from testenv import flux
+    from testenv.__main__ import main
+
+    root = cache_all_but_flux()
+    assert flux.missing() == list(flux.CONTROLLERS)
+    assert main(["build", "--all"]) == 0
+    assert flux.missing() == []
+    for name in flux.CONTROLLERS:
+        assert (flux.flux_dir() / "bin" / name).read_text() == "built by the double"
+    assert flux.flux_dir() != root and flux.cache_key() != build.cache_key()
+    ran = calls(fake_go)
+    assert [c["args"][-1] for c in ran] == list(flux.CONTROLLERS.values())  # type: ignore[index]
+    expected = min(19, os.nice(0) + build.DEFAULT_NICENESS)
+    assert {c["nice"] for c in ran} == {expected}
+
+
+#: What a test module calls when it needs a program that ``build --all`` makes after the plane.
+LATER_BUILDS = re.compile(
+    r"\b(build_kubeadm|build_kube_apiserver|build_release_program|flux_binaries)\("
+)
+
+
+def test_the_modules_needing_later_builds_run_last() -> None:
+    """A module that runs a program ``build --all`` makes after the plane is marked
+    ``extra_builds`` (tests/conftest.py runs those last): else on a fresh machine it starts
+    while the background build is still at the plane, and waits for it or builds in the
+    foreground."""
+    modules = [
+        path
+        for path in sorted(REPO.glob("tests/test_*.py"))
+        if path.name != Path(__file__).name and LATER_BUILDS.search(path.read_text())
+    ]
+    assert "test_plane_flux.py" in {path.name for path in modules}
+    for path in modules:
+        module = importlib.import_module(f"tests.{path.stem}")
+        marks = getattr(module, "pytestmark", [])
+        assert "extra_builds" in {mark.name for mark in marks}, path.name
 
 
 def test_the_suite_minors_are_every_supported_one() -> None:
