@@ -133,6 +133,7 @@ class Stack:
     neutron_port: int = 0
     octavia_port: int = 0
     cinder_port: int = 0
+    nova_port: int = 0
     admin_password: str = field(default_factory=lambda: secrets.token_urlsafe(16), repr=False)
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list, repr=False)
 
@@ -171,7 +172,11 @@ class Stack:
         self.keystone_port = free_port()
         self.neutron_port = free_port()
         self._setup_keystone()
-        self._serve("keystone", self.keystone_port, {"OS_KEYSTONE_CONFIG_DIR": str(self.kdir)})
+        self._serve(
+            "keystone",
+            self.keystone_port,
+            {"OS_KEYSTONE_CONFIG_DIR": str(self.kdir), "KEYSTONE_AUDIT_FILE": str(self.audit_file)},
+        )
         self._wait("keystone", f"{self.auth_url}")
         self._register_neutron()
         self._setup_neutron()
@@ -199,6 +204,21 @@ class Stack:
         self.processes.clear()
 
     # ------------------------------------------------------------------ keystone
+
+    @property
+    def audit_file(self) -> Path:
+        return self.state_dir / "keystone-audit.jsonl"
+
+    def keystone_events(self) -> list[dict[str, Any]]:
+        """What Keystone answered so far, in order (tests/openstack_wsgi.py ``audited``): each
+        token issued (``credential``: the application credential's ID or name, ``agent``,
+        ``status``) and each application credential deleted (``credential``: its ID)."""
+        import json
+
+        with contextlib.suppress(FileNotFoundError):
+            text = self.audit_file.read_text()
+            return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return []
 
     @property
     def kdir(self) -> Path:
@@ -378,25 +398,28 @@ vni_ranges = 1:1000
     def cinder_url(self) -> str:
         return f"http://127.0.0.1:{self.cinder_port}"
 
-    def start_octavia_cinder(self) -> None:
-        """Add Octavia (load-balancer) and Cinder (block-storage) to the running stack:
-        their service users and endpoints in Keystone, configuration, schema, one process
-        each. Idempotent."""
+    def start_octavia_cinder(self, *, cinder: bool = True) -> None:
+        """Add Octavia (load-balancer) and Cinder (block-storage; ``cinder=False``: Octavia
+        only) to the running stack: their service users and endpoints in Keystone,
+        configuration, schema, one process each. Idempotent."""
         if self.octavia_port:
             return
         self.octavia_port = free_port()
-        self.cinder_port = free_port()
         octavia_password = self._register_service("octavia", "load-balancer", self.octavia_url)
-        cinder_password = self._register_service(
-            "cinder", "block-storage", f"{self.cinder_url}/v3/%(project_id)s"
-        )
         octavia_conf = self._setup_octavia(octavia_password)
-        cinder_conf = self._setup_cinder(cinder_password)
         self._serve("octavia", self.octavia_port, {"OCTAVIA_CONFIG_FILE": str(octavia_conf)})
-        self._serve("cinder", self.cinder_port, {"CINDER_CONFIG_FILE": str(cinder_conf)})
+        octavia = self.processes[-1]
+        if cinder:
+            self.cinder_port = free_port()
+            cinder_password = self._register_service(
+                "cinder", "block-storage", f"{self.cinder_url}/v3/%(project_id)s"
+            )
+            cinder_conf = self._setup_cinder(cinder_password)
+            self._serve("cinder", self.cinder_port, {"CINDER_CONFIG_FILE": str(cinder_conf)})
         # Octavia and Cinder answer once their workers run (the scripts serve after that).
-        self._wait("octavia", f"{self.octavia_url}/", process=self.processes[-2], timeout=300)
-        self._wait("cinder", f"{self.cinder_url}/", process=self.processes[-1], timeout=300)
+        self._wait("octavia", f"{self.octavia_url}/", process=octavia, timeout=300)
+        if cinder:
+            self._wait("cinder", f"{self.cinder_url}/", process=self.processes[-1], timeout=300)
 
     def _setup_octavia(self, password: str) -> Path:
         d = self.state_dir / "octavia"
@@ -487,6 +510,66 @@ volume_backend_name = test
             env=self._env(),
         )
         return conf
+
+    # ------------------------------------------------------------------ nova
+
+    @property
+    def nova_url(self) -> str:
+        return f"http://127.0.0.1:{self.nova_port}"
+
+    def start_nova(self) -> None:
+        """Add the Nova API (compute) to the running stack: its service user and endpoint,
+        configuration, the API, cell0 and cell1 databases as a deployment makes them
+        (``nova-manage api_db sync``, ``cell_v2 map_cell0``, ``db sync``, ``cell_v2
+        create_cell``), one process. Only the API runs: no conductor, scheduler or compute
+        (nothing here could run a server), so it answers what CAPO's OpenStackCluster
+        reconcile asks of it (the API version document, the availability zones: none, no
+        compute host exists) and would refuse to boot a server. Idempotent."""
+        if self.nova_port:
+            return
+        self.nova_port = free_port()
+        password = self._register_service("nova", "compute", f"{self.nova_url}/v2.1")
+        d = self.state_dir / "nova"
+        (d / "lock").mkdir(parents=True)
+        shutil.copy(self.venv / "etc" / "nova" / "api-paste.ini", d / "api-paste.ini")
+        conf = d / "nova.conf"
+        conf.write_text(
+            f"""[DEFAULT]
+transport_url = fake://
+use_stderr = true
+host = nova-local
+state_path = {d}
+enabled_apis = osapi_compute
+[api]
+auth_strategy = keystone
+[api_database]
+connection = sqlite:///{d}/nova_api.db
+[database]
+connection = sqlite:///{d}/nova.db
+[oslo_concurrency]
+lock_path = {d}/lock
+[oslo_messaging_notifications]
+driver = noop
+{self._authtoken("nova", password)}"""
+        )
+        manage = [self.python(), "-c", "from nova.cmd.manage import main; main()"]
+        base = [*manage, "--config-file", str(conf)]
+        for args, what in (
+            (["api_db", "sync"], "nova-manage api_db sync"),
+            (
+                ["cell_v2", "map_cell0", f"--database_connection=sqlite:///{d}/nova_cell0.db"],
+                "nova-manage cell_v2 map_cell0",
+            ),
+            (["db", "sync"], "nova-manage db sync"),
+            (["cell_v2", "create_cell", "--name", "cell1"], "nova-manage cell_v2 create_cell"),
+        ):
+            _run([*base, *args], what, env=self._env())
+        self._serve(
+            "nova",
+            self.nova_port,
+            {"OS_NOVA_CONFIG_DIR": str(d), "OS_NOVA_CONFIG_FILES": "api-paste.ini;nova.conf"},
+        )
+        self._wait("nova", f"{self.nova_url}/", timeout=300)
 
     # ------------------------------------------------------------------ processes
 

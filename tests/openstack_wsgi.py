@@ -1,9 +1,9 @@
-"""Serve Keystone, Neutron, Octavia or Cinder with the stdlib wsgiref server (ONE request at
-a time).
+"""Serve Keystone, Neutron, Octavia, Cinder or the Nova API with the stdlib wsgiref server
+(ONE request at a time).
 
 Run by tests/openstack_stack.py with the python of the separate test-stack virtualenv:
 
-    python openstack_wsgi.py keystone|neutron|octavia|cinder PORT
+    python openstack_wsgi.py keystone|neutron|octavia|cinder|nova PORT
     python openstack_wsgi.py octavia-prepare OCTAVIA_CONF    (CA passphrase: OCTAVIA_CA_PASSPHRASE)
 
 The configuration comes from the environment (OS_KEYSTONE_CONFIG_DIR, OS_NEUTRON_CONFIG_DIR,
@@ -14,6 +14,12 @@ Octavia and Cinder also run their workers IN this process: Octavia's controller 
 (the v2 RPC consumer), Cinder's scheduler and volume manager. Their RPC goes over
 oslo.messaging's ``fake://`` transport, which only connects one process (there is no
 message broker here); the services themselves are the real ones.
+Keystone is served behind :func:`audited`, an observer (not a double: every request goes to
+the real Keystone unchanged) that appends one JSON line per token issued and per application
+credential deleted to ``$KEYSTONE_AUDIT_FILE``: which credential authenticated, with which
+User-Agent, and the answer's status. That is how a test sees that CAPO authenticates with a
+rotated credential, and that the old one was deleted only afterwards. Never a secret.
+
 This file must not import anything from the project.
 """
 
@@ -30,7 +36,9 @@ def load_app(service: str) -> Any:
     if service == "keystone":
         from keystone.server import wsgi
 
-        return wsgi.initialize_public_application()
+        app = wsgi.initialize_public_application()
+        audit = os.environ.get("KEYSTONE_AUDIT_FILE")
+        return audited(app, audit) if audit else app
     if service == "neutron":
         from neutron.wsgi import api
 
@@ -39,7 +47,60 @@ def load_app(service: str) -> Any:
         return _octavia()
     if service == "cinder":
         return _cinder()
+    if service == "nova":
+        # as nova's own WSGI entry point (OS_NOVA_CONFIG_DIR, OS_NOVA_CONFIG_FILES): it
+        # monkey-patches first, sets up the service record, loads the paste pipeline
+        from nova.wsgi import osapi_compute
+
+        return osapi_compute.application
     raise SystemExit(f"unknown service {service!r}")
+
+
+def audited(app: Any, path: str) -> Any:
+    """Keystone, with a JSON line per ``POST /v3/auth/tokens`` (the application credential's
+    ID or name, or the method) and per application credential ``DELETE`` in ``path``."""
+    import io
+    import json
+    import re
+    import time
+
+    deleted = re.compile(r"^/v3/users/[^/]+/application_credentials/([^/]+)$")
+    sequence = [0]
+
+    def record(entry: dict[str, Any]) -> None:
+        sequence[0] += 1
+        entry = {"seq": sequence[0], "time": time.time(), **entry}
+        with open(path, "a") as out:
+            out.write(json.dumps(entry, sort_keys=True) + "\n")
+
+    def observed(environ: dict[str, Any], start_response: Any) -> Any:
+        method, route = environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", "")
+        entry: dict[str, Any] | None = None
+        if method == "POST" and route.rstrip("/") == "/v3/auth/tokens":
+            body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+            environ["wsgi.input"] = io.BytesIO(body)
+            entry = {"event": "token", "agent": environ.get("HTTP_USER_AGENT", "")}
+            try:
+                identity = json.loads(body)["auth"]["identity"]
+                entry["methods"] = list(identity.get("methods") or [])
+                credential = identity.get("application_credential") or {}
+                entry["credential"] = credential.get("id") or credential.get("name") or ""
+            except (ValueError, KeyError, TypeError, AttributeError):
+                entry["methods"] = []
+        elif method == "DELETE" and (match := deleted.match(route)):
+            entry = {"event": "delete-credential", "credential": match.group(1)}
+        if entry is None:
+            return app(environ, start_response)
+
+        def respond(status: str, headers: Any, *args: Any) -> Any:
+            assert entry is not None
+            entry["status"] = int(status.split()[0])
+            record(entry)
+            return start_response(status, headers, *args)
+
+        return app(environ, respond)
+
+    return observed
 
 
 def _octavia() -> Any:

@@ -90,11 +90,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "into the credentials Secret on the management cluster (through the Kubernetes "
             "API, never helm), ask CAPO to reconcile the cluster, rewrite the workload "
             "cluster's kube-system/cloud-config and restart OCCM and Cinder CSI onto it, "
-            "wait for their rollouts, and only then delete the old credential(s). A run "
+            "wait for their rollouts and for CAPO to have reconciled the OpenStackCluster "
+            "with the new credential (its Ready condition), and only then delete the old "
+            "credential(s). A run "
             "that stopped half way is finished by running it again. Prints names and IDs "
             "only, never a secret. Exit 0 done, 2 nothing scs-templates can rotate (no "
             "Secret, a credential the user brings), 1 OpenStack or an API failed or a "
-            "restart did not finish (the old credential is then kept)."
+            "restart or CAPO's reconcile did not finish (the old credential is then kept)."
         ),
     )
     cluster_options(rotate)
@@ -107,7 +109,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         type=float,
         default=600.0,
         metavar="SECONDS",
-        help="how long to wait for the OCCM and Cinder CSI restarts (default 600)",
+        help="how long to wait for CAPO's reconcile with the new credential and for the "
+        "OCCM and Cinder CSI restarts (default 600)",
     )
     poll_option(rotate)
     rotate.set_defaults(func=_appcred_rotate)

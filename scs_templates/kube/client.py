@@ -121,8 +121,10 @@ class KubeClient:
         body: Any = None,
         what: str,
         content_type: str = "application/json",
+        none_on_conflict: bool = False,
     ) -> Any:
-        """One API call returning the decoded JSON, or None for 404."""
+        """One API call returning the decoded JSON, or None for 404 (and for 409 when
+        ``none_on_conflict``: a write that lost an optimistic-concurrency race)."""
         from urllib3.exceptions import HTTPError as Urllib3Error
 
         try:
@@ -139,7 +141,7 @@ class KubeClient:
                 _request_timeout=REQUEST_TIMEOUT,
             )
         except self._client_module.ApiException as error:
-            if error.status == 404:
+            if error.status == 404 or (error.status == 409 and none_on_conflict):
                 return None
             raise ToolError(
                 f"Kubernetes API: {what} failed: {error.status} {_message(error)}"
@@ -214,6 +216,23 @@ class KubeClient:
     def merge_patch(self, ref: ObjectRef, patch: Mapping[str, Any]) -> dict[str, Any]:
         """JSON merge patch (RFC 7386) of an existing object; ToolError when it is missing."""
         return self._patch(ref, patch, "application/merge-patch+json")
+
+    def merge_patch_status(
+        self, ref: ObjectRef, patch: Mapping[str, Any], *, resource_version: str
+    ) -> dict[str, Any] | None:
+        """JSON merge patch of the object's ``status`` subresource, only while the object is
+        at ``resource_version``; None when it changed meanwhile (read it again) or is gone."""
+        path = self._path(ref.api_version, ref.kind, ref.namespace, ref.name) + "/status"
+        body = {**patch, "metadata": {"resourceVersion": resource_version}}
+        found = self._call(
+            "PATCH",
+            path,
+            body=body,
+            what=f"patching the status of {ref}",
+            content_type="application/merge-patch+json",
+            none_on_conflict=True,
+        )
+        return found if isinstance(found, dict) else None
 
     def server_side_apply(self, obj: Mapping[str, Any], field_manager: str) -> dict[str, Any]:
         """Server-side apply ``obj`` (create or update) as ``field_manager``, taking over

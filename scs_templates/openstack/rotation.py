@@ -14,17 +14,20 @@ Order, so that no consumer is ever left with a deleted credential:
      its manager: ``DisableFor: Secret`` in CAPO v0.14.7's main.go) and keys its client cache
      by the credential content (pkg/scope/provider.go), so its next reconcile uses the new
      credential without a restart. The cluster's OpenStackCluster and OpenStackMachines are
-     annotated (:data:`ROTATED_ANNOTATION`) so that the next reconcile happens now; a
-     reconcile still running with a token of the old credential fails once and is retried
-     with the Secret's new content.
+     annotated (:data:`ROTATED_ANNOTATION`) so that the next reconcile happens now, and the
+     OpenStackCluster's Ready condition is set False as a fence
+     (:mod:`~scs_templates.openstack.capo_fence`): CAPO sets it True again only at the end
+     of a successful reconcile that read the new Secret, which is the evidence waited for.
    - OCCM and Cinder CSI read ``cloud.conf`` once, at start (cloud-provider-openstack issues
      #2284 and #2629: a changed Secret is not reloaded). The workload cluster's
      ``kube-system/cloud-config`` is rewritten, every Deployment, DaemonSet and StatefulSet in
      kube-system that mounts it is restarted (its pod template annotated with the new
      credential's ID) and the rollouts are waited for.
 
-4. Only then are the old credentials deleted (with the parent credential: a restricted one
-   cannot delete credentials).
+4. Only when CAPO has reconciled with the new credential and the restarts have finished
+   are the old credentials deleted (with the parent credential: a restricted one cannot
+   delete credentials). A CAPO that does not reconcile in time (not running, the cluster
+   paused, the new credential refused) keeps the old credential: exit 1, run again.
 
 A run that stops half way is finished by running it again: older generations next to the
 one the Secret holds mean the switch happened, so no further credential is made, the
@@ -55,6 +58,7 @@ from scs_templates.openstack.appcred import (
     delete_app_credential,
     generation_name,
 )
+from scs_templates.openstack.capo_fence import CLUSTER_NAME_LABEL, INFRA_API_VERSION
 from scs_templates.openstack.connection import cloud_access
 from scs_templates.openstack.credentials_secret import (
     StoredCredential,
@@ -74,8 +78,6 @@ Progress = Callable[[str], None]
 
 #: The annotation that carries the credential ID now in use (written once in labels.py).
 ROTATED_ANNOTATION = CREDENTIAL_ID_ANNOTATION
-INFRA_API_VERSION = "infrastructure.cluster.x-k8s.io/v1beta1"
-CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
 CONSUMER_KINDS = ("Deployment", "DaemonSet", "StatefulSet")
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_POLL_INTERVAL = 5.0
@@ -94,6 +96,8 @@ class RotationReport:
     deleted: list[KnownCredential] = field(default_factory=list)
     secret: str = ""
     reconcile: list[str] = field(default_factory=list)
+    confirmed: list[str] = field(default_factory=list)
+    """The OpenStackClusters CAPO reconciled with the new credential (dry run: would wait)."""
     workload_secret: str = ""
     restarted: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -112,6 +116,12 @@ class RotationReport:
         if self.workload_secret:
             out.append(f"{verb('write', 'wrote')} the workload cluster's {self.workload_secret}")
         out += [f"{verb('restart', 'restarted')} {r}" for r in self.restarted]
+        out += [
+            f"would wait for CAPO to reconcile {r} with the new credential"
+            if self.dry_run
+            else f"CAPO reconciled {r} with the new credential"
+            for r in self.confirmed
+        ]
         out += [f"{verb('delete', 'deleted')} {credential(c)}" for c in self.deleted]
         out += [f"note: {note}" for note in self.notes]
         return out
@@ -249,8 +259,13 @@ def rotate_credentials(
         progress(f"wrote the credentials Secret {where}")
 
     # 3. the consumers
+    from scs_templates.openstack import capo_fence
+
     cluster_id = chosen[CLUSTER_SUFFIX].id if CLUSTER_SUFFIX in chosen else ""
     report.reconcile = _request_reconcile(kube, settings, cluster_id, dry_run=dry_run)
+    fenced = capo_fence.cluster_objects(kube, settings)
+    if not dry_run:
+        fenced = [ref for ref in fenced if capo_fence.set_fence(kube, ref, cluster_id)]
     services = settings.spec.services
     if services.cloud_controller_manager.enabled or services.cinder_csi.enabled:
         workload_id = chosen.get(WORKLOAD_SUFFIX) or chosen.get(CLUSTER_SUFFIX)
@@ -281,6 +296,15 @@ def rotate_credentials(
                     poll_interval=poll_interval,
                     progress=progress,
                 )
+
+    # CAPO's evidence: a successful reconcile that read the new Secret
+    if not dry_run and fenced:
+        capo_fence.wait_for_capo(
+            kube, fenced, timeout=timeout, poll_interval=poll_interval, progress=progress
+        )
+        for ref in fenced:
+            progress(f"CAPO reconciled {ref} with the new credential")
+    report.confirmed = [str(ref) for ref in fenced]
 
     # 4. the old credentials
     for plan in plans:
