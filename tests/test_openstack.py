@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openstack_fixtures import Tenant, make_tenant, start_or_skip
+from openstack_fixtures import Tenant, make_tenant, running_stack
 from openstack_stack import REGION, Stack
 from ruamel.yaml import YAML
 
@@ -35,16 +35,16 @@ from scs_templates.openstack import (
     run_preflight,
 )
 from scs_templates.openstack.appcred import create_app_credential, delete_app_credential
-from scs_templates.openstack.connection import CloudAccess, cloud_access
-from scs_templates.openstack.leftovers import (
-    CINDER_CSI_CLUSTER_PROPERTY,
-    clean_project_leftovers,
-)
-from scs_templates.openstack.preflight import (
+from scs_templates.openstack.capo_names import (
     CAPO_SECGROUP_DESCRIPTION,
     capo_description,
     capo_network_name,
     capo_security_group_names,
+)
+from scs_templates.openstack.connection import CloudAccess, cloud_access
+from scs_templates.openstack.leftovers import (
+    CINDER_CSI_CLUSTER_PROPERTY,
+    clean_project_leftovers,
 )
 from scs_templates.settings import parse_settings_text
 from tests.support import REPO, skip_or_fail
@@ -117,9 +117,7 @@ def test_secret_content_round_trip() -> None:
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """A running Keystone + Neutron (skips, or fails under CI=true, when it cannot start)."""
-    started = start_or_skip(tmp_path_factory.mktemp("openstack-stack"))
-    yield started
-    started.stop()
+    yield from running_stack(tmp_path_factory, "openstack-stack")
 
 
 @pytest.fixture(scope="session")
