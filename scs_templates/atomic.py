@@ -22,7 +22,6 @@ import errno
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -112,6 +111,8 @@ def _write_error(target: Path, error: OSError) -> InputError:
 
 def _temp_sibling(target: Path) -> Path:
     """A free temporary name next to ``target`` (stale siblings removed first)."""
+    import tempfile  # tempfile only when writing files: `render` to stdout needs none
+
     remove_stale_siblings(target)
     try:
         fd, temp_name = tempfile.mkstemp(prefix=_prefix(target), suffix=".tmp", dir=target.parent)
@@ -205,6 +206,8 @@ def write_directory(
                 f"{target}: refusing to replace a directory that holds other files "
                 f"(e.g. {sorted(foreign)[0].name}); choose an empty or new directory"
             )
+    import tempfile  # as in _temp_sibling
+
     parent = target.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -230,6 +233,8 @@ def _fill(staging: Path, target: Path, files: Mapping[str, str | bytes], *, priv
         _fsync_dir(staging)
         old: Path | None = None
         if target.exists():
+            import tempfile  # as in _temp_sibling
+
             old = Path(tempfile.mkdtemp(prefix=_prefix(target), suffix=".old", dir=parent))
             target.replace(old / "content")
         try:

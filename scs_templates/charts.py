@@ -27,18 +27,30 @@ This is git's "racily clean" rule.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import re
 import shutil
-import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scs_templates.errors import ScsTemplatesError
 from scs_templates.records import record
 from scs_templates.toolchain import cache_root
+
+if TYPE_CHECKING:
+    from hashlib import sha256
+else:
+    # CPython's own sha256 (the same digest): hashlib would load OpenSSL, 3-8 ms of CPU at
+    # every start. 3.11 names the module _sha256, 3.12+ _sha2; other interpreters: hashlib.
+    try:
+        from _sha2 import sha256
+    except ImportError:
+        try:
+            from _sha256 import sha256
+        except ImportError:
+            from hashlib import sha256
 
 __all__ = ["LIBRARY_CHART", "ChartRef", "chart_for", "chart_version", "charts_dir"]
 
@@ -95,7 +107,7 @@ def _files(chart: Path) -> list[Path]:
 
 def _digest(charts: list[Path]) -> str:
     """sha256 over the relative paths and contents of the given charts' files."""
-    digest = hashlib.sha256()
+    digest = sha256()
     for chart in charts:
         for path in _files(chart):
             digest.update(f"{chart.name}/{path.relative_to(chart).as_posix()}\0".encode())
@@ -191,6 +203,8 @@ def _assemble(name: str, sources: list[Path]) -> ChartRef:
     digest = _digest(sources)
     target = cache_root() / "charts" / digest / name
     if not (target / "Chart.yaml").is_file():
+        import tempfile  # only when the cache misses: not on every start
+
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
         staging.chmod(0o755)  # mkdtemp makes it private; the cache may be shared

@@ -264,6 +264,24 @@ def test_chart_for_remembers_its_answer(tmp_path: Path, monkeypatch: pytest.Monk
     assert chart_for("docker") == first
 
 
+def test_chart_digest_is_hashlibs_sha256(tmp_path: Path) -> None:
+    """The chart cache key is hashed with CPython's built-in sha256 (no OpenSSL at start-up,
+    issue #19): the same digest hashlib gives, so every existing cache entry keeps its name."""
+    import hashlib
+
+    for name, data in (("a.yaml", b"x: 1\n"), ("templates/b.tpl", b"\0" * 70000)):
+        (tmp_path / "c" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "c" / name).write_bytes(data)
+    expected = hashlib.sha256(
+        b"c/a.yaml\0x: 1\n\0" + b"c/templates/b.tpl\0" + b"\0" * 70000 + b"\0"
+    ).hexdigest()
+    assert charts_module._digest([tmp_path / "c"]) == expected
+    import importlib.util
+
+    if any(importlib.util.find_spec(name) for name in ("_sha2", "_sha256")):  # CPython
+        assert charts_module.sha256.__module__ in ("_sha2", "_sha256")
+
+
 def test_chart_for_memo_sees_an_edit_that_keeps_size_and_mtime(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

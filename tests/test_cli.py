@@ -78,6 +78,15 @@ def test_version_and_help_import_only_what_they_print() -> None:
     assert not _modules_after(["validate", str(EXAMPLES[0])]) & {"difflib", "hashlib", "shlex"}
 
 
+@pytest.mark.helm
+def test_render_imports_neither_tempfile_nor_hashlib() -> None:
+    """A render to stdout makes helm's private home with tempdirs and hashes the charts with
+    the built-in sha256: tempfile (with random) and hashlib (with OpenSSL) cost a few ms of
+    CPU at every start (issue #19)."""
+    loaded = _modules_after(["render", str(EXAMPLES[0])])
+    assert not loaded & {"tempfile", "random", "hashlib"}
+
+
 @pytest.mark.parametrize("columns", ["40", "80", "132"])
 def test_top_level_help_from_outlines_is_the_full_parsers_help(
     columns: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

@@ -24,7 +24,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -34,6 +33,7 @@ from scs_templates.errors import ToolError, ToolNotFoundError
 from scs_templates.helm import process
 from scs_templates.helm.errors import HelmError, HelmTimeout, error_text, redact
 from scs_templates.records import record
+from scs_templates.tempdirs import private_dir
 from scs_templates.timeouts import tool_timeout
 from scs_templates.toolchain import Tool, find_helm, hermetic_env
 
@@ -86,7 +86,7 @@ def _default_home() -> Path:
     global _process_home
     with _home_lock:
         if _process_home is None or _process_home[0] != os.getpid():
-            path = Path(tempfile.mkdtemp(prefix="scs-templates-helm-"))
+            path = private_dir("scs-templates-helm-")
             atexit.register(shutil.rmtree, path, True)
             _process_home = (os.getpid(), path)
         return _process_home[1]

@@ -15,7 +15,6 @@ import functools
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 from scs_templates import version_numbers
@@ -172,6 +171,7 @@ def _disk_versions() -> dict[str, object]:
 
 def _remember_version(key: str, version: str) -> None:
     import json
+    import tempfile
 
     known = dict(_disk_versions())
     known[key] = version
@@ -203,6 +203,8 @@ def _cached_version(path: str, mtime_ns: int, size: int, kind: str) -> str:
     from scs_templates.timeouts import tool_timeout
 
     limit = tool_timeout(VERSION_TIMEOUT_SECONDS)
+    import tempfile  # only when a tool's version is not cached: not on every start
+
     with tempfile.TemporaryDirectory(prefix="scs-templates-helm-") as helm_home:
         try:  # process.run: a timeout ends the tool's whole process group
             result = process.run(argv, env=hermetic_env(Path(helm_home)), timeout=limit)
