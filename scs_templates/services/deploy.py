@@ -22,7 +22,6 @@ unless ``force_remove`` (then ``installed: false``: helmfile uninstalls them).
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,26 +170,32 @@ def _deployed_releases(
     """Catalogue releases deployed in the workload cluster (retries while the API is down)."""
     from scs_templates.helm import HelmError
     from scs_templates.helm.runner import _release_from_row
+    from scs_templates.lifecycle.wait import poll
 
     args = ["list", "--all-namespaces", "--all", "--max", "10000", "-o", "json"]
     if helm.kubeconfig is not None:
         args += ["--kubeconfig", helm.kubeconfig]
-    started = time.monotonic()
-    stdout = ""  # the loop ends only with an answer or an exception
-    while True:
+
+    def attempt() -> str | HelmError:
         try:
-            stdout = helm.run(args, what="helm list (workload cluster)").stdout
-            break
+            return helm.run(args, what="helm list (workload cluster)").stdout
         except HelmError as error:
-            waited = time.monotonic() - started
-            if waited >= timeout:
-                raise ToolError(
-                    f"the workload cluster's API did not answer within {timeout:g} s: {error}"
-                ) from None
-            if progress is not None:
-                progress(f"waiting for the workload cluster's API [{int(waited)}s]")
-            time.sleep(min(poll_interval, max(0.1, timeout - waited)))
-    rows = json.loads(stdout or "[]") or []
+            return error
+
+    def waiting(_: str | HelmError, waited: float) -> None:
+        if progress is not None and waited < timeout:  # no line for the read that timed out
+            progress(f"waiting for the workload cluster's API [{int(waited)}s]")
+
+    answer, _, _ = poll(
+        attempt,
+        lambda value: isinstance(value, str),
+        timeout=timeout,
+        poll_interval=poll_interval,
+        waiting=waiting,
+    )
+    if not isinstance(answer, str):
+        raise ToolError(f"the workload cluster's API did not answer within {timeout:g} s: {answer}")
+    rows = json.loads(answer or "[]") or []
     known = {(info.release, info.namespace) for info in CATALOGUE if info.target == "workload"}
     found: dict[str, ReleaseInfo] = {}
     for row in rows:

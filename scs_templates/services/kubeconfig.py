@@ -14,7 +14,6 @@ import contextlib
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,26 +40,29 @@ def wait_for_workload_kubeconfig(
     timeout: float,
     poll_interval: float = 5.0,
     progress: Callable[[str], None] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> str:
     """Poll until the Secret ``<cluster>-kubeconfig`` exists; ToolError after ``timeout``."""
-    started = time.monotonic()
-    while True:
-        text = read_workload_kubeconfig(kube, namespace, cluster)
-        if text:
-            return text
-        waited = time.monotonic() - started
-        if waited >= timeout:
-            raise ToolError(
-                f"the workload kubeconfig Secret {namespace}/{kubeconfig_secret(cluster)} did not "
-                f"appear within {timeout:g} s (is the control plane coming up? see "
-                "`scs-templates status`)"
-            )
-        if progress is not None:
-            progress(
-                f"waiting for Secret {namespace}/{kubeconfig_secret(cluster)} [{int(waited)}s]"
-            )
-        sleep(min(poll_interval, max(0.1, timeout - waited)))
+    from scs_templates.lifecycle.wait import poll
+
+    secret = f"{namespace}/{kubeconfig_secret(cluster)}"
+
+    def waiting(_: str | None, waited: float) -> None:
+        if progress is not None and waited < timeout:  # no line for the read that timed out
+            progress(f"waiting for Secret {secret} [{int(waited)}s]")
+
+    text, _, found = poll(
+        lambda: read_workload_kubeconfig(kube, namespace, cluster),
+        bool,
+        timeout=timeout,
+        poll_interval=poll_interval,
+        waiting=waiting,
+    )
+    if found and text:
+        return text
+    raise ToolError(
+        f"the workload kubeconfig Secret {secret} did not appear within {timeout:g} s (is the "
+        "control plane coming up? see `scs-templates status`)"
+    )
 
 
 @contextlib.contextmanager
