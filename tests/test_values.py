@@ -283,3 +283,28 @@ def test_a_subdomain_of_node_role_is_refused() -> None:
     spec["workers"][0]["labels"] = {"team.node-role.kubernetes.io/worker": ""}
     with pytest.raises(SettingsError, match="reserved Kubernetes namespace"):
         settings_of(spec)
+
+
+def test_a_render_resolves_the_kubernetes_version_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #12: the values builder resolves the version once and everything in the render
+    (the OIDC AuthenticationConfiguration's apiVersion, ``--kube-version``) uses that."""
+    import scs_templates.render
+    import scs_templates.values
+    from scs_templates.render import prepare_render
+    from scs_templates.settings.versions import resolve_version
+
+    calls: list[str] = []
+
+    def counted(text: str, provider: str) -> Any:
+        calls.append(text)
+        return resolve_version(text, provider)
+
+    for module in (scs_templates.values, scs_templates.render):
+        monkeypatch.setattr(module, "resolve_version", counted)
+    settings = load_settings(REPO / "examples" / "openstack-all-features.yaml").settings
+    assert settings.spec.security.oidc  # the second resolution was the OIDC one
+    job = prepare_render(settings)
+    assert calls == [settings.spec.kubernetes.version]
+    assert job.values["apiServer"]["authentication"]["apiVersion"].startswith(
+        "apiserver.config.k8s.io/"
+    )

@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI'
         RegistryMirror,
         WorkerGroup,
     )
+    from scs_templates.settings.versions import KubernetesVersion
 
 __all__ = [
     "CLUSTERCTL_MOVE_LABEL",
@@ -135,7 +136,7 @@ def build_values(settings: ClusterSettings) -> dict[str, Any]:
         "controlPlane": control_plane,
         "workers": workers,
         "etcd": _etcd(settings, provider),
-        "apiServer": _api_server(settings, provider),
+        "apiServer": _api_server(settings, provider, resolved.version),
         "admission": _admission(settings),
         "kubelet": {
             "extraArgs": provider.kubelet_extra_args(settings),
@@ -250,7 +251,9 @@ def _etcd(settings: ClusterSettings, provider: Provider) -> dict[str, Any]:
     }
 
 
-def _api_server(settings: ClusterSettings, provider: Provider) -> dict[str, Any]:
+def _api_server(
+    settings: ClusterSettings, provider: Provider, version: KubernetesVersion
+) -> dict[str, Any]:
     security = settings.spec.security
     limits = security.api_rate_limits
     audit = security.audit
@@ -268,7 +271,7 @@ def _api_server(settings: ClusterSettings, provider: Provider) -> dict[str, Any]
         }
         if audit.enabled
         else {"enabled": False},
-        "authentication": _authentication(settings),
+        "authentication": _authentication(settings, version),
         # only the Secret's name: the key itself never enters helm (scs_templates.encryption)
         "encryption": {
             "enabled": True,
@@ -328,17 +331,16 @@ def audit_policy() -> dict[str, Any]:
     }
 
 
-def _authentication(settings: ClusterSettings) -> dict[str, Any]:
+def _authentication(settings: ClusterSettings, version: KubernetesVersion) -> dict[str, Any]:
     """The structured AuthenticationConfiguration of the OIDC issuers, or {} for none.
 
     apiserver.config.k8s.io/v1 from Kubernetes 1.34 (GA), v1beta1 before (served since
-    1.30, on by default): read from k8s.io/apiserver v0.32-v0.37.
+    1.30, on by default): read from k8s.io/apiserver v0.32-v0.37. ``version`` is the one
+    :func:`build_values` resolved (once per render).
     """
     issuers = settings.spec.security.oidc
     if not issuers:
         return {}
-    spec = settings.spec
-    version = resolve_version(spec.kubernetes.version, spec.provider).version
     api_version = "v1" if version.minor_key >= (1, 34) else "v1beta1"
     jwt = []
     for issuer in issuers:
