@@ -36,11 +36,10 @@ import yaml
 
 from scs_templates import api, encryption
 from scs_templates.settings.versions import TESTED_PATCHES
-from tests.support import pinned_helm, skip_or_fail
+from tests.support import REPO, pinned_helm, skip_or_fail
 
 pytestmark = [pytest.mark.helm]
 
-REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "openstack-all-features.yaml"
 
 #: kube-apiserver's option packages: where its flags are registered.

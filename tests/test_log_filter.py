@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import REPO
+
 SECRET = "sup3r-s3cret-value"
 
 
 def _python(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=REPO
     )
 
 
@@ -86,7 +86,7 @@ assert logging.getLogger().handlers == []
 
 
 def test_render_and_validate_import_no_logging_and_debug_still_logs() -> None:
-    example = str(ROOT / "examples" / "openstack-minimal.yaml")
+    example = str(REPO / "examples" / "openstack-minimal.yaml")
     for command in ("render", "validate"):
         done = _python(
             f"""
@@ -111,7 +111,7 @@ sys.exit(code)
         capture_output=True,
         text=True,
         check=False,
-        cwd=ROOT,
+        cwd=REPO,
     )
     assert debug.returncode == 0, debug.stderr
     assert "scs-templates: DEBUG: scs_templates.helm.runner: running " in debug.stderr

@@ -21,10 +21,11 @@ from scs_templates.migrate import KEY_TABLE, MigrationResult, flow, migrate_kaas
 from scs_templates.migrate.network import PROXY
 from scs_templates.settings.validate import validate_data
 from scs_templates.settings.versions import SUPPORTED_MINORS
+from tests.support import REPO
 
-DATA = Path(__file__).parent / "data" / "kaas-v1"
+DATA = REPO / "tests" / "data" / "kaas-v1"
 FIXTURES = sorted(DATA.glob("*.yaml"))
-DOC = Path(__file__).parent.parent / "docs" / "migration-from-kaas-v1.md"
+DOC = REPO / "docs" / "migration-from-kaas-v1.md"
 OLDEST = f"{SUPPORTED_MINORS[0][0]}.{SUPPORTED_MINORS[0][1]}"
 STATUSES = ("mapped -> ", "obsolete (", "secret, not copied (", "ignored (", "unknown (")
 

@@ -331,11 +331,6 @@ def snapshot_yaml(snapshot: SnapshotAssertion) -> SnapshotAssertion:
     return snapshot.use_extension(YAMLSnapshot)
 
 
-def test_there_are_enough_scenarios() -> None:
-    assert len(SCENARIOS) >= 8
-    assert len(CASES) == len(TEMPLATES) * len(SHIPPED_PROVIDERS) * len(SCENARIOS)
-
-
 @pytest.mark.parametrize(("template", "provider", "scenario"), CASES)
 def test_rendered_manifests(
     helm: api.Helm, snapshot_yaml: SnapshotAssertion, template: str, provider: str, scenario: str

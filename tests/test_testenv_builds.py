@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from testenv import build
-from tests.support import process_gone
+from tests.support import REPO, process_gone
 
 RELEASE = "v1.35.4"
 FAKE_GO = textwrap.dedent(
@@ -73,9 +73,6 @@ def calls(state: Path) -> list[dict[str, object]]:
     path = state / "calls"
     lines = path.read_text().splitlines() if path.is_file() else []
     return [json.loads(line) for line in lines]
-
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def builder(stderr: Path) -> subprocess.Popen[bytes]:

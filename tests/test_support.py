@@ -1,0 +1,56 @@
+"""The tests' shared helpers are defined once (tests/support.py): no test module finds the
+repository root again."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tests.support import REPO
+
+TESTS = REPO / "tests"
+
+
+def _repository_roots(tree: ast.AST) -> Iterator[int]:
+    """Lines computing the repository root from ``__file__``: ``Path(__file__)...parents[1]``
+    or ``Path(__file__)...parent.parent``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+            if node.value.attr == "parents" and _from_file(node.value.value):
+                yield node.lineno
+        elif isinstance(node, ast.Attribute) and node.attr == "parent":
+            inner = node.value
+            if (
+                isinstance(inner, ast.Attribute)
+                and inner.attr == "parent"
+                and _from_file(inner.value)
+            ):
+                yield node.lineno
+
+
+def _from_file(node: ast.AST) -> bool:
+    """``Path(__file__)`` itself, or a method called on it (``.resolve()``)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        node = node.func.value
+    return isinstance(node, ast.Call) and any(
+        isinstance(arg, ast.Name) and arg.id == "__file__" for arg in node.args
+    )
+
+
+def test_the_repository_root_is_found_once() -> None:
+    found = [
+        f"{path.relative_to(REPO)}:{line}"
+        for path in sorted(TESTS.glob("*.py"))
+        if path.name != "support.py"
+        for line in _repository_roots(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert found == [], "import REPO from tests.support"
+
+
+def test_the_root_finder_finds_both_spellings() -> None:
+    support = (TESTS / "support.py").read_text(encoding="utf-8")
+    assert list(_repository_roots(ast.parse(support))) != []
+    tree = ast.parse(
+        "ROOT = Path(__file__).resolve().parent.parent\nHERE = Path(__file__).parent\n"
+    )
+    assert list(_repository_roots(tree)) == [1]
