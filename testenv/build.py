@@ -182,19 +182,28 @@ def acquire_flock(
     waiting: Callable[[], str],
     timed_out: Callable[[], str],
     log: Callable[[str], None],
-) -> None:
+    done: Callable[[], bool] | None = None,
+) -> bool:
     """Take an exclusive flock on ``fd``, waiting up to ``timeout`` seconds for its holder.
 
     One wait loop for testenv's locks (the build lock here, CAPD's port lock in plane.py):
     ``waiting()`` is logged once when it has to wait, ``timed_out()`` is the PlaneError's text.
+    Returns True once the lock is held. With ``done``, a waiter that no longer needs the lock
+    (``done()`` is true: what it waited for has been built) stops waiting and gets False.
+    Why: flock is not fair. `build --all` releases the lock after each program and takes it
+    again at once for the next, so a test polling once a second never got it while the
+    background build ran (a cold CI run's plane tests waited ~40 minutes for builds they did
+    not need, though the plane had been built long before).
     """
     deadline = time.monotonic() + timeout
     told = False
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
+            return True
         except BlockingIOError:
+            if done is not None and done():
+                return False
             if not told:
                 log(waiting())
                 told = True
@@ -204,12 +213,16 @@ def acquire_flock(
 
 
 @contextlib.contextmanager
-def build_lock(what: str, log: Callable[[str], None] = print) -> Iterator[None]:
+def build_lock(
+    what: str, log: Callable[[str], None] = print, done: Callable[[], bool] | None = None
+) -> Iterator[None]:
     """Hold the cache root's build lock (``<cache root>/build.lock``) while building ``what``.
 
     Waits (up to :data:`BUILD_LOCK_TIMEOUT`) while another process builds; callers check
-    again what is missing once they hold it. The kernel releases the lock when the holder
-    dies, however it dies."""
+    again what is missing once they hold it. ``done`` says whether what the caller needs is
+    there by now: then it stops waiting and runs its block WITHOUT the lock (its re-check
+    finds nothing to build). The kernel releases the lock when the holder dies, however it
+    dies."""
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
     path = root / "build.lock"
@@ -219,7 +232,7 @@ def build_lock(what: str, log: Callable[[str], None] = print) -> Iterator[None]:
         return path.read_text(errors="replace").strip() or "unknown"
 
     try:
-        acquire_flock(
+        if acquire_flock(
             fd,
             BUILD_LOCK_TIMEOUT,
             waiting=lambda: f"testenv: {what}: waiting for another build (pid {holder()}; {path})",
@@ -228,9 +241,10 @@ def build_lock(what: str, log: Callable[[str], None] = print) -> Iterator[None]:
                 f"{BUILD_LOCK_TIMEOUT:.0f}s"
             ),
             log=log,
-        )
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()} building {what}\n".encode())
+            done=done,
+        ):
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()} building {what}\n".encode())
         yield
     finally:
         os.close(fd)  # releases the flock
@@ -271,7 +285,7 @@ def ensure_built(log: Callable[[str], None] = print, only: Iterable[str] | None 
     go = go_binary()
     if go is None:
         raise PlaneError("the Go toolchain (`go`) is not installed: cannot build the test plane")
-    with build_lock(f"the test plane ({root.name})", log):
+    with build_lock(f"the test plane ({root.name})", log, done=lambda: todo_now() == ([], [])):
         todo, trees = todo_now()  # what another builder left to do
         _build_plane(go, root, todo, trees, log)
     return root
@@ -479,7 +493,7 @@ def build_release_program(name: str, version: str, log: Callable[[str], None] = 
     go = go_binary()
     if go is None:
         raise PlaneError(f"the Go toolchain (`go`) is not installed: cannot build {name}")
-    with build_lock(f"{name} {version}", log):
+    with build_lock(f"{name} {version}", log, done=target.is_file):
         if not target.is_file():  # another builder may have made it meanwhile
             _build_release_program(go, name, version, target, log)
     return target

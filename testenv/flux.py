@@ -69,7 +69,7 @@ def ensure_built(log: Callable[[str], None] = print) -> Path:
     go = build.go_binary()
     if go is None:
         raise PlaneError("the Go toolchain (`go`) is not installed: cannot build Flux")
-    with build.build_lock("the Flux controllers", log):
+    with build.build_lock("the Flux controllers", log, done=lambda: not missing()):
         _build(go, root, log)  # another builder may have made some meanwhile
     return root
 

@@ -169,6 +169,30 @@ def test_a_second_builder_waits_for_the_first_and_builds_nothing(
     assert calls(fake_go) == []  # the second builder ran no go command at all
 
 
+def test_a_waiter_whose_program_appears_stops_waiting_while_the_lock_is_still_held(
+    fake_go: Path, tmp_path: Path
+) -> None:
+    """flock is not fair: `build --all` in the background releases the lock after each
+    program and takes it again at once for the next one, so a test needing a program that is
+    already built would wait for the WHOLE background build (a cold CI run's plane tests sat
+    ~40 minutes behind builds they did not need). The waiter must notice that its program is
+    there and go on while the lock is still held by the other builder."""
+    log = tmp_path / "second.log"
+    with build.build_lock("the background build's next program", log=lambda _: None):
+        second = builder(log)
+        assert wait_until(lambda: second.poll() is not None or "waiting" in log.read_text())
+        assert second.poll() is None, log.read_text()
+        target = build.release_program_path("kube-apiserver", RELEASE)
+        target.parent.mkdir(parents=True)
+        target.write_text("built by the background build")
+        out, _ = second.communicate(timeout=60)  # the lock is still held here
+        assert second.returncode == 0, log.read_text()
+        lock = build.cache_root() / "build.lock"
+        assert lock.read_text() == f"{os.getpid()} building the background build's next program\n"
+    assert out.decode().strip() == str(target)
+    assert calls(fake_go) == []
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_a_signal_to_the_builder_ends_the_go_build_and_its_children(
     fake_go: Path, tmp_path: Path, signum: int
