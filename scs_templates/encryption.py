@@ -168,6 +168,8 @@ def ensure_secret(kube: KubeClient, settings: ClusterSettings) -> bool:
 
 @record
 class RotationResult:
+    """What one rotation step did: the keys now in the Secret and the rollout it asked for."""
+
     step: RotationStep
     keys: list[str]  # names only, write key first
     rollout_after: str

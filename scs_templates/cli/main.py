@@ -157,7 +157,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments == ["--version"]:  # what argparse's version action prints, without argparse
         sys.stdout.write(f"{PROG} {__version__}\n")
         raise SystemExit(0)
-    parser = build_parser(modules_for(arguments), outline=arguments in _OUTLINE_ARGV)
+    outline = arguments in _OUTLINE_ARGV
+    if not outline:  # a command: its modules use dataclasses (--help alone needs none)
+        from scs_templates.cli.deferred_inspect import import_dataclasses
+
+        import_dataclasses()
+    parser = build_parser(modules_for(arguments), outline=outline)
     args = parser.parse_args(arguments)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
