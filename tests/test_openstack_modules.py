@@ -11,8 +11,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pytest
+import yaml
+
+from scs_templates.errors import InputError
 from scs_templates.providers.openstack import values
+from scs_templates.values import credentials_secret_labels
 from tests.support import REPO
 
 PACKAGE = REPO / "scs_templates"
@@ -67,3 +73,68 @@ def test_keystone_calls_and_secret_formats_live_in_separate_modules() -> None:
     assert not {m for m in credentials if m.startswith("ruamel")}
     assert not {m for m in formats if m.split(".")[0] in {"keystoneauth1", "openstack"}}
     assert "scs_templates.openstack.connection" in formats  # only for Secret and CloudAccess
+
+
+def test_the_openstack_commands_leave_the_secret_manifest_to_the_library() -> None:
+    """The CLI parses, calls the library and prints: the credentials Secret manifest is
+    written and read by openstack/credentials_secret.py, not by cli/cmd_openstack.py."""
+    cli = _imported_modules(PACKAGE / "cli" / "cmd_openstack.py")
+    assert not {m for m in cli if m.startswith("ruamel") or m == "base64"}
+    assert "scs_templates.openstack.credentials_secret" in cli
+
+
+def _stored_settings() -> Any:
+    from scs_templates.settings import load_settings
+
+    return load_settings(REPO / "examples" / "openstack-all-features.yaml").settings
+
+
+def test_the_secret_manifest_round_trips_through_the_library(tmp_path: Path) -> None:
+    from scs_templates import openstack
+    from scs_templates.openstack.connection import Secret
+
+    settings = _stored_settings()
+    data = {
+        values.CLOUDS_YAML_KEY: Secret("clouds:\n  corp:\n    auth: {}\n"),
+        values.CLOUD_CONF_KEY: Secret('[Global]\nauth-url="https://keystone"\n'),
+    }
+    target = tmp_path / "secret.yaml"
+    openstack.write_secret_manifest(target, settings, data)
+    assert target.stat().st_mode & 0o777 == 0o600
+    assert openstack.read_secret_manifest(target) == {k: v.reveal() for k, v in data.items()}
+    manifest = yaml.safe_load(target.read_text())
+    assert manifest["metadata"] == {
+        "name": values.credentials_secret_name(settings),
+        "namespace": settings.metadata.namespace,
+        "labels": credentials_secret_labels(settings),
+    }
+    assert target.read_text() == openstack.secret_manifest(settings, data).reveal()
+    assert "auth-url" not in repr(openstack.secret_manifest(settings, data))
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("kind: ConfigMap\n", "not a Kubernetes Secret manifest (kind: Secret)"),
+        ("kind: [\n", "not a YAML Kubernetes Secret manifest"),
+        ("kind: Secret\ndata:\n  clouds.yaml: '%%%'\n", "data.clouds.yaml is not base64"),
+    ],
+)
+def test_a_bad_secret_manifest_is_refused_naming_the_file(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    from scs_templates.openstack import read_secret_manifest
+
+    path = tmp_path / "old.yaml"
+    path.write_text(content)
+    with pytest.raises(InputError) as caught:
+        read_secret_manifest(path)
+    assert str(caught.value) == f"{path}: {message}"
+
+
+def test_base64_data_is_read_back(tmp_path: Path) -> None:
+    from scs_templates.openstack import read_secret_manifest
+
+    path = tmp_path / "old.yaml"
+    path.write_text("kind: Secret\ndata:\n  cacert: cGVt\nstringData:\n  cloud.conf: x\n")
+    assert read_secret_manifest(path) == {"cacert": "pem", "cloud.conf": "x"}

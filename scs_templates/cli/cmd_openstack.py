@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from scs_templates.openstack.connection import Secret
     from scs_templates.settings.model import ClusterSettings
 
 
@@ -182,6 +181,8 @@ def _appcred_create(args: argparse.Namespace) -> int:
     from scs_templates.openstack.credentials_secret import (
         credentials_secret_data,
         credentials_secret_name,
+        read_secret_manifest,
+        write_secret_manifest,
     )
 
     settings = _load(args)
@@ -194,7 +195,7 @@ def _appcred_create(args: argparse.Namespace) -> int:
     existing_file: Path | None = args.existing_secret
     if existing_file is None and args.write_secret is not None and args.write_secret.exists():
         existing_file = args.write_secret
-    existing = _read_secret_manifest(existing_file) if existing_file else None
+    existing = read_secret_manifest(existing_file) if existing_file else None
     if args.write_secret is not None:
         _check_writable(args.write_secret)
     conn = _connect(args, settings)
@@ -210,7 +211,10 @@ def _appcred_create(args: argparse.Namespace) -> int:
         if args.write_secret is not None:
             data = credentials_secret_data(credentials, settings)
             name = credentials_secret_name(settings)
-            _write_secret_manifest(args.write_secret, name, settings, data)
+            try:
+                write_secret_manifest(args.write_secret, settings, data)
+            except InputError as error:
+                raise InputError(f"--write-secret {error}") from None
             print(f"wrote Secret {settings.metadata.namespace}/{name} to {args.write_secret}")
         elif any(result.created for result in results):
             print(
@@ -308,70 +312,6 @@ def _cleanup(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- Secret files
-
-
-def _read_secret_manifest(path: Path) -> dict[str, str]:
-    """``stringData`` (or base64 ``data``) of a Kubernetes Secret manifest."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
-    try:
-        document = YAML(typ="safe").load(path.read_text())
-    except OSError as error:
-        raise InputError(f"{path}: {error.strerror}") from None
-    except YAMLError:
-        raise InputError(f"{path}: not a YAML Kubernetes Secret manifest") from None
-    if not isinstance(document, dict) or document.get("kind") != "Secret":
-        raise InputError(f"{path}: not a Kubernetes Secret manifest (kind: Secret)")
-    import base64
-
-    result: dict[str, str] = {}
-    for key, value in (document.get("data") or {}).items():
-        try:
-            result[str(key)] = base64.b64decode(str(value), validate=True).decode()
-        except ValueError:
-            raise InputError(f"{path}: data.{key} is not base64") from None
-    for key, value in (document.get("stringData") or {}).items():
-        result[str(key)] = str(value)
-    return result
-
-
-def _write_secret_manifest(
-    path: Path, name: str, settings: ClusterSettings, data: dict[str, Secret]
-) -> None:
-    """Write a Secret manifest with ``stringData`` to ``path``: 0600, atomic (temp + rename).
-
-    Labelled like the Secret ``install`` writes (cluster, ``clusterctl move``), so a GitOps
-    user who applies it gets the same object."""
-    import io
-
-    from ruamel.yaml import YAML
-    from ruamel.yaml.scalarstring import LiteralScalarString
-
-    from scs_templates.values import credentials_secret_labels
-
-    manifest = {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {
-            "name": name,
-            "namespace": settings.metadata.namespace,
-            "labels": credentials_secret_labels(settings),
-        },
-        "type": "Opaque",
-        "stringData": {key: LiteralScalarString(value.reveal()) for key, value in data.items()},
-    }
-    buffer = io.StringIO()
-    yaml = YAML()
-    yaml.default_flow_style = False
-    yaml.dump(manifest, buffer)
-    from scs_templates import atomic
-    from scs_templates.errors import InputError as Refused
-
-    try:
-        atomic.write_file(path.expanduser(), buffer.getvalue(), private=True)
-    except Refused as error:
-        raise InputError(f"--write-secret {error}") from None
 
 
 def _check_writable(path: Path) -> None:

@@ -52,8 +52,11 @@ if TYPE_CHECKING:
         credentials_secret_data,
         credentials_secret_name,
         parse_credentials_secret,
+        read_secret_manifest,
         render_cloud_conf,
         render_clouds_yaml,
+        secret_manifest,
+        write_secret_manifest,
     )
     from scs_templates.openstack.preflight import CheckResult, PreflightReport, run_preflight
     from scs_templates.openstack.rotation import RotationReport, rotate_credentials
@@ -90,8 +93,11 @@ _EXPORTS: dict[str, str] = {
     "credentials_secret_data": "credentials_secret",
     "credentials_secret_name": "credentials_secret",
     "parse_credentials_secret": "credentials_secret",
+    "read_secret_manifest": "credentials_secret",
     "render_cloud_conf": "credentials_secret",
     "render_clouds_yaml": "credentials_secret",
+    "secret_manifest": "credentials_secret",
+    "write_secret_manifest": "credentials_secret",
     # CAPO's names
     "capo_network_name": "capo_names",
     "capo_security_group_names": "capo_names",
@@ -144,12 +150,15 @@ __all__ = [
     "has_service",
     "open_cloud",
     "parse_credentials_secret",
+    "read_secret_manifest",
     "redact",
     "render_cloud_conf",
     "render_clouds_yaml",
     "rotate_credentials",
     "run_preflight",
+    "secret_manifest",
     "wanted_server_groups",
+    "write_secret_manifest",
 ]
 
 

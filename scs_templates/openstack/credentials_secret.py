@@ -299,6 +299,73 @@ def _from_cloud_conf(text: str) -> StoredCredential | None:
     return None
 
 
+def secret_manifest(settings: ClusterSettings, data: Mapping[str, Secret]) -> Secret:
+    """The credentials Secret as a Kubernetes manifest (``stringData``, block scalars).
+
+    Labelled like the Secret ``install`` writes (cluster, ``clusterctl move``), so a GitOps
+    user who applies it gets the same object. The text holds the credentials: a Secret.
+    """
+    from ruamel.yaml import YAML
+    from ruamel.yaml.scalarstring import LiteralScalarString
+
+    from scs_templates.values import credentials_secret_labels
+
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": credentials_secret_name(settings),
+            "namespace": settings.metadata.namespace,
+            "labels": credentials_secret_labels(settings),
+        },
+        "type": "Opaque",
+        "stringData": {key: LiteralScalarString(value.reveal()) for key, value in data.items()},
+    }
+    buffer = io.StringIO()
+    yaml = YAML()
+    yaml.default_flow_style = False
+    yaml.dump(manifest, buffer)
+    return Secret(buffer.getvalue())
+
+
+def write_secret_manifest(
+    path: Path, settings: ClusterSettings, data: Mapping[str, Secret]
+) -> None:
+    """Write :func:`secret_manifest` to ``path``: 0600, atomic (temp + rename); InputError
+    naming the path when it cannot be written."""
+    from scs_templates import atomic
+
+    atomic.write_file(path.expanduser(), secret_manifest(settings, data).reveal(), private=True)
+
+
+def read_secret_manifest(path: Path) -> dict[str, str]:
+    """``stringData`` (and base64 ``data``) of a Kubernetes Secret manifest file, such as
+    :func:`write_secret_manifest` wrote: the ``existing`` credentials of
+    :func:`scs_templates.openstack.appcred.ensure_cluster_credentials`."""
+    import base64
+
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        document = YAML(typ="safe").load(path.read_text())
+    except OSError as error:
+        raise InputError(f"{path}: {error.strerror}") from None
+    except YAMLError:
+        raise InputError(f"{path}: not a YAML Kubernetes Secret manifest") from None
+    if not isinstance(document, dict) or document.get("kind") != "Secret":
+        raise InputError(f"{path}: not a Kubernetes Secret manifest (kind: Secret)")
+    result: dict[str, str] = {}
+    for key, value in (document.get("data") or {}).items():
+        try:
+            result[str(key)] = base64.b64decode(str(value), validate=True).decode()
+        except ValueError:
+            raise InputError(f"{path}: data.{key} is not base64") from None
+    for key, value in (document.get("stringData") or {}).items():
+        result[str(key)] = str(value)
+    return result
+
+
 def _gcfg(value: str) -> str:
     """A gcfg string value, quoted (so ';', '#' and spaces survive)."""
     escaped = value.replace("\\", "\\\\").replace('"', '\\"')
