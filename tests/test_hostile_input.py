@@ -19,7 +19,7 @@ import pytest
 from scs_templates.cli.main import main
 from scs_templates.settings import SettingsError, parse_settings_text
 from scs_templates.settings.loader import MAX_ALIASES, MAX_DEPTH, MAX_VALUES
-from tests.support import EXAMPLES
+from tests.support import EXAMPLES, REPO
 
 
 def alias_bomb(levels: int, width: int = 9) -> str:
@@ -226,11 +226,31 @@ def test_every_reader_refuses_with_the_same_reasons(
 
 def test_input_bytes_are_read_in_one_place() -> None:
     """Only textinput reads input files' bytes (read_limited): every reader asks read_text."""
-    from tests.support import REPO
-
     callers = [
         str(path.relative_to(REPO))
         for path in sorted((REPO / "scs_templates").rglob("*.py"))
         if path.name != "textinput.py" and "read_limited" in path.read_text(encoding="utf-8")
     ]
     assert callers == []
+
+
+@pytest.mark.parametrize("option", ["--clouds-yaml", "--cacert"])
+def test_a_credentials_fifo_is_refused_not_waited_for(option: str, tmp_path: Path) -> None:
+    """install read --clouds-yaml/--cacert with Path.read_text: a FIFO without a writer
+    blocked it for ever (found by this test: run_cli's deadline)."""
+    fifo = tmp_path / "clouds.yaml"
+    os.mkfifo(fifo)
+    clouds = tmp_path / "real-clouds.yaml"
+    clouds.write_text("clouds: {}\n")
+    settings = str(REPO / "examples" / "openstack-minimal.yaml")
+    args = (
+        ["--clouds-yaml", str(fifo)]
+        if option == "--clouds-yaml"
+        else ["--clouds-yaml", str(clouds), "--cacert", str(fifo)]
+    )
+    done = run_cli("install", settings, *args)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.endswith(
+        f"{option} {fifo}: is not a regular file (a FIFO); use - to read from standard input"
+    )

@@ -9,6 +9,7 @@ read the source, so a copy or a mixed-up module fails here, not in a review.
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -138,3 +139,28 @@ def test_base64_data_is_read_back(tmp_path: Path) -> None:
     path = tmp_path / "old.yaml"
     path.write_text("kind: Secret\ndata:\n  cacert: cGVt\nstringData:\n  cloud.conf: x\n")
     assert read_secret_manifest(path) == {"cacert": "pem", "cloud.conf": "x"}
+
+
+def test_credentials_files_are_read_as_every_input_file(tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 were a UnicodeDecodeError (a traceback) and a FIFO without a
+    writer blocked for ever; both are one InputError naming the file, as for settings."""
+    from scs_templates.openstack import read_secret_manifest
+
+    binary = tmp_path / "latin1.yaml"
+    binary.write_bytes(b"kind: Secret\nstringData:\n  x: caf\xe9\n")
+    with pytest.raises(InputError) as caught:
+        read_secret_manifest(binary)
+    assert str(caught.value) == f"{binary}: not UTF-8 text (invalid byte at offset 33)"
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError) as caught:
+        read_secret_manifest(fifo)
+    assert str(caught.value) == (
+        f"{fifo}: is not a regular file (a FIFO); use - to read from standard input"
+    )
+    with pytest.raises(InputError, match=r"is a directory, not a Kubernetes Secret manifest"):
+        read_secret_manifest(tmp_path)
+    large = tmp_path / "large.yaml"
+    large.write_bytes(b"#" * (1024 * 1024 + 1))
+    with pytest.raises(InputError, match=r"file is too large \(1048577 bytes; limit 1048576\)"):
+        read_secret_manifest(large)

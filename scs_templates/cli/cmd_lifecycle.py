@@ -242,12 +242,10 @@ def _helm(args: argparse.Namespace) -> Any:
 
 
 def _read_secret_file(path: Path, what: str) -> str:
-    from scs_templates.errors import InputError
+    from scs_templates.openstack.credentials_secret import read_credentials_file
 
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InputError(f"{what} {path}: {error.strerror or error}") from None
+    kind = "a CA bundle" if what == "--cacert" else "a clouds.yaml"
+    return read_credentials_file(path, kind=kind, named=f"{what} {path}")
 
 
 # --------------------------------------------------------------------------- commands

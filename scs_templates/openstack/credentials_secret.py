@@ -228,14 +228,37 @@ def credentials_secret_data(
         ),
     }
     if credentials.access.cacert_file:
-        try:
-            pem = Path(credentials.access.cacert_file).expanduser().read_text()
-        except OSError as error:
-            raise InputError(
-                f"cacert {credentials.access.cacert_file} of the cloud entry: {error.strerror}"
-            ) from None
+        pem = read_credentials_file(
+            Path(credentials.access.cacert_file).expanduser(),
+            kind="a CA bundle",
+            named=f"cacert {credentials.access.cacert_file} of the cloud entry",
+        )
         data[CACERT_KEY] = Secret(pem)
     return data
+
+
+#: A file of credentials or CA certificates ends up in a Kubernetes Secret, which holds at
+#: most 1 MiB: a larger one is a mistake.
+MAX_CREDENTIALS_FILE_BYTES = 1024 * 1024
+
+
+def read_credentials_file(path: Path, *, kind: str, named: str | None = None) -> str:
+    """The text of a clouds.yaml, CA bundle or Secret manifest the user names, read as every
+    input file is (:func:`scs_templates.textinput.read_text`: at most
+    :data:`MAX_CREDENTIALS_FILE_BYTES`, devices and FIFOs refused, UTF-8 or refused).
+
+    InputError ``<named>: <reason>`` (``named`` defaults to the path); ``kind`` is what the
+    file should be (``a clouds.yaml``), for the reason. The content is never in a message.
+    """
+    from scs_templates import textinput
+
+    name = str(path)
+    try:  # a file called "-" is that file, not standard input
+        return textinput.read_text(
+            "./-" if name == "-" else name, MAX_CREDENTIALS_FILE_BYTES, what=kind
+        )
+    except textinput.InputRefused as refused:
+        raise InputError(f"{named if named is not None else path}: {refused}") from None
 
 
 def parse_credentials_secret(
@@ -347,10 +370,9 @@ def read_secret_manifest(path: Path) -> dict[str, str]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    text = read_credentials_file(path, kind="a Kubernetes Secret manifest")
     try:
-        document = YAML(typ="safe").load(path.read_text())
-    except OSError as error:
-        raise InputError(f"{path}: {error.strerror}") from None
+        document = YAML(typ="safe").load(text)
     except YAMLError:
         raise InputError(f"{path}: not a YAML Kubernetes Secret manifest") from None
     if not isinstance(document, dict) or document.get("kind") != "Secret":
