@@ -2,6 +2,9 @@
 
 ``helm``: the pinned helm binary as a :class:`Helm` runner (rendering only).
 
+``api_plane``: the plane without the Cluster API managers, one per test module (tests that
+need only real API servers; modules that call it ``plane`` alias it).
+
 ``plane``: ONE real management plane per test session (testenv/: etcd, kube-apiserver,
 kube-controller-manager and the Cluster API, CAPD and CAPO managers built from Go modules).
 Tests must not share objects through it: each takes a fresh namespace (``plane.namespace``).
@@ -12,6 +15,8 @@ The tests that use it run last, together (:func:`pytest_collection_modifyitems`)
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,8 +64,9 @@ def helm() -> Helm:
     return runner
 
 
-@pytest.fixture(scope="session")
-def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+def _running_plane(directory: Path, **options: Any) -> Iterator[object]:
+    """Start a real plane in ``directory`` (building what is missing); skip (fail in CI)
+    without Go and without cached binaries; fail when it does not start."""
     from testenv import PlaneError, build, running
 
     missing = [name for name in build.missing() if name != "kubeadm"]
@@ -70,7 +76,24 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
             f"{', '.join(missing)} (or run `python -m testenv build` where Go exists)"
         )
     try:
-        with running(tmp_path_factory.mktemp("plane")) as started:
+        with running(directory, **options) as started:
             yield started
     except PlaneError as error:
         pytest.fail(f"the test plane did not start: {error}")
+
+
+@pytest.fixture(scope="session")
+def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    yield from _running_plane(tmp_path_factory.mktemp("plane"))
+
+
+@pytest.fixture(scope="module")
+def api_plane(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[object]:
+    """The plane WITHOUT the Cluster API managers (etcd, kube-apiserver,
+    kube-controller-manager), one per test module, for tests that need real API servers
+    but no controllers of Cluster API: cheaper to start, and it does not wait for the
+    machine-wide lock of CAPD's fixed ports while another session's plane holds it."""
+    module = request.module.__name__.rsplit(".", 1)[-1]
+    yield from _running_plane(tmp_path_factory.mktemp(f"{module}-plane"), managers=())

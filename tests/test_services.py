@@ -2,19 +2,25 @@
 
 The helmfile and ``services render`` tests run the REAL helmfile 0.166 and helm 3.15 offline
 with the REAL upstream charts (../shared/charts, used as a local chart mirror). The apply
-tests against the FAKE Kubernetes API of tests/fakekube (a test double, not a cluster) are
-about plumbing only (state values -> helmfile -> helm -> an API, idempotence, keep/remove,
-the CNI guard) and use STAND-IN charts (tests/standin_charts.py), which echo their values.
+tests run against REAL kube-apiservers (a management and a workload cluster, fresh for each
+test, on the test plane's etcd: :class:`Clusters`) and are about plumbing (state values ->
+helmfile -> helm -> the API servers, idempotence, keep/remove, the CNI guard, the cloud
+config copy): they use STAND-IN charts (tests/standin_charts.py, a test double: one
+ConfigMap echoing the values), since the real charts' Pods need controllers and admission
+of a workload cluster (that is test_services_workload.py, with the real charts).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
+import secrets
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from ruamel.yaml import YAML
@@ -33,6 +39,10 @@ from scs_templates.settings import ClusterSettings, SettingsError, parse_setting
 from tests import support
 from tests.standin_charts import STAND_IN_LABEL, build_stand_in_mirror, package_stand_in
 from tests.support import REPO, real_charts, skip_or_fail
+
+if TYPE_CHECKING:
+    from testenv import Plane
+    from testenv.kubeapi import KubeAPI
 
 yaml = YAML(typ="safe")
 #: How docs/services.md names the namespace of a release on the management cluster.
@@ -284,7 +294,7 @@ def charts() -> Path:
 
 @pytest.fixture(scope="module")
 def mirror(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """STAND-IN charts, only for the apply tests against the FAKE API (plumbing only)."""
+    """STAND-IN charts (a test double), only for the apply plumbing tests."""
     directory = tmp_path_factory.mktemp("stand-in-charts")
     build_stand_in_mirror(directory)
     return directory
@@ -483,22 +493,38 @@ def test_services_render_exit_codes(
     )
 
 
-# --------------------------------------------------------------------------- apply (fake API)
+# --------------------------------------------------------------------------- apply (real API)
+
+
+def _kubeconfig_of(plane: Plane, server: KubeAPI, path: Path) -> Path:
+    """A cluster-admin kubeconfig (context ``testenv``) of ``server``, 0600."""
+    from testenv.plane import _kubeconfig, _write_private
+
+    pki = plane.directory / "pki"
+    text = _kubeconfig(
+        f"https://{server.host}:{server.port}", pki / "ca.crt", pki / "admin.crt", pki / "admin.key"
+    )
+    _write_private(path, text)
+    return path
 
 
 class Clusters:
-    """A management and a workload FAKE Kubernetes API (test doubles, not clusters)."""
+    """A REAL management and a REAL workload kube-apiserver, each an empty cluster of its own
+    (testenv.plane.extra_apiserver: on the plane's etcd under its own key prefix, started
+    fresh for each test). The workload cluster's kubeconfig is the management cluster's
+    Secret ``demo-kubeconfig``, as Cluster API writes it. No controllers run: the stand-in
+    charts render ConfigMaps, which need none."""
 
-    def __init__(self, tmp: Path) -> None:
-        from tests.fakekube import FakeKubeAPI
+    def __init__(self, plane: Plane, tmp: Path, stack: contextlib.ExitStack) -> None:
+        from testenv.plane import extra_apiserver
 
-        self.management = FakeKubeAPI().start()
-        self.workload = FakeKubeAPI().start()
-        self.mgmt_kubeconfig = self.management.write_kubeconfig(tmp / "mgmt.kubeconfig")
-        workload_kubeconfig = self.workload.write_kubeconfig(tmp / "workload.kubeconfig")
-        value = base64.b64encode(workload_kubeconfig.read_bytes()).decode()
-        workload_kubeconfig.unlink()
-        self.management.add_object(
+        tag = secrets.token_hex(3)
+        self.management = stack.enter_context(extra_apiserver(plane, f"mgmt-{tag}", ()))
+        self.workload = stack.enter_context(extra_apiserver(plane, f"workload-{tag}", ()))
+        self.mgmt_kubeconfig = _kubeconfig_of(plane, self.management, tmp / "mgmt.kubeconfig")
+        self.workload_kubeconfig = _kubeconfig_of(plane, self.workload, tmp / "workload.kubeconfig")
+        value = base64.b64encode(self.workload_kubeconfig.read_bytes()).decode()
+        self.management.create(
             {
                 "apiVersion": "v1",
                 "kind": "Secret",
@@ -507,33 +533,34 @@ class Clusters:
             }
         )
 
-    def stop(self) -> None:
-        self.management.stop()
-        self.workload.stop()
+    @staticmethod
+    def _helm_releases(server: KubeAPI) -> dict[str, int]:
+        """Helm release Secrets on ``server``: release name -> highest revision."""
+        found: dict[str, int] = {}
+        for secret in server.list("v1", "Secret", selector="owner=helm"):
+            labels = secret["metadata"]["labels"]
+            name, version = labels["name"], int(labels["version"])
+            found[name] = max(found.get(name, 0), version)
+        return found
 
     def revisions(self) -> dict[str, int]:
-        """Helm release Secrets in the workload fake: release name -> highest revision."""
-        found: dict[str, int] = {}
-        for secret in self.workload.objects("Secret"):
-            labels = secret["metadata"].get("labels") or {}
-            if labels.get("owner") == "helm":
-                name, version = labels["name"], int(labels["version"])
-                found[name] = max(found.get(name, 0), version)
-        return found
+        """Helm releases in the workload cluster: release name -> highest revision."""
+        return self._helm_releases(self.workload)
+
+    def management_releases(self) -> dict[str, int]:
+        return self._helm_releases(self.management)
 
     def stand_ins(self) -> set[str]:
         return {
             cm["metadata"]["name"].removesuffix("-stand-in")
-            for cm in self.workload.objects("ConfigMap")
-            if (cm["metadata"].get("labels") or {}).get(STAND_IN_LABEL) == "true"
+            for cm in self.workload.list("v1", "ConfigMap", selector=f"{STAND_IN_LABEL}=true")
         }
 
 
 @pytest.fixture
-def clusters(tmp_path: Path, services_helmfile: Any) -> Any:
-    found = Clusters(tmp_path)
-    yield found
-    found.stop()
+def clusters(api_plane: Plane, tmp_path: Path, services_helmfile: Any) -> Iterator[Clusters]:
+    with contextlib.ExitStack() as stack:
+        yield Clusters(api_plane, tmp_path, stack)
 
 
 def run_apply(clusters: Clusters, settings: ClusterSettings, **options: Any) -> Any:
@@ -551,7 +578,7 @@ def run_apply(clusters: Clusters, settings: ClusterSettings, **options: Any) -> 
 
 
 @pytest.mark.helm
-@pytest.mark.fakekube
+@pytest.mark.plane
 def test_apply_sync_is_idempotent_keeps_disabled_and_force_removes(
     clusters: Clusters, mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -595,7 +622,7 @@ def test_apply_sync_is_idempotent_keeps_disabled_and_force_removes(
 
 
 @pytest.mark.helm
-@pytest.mark.fakekube
+@pytest.mark.plane
 def test_apply_refuses_a_cni_switch_unless_allowed(clusters: Clusters, mirror: Path) -> None:
     from scs_templates.services import CniSwitchError
 
@@ -613,13 +640,13 @@ def test_apply_refuses_a_cni_switch_unless_allowed(clusters: Clusters, mirror: P
     plans = {p.name: p.action for p in switched.plan}
     assert plans["cilium"] == "remove" and plans["tigera-operator"] == "install"
     assert "cilium" not in clusters.stand_ins() and "tigera-operator" in clusters.stand_ins()
-    namespace = clusters.workload.get("Namespace", "", "tigera-operator")
+    namespace = clusters.workload.get("v1", "Namespace", "", "tigera-operator")
     assert namespace is not None  # labelled before the sync (fix 1)
     assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
 
 
 @pytest.mark.helm
-@pytest.mark.fakekube
+@pytest.mark.plane
 def test_cli_apply_dry_run_and_cni_refusal(
     clusters: Clusters, mirror: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -649,12 +676,14 @@ def test_cli_apply_dry_run_and_cni_refusal(
     assert main([*base, "--poll-interval", "0.1", calico]) == 2
     err = capsys.readouterr().err
     assert "refused" in err and "pods lose networking" in err
-    # no workload credential in any output
-    assert "fake-token" not in out + err
+    # no workload credential in any output (the client key of its kubeconfig Secret)
+    config = json.loads(clusters.workload_kubeconfig.read_text())
+    key = config["users"][0]["user"]["client-key-data"]
+    assert key[:40] not in out + err
 
 
 @pytest.mark.helm
-@pytest.mark.fakekube
+@pytest.mark.plane
 def test_apply_stops_on_a_local_mirror_without_the_chart(
     clusters: Clusters, tmp_path: Path
 ) -> None:
@@ -667,10 +696,13 @@ def test_apply_stops_on_a_local_mirror_without_the_chart(
 
 
 @pytest.mark.helm
-@pytest.mark.fakekube
+@pytest.mark.plane
 def test_apply_installs_the_cluster_release_first(
     clusters: Clusters, mirror: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """``lifecycle.install`` is replaced by a recording SPY (a test double): installing the
+    cluster chart for real needs the Cluster API CRDs and controllers (the session plane,
+    test_plane_lifecycle.py); here only the order and the arguments are the question."""
     from scs_templates import lifecycle
     from scs_templates.services import apply
 
@@ -684,7 +716,7 @@ def test_apply_installs_the_cluster_release_first(
     result = apply(
         settings,
         kubeconfig=str(clusters.mgmt_kubeconfig),
-        context="fake",
+        context="testenv",
         secrets={"clouds.yaml": "x"},
         poll_interval=0.1,
         kubeconfig_timeout=5,
@@ -695,7 +727,7 @@ def test_apply_installs_the_cluster_release_first(
     assert call["name"] == "demo" and call["stand_ins"] == set()  # before any service
     assert (call["kubeconfig"], call["context"], call["wait"]) == (
         str(clusters.mgmt_kubeconfig),
-        "fake",
+        "testenv",
         False,
     )
     assert call["secrets"] == {"clouds.yaml": "x"}
@@ -706,7 +738,7 @@ def test_apply_installs_the_cluster_release_first(
     assert {p.action for p in dry.plan} == {"unchanged"}
 
 
-@pytest.mark.fakekube
+@pytest.mark.plane
 def test_apply_copies_cloud_conf_into_the_workload_cluster(
     clusters: Clusters, tmp_path: Path
 ) -> None:
@@ -716,14 +748,14 @@ def test_apply_copies_cloud_conf_into_the_workload_cluster(
 
     settings = settings_of("openstack")
     management = KubeClient(str(clusters.mgmt_kubeconfig))
-    workload = KubeClient(str(clusters.workload.write_kubeconfig(tmp_path / "w.kubeconfig")))
+    workload = KubeClient(str(clusters.workload_kubeconfig))
 
     note = sync_cloud_config(settings, management, workload)
     assert "has no cloud.conf" in note
-    assert clusters.workload.get("Secret", "kube-system", "cloud-config") is None
+    assert clusters.workload.get("v1", "Secret", "kube-system", "cloud-config") is None
 
     conf = '[Global]\nauth-url="https://keystone.invalid/v3"\n'
-    clusters.management.add_object(
+    clusters.management.create(
         {
             "apiVersion": "v1",
             "kind": "Secret",
@@ -739,10 +771,12 @@ def test_apply_copies_cloud_conf_into_the_workload_cluster(
     copied = workload.secret_data("kube-system", "cloud-config")
     # not clouds.yaml; cloud.conf names the CA copied next to it (OCCM mounts /etc/config)
     assert copied == {"ca.crt": "PEM", "cloud.conf": conf + "ca-file=/etc/config/ca.crt\n"}
-    writes = [r for r in clusters.workload.requests if r.verb in ("create", "update", "patch")]
+    written = clusters.workload.get("v1", "Secret", "kube-system", "cloud-config")
+    assert written is not None
     assert sync_cloud_config(settings, management, workload) == ""  # unchanged: no write
-    again = [r for r in clusters.workload.requests if r.verb in ("create", "update", "patch")]
-    assert again == writes
+    again = clusters.workload.get("v1", "Secret", "kube-system", "cloud-config")
+    assert again is not None
+    assert again["metadata"]["resourceVersion"] == written["metadata"]["resourceVersion"]
     assert (
         sync_cloud_config(
             settings_of("openstack", cinderCSI={"enabled": False}), management, workload
@@ -1038,21 +1072,16 @@ def test_gateway_proxy_protocol_only_where_octavia_speaks_it() -> None:
 
 
 @pytest.mark.helm
-@pytest.mark.fakekube
+@pytest.mark.plane
 def test_apply_installs_the_autoscaler_on_the_management_cluster(
     clusters: Clusters, mirror: Path
 ) -> None:
-    """Plumbing (STAND-IN charts, FAKE APIs): the autoscaler release goes to the management
+    """Plumbing (STAND-IN charts, REAL API servers): the autoscaler release goes to the management
     cluster's namespace of the Cluster, the rest to the workload cluster."""
     settings = autoscaled("docker", chartMirror=str(mirror))
     result = run_apply(clusters, settings)
     assert "demo-cluster-autoscaler" in result.synced
-    management = {
-        s["metadata"]["labels"]["name"]
-        for s in clusters.management.objects("Secret")
-        if (s["metadata"].get("labels") or {}).get("owner") == "helm"
-    }
-    assert management == {"demo-cluster-autoscaler"}
+    assert set(clusters.management_releases()) == {"demo-cluster-autoscaler"}
     assert "demo-cluster-autoscaler" not in clusters.revisions()  # not in the workload
     again = run_apply(clusters, settings)
     assert again.synced == ()  # idempotent on both clusters
@@ -1061,11 +1090,7 @@ def test_apply_installs_the_autoscaler_on_the_management_cluster(
     assert {p.name: p.action for p in kept.plan}["demo-cluster-autoscaler"] == "keep"
     removed = run_apply(clusters, off, force_remove=True)
     assert removed.synced == ("demo-cluster-autoscaler",)
-    assert not [
-        s
-        for s in clusters.management.objects("Secret")
-        if (s["metadata"].get("labels") or {}).get("owner") == "helm"
-    ]
+    assert clusters.management_releases() == {}
 
 
 def test_server_side_releases_are_not_synced_by_helmfile() -> None:
