@@ -138,3 +138,19 @@ def render_crds_from_real_charts(settings: ClusterSettings, release: Any) -> lis
         assert (local.version, local.values) == (release.version, release.values)
         _RENDERED[key] = rendered_objects(mirrored, local, ServicesHelmfile())
     return [dict(obj) for obj in _RENDERED[key]]
+
+
+#: A real self-signed CA certificate (its key thrown away): the settings refuse made-up PEM
+#: (settings/certificates.py); the tests' CA in settings.
+CA_PEM = (
+    "-----BEGIN CERTIFICATE-----\n"
+    "MIIBbzCCARWgAwIBAgIUAZ3V/8oQdyQU7MBDhiVXo6qS4q0wCgYIKoZIzj0EAwIw\n"
+    "LTErMCkGA1UEAwwic2NzLXRlbXBsYXRlcyB0ZXN0IENBICh0ZXN0cyBvbmx5KTAe\n"
+    "Fw0yNjAxMDEwMDAwMDBaFw0zNTEyMzAwMDAwMDBaMC0xKzApBgNVBAMMInNjcy10\n"
+    "ZW1wbGF0ZXMgdGVzdCBDQSAodGVzdHMgb25seSkwWTATBgcqhkjOPQIBBggqhkjO\n"
+    "PQMBBwNCAARCIiSJ+9jPDR7RHJqpdSpQeZHAizwegdDK/bVCLDOKiPW77LXXNiFW\n"
+    "b2PVlsZHeTZ/Vz2WEKNeokP7JxfbkfyxoxMwETAPBgNVHRMBAf8EBTADAQH/MAoG\n"
+    "CCqGSM49BAMCA0gAMEUCIQCpqOxQJPv049DnBPPIyFGhP5CfKbADPsSPsLxmC+1y\n"
+    "DgIgPkUoGA1Wi6IJVb0LlODXkUAEyI7C8dAixrg0AqrXVVg=\n"
+    "-----END CERTIFICATE-----\n"
+)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from scs_templates import api
-from scs_templates.settings import SettingsError, validate_data
+from scs_templates.settings import SettingsError, certificates, validate_data
 from scs_templates.settings.model import ClusterSettings
 from scs_templates.settings.problems import format_path
 from tests import support
@@ -266,7 +266,74 @@ def test_names_yaml_reads_as_something_else_are_refused(name: str) -> None:
 # --------------------------------------------------------------------------- proxy, CAs
 
 
-PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+PEM = support.CA_PEM
+
+
+#: Another real one (a second trusted CA).
+OTHER_PEM = (
+    "-----BEGIN CERTIFICATE-----\n"
+    "MIIBfDCCASOgAwIBAgIUfrlc4zb8ksHTFz98m0evt9DqzKswCgYIKoZIzj0EAwIw\n"
+    "NDEyMDAGA1UEAwwpc2NzLXRlbXBsYXRlcyBzZWNvbmQgdGVzdCBDQSAodGVzdHMg\n"
+    "b25seSkwHhcNMjYwMTAxMDAwMDAwWhcNMzUxMjMwMDAwMDAwWjA0MTIwMAYDVQQD\n"
+    "DClzY3MtdGVtcGxhdGVzIHNlY29uZCB0ZXN0IENBICh0ZXN0cyBvbmx5KTBZMBMG\n"
+    "ByqGSM49AgEGCCqGSM49AwEHA0IABGy+d+eLpdWxh3I81CHXAU1By0aLYgeIANKg\n"
+    "WKS9W4tYhb1qX2yatwDUQXd5bDHWEVZFdL1z1jAX5vPXK1sSDYOjEzARMA8GA1Ud\n"
+    "EwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDRwAwRAIgYv8/SJ15qLFJRK55VXVHThDT\n"
+    "vXSSBXjEgOGFwc6FWMQCIFKlGGBmdHzpRORh3IJb/O0Tq5avcvCE984V8Eelg7WH\n"
+    "-----END CERTIFICATE-----\n"
+)
+
+#: PEM that only looks like a certificate (the kind the snapshots and the all-features
+#: example carried before): the real kube-apiserver refuses it as an OIDC issuer's CA
+#: (tests/test_plane_cluster_features.py), containerd and update-ca-certificates on the node.
+MADE_UP_PEM = (
+    "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUEXAMPLE\n-----END CERTIFICATE-----\n"
+)
+
+
+def test_made_up_certificates_are_refused_in_every_pem_field() -> None:
+    """Every PEM field: a block that is not an X.509 certificate is refused naming the field."""
+    issuer = {"issuerURL": "https://a.example", "clientID": "k8s"}
+    found = problems(
+        {
+            "security": {
+                "trustedCAs": [PEM, MADE_UP_PEM],
+                "oidc": [{**issuer, "certificateAuthority": MADE_UP_PEM}],
+            },
+            "registryMirrors": [
+                {"registry": "docker.io", "endpoints": ["https://h"], "caCertificate": PEM},
+                {"registry": "quay.io", "endpoints": ["https://h"], "caCertificate": MADE_UP_PEM},
+            ],
+        }
+    )
+    assert sorted(f.split(":", 1)[0] for f in found) == [
+        "spec.registryMirrors[1].caCertificate",
+        "spec.security.oidc[0].certificateAuthority",
+        "spec.security.trustedCAs[1]",
+    ], found
+    assert all("not an X.509 certificate" in f or "base64" in f for f in found), found
+
+
+def test_real_certificates_and_bundles_with_comments_are_accepted() -> None:
+    bundle = f"{PEM}\n# Subject: the same again\n{PEM}"
+    assert certificates.problem(PEM) is None
+    assert certificates.problem(bundle) is None
+    settings_of({"security": {"trustedCAs": [bundle]}})
+
+
+def test_a_certificate_with_a_line_lost_is_refused() -> None:
+    """Each line of the base64 dropped in turn (copying mistakes): refused every time."""
+    lines = PEM.splitlines(keepends=True)
+    for index in range(1, len(lines) - 1):
+        assert certificates.problem("".join(lines[:index] + lines[index + 1 :])), index
+    # valid base64, but no certificate inside (the all-features example's earlier CA)
+    made_up = "MIIBfTCCASOgAwIBAgIUCorpProxyRootCAExampleOnly0wCgYIKoZIzj0EAwIw"
+    problem = certificates.problem(
+        f"-----BEGIN CERTIFICATE-----\n{made_up}\n-----END CERTIFICATE-----"
+    )
+    assert problem and "not an X.509 certificate" in problem
+    assert certificates.problem("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----")
+    assert certificates.problem("no block at all")
 
 
 def bootstrap_specs(result: api.RenderResult) -> list[dict[str, Any]]:
@@ -345,7 +412,7 @@ def test_node_setup_script_runs_shell_clean(helm: api.Helm, tmp_path: Any) -> No
 
 def test_trusted_cas_and_registry_credentials_by_reference(helm: api.Helm) -> None:
     spec = {
-        "security": {"trustedCAs": [PEM, PEM.replace("MIIB", "MIIC")]},
+        "security": {"trustedCAs": [PEM, OTHER_PEM]},
         "registryMirrors": [
             {
                 "registry": "docker.io",
@@ -359,7 +426,7 @@ def test_trusted_cas_and_registry_credentials_by_reference(helm: api.Helm) -> No
     for bootstrap in bootstrap_specs(result):
         files = {f["path"]: f for f in bootstrap["files"]}
         assert files["/usr/local/share/ca-certificates/scs-trusted-0.crt"]["content"] == PEM
-        assert "MIIC" in files["/usr/local/share/ca-certificates/scs-trusted-1.crt"]["content"]
+        assert files["/usr/local/share/ca-certificates/scs-trusted-1.crt"]["content"] == OTHER_PEM
         hosts = files["/etc/containerd/certs.d/docker.io/hosts.toml"]
         assert hosts["permissions"] == "0600"
         assert 'ca = "/etc/containerd/certs.d/docker.io/ca.crt"' in hosts["content"]

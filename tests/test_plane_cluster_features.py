@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scs_templates import api, encryption
+from scs_templates.settings import certificates
 from testenv import build
 from tests.support import pinned_helm, skip_or_fail
 from tests.test_apiserver_minors import render_all_features, supported_minors
@@ -194,22 +195,38 @@ def test_the_users_own_audit_policy_is_the_one_in_force(plane: Plane, tmp_path: 
     assert not [e for e in events if e.get("objectRef", {}).get("resource") != "configmaps"]
 
 
-@pytest.mark.parametrize("broken", ["authentication-config", "audit-policy-file"])
+@pytest.mark.parametrize("broken", ["authentication-config", "audit-policy-file", "oidc-ca"])
 def test_a_broken_feature_file_stops_the_api_server(
     plane: Plane, tmp_path: Path, broken: str
 ) -> None:
+    """A broken file stops the real kube-apiserver. ``oidc-ca``: an issuer CA that only
+    looks like a certificate (what the settings accepted before settings/certificates.py,
+    and the all-features example carried) stops it as well, which is why validate refuses
+    it; the same file with the real certificate starts (test_a_minor_loads_every_...)."""
     from testenv import PlaneError
     from testenv.plane import extra_apiserver
+    from tests.test_cluster_features import PEM
 
-    bootstrap = _bootstrap({"security": {"oidc": ISSUERS}})
+    issuers = [{**ISSUERS[0], "certificateAuthority": PEM}, ISSUERS[1]]
+    bootstrap = _bootstrap({"security": {"oidc": issuers}})
     flags = _feature_flags(bootstrap, tmp_path, ["secrets"])
-    (flag,) = [f for f in flags if f.startswith(f"--{broken}=")]
+    flag_name = "authentication-config" if broken == "oidc-ca" else broken
+    (flag,) = [f for f in flags if f.startswith(f"--{flag_name}=")]
     path = Path(flag.split("=", 1)[1])
-    path.write_text(
-        path.read_text()
-        .replace("url: https://", "url: http://")
-        .replace("level: Metadata", "level: Everything")
-    )
+    text = path.read_text()
+    if broken == "oidc-ca":
+        assert PEM.splitlines()[1] in text, "the rendered file carries the issuer's CA"
+        # still valid base64 of the same length per line: only the certificate is gone
+        line = PEM.splitlines()[2]
+        made_up = PEM.replace(line, "A" * len(line))
+        assert certificates.problem(made_up), "validate refuses it too"
+        path.write_text(text.replace(line, "A" * len(line)))
+    else:
+        path.write_text(
+            text.replace("url: https://", "url: http://").replace(
+                "level: Metadata", "level: Everything"
+            )
+        )
     with (
         pytest.raises(PlaneError, match="exited"),
         extra_apiserver(plane, f"broken-{broken}", flags),

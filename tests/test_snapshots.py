@@ -19,7 +19,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from scs_templates import api
 from scs_templates.settings.model import TEMPLATES
-from tests import crd_validation
+from tests import crd_validation, support
 from tests.support import SHIPPED_PROVIDERS, in_ci, pinned_helm, skip_or_fail
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ def rollout_tuning(spec: Spec) -> None:
     group["healthCheck"] = {"nodeStartupTimeoutSeconds": 0, "maxUnhealthyPercent": 100}
 
 
-CA_PEM = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUEXAMPLE\n-----END CERTIFICATE-----\n"
+CA_PEM = support.CA_PEM
 
 
 def audit_oidc(spec: Spec) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from scs_templates.labels import synced_by_capi
-from scs_templates.settings import naming
+from scs_templates.settings import certificates, naming
 from scs_templates.settings.keys import alias_for
 from scs_templates.settings.problems import Path
 from scs_templates.settings.versions import parse_version, resolve_version, support_warning
@@ -134,6 +134,28 @@ def _cidr_problem(text: str) -> str | None:
     if "/" not in text:
         return f"{text!r} lacks a prefix length; write it as a CIDR such as {text}/32"
     return None
+
+
+def _certificate_problems(settings: ClusterSettings) -> Iterator[Finding]:
+    """Every PEM field that is not really certificates (settings/certificates.py: the
+    real kube-apiserver, containerd and update-ca-certificates would refuse it on the node)."""
+    spec = settings.spec
+    fields: list[tuple[Path, str | None]] = [
+        (("spec", "security", "trustedCAs", index), pem)
+        for index, pem in enumerate(spec.security.trusted_cas)
+    ]
+    fields += [
+        (("spec", "security", "oidc", index, "certificateAuthority"), issuer.certificate_authority)
+        for index, issuer in enumerate(spec.security.oidc)
+    ]
+    fields += [
+        (("spec", "registryMirrors", index, "caCertificate"), mirror.ca_certificate)
+        for index, mirror in enumerate(spec.registry_mirrors)
+    ]
+    for path, pem in fields:
+        problem = certificates.problem(pem) if pem is not None else None
+        if problem:
+            yield path, problem
 
 
 def _mixed_families(
@@ -326,6 +348,7 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
     for index, url in enumerate(issuers):
         if url in issuers[:index]:
             yield (*security_path, "oidc", index, "issuerURL"), f"duplicate issuer {url!r}"
+    yield from _certificate_problems(settings)
     policy = spec.security.audit.policy
     if policy is not None:
         policy_path = (*security_path, "audit", "policy")
