@@ -19,6 +19,7 @@ the per-minor kubeadm; cost in docs/testing.md, "Every supported minor").
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -193,6 +194,104 @@ def test_the_users_own_audit_policy_is_the_one_in_force(plane: Plane, tmp_path: 
     ], ours
     assert ours[0]["requestObject"]["data"] == configmap["data"]
     assert not [e for e in events if e.get("objectRef", {}).get("resource") != "configmaps"]
+
+
+def _user(plane: Plane, server: KubeAPI, token: str) -> tuple[str, list[str]] | None:
+    """(username, groups) the API server makes of bearer ``token`` (a SelfSubjectReview), or
+    None when it refuses the token (401)."""
+    import http.client
+    import ssl
+
+    context = ssl.create_default_context(cafile=str(plane.directory / "pki" / "ca.crt"))
+    conn = http.client.HTTPSConnection(server.host, server.port, context=context, timeout=30)
+    body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    try:
+        conn.request(
+            "POST",
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            body=json.dumps(body),
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
+        answer = conn.getresponse()
+        raw = answer.read()
+    finally:
+        conn.close()
+    if answer.status == 401:
+        return None
+    assert answer.status == 201, (answer.status, raw[:300])
+    info = json.loads(raw)["status"]["userInfo"]
+    return info["username"], sorted(info.get("groups", []))
+
+
+def test_oidc_logins_through_the_rendered_authentication_configuration(
+    plane: Plane, tmp_path: Path
+) -> None:
+    """Two issuers as the settings describe them, served over HTTPS by a stand-in issuer
+    (tests/oidc_issuer.py) with a certificate of its own CA: the real kube-apiserver,
+    started with the rendered AuthenticationConfiguration, trusts the issuers only through
+    the rendered ``certificateAuthority``, and maps each token as the settings say: the
+    username claim and prefix (``sub`` with ``oidc:``; ``email`` without), the groups claim
+    and prefix (``roles`` with ``keycloak:``; the default ``groups`` with ``oidc:``), the
+    client id and the extra audiences. A wrong audience, a foreign signing key and an issuer
+    not in the settings are refused."""
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from testenv.plane import extra_apiserver
+    from tests import oidc_issuer
+
+    with oidc_issuer.serving(tmp_path / "issuer") as issuers:
+        oidc = [
+            {
+                "issuerURL": issuers.url("keycloak"),
+                "clientID": "kubernetes",
+                "groupsClaim": "roles",
+                "groupsPrefix": "keycloak:",
+                "certificateAuthority": issuers.ca_pem,
+            },
+            {
+                "issuerURL": issuers.url("dex"),
+                "clientID": "k8s",
+                "extraAudiences": ["kubectl"],
+                "usernameClaim": "email",
+                "usernamePrefix": "",
+                "certificateAuthority": issuers.ca_pem,
+            },
+        ]
+        bootstrap = _bootstrap({"security": {"oidc": oidc}})
+        flags = _feature_flags(bootstrap, tmp_path, ["secrets"])
+        alice = issuers.token(
+            "keycloak", {"aud": "kubernetes", "sub": "alice", "roles": ["admins"]}
+        )
+        bob = issuers.token(
+            "dex",
+            {
+                "aud": "kubectl",
+                "sub": "CgNib2I",
+                "email": "bob@corp.example",
+                "email_verified": True,
+                "groups": ["dev"],
+            },
+        )
+        with extra_apiserver(plane, "features-oidc", flags) as server:
+            # the JWT authenticators fetch discovery and keys after start: poll
+            deadline = time.monotonic() + 120
+            while (user := _user(plane, server, alice)) is None and time.monotonic() < deadline:
+                time.sleep(1)
+            assert user == ("oidc:alice", ["keycloak:admins", "system:authenticated"]), user
+            assert _user(plane, server, bob) == (
+                "bob@corp.example",
+                ["oidc:dev", "system:authenticated"],
+            )
+            other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+            refused = {
+                "wrong audience": issuers.token("keycloak", {"aud": "other", "sub": "eve"}),
+                "foreign key": issuers.token(
+                    "keycloak", {"aud": "kubernetes", "sub": "eve"}, key=other_key
+                ),
+                "unknown issuer": issuers.token("other", {"aud": "kubernetes", "sub": "eve"}),
+            }
+            for what, token in refused.items():
+                assert _user(plane, server, token) is None, what
 
 
 @pytest.mark.parametrize("broken", ["authentication-config", "audit-policy-file", "oidc-ca"])
