@@ -49,7 +49,7 @@ from scs_templates.openstack.credentials_secret import (
 )
 from scs_templates.openstack.rotation import ROTATED_ANNOTATION, rotate_credentials
 from scs_templates.settings import ClusterSettings, parse_settings_text
-from tests.support import real_charts, skip_or_fail
+from tests.support import real_charts
 from tests.test_services_workload import apply
 from tests.workload_cluster import WorkloadCluster, workload_cluster
 
@@ -63,21 +63,6 @@ pytestmark = [pytest.mark.helm, pytest.mark.plane, pytest.mark.openstack]
 
 SECRET_NAME = "capi-rot-cloud-config"
 SPLIT_SECRET = "capi-split-cloud-config"
-
-
-@pytest.fixture(scope="module")
-def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
-    """etcd, kube-apiserver and kube-controller-manager only (no Cluster API managers)."""
-    from testenv import PlaneError, build, running
-
-    missing = [name for name in build.missing() if name != "kubeadm"]
-    if missing and build.go_binary() is None:
-        skip_or_fail(f"the real test plane needs Go to build {', '.join(missing)}")
-    try:
-        with running(tmp_path_factory.mktemp("rotation-plane"), managers=()) as started:
-            yield started
-    except PlaneError as error:
-        pytest.fail(f"the test plane did not start: {error}")
 
 
 @pytest.fixture(scope="module")
@@ -222,7 +207,7 @@ def _install_credentials(conn: Any, kube: KubeClient, settings: ClusterSettings)
 
 
 def test_rotation_switches_restarts_then_deletes(
-    plane: Plane,
+    api_plane: Plane,
     tenant: Tenant,
     helm: api.Helm,
     tmp_path: Path,
@@ -232,17 +217,17 @@ def test_rotation_switches_restarts_then_deletes(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tenant.clouds_yaml))
-    namespace = plane.namespace("rotate")
+    namespace = api_plane.namespace("rotate")
     settings = _settings(namespace, tenant.cloud)
     conn = tenant.connect()
     access = cloud_access(conn)
-    kube = KubeClient(str(plane.kubeconfig))
+    kube = KubeClient(str(api_plane.kubeconfig))
     try:
         _install_credentials(conn, kube, settings)
         first = parse_credentials_secret(
             kube.secret_data(namespace, SECRET_NAME) or {}, tenant.cloud
         )["clouds.yaml"]
-        with workload_cluster(plane, settings, helm, tmp_path / "workload") as cluster:
+        with workload_cluster(api_plane, settings, helm, tmp_path / "workload") as cluster:
             apply(cluster, settings)  # the real OCCM + Cinder CSI charts, cloud-config synced
             consumers = _consumers(cluster)
             assert {name.split("/")[0] for name in consumers} == {"DaemonSet", "Deployment"}
@@ -268,7 +253,7 @@ def test_rotation_switches_restarts_then_deletes(
                         "rotate",
                         str(_write_settings(tmp_path, _settings_text(namespace, tenant.cloud))),
                         "--kubeconfig",
-                        str(plane.kubeconfig),
+                        str(api_plane.kubeconfig),
                         "--timeout",
                         "240",
                         "--poll-interval",
@@ -337,7 +322,7 @@ def _write_settings(directory: Path, text: str) -> Path:
 
 
 def test_rotation_refuses_what_it_does_not_own(
-    plane: Plane,
+    api_plane: Plane,
     tenant: Tenant,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -345,10 +330,10 @@ def test_rotation_refuses_what_it_does_not_own(
 ) -> None:
     """Exit 2, one line, nothing changed: no Secret yet, and a credential the user brings."""
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tenant.clouds_yaml))
-    namespace = plane.namespace("rotate-refused")
+    namespace = api_plane.namespace("rotate-refused")
     settings = _settings(namespace, tenant.cloud, separate=True)
     path = _write_settings(tmp_path, _settings_text(namespace, tenant.cloud, separate=True))
-    args = ["openstack", "appcred", "rotate", str(path), "--kubeconfig", str(plane.kubeconfig)]
+    args = ["openstack", "appcred", "rotate", str(path), "--kubeconfig", str(api_plane.kubeconfig)]
     assert main(args) == 2
     err = capsys.readouterr().err
     assert f"the credentials Secret {namespace}/{SECRET_NAME} does not exist" in err
@@ -361,7 +346,7 @@ def test_rotation_refuses_what_it_does_not_own(
 
 
 def test_split_credentials_rotate_together_and_an_unreachable_workload_keeps_the_old(
-    plane: Plane, tenant: Tenant, tmp_path: Path
+    api_plane: Plane, tenant: Tenant, tmp_path: Path
 ) -> None:
     """separateWorkload: both kinds rotate together. While the workload cluster cannot be
     reached the Secret is switched but the old credentials are kept (exit 1: OCCM and CSI
@@ -370,10 +355,10 @@ def test_split_credentials_rotate_together_and_an_unreachable_workload_keeps_the
     from scs_templates.errors import ToolError
     from testenv.plane import extra_apiserver
 
-    namespace = plane.namespace("rotate-split")
+    namespace = api_plane.namespace("rotate-split")
     settings = _settings(namespace, tenant.cloud, separate=True, name="split")
     conn = tenant.connect()
-    kube = KubeClient(str(plane.kubeconfig))
+    kube = KubeClient(str(api_plane.kubeconfig))
     try:
         _install_credentials(conn, kube, settings)
         before = parse_credentials_secret(
@@ -394,8 +379,8 @@ def test_split_credentials_rotate_together_and_an_unreachable_workload_keeps_the
             ("capi-split-appcred-workload", before["cloud.conf"].id),
             ("capi-split-appcred-workload-2", after["cloud.conf"].id),
         ]
-        with extra_apiserver(plane, "rotation-workload", ()) as server:
-            config = json.loads(plane.kubeconfig.read_text())
+        with extra_apiserver(api_plane, "rotation-workload", ()) as server:
+            config = json.loads(api_plane.kubeconfig.read_text())
             config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{server.port}"
             path = tmp_path / "workload.kubeconfig"
             path.write_text(json.dumps(config))
