@@ -116,12 +116,13 @@ def settings_text(
     md1_labels: str = "",
     provider: str = "inmemory",
     template: str = "multi-md",
+    name: str = "mem",
 ) -> str:
     labels = f"\n      labels:\n        {md1_labels}" if md1_labels else ""
     return f"""apiVersion: scs-templates.scs.community/v1alpha1
 kind: ClusterSettings
 metadata:
-  name: mem
+  name: {name}
   namespace: {namespace}
 spec:
   template: {template}

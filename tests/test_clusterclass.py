@@ -294,3 +294,53 @@ def test_install_moves_a_topology_cluster_onto_a_new_class_only_when_asked() -> 
         check_class_change(values("multi-md", "a"), values("multi-md", "b"), "c", rebase=False)
         is None
     )
+
+
+@pytest.mark.parametrize("provider", ["openstack", "docker"])
+def test_the_class_has_a_release_of_its_own_and_the_cluster_release_not_the_class(
+    provider: str, helm: api.Helm
+) -> None:
+    """Installed, a topology cluster is two releases: the class's (named after the class,
+    values = its name and namespace only) and the cluster's (values ``classObjects: false``);
+    rendered with the real helm they hold exactly what ``render`` prints for the cluster."""
+    from scs_templates.charts import chart_for
+    from scs_templates.render import split_documents
+    from scs_templates.values import build_values
+    from scs_templates.values.class_release import class_release_of, cluster_release_values
+
+    cluster = settings(provider)
+    rendered = api.render(cluster, helm=helm)
+    values = build_values(cluster)
+    shared = class_release_of(values, "cc")
+    assert shared is not None
+    assert (shared.release, shared.namespace) == (cluster_class_name(provider), "fleet")
+    assert shared.values == {"clusterClass": {"name": shared.class_name, "namespace": "fleet"}}
+    chart, version = Path(chart_for(provider).path), rendered.kube_version
+
+    def objects(release: str, release_values: dict[str, Any]) -> list[dict[str, Any]]:
+        text = helm.template(
+            release, chart, namespace="fleet", values=release_values, kube_version=version
+        )
+        return split_documents(text)[1]
+
+    classes = objects(shared.release, shared.values)
+    own = objects("cc", cluster_release_values(values))
+    assert {o["kind"] for o in classes} <= CLASS_KINDS and len(classes) == 6
+    assert [o["kind"] for o in own] == ["Cluster"]
+    assert sorted(classes + own, key=str) == sorted(rendered.objects, key=str)
+    # a classic cluster has no class release and keeps its values
+    classic = build_values(settings(provider, template="multi-md"))
+    assert class_release_of(classic, "cc") is None
+    assert cluster_release_values(classic) == classic
+    # the class's values never carry a cluster: the chart's schema refuses them
+    with pytest.raises(api.HelmError, match="schema"):
+        objects(shared.release, {**shared.values, "cluster": values["cluster"]})
+
+
+def test_a_cluster_named_like_its_class_release_is_refused() -> None:
+    from scs_templates.values import build_values
+    from scs_templates.values.class_release import class_release_of
+
+    name = cluster_class_name("openstack")
+    with pytest.raises(InputError, match=rf"metadata.name: '{name}' is the name of the release"):
+        class_release_of(build_values(settings("openstack", name=name)), name)

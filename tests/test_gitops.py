@@ -24,10 +24,18 @@ from scs_templates.cli.main import main
 from scs_templates.errors import InputError
 from scs_templates.gitops import GitopsOptions, parse_chart_source, write_gitops
 from scs_templates.gitops.layout import HEADER
+from scs_templates.labels import CLASS_LABEL
 from scs_templates.services.releases import service_releases
 from scs_templates.settings import load_settings
 from tests import crd_validation
-from tests.support import EXAMPLES, pinned_helm, render_crds_from_real_charts, skip_or_fail
+from tests.support import (
+    EXAMPLES,
+    REPO,
+    pinned_helm,
+    render_crds_from_real_charts,
+    settings_from_text,
+    skip_or_fail,
+)
 
 OCI = GitopsOptions(parse_chart_source("oci://registry.example.com/scs"))
 GIT = GitopsOptions(parse_chart_source("https://git.example.com/scs/scs-templates.git", "v0.1.0"))
@@ -96,26 +104,47 @@ def test_kustomize_indexes_list_exactly_the_files_and_folders_present(tmp_path: 
 
 
 def test_the_cluster_release_renders_what_render_renders(tmp_path: Path, helm: api.Helm) -> None:
-    """helm-controller renders the chart with the HelmRelease's values: same objects."""
+    """helm-controller renders the chart with the HelmRelease's values: same objects. A
+    topology cluster's ClusterClass is rendered by the class's own HelmRelease, which the
+    cluster's ``dependsOn``: the two together render what ``render`` prints."""
+    topology = 0
     for settings in _fleet():
         write_gitops(tmp_path, [settings], OCI)
-        key = f"{settings.metadata.namespace}/{settings.metadata.name}"
-        release = yaml.safe_load(
-            (tmp_path / "clusters" / key / f"helmrelease-{settings.metadata.name}.yaml").read_text()
-        )
+        namespace = tmp_path / "clusters" / settings.metadata.namespace
+        name = settings.metadata.name
+        release = yaml.safe_load((namespace / name / f"helmrelease-{name}.yaml").read_text())
         rendered = api.render(settings, helm=helm)
-        flux = helm.template(
-            release["spec"]["releaseName"],
-            Path(rendered.chart.path),
-            namespace=release["metadata"]["namespace"],
-            values=release["spec"]["values"],
-            kube_version=rendered.kube_version,
-        )
+
+        def flux(release: dict[str, Any], rendered: Any = rendered) -> list[dict[str, Any]]:
+            text = helm.template(
+                release["spec"]["releaseName"],
+                Path(rendered.chart.path),
+                namespace=release["metadata"]["namespace"],
+                values=release["spec"]["values"],
+                kube_version=rendered.kube_version,
+            )
+            return [o for o in yaml.safe_load_all(text) if o]
+
+        got = flux(release)
+        if settings.spec.template == "clusterclass":
+            topology += 1
+            assert {o["kind"] for o in got} == {"Cluster"}  # the class is not the cluster's
+            (depends,) = release["spec"]["dependsOn"]
+            shared = namespace / "_classes" / f"helmrelease-{depends['name']}.yaml"
+            classes = flux(yaml.safe_load(shared.read_text()))
+            assert {o["metadata"]["labels"][CLASS_LABEL] for o in classes} == {
+                got[0]["spec"]["topology"]["classRef"]["name"]
+            }
+            got = classes + got
+        else:
+            assert "dependsOn" not in release["spec"]
         expected = [o for o in rendered.objects if o["kind"] != "Secret"]
-        got = list(yaml.safe_load_all(flux))
-        assert [o for o in got if o and o["kind"] != "Secret"] == expected
+        assert sorted((o for o in got if o["kind"] != "Secret"), key=str) == sorted(
+            expected, key=str
+        )
         # the repository never makes the chart create the credentials Secret
         assert not [o for o in got if o and o["kind"] == "Secret"]
+    assert topology == 2  # both providers' clusterclass examples
 
 
 def test_depends_on_is_the_helmfile_order(tmp_path: Path) -> None:
@@ -321,12 +350,81 @@ def test_a_new_class_moves_no_cluster_unless_asked(
     }
     names = {obj["metadata"]["name"] for obj in sources.values()}
     assert source_of(release(kept)) in names  # the old source stays
+    # each topology cluster depends on the class release of the class it runs on: the kept
+    # one's stays, the rebased one's is added, each from its cluster's chart source
+    classes = {
+        obj["metadata"]["name"]: obj
+        for path, text in after.items()
+        if "/_classes/helmrelease-" in path
+        for obj in [yaml.safe_load(text)]
+    }
+    for settings in (kept, rebased):
+        (depends,) = release(settings)["spec"]["dependsOn"]
+        assert (
+            classes[depends["name"]]["spec"]["values"]["clusterClass"]["name"]
+            == (release(settings)["spec"]["values"]["cluster"]["className"])
+        )
+        assert source_of(classes[depends["name"]]) == source_of(release(settings))
     if options is OCI:
         assert source_of(release(rebased)) != source_of(release(kept))
         by_name = {obj["metadata"]["name"]: obj for obj in sources.values()}
         assert by_name[source_of(release(rebased))]["spec"]["ref"] == {"tag": "9.9.9"}
     for settings in classic:
         assert release(settings)["spec"]["values"]["cluster"]["className"].endswith("-v9-9-9")
+
+
+def _docker_topology(name: str) -> Any:
+    """The docker clusterclass example as cluster ``name`` (namespace default)."""
+    text = (REPO / "examples" / "docker-clusterclass.yaml").read_text()
+    return settings_from_text(text.replace("name: dev-topology", f"name: {name}", 1))
+
+
+def test_a_class_is_one_helmrelease_per_namespace_however_many_clusters_use_it(
+    tmp_path: Path,
+) -> None:
+    """Two topology clusters of one class in one namespace: ONE class HelmRelease in
+    ``_classes`` that both cluster HelmReleases ``dependsOn``, the same bytes as with one
+    cluster, protected from pruning, listed by the namespace's index; a cluster not given
+    keeps it."""
+    first, second = _docker_topology("alpha"), _docker_topology("beta")
+    write_gitops(tmp_path / "one", [first], OCI)
+    write_gitops(tmp_path / "two", [first, second], OCI)
+    one, two = _tree(tmp_path / "one"), _tree(tmp_path / "two")
+    classes = {p: t for p, t in two.items() if "/_classes/" in p}
+    assert sorted(classes) == [
+        "clusters/default/_classes/helmrelease-scs-docker-v0-1-0.yaml",
+        "clusters/default/_classes/kustomization.yaml",
+    ]
+    assert {p: t for p, t in one.items() if "/_classes/" in p} == classes
+    shared = yaml.safe_load(classes["clusters/default/_classes/helmrelease-scs-docker-v0-1-0.yaml"])
+    assert shared["spec"]["values"] == {
+        "clusterClass": {"name": "scs-docker-v0-1-0", "namespace": "default"}
+    }
+    assert shared["metadata"]["annotations"] == {"kustomize.toolkit.fluxcd.io/prune": "disabled"}
+    for settings in (first, second):
+        release = yaml.safe_load(two[_release_path(settings)])
+        assert release["spec"]["dependsOn"] == [{"name": "scs-docker-v0-1-0"}]
+        assert release["spec"]["values"]["cluster"]["classObjects"] is False
+        # the class and its cluster come from the same chart source
+        assert release["spec"]["chartRef"] == shared["spec"]["chartRef"]
+    index = yaml.safe_load(two["clusters/default/kustomization.yaml"])
+    assert index["resources"] == ["namespace.yaml", "_sources", "_classes", "alpha", "beta"]
+    # a run without the clusters of the class keeps it; with --prune it goes
+    write_gitops(tmp_path / "two", [s for s in _fleet() if s.spec.template != "clusterclass"], OCI)
+    assert (
+        tmp_path / "two" / "clusters/default/_classes/helmrelease-scs-docker-v0-1-0.yaml"
+    ).is_file()
+    write_gitops(tmp_path / "two", [first], OCI, prune=True)
+    assert {p: t for p, t in _tree(tmp_path / "two").items() if "/_classes/" in p} == classes
+    write_gitops(
+        tmp_path / "two",
+        [s for s in _fleet() if s.spec.template != "clusterclass"],
+        OCI,
+        prune=True,
+    )
+    assert not (tmp_path / "two" / "clusters/default/_classes").exists()
+    listed = yaml.safe_load((tmp_path / "two" / "clusters/default/kustomization.yaml").read_text())
+    assert "_classes" not in listed["resources"]
 
 
 def _release_path(settings: Any) -> str:
@@ -344,6 +442,26 @@ def test_a_switch_between_classic_and_topology_is_refused(tmp_path: Path) -> Non
     switched = api.validate_data(data, file="switched.yaml").settings
     with pytest.raises(InputError, match="cannot move between the clusterclass template"):
         write_gitops(tmp_path, [switched], OCI)
+
+
+def test_a_class_inside_an_old_cluster_release_is_refused(tmp_path: Path) -> None:
+    """A topology cluster's HelmRelease written before ClusterClass releases holds its class:
+    helm-controller could not give it to the class's HelmRelease (helm: invalid ownership
+    metadata) and the cluster's, which dependsOn it, would wait forever; refused, nothing
+    written. The same repository written now is rewritten without a word."""
+    topology = _topology_fleet()[0]
+    write_gitops(tmp_path, [topology], OCI)
+    path = tmp_path / _release_path(topology)
+    written = yaml.safe_load(path.read_text())
+    assert written["spec"]["values"]["cluster"]["classObjects"] is False
+    write_gitops(tmp_path, [topology], OCI)  # current layout: fine
+    del written["spec"]["values"]["cluster"]["classObjects"]  # what an earlier build wrote
+    path.write_text(HEADER + yaml.safe_dump(written))
+    before = _tree(tmp_path)
+    with pytest.raises(InputError, match="holds its ClusterClass") as refused:
+        write_gitops(tmp_path, [topology], OCI)
+    assert str(path) in str(refused.value) and "docs/upgrades.md" in str(refused.value)
+    assert _tree(tmp_path) == before
 
 
 def test_a_failed_cluster_upgrade_is_retried_never_rolled_back(tmp_path: Path) -> None:

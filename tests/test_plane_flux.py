@@ -17,12 +17,15 @@ the settings by the library.
 
 - A classic cluster reaches Available; a settings change (a Kubernetes patch upgrade) is a
   re-run of ``gitops`` whose changed HelmRelease helm-controller rolls out.
-- A topology cluster (template ``clusterclass``) reaches Available; a new release's
-  ClusterClass is refused by ``gitops`` without ``rebase_class`` (nothing written), and with
-  it helm-controller moves the cluster onto the new class: the first upgrade creates the
-  class and the Cluster webhook refuses the move until Cluster API has reconciled it, the
-  release's ``RetryOnFailure`` upgrade strategy retries without a rollback, and the cluster
-  moves without replacing a machine.
+- Two topology clusters (template ``clusterclass``) of one namespace share ONE ClusterClass
+  HelmRelease that both cluster HelmReleases ``dependsOn``; both reach Available. A new
+  release's ClusterClass is refused by ``gitops`` without ``rebase_class`` (nothing
+  written); with it, for one cluster, its new class's HelmRelease is added and
+  helm-controller moves that cluster onto the new class (the release's ``RetryOnFailure``
+  upgrade strategy retries, without a rollback, while the Cluster webhook refuses a class
+  Cluster API has not reconciled yet) without replacing a machine; the other cluster stays
+  on the old class. Deleting a cluster leaves the class the other uses; a class's
+  HelmRelease deleted after its last cluster removes the class.
 - The service HelmReleases of a cluster (a re-run of ``gitops`` with services; their real
   upstream charts from ../shared/charts in a real helm repository, tests/chartrepo.py) are
   installed by helm-controller in their ``dependsOn`` order through the cluster's kubeconfig
@@ -182,8 +185,8 @@ class Reconciled:
     def release(self, name: str = "mem") -> dict[str, Any] | None:
         return self.plane.api.get(HELM, "HelmRelease", self.namespace, name)
 
-    def cluster(self) -> dict[str, Any] | None:
-        return self.plane.api.get(CAPI, "Cluster", self.namespace, "mem")
+    def cluster(self, name: str = "mem") -> dict[str, Any] | None:
+        return self.plane.api.get(CAPI, "Cluster", self.namespace, name)
 
     def state(self) -> str:
         ready, up = condition(self.release(), "Ready"), condition(self.cluster(), "Available")
@@ -197,9 +200,9 @@ class Reconciled:
             for m in self.plane.api.list(CAPI, "Machine", self.namespace)
         }
 
-    def running(self, version: str) -> bool:
+    def running(self, version: str, machines: int = 3) -> bool:
         found = self.machines()
-        return len(found) == 3 and all(v == f"Running/v{version}" for v in found.values())
+        return len(found) == machines and all(v == f"Running/v{version}" for v in found.values())
 
     def released(self, name: str = "mem") -> bool:
         """The HelmRelease ``name`` is Ready for its current generation."""
@@ -247,12 +250,16 @@ class Reconciled:
         self.wait("the HelmRelease Ready", self.released)
         self.wait("3 machines Running", lambda: self.running(version))
 
-    def delete(self) -> None:
+    def delete(self, name: str = "mem") -> None:
         """Clean up as `scs-templates delete` would: the Cluster first, then its release."""
-        self.plane.api.delete(CAPI, "Cluster", self.namespace, "mem")
-        self.wait("the Cluster deleted", lambda: self.cluster() is None)
-        self.plane.api.delete(HELM, "HelmRelease", self.namespace, "mem")
-        self.wait("the HelmRelease uninstalled", lambda: self.release() is None)
+        self.plane.api.delete(CAPI, "Cluster", self.namespace, name)
+        self.wait(f"the Cluster {name} deleted", lambda: self.cluster(name) is None)
+        self.delete_release(name)
+
+    def delete_release(self, name: str) -> None:
+        """Delete the HelmRelease ``name``; helm-controller uninstalls it."""
+        self.plane.api.delete(HELM, "HelmRelease", self.namespace, name)
+        self.wait(f"the HelmRelease {name} uninstalled", lambda: self.release(name) is None)
 
 
 def _options(server: str, *, services: bool = False, **extra: Any) -> GitopsOptions:
@@ -281,13 +288,19 @@ def test_a_cluster_reconciled_from_git_to_available(
     walk.delete()
 
 
-def test_a_topology_cluster_moves_to_a_new_class_only_when_asked(
+def test_topology_clusters_share_a_class_release_and_move_only_when_asked(
     plane: Plane,
     controllers: Flux,
     git_server: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Two topology clusters of one class in one namespace: ONE class HelmRelease that both
+    cluster HelmReleases ``dependsOn``, installed by helm-controller, both clusters
+    Available. A new class only with --rebase-class, for the cluster given: ``mem`` moves
+    onto it (its class HelmRelease added), ``mem2`` stays on the old class. Deleting a
+    cluster leaves the class the other uses; a class's HelmRelease deleted after its last
+    cluster removes the class."""
     from dataclasses import replace
 
     from scs_templates.errors import InputError
@@ -295,36 +308,72 @@ def test_a_topology_cluster_moves_to_a_new_class_only_when_asked(
     namespace = plane.namespace("flux-topology")
     walk = Reconciled(plane, controllers, namespace, tmp_path / "fleet")
     options = _options(git_server)
-    text = inmemory.settings_text(namespace, version=FIRST, template="clusterclass")
-    walk.provision(settings_of(text), options, FIRST)
+    texts = {
+        name: inmemory.settings_text(namespace, version=FIRST, template="clusterclass", name=name)
+        for name in ("mem", "mem2")
+    }
+    fleet = [settings_of(text) for text in texts.values()]
+    write_gitops(walk.repo, fleet, options)
+    classes_folder = walk.repo / "clusters" / namespace / "_classes"
+    assert sorted(p.name for p in classes_folder.iterdir()) == [
+        f"helmrelease-{CLASS}.yaml",
+        "kustomization.yaml",
+    ]
+    for settings in fleet:
+        encryption.ensure_secret(KubeClient(str(plane.kubeconfig)), settings)
+    kinds = sorted(o["kind"] for o in apply_folder(plane, walk.repo))
+    assert kinds == ["GitRepository", "HelmRelease", "HelmRelease", "HelmRelease", "Namespace"]
 
-    def class_of() -> str:
-        return str(((walk.cluster() or {}).get("spec") or {})["topology"]["classRef"]["name"])
+    def class_of(name: str = "mem") -> str:
+        return str(((walk.cluster(name) or {}).get("spec") or {})["topology"]["classRef"]["name"])
 
     def classes() -> set[str]:
         return {c["metadata"]["name"] for c in plane.api.list(CAPI, "ClusterClass", namespace)}
 
-    assert class_of() == CLASS and classes() == {CLASS}
-    machines = set(walk.machines())
+    def available(name: str) -> bool:
+        return condition(walk.cluster(name), "Available").startswith("True")
+
+    for name in ("mem", "mem2"):
+        walk.wait(f"the Cluster {name} Available", lambda name=name: available(name))
+    for name in (CLASS, "mem", "mem2"):
+        walk.wait(f"the HelmRelease {name} Ready", lambda name=name: walk.released(name))
+    walk.wait("6 machines Running", lambda: walk.running(FIRST, machines=6))
+    assert class_of("mem") == class_of("mem2") == CLASS and classes() == {CLASS}
+    owner = (plane.api.get(CAPI, "ClusterClass", namespace, CLASS) or {})["metadata"]
+    assert owner["annotations"]["meta.helm.sh/release-name"] == CLASS  # not a cluster's
+    machines = walk.machines()
 
     # a new scs-templates release ships a new class: gitops refuses to move the cluster
     monkeypatch.setattr("scs_templates.values.cluster_class_name", lambda provider: NEXT_CLASS)
     with pytest.raises(InputError, match="--rebase-class"):
-        walk.write(settings_of(text), options)
-    # asked: only the cluster's HelmRelease changes; helm-controller moves it onto the class
+        walk.write(settings_of(texts["mem"]), options)
+    # asked, for mem only: its HelmRelease and the new class's (helm-controller moves it)
     rebase = replace(options, rebase_class=True)
-    changed = walk.write(settings_of(text), rebase)
-    assert changed == [f"clusters/{namespace}/mem/helmrelease-mem.yaml"]
+    changed = walk.write(settings_of(texts["mem"]), rebase)
+    assert changed == [
+        f"clusters/{namespace}/_classes/helmrelease-{NEXT_CLASS}.yaml",
+        f"clusters/{namespace}/_classes/kustomization.yaml",
+        f"clusters/{namespace}/mem/helmrelease-mem.yaml",
+    ]
     apply_folder(plane, walk.repo)
     walk.wait(f"the Cluster on {NEXT_CLASS}", lambda: class_of() == NEXT_CLASS)
     walk.wait("the HelmRelease Ready", walk.released)
-    walk.wait("the old class removed", lambda: classes() == {NEXT_CLASS})
+    walk.wait(f"the HelmRelease {NEXT_CLASS} Ready", lambda: walk.released(NEXT_CLASS))
     history = [h.get("status") for h in (walk.release() or {})["status"].get("history", [])]
     print(f"helm-controller's release history (newest first): {history}")
-    walk.wait("3 machines Running", lambda: walk.running(FIRST))
-    # the new class renders the same templates: the rebase replaces no machine
-    assert set(walk.machines()) == machines
-    walk.delete()
+    walk.wait("6 machines Running", lambda: walk.running(FIRST, machines=6))
+    # the new class renders the same templates: the rebase replaces no machine; mem2 stays
+    assert walk.machines() == machines
+    assert class_of("mem2") == CLASS and classes() == {CLASS, NEXT_CLASS}
+    assert available("mem2")
+
+    walk.delete("mem")
+    assert classes() == {CLASS, NEXT_CLASS} and available("mem2")
+    walk.delete_release(NEXT_CLASS)  # its last cluster is gone
+    walk.wait(f"{NEXT_CLASS} removed", lambda: classes() == {CLASS})
+    walk.delete("mem2")
+    walk.delete_release(CLASS)
+    walk.wait("every class removed", lambda: not classes())
 
 
 # ------------------------------------------------- service releases into a workload cluster

@@ -4,9 +4,10 @@
 
     DIR/kustomization.yaml                     every namespace folder below
     DIR/flux/scs-clusters.yaml                 the Flux Kustomization that applies DIR
-    DIR/clusters/NS/kustomization.yaml         namespace.yaml, _sources/, every cluster folder
+    DIR/clusters/NS/kustomization.yaml         namespace.yaml, _sources/, _classes/, clusters
     DIR/clusters/NS/namespace.yaml
     DIR/clusters/NS/_sources/*.yaml            chart sources shared by the clusters of NS
+    DIR/clusters/NS/_classes/*.yaml            ClusterClass HelmReleases shared by them
     DIR/clusters/NS/CLUSTER/*.yaml             one file per object of that cluster
     DIR/crds/RELEASE-VERSION-HASH/*.yaml       CRDs a cluster's Kustomization applies (.crds)
     DIR/staged/NS/CLUSTER/*.yaml               releases applied after those CRDs (.crds)
@@ -56,6 +57,10 @@ FLUX_KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
 INDEX = "kustomization.yaml"
 #: Folder of the chart sources of a namespace; not a valid cluster name, so never a clash.
 SOURCES = "_sources"
+#: Folder of the ClusterClass HelmReleases of a namespace (one per class, however many
+#: topology clusters use it); not a valid cluster name either.
+CLASSES = "_classes"
+SHARED = (SOURCES, CLASSES)
 
 
 @dataclass(frozen=True)
@@ -140,7 +145,7 @@ def _cluster_dirs(root: Path) -> dict[str, Path]:
         return found
     for namespace in sorted(p for p in root.iterdir() if p.is_dir()):
         for cluster in sorted(p for p in namespace.iterdir() if p.is_dir()):
-            if cluster.name != SOURCES and _ours(cluster / INDEX):
+            if cluster.name not in SHARED and _ours(cluster / INDEX):
                 found[f"{namespace.name}/{cluster.name}"] = cluster
     return found
 
@@ -204,7 +209,9 @@ def write_gitops(
             shutil.rmtree(staged_root / key)
     if prune:
         _prune_crd_folders(target / CRDS, set(folders))
-    _write_sources(root, built.values(), prune=prune)
+    _write_shared(root, SOURCES, [(o.namespace, o.sources) for o in built.values()], prune=prune)
+    classes = [(o.namespace, o.classes) for o in built.values()]
+    _write_shared(root, CLASSES, classes, prune=prune, protect=True)
     _write_indexes(target, root, source, path, options.interval)
     return GitopsResult(
         written=tuple(sorted(built)),
@@ -257,22 +264,65 @@ def _check_release_change(folder: Path, objects: ClusterObjects, key: str, *, re
     values = objects.objects[stem]["spec"]["values"]
     check_template_change(installed, values["cluster"]["template"], key)
     check_class_change(installed, values, key, rebase=rebase, command="gitops")
+    _check_class_in_release(installed, values, path)
 
 
-def _write_sources(root: Path, built: Iterable[ClusterObjects], *, prune: bool) -> None:
+def _check_class_in_release(
+    installed: Mapping[str, Any], values: Mapping[str, Any], path: Path
+) -> None:
+    """Refuse to rewrite a topology cluster whose HelmRelease, written before ClusterClass
+    releases, holds its class: helm-controller would refuse the class's new HelmRelease (the
+    cluster's release owns the class: helm's "invalid ownership metadata") and the cluster's,
+    which ``dependsOn`` it, would wait forever. ``install`` hands such a class over; Flux
+    cannot (docs/upgrades.md). Only for the same class: with ``--rebase-class`` the new
+    class's HelmRelease owns nothing yet."""
+    from scs_templates.values.class_release import TOPOLOGY_TEMPLATE
+
+    was, now = installed.get("cluster"), values.get("cluster")
+    if not isinstance(was, Mapping) or not isinstance(now, Mapping):
+        return
+    if was.get("template") != TOPOLOGY_TEMPLATE or was.get("className") != now.get("className"):
+        return  # a rebase: the new class has no owner yet, the old one leaves with the release
+    if was.get("classObjects", True) and not now.get("classObjects", True):
+        raise InputError(
+            f"{path}: this cluster's HelmRelease holds its ClusterClass "
+            f"{was.get('className')!r} (written by an scs-templates from before ClusterClass "
+            "releases), which Flux cannot hand over to the class's own HelmRelease; see "
+            "docs/upgrades.md (clusters installed before the class had a release of its own)"
+        )
+
+
+def _write_shared(
+    root: Path,
+    name: str,
+    objects: Iterable[tuple[str, Mapping[str, dict[str, Any]]]],
+    *,
+    prune: bool,
+    protect: bool = False,
+) -> None:
+    """The folder ``NS/name`` of the objects the clusters of a namespace share (chart
+    sources, ClusterClass releases): one file per object, written once however many clusters
+    need it. Without ``prune`` the files of clusters not given now are kept."""
     per_namespace: dict[str, dict[str, dict[str, Any]]] = {}
-    for objects in built:
-        per_namespace.setdefault(objects.namespace, {}).update(objects.sources)
-    for namespace, sources in sorted(per_namespace.items()):
-        folder = root / namespace / SOURCES
+    for namespace, found in objects:
+        per_namespace.setdefault(namespace, {}).update(found)
+    for namespace, shared in sorted(per_namespace.items()):
+        folder = root / namespace / name
+        if not shared and not folder.is_dir():
+            continue
         files: Mapping[str, str] = {
-            f"{stem}.yaml": _document(obj) for stem, obj in sorted(sources.items())
+            f"{stem}.yaml": _document(_protected(obj) if protect else obj)
+            for stem, obj in sorted(shared.items())
         }
-        if not prune and folder.is_dir():  # keep the sources of clusters not given now
+        if not prune and folder.is_dir():  # keep the files of clusters not given now
             kept = {p.name: p.read_text(encoding="utf-8") for p in folder.glob("*.yaml")}
             kept.pop(INDEX, None)
             files = {**kept, **files}
         listed = sorted(name for name in files if name != INDEX)
+        if not listed:  # pruned: no cluster of the namespace needs the folder
+            if _ours(folder / INDEX):
+                shutil.rmtree(folder)
+            continue
         files = {**files, INDEX: _index(listed)}
         atomic.write_directory(folder, dict(sorted(files.items())), replaceable=_replaceable)
 
@@ -288,8 +338,7 @@ def _write_indexes(target: Path, root: Path, source: str, path: str | None, inte
         clusters = per_namespace[namespace]
         _write_index(folder / "namespace.yaml", _document(_namespace(namespace)))
         resources = ["namespace.yaml"]
-        if (folder / SOURCES / INDEX).is_file():
-            resources.append(SOURCES)
+        resources += [name for name in SHARED if (folder / name / INDEX).is_file()]
         _write_index(folder / INDEX, _index(resources + clusters))
     _write_index(target / INDEX, _index([f"clusters/{ns}" for ns in namespaces]))
     flux = _document(_flux_kustomization(target, source, path, interval))

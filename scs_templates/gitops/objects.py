@@ -1,4 +1,6 @@
-"""The Flux objects of one cluster: its chart's HelmRelease and one HelmRelease per service.
+"""The Flux objects of one cluster: its chart's HelmRelease, one HelmRelease per service and,
+for a topology cluster, the HelmRelease of its ClusterClass (shared by the namespace's
+clusters of that class; the cluster's release ``dependsOn`` it).
 
 Pure functions of the settings and the options: the cluster release carries the same values
 ``scs-templates render`` uses (credentials only by Secret name, never inline); each service
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates.errors import InputError
 from scs_templates.labels import (
+    CLASS_LABEL,
     CLUSTER_LABEL,
     COMPONENT_LABEL,
     MANAGED_BY_LABEL,
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
     from scs_templates.gitops.sources import ChartSourceSpec
     from scs_templates.services.releases import Repository, ServiceRelease
     from scs_templates.settings.model import ClusterSettings
+    from scs_templates.values.class_release import ClassRelease
 
 __all__ = [
     "HELM_API",
@@ -78,6 +82,9 @@ class ClusterObjects:
     crds: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     #: Objects applied only after the CRDs (``DIR/staged/NS/NAME``: stem -> object).
     staged: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: A topology cluster's ClusterClass release, shared by the clusters of the namespace
+    #: that use the class (``DIR/clusters/NS/_classes``: stem -> HelmRelease).
+    classes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _labels(settings: ClusterSettings, component: str) -> dict[str, str]:
@@ -88,10 +95,48 @@ def _labels(settings: ClusterSettings, component: str) -> dict[str, str]:
     }
 
 
+def _class_release(
+    settings: ClusterSettings, options: GitopsOptions, chart: str, shared: ClassRelease
+) -> dict[str, Any]:
+    """The HelmRelease of a ClusterClass: the same for every cluster of the namespace using
+    the class (the values are the class's name and namespace, the chart the provider's of
+    the version the class is named after)."""
+    return {
+        "apiVersion": HELM_API,
+        "kind": "HelmRelease",
+        "metadata": {
+            "name": shared.release,
+            "namespace": shared.namespace,
+            "labels": {
+                MANAGED_BY_LABEL: MANAGER,
+                COMPONENT_LABEL: "cluster-class",
+                CLASS_LABEL: shared.class_name,
+            },
+            "annotations": {PRUNE_ANNOTATION: "disabled"},
+        },
+        "spec": {
+            "interval": options.interval,
+            "releaseName": shared.release,
+            **options.chart_source.release_chart(
+                chart, _chart_version(settings), shared.namespace, options.interval
+            ),
+            "install": {"remediation": {"retries": 3}},
+            "upgrade": {"remediation": {"retries": 3}},
+            "values": shared.values,
+        },
+    }
+
+
 def _cluster_release(
-    settings: ClusterSettings, options: GitopsOptions, chart: str, values: dict[str, Any]
+    settings: ClusterSettings,
+    options: GitopsOptions,
+    chart: str,
+    values: dict[str, Any],
+    shared: ClassRelease | None,
 ) -> dict[str, Any]:
     namespace = settings.metadata.namespace
+    # a topology cluster's ClusterClass has its own release, installed first
+    depends = {"dependsOn": [{"name": shared.release}]} if shared is not None else {}
     return {
         "apiVersion": HELM_API,
         "kind": "HelmRelease",
@@ -107,6 +152,7 @@ def _cluster_release(
             **options.chart_source.release_chart(
                 chart, _chart_version(settings), namespace, options.interval
             ),
+            **depends,
             "install": {"remediation": {"retries": 3}},
             # A failed cluster upgrade is never rolled back (Cluster API may already be
             # replacing machines) but retried as it is: an upgrade that moves a topology
@@ -242,6 +288,7 @@ def cluster_objects(
     from scs_templates.gitops import crds
     from scs_templates.services.releases import service_releases
     from scs_templates.values import build_values
+    from scs_templates.values.class_release import class_release_of, cluster_release_values
 
     chart = provider_of(settings).chart
     values = build_values(settings)
@@ -261,9 +308,15 @@ def cluster_objects(
                 f"{mirror.credentials_secret} (credentials of the {mirror.registry} mirror: "
                 "keys username and password)"
             )
+    shared = class_release_of(values, settings.metadata.name)
+    classes = {}
+    if shared is not None:
+        classes[f"helmrelease-{shared.release}"] = _class_release(settings, options, chart, shared)
     objects: dict[str, dict[str, Any]] = {
         # the values never hold a credential: the chart references the Secret by name
-        f"helmrelease-{settings.metadata.name}": _cluster_release(settings, options, chart, values)
+        f"helmrelease-{settings.metadata.name}": _cluster_release(
+            settings, options, chart, cluster_release_values(values), shared
+        )
     }
     source = options.chart_source.source_object(
         chart, _chart_version(settings), namespace, options.interval
@@ -335,6 +388,7 @@ def cluster_objects(
         required_secrets=tuple(required),
         crds=crd_folders,
         staged=staged,
+        classes=classes,
     )
 
 

@@ -3,8 +3,9 @@
 The CLI commands ``install``, ``status``, ``diff`` and ``delete`` are thin layers over the
 functions here (they parse, call these and print); see ``docs/install.md`` for the user's
 view. One module per step (``install_step``, ``status_step``, ``diff_step``,
-``delete_step``, and ``class_step`` for a move onto a new ClusterClass), the version guard
-(``version_guard``), the one poll loop (``wait``) and where a cluster lives (``target``).
+``delete_step``, and ``class_step`` for the release of a topology cluster's ClusterClass),
+the version guard (``version_guard``), the one poll loop (``wait``) and where a cluster
+lives (``target``).
 
 * :func:`install` lets the settings' provider prepare the cloud (OpenStack: preflight,
   application credential, server groups), then runs ``helm upgrade --install`` (namespace
@@ -25,7 +26,12 @@ view. One module per step (``install_step``, ``status_step``, ``diff_step``,
 
 from __future__ import annotations
 
-from scs_templates.lifecycle.class_step import CLASS_LABEL, prepare_class
+from scs_templates.lifecycle.class_step import (
+    CLASS_LABEL,
+    class_users,
+    install_class,
+    remove_class_if_unused,
+)
 from scs_templates.lifecycle.delete_step import (
     KEPT_KINDS,
     DeleteIncomplete,
@@ -79,13 +85,15 @@ __all__ = [
     "check_registry_credentials",
     "check_template_change",
     "check_version_change",
+    "class_users",
     "delete",
     "diff",
     "ensure_release_secrets",
     "install",
+    "install_class",
     "installed_kubernetes_version",
-    "prepare_class",
     "prune_superseded_templates",
+    "remove_class_if_unused",
     "status",
     "store_credentials",
     "target_of",

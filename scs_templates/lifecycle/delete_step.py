@@ -100,9 +100,10 @@ def delete(
     created (:mod:`scs_templates.workload_cleanup`; ``keep_volumes`` lists the claims
     instead); (b) the Cluster object, waiting until it is gone; then the release (``uninstall``,
     default ``helm uninstall``; ``Helmfile.destroy`` passes ``helmfile destroy``), the kept
-    templates and the credentials Secret; (c) the provider releases what is left in the
-    cloud (OpenStack: load balancers, floating IPs, security groups, volumes and snapshots,
-    leftover ports and network, server groups, the per-cluster application credential:
+    templates, the credentials Secret and - a topology cluster - its ClusterClass's release
+    when no other Cluster of the namespace uses the class; (c) the provider releases what is
+    left in the cloud (OpenStack: load balancers, floating IPs, security groups, volumes and
+    snapshots, leftover ports and network, server groups, the per-cluster application credential:
     :func:`scs_templates.openstack.provision.release_cluster_resources`), touching the
     cloud as ``cloud`` allows (default :class:`~scs_templates.providers.CloudOptions`);
     ``cloud_progress`` receives what the provider did (default: ``progress``).
@@ -122,8 +123,10 @@ def delete(
     runner = helm_of(helm, kubeconfig, context)
     release = runner.status(target.release, namespace=target.namespace)
     objects: list[dict[str, Any]] = []
+    installed_values: dict[str, Any] | None = None
     if release is not None:
         objects = release_objects(runner.get_manifest(target.release, namespace=target.namespace))
+        installed_values = runner.get_values(target.release, namespace=target.namespace)
     ref = cluster_ref(objects, target)
     notes: list[str] = []
     verb = "would delete" if dry_run else "deleting"
@@ -186,6 +189,9 @@ def delete(
                 removed.append(str(leftover))
         elif client.delete(leftover):
             removed.append(str(leftover))
+    removed.extend(
+        _remove_class(client, runner, settings, installed_values, dry_run, progress, notes)
+    )
     result = DeleteResult(
         target,
         cluster_deleted,
@@ -205,6 +211,35 @@ def delete(
     except ToolError as error:
         raise DeleteIncomplete(str(error), result) from None
     return result
+
+
+def _remove_class(
+    client: KubeClient,
+    runner: Helm,
+    settings: ClusterSettings,
+    installed_values: dict[str, Any] | None,
+    dry_run: bool,
+    progress: Progress | None,
+    notes: list[str],
+) -> list[str]:
+    """A topology cluster's ClusterClass release, uninstalled when no other Cluster of the
+    namespace uses the class (:func:`~scs_templates.lifecycle.class_step.remove_class_if_unused`);
+    the class of the installed release, else the settings' one."""
+    from scs_templates.lifecycle.class_step import remove_class_if_unused
+    from scs_templates.values import build_values
+    from scs_templates.values.class_release import class_release_of
+
+    target = target_of(settings)
+    values = installed_values if installed_values is not None else build_values(settings)
+    shared = class_release_of(values, target.release)
+    if shared is None or not client.serves("cluster.x-k8s.io/v1beta2", "Cluster"):
+        return []
+    removed, note = remove_class_if_unused(
+        client, runner, shared, leaving=target.cluster, dry_run=dry_run, progress=progress
+    )
+    if note:
+        notes.append(note)
+    return [f"release {shared.release} (ClusterClass {shared.class_name})"] if removed else []
 
 
 def _clean_workload(

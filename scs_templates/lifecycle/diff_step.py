@@ -111,17 +111,25 @@ def diff(
     kubeconfig: str | None = None,
     context: str | None = None,
 ) -> DiffResult:
-    """What an install of ``settings`` would change in the installed release's objects."""
+    """What an install of ``settings`` would change in the installed release's objects (a
+    topology cluster: and in its ClusterClass's release)."""
     from scs_templates.render import render
+    from scs_templates.values.class_release import class_release_of
 
     target = target_of(settings)
     runner = helm_of(helm, kubeconfig, context)
-    rendered = _index(list(render(settings, helm=runner).objects), target.namespace)
+    result = render(settings, helm=runner)
+    rendered = _index(list(result.objects), target.namespace)
     installed_release = runner.status(target.release, namespace=target.namespace) is not None
     installed: dict[tuple[str, str, str], dict[str, Any]] = {}
     if installed_release:
         manifest = runner.get_manifest(target.release, namespace=target.namespace)
         installed = _index(release_objects(manifest), target.namespace)
+    # a topology cluster's ClusterClass is in the class's own release (render prints both)
+    shared = class_release_of(result.values, target.release)
+    if shared is not None and runner.status(shared.release, namespace=shared.namespace):
+        manifest = runner.get_manifest(shared.release, namespace=shared.namespace)
+        installed.update(_index(release_objects(manifest), shared.namespace))
     changes: list[ObjectChange] = []
     unchanged = 0
     for key in sorted(set(rendered) | set(installed)):

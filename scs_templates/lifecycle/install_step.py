@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scs_templates.errors import InputError
-from scs_templates.lifecycle.class_step import prepare_class
 from scs_templates.lifecycle.target import KEEP_ANNOTATION, Target, helm_of, kube_of, target_of
 from scs_templates.lifecycle.version_guard import (
     check_api_port_change,
@@ -34,6 +32,7 @@ if TYPE_CHECKING:
     from scs_templates.providers import CloudOptions
     from scs_templates.settings.model import ClusterSettings
     from scs_templates.settings.versions import KubernetesVersion
+    from scs_templates.values.class_release import ClassRelease
 
 __all__ = [
     "InstallResult",
@@ -89,7 +88,11 @@ def install(
 
     A topology cluster (template ``clusterclass``) stays on its installed ClusterClass: an
     install that would move it onto another one is refused unless ``rebase_class``
-    (:func:`check_class_change`).
+    (:func:`check_class_change`). Its class lives in a release of its own, shared by the
+    Clusters of the namespace that use it (:mod:`scs_templates.values.class_release`):
+    installed first and waited for until Cluster API has reconciled the class; after a
+    rebase the class the cluster left is uninstalled when no other Cluster uses it
+    (:mod:`scs_templates.lifecycle.class_step`).
 
     With encryption at rest (the default) the cluster's key Secret is created first
     (:func:`scs_templates.encryption.ensure_secret`; an existing one is kept), after the
@@ -107,6 +110,7 @@ def install(
     """
     from scs_templates.charts import chart_for
     from scs_templates.values import build_values
+    from scs_templates.values.class_release import class_release_of, cluster_release_values
 
     target = target_of(settings)
     if kube is None and kubeconfig is None and helm is not None:
@@ -119,20 +123,20 @@ def install(
     from scs_templates.catalogue import provider_of
 
     cloud_secret = provider_of(settings).credentials_secret_name(settings)
+    values = build_values(settings)
+    shared = class_release_of(values, target.release)  # a topology cluster's class release
     # with wait, a bad kubeconfig/context is found (exit 2) before anything is installed
-    needs_api = wait or encrypt or credentials or cloud_secret is not None
+    needs_api = wait or encrypt or credentials or cloud_secret is not None or shared is not None
     client = kube_of(kube, kubeconfig, context) if needs_api else None
     runner = helm_of(helm, kubeconfig, context)
-    values = build_values(settings)
     wanted = values_kubernetes_version(values)  # resolved once, by the values builder
     previous: KubernetesVersion | None = None
-    new_class: str | None = None
+    old_class: ClassRelease | None = None
     if runner.status(target.release, namespace=target.namespace) is not None:
         installed_values = runner.get_values(target.release, namespace=target.namespace)
         check_template_change(installed_values, settings.spec.template, target.release)
-        new_class = check_class_change(
-            installed_values, values, target.release, rebase=rebase_class
-        )
+        if check_class_change(installed_values, values, target.release, rebase=rebase_class):
+            old_class = class_release_of(installed_values, target.release)
         previous = installed_kubernetes_version(runner, target, values=installed_values)
         check_version_change(previous, wanted)
         check_api_port_change(installed_values, values)
@@ -154,37 +158,41 @@ def install(
     if client is not None:
         # before the release: the control plane's bootstrap data reads the key from it
         ensure_release_secrets(client, settings, progress)
-    if new_class is not None:
-        from scs_templates.render import split_documents
+    handover = None
+    if shared is not None:
+        assert client is not None
+        from scs_templates.lifecycle.class_step import install_class
 
-        manifests = runner.template(
-            target.release,
-            Path(chart.path),
-            namespace=target.namespace,
-            values=values,
+        # the class first (a rebase: the new class), reconciled before the Cluster uses it
+        handover = install_class(
+            client,
+            runner,
+            shared,
+            chart,
+            cluster_release=target.release,
             kube_version=str(wanted),
-            sensitive=tuple(secrets.values()) if secrets else (),
-        )
-        if progress:
-            progress(f"creating ClusterClass {new_class} before moving the cluster onto it")
-        prepare_class(
-            client or kube_of(kube, kubeconfig, context),
-            split_documents(manifests)[1],
-            new_class,
-            target.release,
-            target.namespace,
+            progress=progress,
             poll_interval=poll_interval,
         )
     release = runner.upgrade_install(
         target.release,
         chart.path,
         namespace=target.namespace,
-        values=values,
+        values=cluster_release_values(values),
         create_namespace=True,
         rollback_on_failure=True,
         timeout=helm_timeout,
         sensitive=tuple(secrets.values()) if secrets else (),
     )
+    if handover is not None and client is not None:
+        handover.finish(client, runner, chart, progress)
+    if old_class is not None and client is not None:
+        from scs_templates.lifecycle.class_step import remove_class_if_unused
+
+        # the class this cluster left, when no other Cluster of the namespace uses it
+        _, kept = remove_class_if_unused(client, runner, old_class, progress=progress)
+        if kept and progress:
+            progress(kept)
     state = None
     if client is not None and wait:
         from scs_templates.kube import ObjectRef

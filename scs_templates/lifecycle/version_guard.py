@@ -15,6 +15,7 @@ from scs_templates import version_numbers
 from scs_templates.errors import InputError
 from scs_templates.lifecycle.target import release_objects
 from scs_templates.settings.versions import KubernetesVersion
+from scs_templates.values.class_release import TOPOLOGY_TEMPLATE as TOPOLOGY_TEMPLATE
 
 if TYPE_CHECKING:
     from scs_templates.helm import Helm
@@ -75,10 +76,6 @@ def installed_kubernetes_version(
             if isinstance(spec, Mapping):
                 return _parse_installed(spec.get("version"))
     return None
-
-
-#: The template whose clusters are Cluster API topologies (a ClusterClass owns their objects).
-TOPOLOGY_TEMPLATE = "clusterclass"
 
 
 def check_template_change(installed_values: Mapping[str, Any], wanted: str, release: str) -> None:

@@ -55,11 +55,17 @@ def chart_values_schema(provider: Provider) -> dict[str, Any]:
     common["required"] = [*common["required"], *sections]
     common["properties"] = {**properties, **sections}
     common["definitions"] = {**common["definitions"], **part.get("definitions", {})}
+    # the values of a cluster need every section; the values of a ClusterClass's own
+    # release are its name and namespace, never anything of a cluster
+    required = common.pop("required")
     return {
         "$schema": DRAFT,
         "$id": _ID.format(chart=provider.chart),
         "title": f"{provider.chart} values (computed by scs-templates from the cluster settings)",
         **common,
+        "if": {"required": ["clusterClass"]},
+        "then": {"not": {"required": ["cluster"]}},
+        "else": {"required": required},
     }
 
 

@@ -12,12 +12,16 @@ and defines these hooks (named templates, context: dict root machine role):
   provider.machineSpec            the machine template's spec.template.spec (YAML)
 "machine" is .Values.controlPlane or one entry of .Values.workers; "role" is
 "control-plane" or "worker". With cluster.template "clusterclass" the topology objects are
-rendered instead (_topology.tpl, which needs three more hooks).
+rendered instead (_topology.tpl, which needs three more hooks). With values "clusterClass"
+(name, namespace) and nothing of a cluster, the release of a ClusterClass: the class and its
+templates only, shared by the topology clusters of that namespace.
 */}}
 
 {{- define "scs.clusterApiObjects" -}}
 {{- $root := . -}}
-{{- if eq .Values.cluster.template "clusterclass" -}}
+{{- if .Values.clusterClass -}}
+{{- include "scs.classObjects" (dict "root" $root "name" .Values.clusterClass.name "namespace" .Values.clusterClass.namespace) }}
+{{- else if eq .Values.cluster.template "clusterclass" -}}
 {{- include "scs.topologyObjects" $root }}
 {{- else -}}
 {{- include "scs.cluster" $root }}

@@ -25,38 +25,52 @@ root), provider.classMachineSpec and provider.classClusterSpec (the class's plac
 
 {{- define "scs.topologyObjects" -}}
 {{- $root := . -}}
-{{- include "scs.clusterClass" $root }}
+{{- $c := .Values.cluster -}}
+{{- if or (not (hasKey $c "classObjects")) $c.classObjects }}
+{{- include "scs.classObjects" (dict "root" $root "name" $c.className "namespace" $c.namespace) }}
 ---
-{{ include "scs.classKubeadmControlPlaneTemplate" $root }}
----
-{{ include "scs.classInfraClusterTemplate" $root }}
----
-{{ include "scs.classMachineTemplate" (dict "root" $root "role" "control-plane") }}
----
-{{ include "scs.classMachineTemplate" (dict "root" $root "role" "worker") }}
----
-{{ include "scs.classKubeadmConfigTemplate" $root }}
----
+{{ end -}}
 {{ include "scs.topologyCluster" $root }}
+{{- end -}}
+
+{{/*
+The ClusterClass and its templates. Context: dict root name namespace (the class's name and
+namespace: nothing else of a cluster reaches the class). Rendered with the cluster (render,
+the helmfile path) or alone in the class's own release (values "clusterClass", see
+scs.clusterApiObjects): several clusters of a namespace share that release.
+*/}}
+{{- define "scs.classObjects" -}}
+{{- include "scs.clusterClass" . }}
+---
+{{ include "scs.classKubeadmControlPlaneTemplate" . }}
+---
+{{ include "scs.classInfraClusterTemplate" . }}
+---
+{{ include "scs.classMachineTemplate" (dict "class" . "role" "control-plane") }}
+---
+{{ include "scs.classMachineTemplate" (dict "class" . "role" "worker") }}
+---
+{{ include "scs.classKubeadmConfigTemplate" . }}
 {{- end -}}
 
 {{/* The worker machineDeployment class every worker group uses. */}}
 {{- define "scs.workerClass" -}}worker{{- end -}}
 
-{{/* Metadata of class objects: shared by clusters, so no cluster label. Context: dict root name. */}}
+{{/* Metadata of class objects: shared by clusters, so no cluster label. Context: dict class name. */}}
 {{- define "scs.classMetadata" -}}
 name: {{ .name }}
-namespace: {{ .root.Values.cluster.namespace }}
+namespace: {{ .class.namespace }}
 labels:
   app.kubernetes.io/managed-by: Helm
-  scs.community/cluster-class: {{ .root.Values.cluster.className }}
+  scs.community/cluster-class: {{ .class.name }}
 {{- end -}}
 
+{{/* Context: dict class role (role empty: the infrastructure cluster template). */}}
 {{- define "scs.classTemplateName" -}}
 {{- if .role -}}
-{{- printf "%s-%s" .root.Values.cluster.className .role -}}
+{{- printf "%s-%s" .class.name .role -}}
 {{- else -}}
-{{- .root.Values.cluster.className -}}
+{{- .class.name -}}
 {{- end -}}
 {{- end -}}
 
@@ -96,7 +110,8 @@ templateRef:
 {{- end -}}
 
 {{- define "scs.clusterClass" -}}
-{{- $root := . -}}
+{{- $class := . -}}
+{{- $root := .root -}}
 {{- $infra := include "provider.infraApiVersion" $root -}}
 {{- $machineKind := include "provider.machineTemplateKind" $root -}}
 {{- $clusterTemplateKind := printf "%sTemplate" (include "provider.infraClusterKind" $root) -}}
@@ -104,21 +119,21 @@ templateRef:
 apiVersion: cluster.x-k8s.io/v1beta2
 kind: ClusterClass
 metadata:
-  {{- include "scs.classMetadata" (dict "root" $root "name" $root.Values.cluster.className) | nindent 2 }}
+  {{- include "scs.classMetadata" (dict "class" $class "name" $class.name) | nindent 2 }}
 spec:
   controlPlane:
-    {{- include "scs.templateRef" (dict "apiVersion" "controlplane.cluster.x-k8s.io/v1beta2" "kind" "KubeadmControlPlaneTemplate" "name" (include "scs.classTemplateName" (dict "root" $root "role" "control-plane"))) | nindent 4 }}
+    {{- include "scs.templateRef" (dict "apiVersion" "controlplane.cluster.x-k8s.io/v1beta2" "kind" "KubeadmControlPlaneTemplate" "name" (include "scs.classTemplateName" (dict "class" $class "role" "control-plane"))) | nindent 4 }}
     machineInfrastructure:
-      {{- include "scs.templateRef" (dict "apiVersion" $infra "kind" $machineKind "name" (include "scs.classTemplateName" (dict "root" $root "role" "control-plane"))) | nindent 6 }}
+      {{- include "scs.templateRef" (dict "apiVersion" $infra "kind" $machineKind "name" (include "scs.classTemplateName" (dict "class" $class "role" "control-plane"))) | nindent 6 }}
   infrastructure:
-    {{- include "scs.templateRef" (dict "apiVersion" $infra "kind" $clusterTemplateKind "name" (include "scs.classTemplateName" (dict "root" $root))) | nindent 4 }}
+    {{- include "scs.templateRef" (dict "apiVersion" $infra "kind" $clusterTemplateKind "name" (include "scs.classTemplateName" (dict "class" $class))) | nindent 4 }}
   workers:
     machineDeployments:
       - class: {{ include "scs.workerClass" $root }}
         bootstrap:
-          {{- include "scs.templateRef" (dict "apiVersion" "bootstrap.cluster.x-k8s.io/v1beta2" "kind" "KubeadmConfigTemplate" "name" (include "scs.classTemplateName" (dict "root" $root "role" "worker"))) | nindent 10 }}
+          {{- include "scs.templateRef" (dict "apiVersion" "bootstrap.cluster.x-k8s.io/v1beta2" "kind" "KubeadmConfigTemplate" "name" (include "scs.classTemplateName" (dict "class" $class "role" "worker"))) | nindent 10 }}
         infrastructure:
-          {{- include "scs.templateRef" (dict "apiVersion" $infra "kind" $machineKind "name" (include "scs.classTemplateName" (dict "root" $root "role" "worker"))) | nindent 10 }}
+          {{- include "scs.templateRef" (dict "apiVersion" $infra "kind" $machineKind "name" (include "scs.classTemplateName" (dict "class" $class "role" "worker"))) | nindent 10 }}
   variables:
     {{- include "scs.objectVariable" (dict "name" "controlPlane" "required" true "description" "KubeadmControlPlane spec (rollout, remediation, kubeadmConfigSpec), rendered by scs-templates from the cluster settings") | nindent 4 }}
     {{- include "scs.objectVariable" (dict "name" "controlPlaneMachine" "required" true "description" "spec of the control plane's infrastructure machines (machine type, image, disk, zone placement), rendered by scs-templates") | nindent 4 }}
@@ -137,7 +152,7 @@ spec:
 apiVersion: controlplane.cluster.x-k8s.io/v1beta2
 kind: KubeadmControlPlaneTemplate
 metadata:
-  {{- include "scs.classMetadata" (dict "root" . "name" (include "scs.classTemplateName" (dict "root" . "role" "control-plane"))) | nindent 2 }}
+  {{- include "scs.classMetadata" (dict "class" . "name" (include "scs.classTemplateName" (dict "class" . "role" "control-plane"))) | nindent 2 }}
 spec:
   template:
     spec:
@@ -146,33 +161,33 @@ spec:
 {{- end -}}
 
 {{- define "scs.classInfraClusterTemplate" -}}
-apiVersion: {{ include "provider.infraApiVersion" . }}
-kind: {{ include "provider.infraClusterKind" . }}Template
+apiVersion: {{ include "provider.infraApiVersion" .root }}
+kind: {{ include "provider.infraClusterKind" .root }}Template
 metadata:
-  {{- include "scs.classMetadata" (dict "root" . "name" (include "scs.classTemplateName" (dict "root" .))) | nindent 2 }}
+  {{- include "scs.classMetadata" (dict "class" . "name" (include "scs.classTemplateName" (dict "class" .))) | nindent 2 }}
 spec:
   template:
     spec:
-      {{- include "provider.classClusterSpec" . | nindent 6 }}
+      {{- include "provider.classClusterSpec" .root | nindent 6 }}
 {{- end -}}
 
-{{/* Context: dict root role. */}}
+{{/* Context: dict class role. */}}
 {{- define "scs.classMachineTemplate" -}}
-apiVersion: {{ include "provider.infraApiVersion" .root }}
-kind: {{ include "provider.machineTemplateKind" .root }}
+apiVersion: {{ include "provider.infraApiVersion" .class.root }}
+kind: {{ include "provider.machineTemplateKind" .class.root }}
 metadata:
-  {{- include "scs.classMetadata" (dict "root" .root "name" (include "scs.classTemplateName" .)) | nindent 2 }}
+  {{- include "scs.classMetadata" (dict "class" .class "name" (include "scs.classTemplateName" .)) | nindent 2 }}
 spec:
   template:
     spec:
-      {{- include "provider.classMachineSpec" .root | nindent 6 }}
+      {{- include "provider.classMachineSpec" .class.root | nindent 6 }}
 {{- end -}}
 
 {{- define "scs.classKubeadmConfigTemplate" -}}
 apiVersion: bootstrap.cluster.x-k8s.io/v1beta2
 kind: KubeadmConfigTemplate
 metadata:
-  {{- include "scs.classMetadata" (dict "root" . "name" (include "scs.classTemplateName" (dict "root" . "role" "worker"))) | nindent 2 }}
+  {{- include "scs.classMetadata" (dict "class" . "name" (include "scs.classTemplateName" (dict "class" . "role" "worker"))) | nindent 2 }}
 spec:
   template:
     spec:
