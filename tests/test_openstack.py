@@ -34,7 +34,11 @@ from scs_templates.openstack import (
     parse_credentials_secret,
     run_preflight,
 )
-from scs_templates.openstack.appcred import create_app_credential, delete_app_credential
+from scs_templates.openstack.appcred import (
+    create_app_credential,
+    credential_authenticates,
+    delete_app_credential,
+)
 from scs_templates.openstack.capo_names import (
     CAPO_SECGROUP_DESCRIPTION,
     capo_description,
@@ -179,11 +183,14 @@ def run_cli(
     return run
 
 
-def _settings_text(name: str, node_cidr: str, *, extra: str = "", external: str = "") -> str:
+def _settings_text(
+    name: str, node_cidr: str, *, extra: str = "", external: str = "", namespace: str = "default"
+) -> str:
     return f"""apiVersion: scs-templates.scs.community/v1alpha1
 kind: ClusterSettings
 metadata:
   name: {name}
+  namespace: {namespace}
 spec:
   provider: openstack
   controlPlane:
@@ -259,7 +266,7 @@ def test_create_then_reuse_via_cli(run_cli: Any, tmp_path: Path, conn: Any, demo
         "openstack", "appcred", "create", str(settings_file), "--write-secret", str(secret_file)
     )
     assert first.code == 0, first.err
-    assert f"created application credential capi-{cluster}-appcred (ID " in first.out
+    assert f"created application credential capi-{cluster}-appcred.default (ID " in first.out
     assert stat.S_IMODE(secret_file.stat().st_mode) == 0o600
     assert not list(secret_file.parent.glob(".secret.yaml.*")), "temporary file left behind"
     manifest = YAML(typ="safe").load(secret_file.read_text())
@@ -281,24 +288,26 @@ def test_create_then_reuse_via_cli(run_cli: Any, tmp_path: Path, conn: Any, demo
     )
     assert second.code == 0, second.err
     assert (
-        f"reused application credential capi-{cluster}-appcred (ID {credential_id})" in second.out
+        f"reused application credential capi-{cluster}-appcred.default (ID {credential_id})"
+        in second.out
     )
     found = [
         c
         for c in conn.identity.application_credentials(user=conn.current_user_id)
-        if c.name == f"capi-{cluster}-appcred"
+        if c.name == f"capi-{cluster}-appcred.default"
     ]
     assert [c.id for c in found] == [credential_id]
 
     deleted = run_cli("openstack", "appcred", "delete", str(settings_file))
     assert deleted.code == 0
-    assert f"deleted: application credential capi-{cluster}-appcred" in deleted.out
+    assert f"deleted: application credential capi-{cluster}-appcred.default" in deleted.out
     again = run_cli("openstack", "appcred", "delete", str(settings_file))
     assert again.code == 0
     assert (
-        f"not found (nothing to delete): application credential capi-{cluster}-appcred" in again.out
+        f"not found (nothing to delete): application credential capi-{cluster}-appcred.default"
+        in again.out
     )
-    assert find_app_credential(conn, f"capi-{cluster}-appcred") is None
+    assert find_app_credential(conn, f"capi-{cluster}-appcred.default") is None
 
     for result in (first, second, deleted, again):
         _assert_no_secrets(result.everything, secret, demo.parent_secret, demo.password)
@@ -335,7 +344,7 @@ def test_separate_workload_credential(conn: Any) -> None:
     settings = _settings(cluster, "10.62.0.0/20", extra="      separateWorkload: true\n")
     credentials = ensure_cluster_credentials(conn, settings)
     assert credentials.workload is not None
-    assert credentials.workload.credential.name == f"capi-{cluster}-appcred-workload"
+    assert credentials.workload.credential.name == f"capi-{cluster}-appcred-workload.default"
     data = {k: v.reveal() for k, v in credentials_secret_data(credentials, settings).items()}
     assert credentials.cluster.credential.id in data["clouds.yaml"]
     assert credentials.workload.credential.id in data["cloud.conf"]
@@ -345,9 +354,168 @@ def test_separate_workload_credential(conn: Any) -> None:
     from scs_templates.openstack import delete_cluster_credentials
 
     assert delete_cluster_credentials(conn, settings) == {
-        f"capi-{cluster}-appcred": True,
-        f"capi-{cluster}-appcred-workload": True,
+        f"capi-{cluster}-appcred.default": True,
+        f"capi-{cluster}-appcred-workload.default": True,
     }
+
+
+def _secret_of(credentials: Any, settings: Any) -> dict[str, str]:
+    return {k: v.reveal() for k, v in credentials_secret_data(credentials, settings).items()}
+
+
+@pytest.mark.openstack
+def test_clusters_of_one_name_in_two_namespaces_have_their_own_credentials(conn: Any) -> None:
+    """One OpenStack user, two clusters called alike in two namespaces: each gets its own
+    credential (the namespace is in the name); re-ensuring reuses each one's own, and
+    deleting one cluster's never touches the other's. Before, both were
+    ``capi-$CLUSTER-appcred``: the second install replaced the first cluster's credential."""
+    from scs_templates.openstack import delete_cluster_credentials
+
+    cluster = _unique("twin")
+    a = _settings(cluster, "10.63.0.0/20", namespace="team-a")
+    b = _settings(cluster, "10.63.0.0/20", namespace="team-b")
+    first_a = ensure_cluster_credentials(conn, a)
+    first_b = ensure_cluster_credentials(conn, b)
+    assert first_a.cluster.credential.name == f"capi-{cluster}-appcred.team-a"
+    assert first_b.cluster.credential.name == f"capi-{cluster}-appcred.team-b"
+    assert first_a.cluster.created and first_b.cluster.created
+    again_a = ensure_cluster_credentials(conn, a, existing=_secret_of(first_a, a))
+    again_b = ensure_cluster_credentials(conn, b, existing=_secret_of(first_b, b))
+    assert not again_a.cluster.created and not again_b.cluster.created
+    assert again_a.cluster.credential.id == first_a.cluster.credential.id
+    assert again_b.cluster.credential.id == first_b.cluster.credential.id
+    assert delete_cluster_credentials(conn, a)[f"capi-{cluster}-appcred.team-a"] is True
+    access = cloud_access(conn)
+    b_credential = first_b.cluster.credential
+    assert credential_authenticates(access, b_credential.id, b_credential.secret)
+    assert delete_cluster_credentials(conn, b)[f"capi-{cluster}-appcred.team-b"] is True
+
+
+@pytest.mark.openstack
+def test_credentials_named_by_earlier_versions_are_still_found(conn: Any) -> None:
+    """A credential an earlier version named ``capi-$CLUSTER-appcred`` (no namespace) and
+    described as its cluster's is still that cluster's: reused while the Secret's secret
+    works, deleted with the cluster, and replaced under the new name when it no longer
+    works. The same name described as another namespace's cluster is left alone."""
+    from scs_templates.openstack import delete_cluster_credentials
+    from scs_templates.openstack.appcred import (
+        AppCredential,
+        ClusterCredentials,
+        EnsuredCredential,
+        cluster_credentials_in_keystone,
+        legacy_generation_name,
+    )
+
+    cluster = _unique("legacy")
+    a = _settings(cluster, "10.64.0.0/20", namespace="team-a")
+    b = _settings(cluster, "10.64.0.0/20", namespace="team-b")
+    legacy = legacy_generation_name(a, "appcred", 1)
+    assert legacy == f"capi-{cluster}-appcred"
+    # as the earlier version made it for team-a (its description names the cluster)
+    old = create_app_credential(
+        conn,
+        legacy,
+        description=f"scs-templates: Cluster API credential of cluster team-a/{cluster} "
+        "(restricted)",
+    )
+    access = cloud_access(conn)
+    held = ClusterCredentials("demo", access, EnsuredCredential(old, True, "earlier version"))
+    secret = _secret_of(held, a)
+    assert [m.id for m in cluster_credentials_in_keystone(conn, a)["appcred"]] == [old.id]
+    assert cluster_credentials_in_keystone(conn, b)["appcred"] == []  # not team-b's
+    reused = ensure_cluster_credentials(conn, a, existing=secret)
+    assert not reused.cluster.created and reused.cluster.credential.id == old.id
+    # team-b's cluster of the same name gets its own and leaves team-a's alone
+    theirs = ensure_cluster_credentials(conn, b)
+    assert theirs.cluster.credential.name == f"capi-{cluster}-appcred.team-b"
+    assert credential_authenticates(access, old.id, old.secret)
+    assert delete_cluster_credentials(conn, b) == {
+        f"capi-{cluster}-appcred-workload.team-b": False,
+        f"capi-{cluster}-appcred.team-b": True,
+    }
+    assert credential_authenticates(access, old.id, old.secret)
+    # the Secret's secret no longer works: replaced under the new name, the legacy one goes
+    wrong = AppCredential(old.id, legacy, Secret("not-the-secret"), old.project_id)
+    broken = ClusterCredentials("demo", access, EnsuredCredential(wrong, True, "damaged"))
+    replaced = ensure_cluster_credentials(conn, a, existing=_secret_of(broken, a))
+    assert replaced.cluster.created
+    assert replaced.cluster.credential.name == f"capi-{cluster}-appcred.team-a"
+    assert find_app_credential(conn, legacy) is None
+    # delete finds a legacy one by its description (no Secret needed)
+    create_app_credential(
+        conn, legacy, description=f"scs-templates: ... of cluster team-a/{cluster} (restricted)"
+    )
+    deleted = delete_cluster_credentials(conn, a)
+    assert deleted[legacy] is True and deleted[f"capi-{cluster}-appcred.team-a"] is True
+    assert find_app_credential(conn, legacy) is None
+
+
+@pytest.mark.openstack
+def test_legacy_names_that_are_not_the_clusters_are_kept_and_said(
+    run_cli: Any, tmp_path: Path, conn: Any
+) -> None:
+    """A credential with the cluster's name of earlier versions (``capi-$CLUSTER-appcred``,
+    as KaaS v1 also named it) that the cluster does not hold and whose description does not
+    name it is never reused, replaced or deleted, and install, ``appcred create``,
+    ``appcred delete`` and delete's step (c) (dry run too) each say it is kept: KaaS v1's
+    (not made by scs-templates: with how to delete it) and another namespace's twin's (its
+    owner). Without the report KaaS v1's credential of a migrated cluster would outlive it
+    unnoticed (before the namespaced names, install deleted it by its name)."""
+    from scs_templates.openstack import provision
+    from scs_templates.openstack.appcred import legacy_generation_name
+
+    cluster = _unique("kept")
+    settings_file = _settings_file(tmp_path, cluster, "10.65.0.0/20", namespace="team-a")
+    a = _settings(cluster, "10.65.0.0/20", namespace="team-a")
+    legacy = legacy_generation_name(a, "appcred", 1)
+    workload_legacy = legacy_generation_name(a, "appcred-workload", 1)
+    kaas_v1 = create_app_credential(conn, legacy, description="created by KaaS v1")
+    twin = create_app_credential(
+        conn,
+        workload_legacy,
+        description=f"scs-templates: in-cluster OCCM/CSI credential of cluster team-b/{cluster} "
+        "(restricted)",
+    )
+    said_v1 = (
+        f"kept application credential {legacy} (ID {kaas_v1.id}): named as this cluster's by "
+        "KaaS v1 or by hand, not made by scs-templates; delete it once nothing uses it "
+        f"(openstack application credential delete {kaas_v1.id})"
+    )
+    said_twin = (
+        f"kept application credential {workload_legacy} (ID {twin.id}): the credential of "
+        f"cluster team-b/{cluster} (its description)"
+    )
+    access = cloud_access(conn)
+
+    ensured = ensure_cluster_credentials(conn, a)
+    assert ensured.cluster.created
+    assert ensured.cluster.credential.name == f"capi-{cluster}-appcred.team-a"
+    assert [k.line() for k in ensured.kept] == [said_v1, said_twin]
+
+    created = run_cli("openstack", "appcred", "create", str(settings_file))
+    assert created.code == 0, created.err
+    assert said_v1 in created.out.splitlines() and said_twin in created.out.splitlines()
+
+    lines: list[str] = []
+    assert (
+        provision.release_cluster_resources(a, conn=conn, progress=lines.append, dry_run=True) == []
+    )
+    assert f"would delete application credential capi-{cluster}-appcred.team-a" in lines
+    assert f"would delete application credential {legacy}" not in lines
+    assert said_v1 in lines and said_twin in lines
+    lines.clear()
+    assert provision.release_cluster_resources(a, conn=conn, progress=lines.append) == []
+    assert f"application credential capi-{cluster}-appcred.team-a: deleted" in lines
+    assert said_v1 in lines and said_twin in lines
+    assert credential_authenticates(access, kaas_v1.id, kaas_v1.secret)
+    assert credential_authenticates(access, twin.id, twin.secret)
+
+    deleted = run_cli("openstack", "appcred", "delete", str(settings_file))
+    assert deleted.code == 0, deleted.err
+    assert said_v1 in deleted.out.splitlines() and said_twin in deleted.out.splitlines()
+    assert credential_authenticates(access, kaas_v1.id, kaas_v1.secret)
+    for credential in (kaas_v1, twin):
+        assert delete_app_credential(conn, credential.name)
 
 
 @pytest.mark.openstack
@@ -649,9 +817,9 @@ def test_install_path_preflight_then_credentials(
     no_groups = "    antiAffinity: {controlPlane: none, workers: none}\n"
     namespace = plane.namespace("openstack")
     settings = parse_settings_text(
-        _settings_text(cluster, "10.67.0.0/20")
-        .replace("    cloud: demo\n", "    cloud: demo\n" + no_groups)
-        .replace(f"  name: {cluster}\n", f"  name: {cluster}\n  namespace: {namespace}\n", 1)
+        _settings_text(cluster, "10.67.0.0/20", namespace=namespace).replace(
+            "    cloud: demo\n", "    cloud: demo\n" + no_groups
+        )
     ).settings
     assert settings.metadata.namespace == namespace
     external = None
@@ -664,7 +832,7 @@ def test_install_path_preflight_then_credentials(
                 provision.cluster_secrets(settings, kube=kube, progress=lines.append)
             assert (
                 conn.identity.find_application_credential(
-                    conn.current_user_id, f"capi-{cluster}-appcred"
+                    conn.current_user_id, f"capi-{cluster}-appcred.{namespace}"
                 )
                 is None
             )
@@ -676,7 +844,7 @@ def test_install_path_preflight_then_credentials(
         assert any(line.startswith("preflight ok") for line in lines)
         assert any("application credential" in line and "created" in line for line in lines)
         stored = conn.identity.find_application_credential(
-            conn.current_user_id, f"capi-{cluster}-appcred"
+            conn.current_user_id, f"capi-{cluster}-appcred.{namespace}"
         )
         assert stored is not None and stored.unrestricted is False
         assert f'application-credential-id="{stored.id}"' in secrets["cloud.conf"]
@@ -719,7 +887,7 @@ def test_unwritable_write_secret_creates_no_credential(
         line for line in done.err.strip().splitlines() if "--write-secret" in line
     ]
     assert f"{tmp_path}/file is not a directory" in done.err
-    assert find_app_credential(conn, f"capi-{cluster}-appcred") is None
+    assert find_app_credential(conn, f"capi-{cluster}-appcred.default") is None
 
 
 # --------------------------------------------------------------------------- library API
@@ -748,7 +916,7 @@ def test_library_install_and_delete_do_what_the_commands_do(
             "    cloud: demo\n", "    cloud: demo\n" + no_groups
         )
     ).settings
-    credential = f"capi-{cluster}-appcred"
+    credential = f"capi-{cluster}-appcred.default"
     external = None
     if not any(n.is_router_external for n in admin.network.networks()):
         external = admin.network.create_network(name=f"{cluster}-public", is_router_external=True)
@@ -978,6 +1146,19 @@ def test_delete_removes_the_clusters_cloud_leftovers(
     conn.load_balancer.delete_load_balancer(cloud["other_lb"].id, cascade=True)
 
 
+def _connect_without(base: Any, **services: bool) -> Any:
+    """The demo user's cloud entry, saying the catalog lacks ``services``
+    (``has_load_balancer``/``has_block_storage: false``, as openstacksdk reads a clouds.yaml)."""
+    import openstack
+
+    return openstack.connect(
+        auth=base.config.config["auth"],
+        auth_type="v3applicationcredential",
+        region_name=REGION,
+        **services,
+    )
+
+
 @pytest.mark.openstack
 def test_a_cloud_without_octavia_or_cinder_is_said_not_failed(
     demo: Tenant, octavia_cinder: Stack
@@ -985,18 +1166,10 @@ def test_a_cloud_without_octavia_or_cinder_is_said_not_failed(
     """A cloud whose catalog offers no load-balancer or block-storage service (here: the
     user's cloud entry says so, ``has_load_balancer``/``has_block_storage: false``, as
     openstacksdk reads it): step (c) notes it and cleans what Neutron has."""
-    import openstack
-
     from scs_templates.openstack.leftovers import block_storage_api, load_balancer_api
 
     base = demo.connect()
-    conn = openstack.connect(
-        auth=base.config.config["auth"],
-        auth_type="v3applicationcredential",
-        region_name=REGION,
-        has_load_balancer=False,
-        has_block_storage=False,
-    )
+    conn = _connect_without(base, has_load_balancer=False, has_block_storage=False)
     try:
         assert load_balancer_api(conn) is None and block_storage_api(conn) is None
         settings = _settings(_unique("bare"), "10.66.0.0/20")

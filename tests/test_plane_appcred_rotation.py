@@ -51,7 +51,7 @@ from scs_templates.openstack.rotation import ROTATED_ANNOTATION, rotate_credenti
 from scs_templates.settings import ClusterSettings, parse_settings_text
 from tests.support import real_charts
 from tests.test_services_workload import apply
-from tests.workload_cluster import WorkloadCluster, workload_cluster
+from tests.workload_cluster import WorkloadCluster, empty_workload, workload_cluster
 
 if TYPE_CHECKING:
     from openstack_stack import Stack
@@ -236,11 +236,11 @@ def test_rotation_switches_restarts_then_deletes(
                 before = kube.secret_data(namespace, SECRET_NAME)
                 dry = rotate_credentials(conn, settings, kube, dry_run=True)
                 assert kube.secret_data(namespace, SECRET_NAME) == before
-                assert _family(conn, settings) == [("capi-rot-appcred", first.id)]
+                assert _family(conn, settings) == [(f"capi-rot-appcred.{namespace}", first.id)]
                 assert sorted(dry.restarted) == sorted(
                     n.replace("/", " kube-system/") for n in consumers
                 )
-                assert [c.name for c in dry.created] == ["capi-rot-appcred-2"]
+                assert [c.name for c in dry.created] == [f"capi-rot-appcred-2.{namespace}"]
                 assert [c.id for c in dry.deleted] == [first.id]
 
                 # the CLI: the rotation itself
@@ -269,7 +269,7 @@ def test_rotation_switches_restarts_then_deletes(
                 assert new.id != first.id
                 assert stored["cloud.conf"].id == new.id  # no separate workload credential
                 # only the new one is left, and only it authenticates
-                assert _family(conn, settings) == [("capi-rot-appcred-2", new.id)]
+                assert _family(conn, settings) == [(f"capi-rot-appcred-2.{namespace}", new.id)]
                 assert credential_authenticates(access, new.id, new.secret)
                 assert not credential_authenticates(access, first.id, first.secret)
                 # the workload cluster's cloud-config holds it; every OCCM/CSI Pod that
@@ -285,30 +285,37 @@ def test_rotation_switches_restarts_then_deletes(
                     assert annotations.get(ROTATED_ANNOTATION) == new.id
                 pods = _pod_credential_ids(cluster)
                 assert pods and set(pods.values()) == {new.id}, pods
-                assert f"deleted application credential capi-rot-appcred (ID {first.id})" in out
-                assert "created application credential capi-rot-appcred-2" in out
+                assert (
+                    f"deleted application credential capi-rot-appcred.{namespace} (ID {first.id})"
+                    in out
+                )
+                assert f"created application credential capi-rot-appcred-2.{namespace}" in out
                 log = "\n".join(r.getMessage() for r in caplog.records)
                 for secret in (first.secret.reveal(), new.secret.reveal(), tenant.parent_secret):
                     assert secret not in out + err + log
 
                 # interrupted after the switch: an older generation next to the Secret's one
                 # (made here as the earlier run left it) is finished, no credential is made
-                older = create_app_credential(conn, "capi-rot-appcred", description="left")
+                older = create_app_credential(
+                    conn, f"capi-rot-appcred.{namespace}", description="left"
+                )
                 finished = rotate_credentials(conn, settings, kube, timeout=240, poll_interval=0.5)
                 assert finished.created == []
                 assert [c.id for c in finished.deleted] == [older.id]
-                assert _family(conn, settings) == [("capi-rot-appcred-2", new.id)]
+                assert _family(conn, settings) == [(f"capi-rot-appcred-2.{namespace}", new.id)]
 
                 # interrupted before the switch: a newer generation the Secret never held
                 # (its secret is lost) goes first, then a real rotation
-                orphan = create_app_credential(conn, "capi-rot-appcred-3", description="lost")
+                orphan = create_app_credential(
+                    conn, f"capi-rot-appcred-3.{namespace}", description="lost"
+                )
                 again = rotate_credentials(conn, settings, kube, timeout=240, poll_interval=0.5)
                 assert any(orphan.id in note for note in again.notes)
                 third = parse_credentials_secret(
                     kube.secret_data(namespace, SECRET_NAME) or {}, tenant.cloud
                 )["clouds.yaml"]
                 assert third.id not in (new.id, orphan.id)
-                assert _family(conn, settings) == [("capi-rot-appcred-3", third.id)]
+                assert _family(conn, settings) == [(f"capi-rot-appcred-3.{namespace}", third.id)]
                 assert set(_pod_credential_ids(cluster).values()) == {third.id}
     finally:
         kube.close()
@@ -353,7 +360,6 @@ def test_split_credentials_rotate_together_and_an_unreachable_workload_keeps_the
     still use them); the next run, with the cluster reachable, finishes without making
     another credential. The workload cluster here is an empty real kube-apiserver."""
     from scs_templates.errors import ToolError
-    from testenv.plane import extra_apiserver
 
     namespace = api_plane.namespace("rotate-split")
     settings = _settings(namespace, tenant.cloud, separate=True, name="split")
@@ -374,34 +380,75 @@ def test_split_credentials_rotate_together_and_an_unreachable_workload_keeps_the
             {before["clouds.yaml"].id, before["cloud.conf"].id}
         )
         assert _family(conn, settings) == [
-            ("capi-split-appcred", before["clouds.yaml"].id),
-            ("capi-split-appcred-2", after["clouds.yaml"].id),
-            ("capi-split-appcred-workload", before["cloud.conf"].id),
-            ("capi-split-appcred-workload-2", after["cloud.conf"].id),
+            (f"capi-split-appcred.{namespace}", before["clouds.yaml"].id),
+            (f"capi-split-appcred-2.{namespace}", after["clouds.yaml"].id),
+            (f"capi-split-appcred-workload.{namespace}", before["cloud.conf"].id),
+            (f"capi-split-appcred-workload-2.{namespace}", after["cloud.conf"].id),
         ]
-        with extra_apiserver(api_plane, "rotation-workload", ()) as server:
-            config = json.loads(api_plane.kubeconfig.read_text())
-            config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{server.port}"
-            path = tmp_path / "workload.kubeconfig"
-            path.write_text(json.dumps(config))
-            path.chmod(0o600)
-            with KubeClient(str(path)) as workload:
-                finished = rotate_credentials(conn, settings, kube, workload=workload)
-                conf = workload.secret_data("kube-system", "cloud-config") or {}
+        with empty_workload(api_plane, "rotation-workload", tmp_path) as workload:
+            finished = rotate_credentials(conn, settings, kube, workload=workload)
+            conf = workload.secret_data("kube-system", "cloud-config") or {}
         assert finished.created == [] and finished.restarted == []
         assert sorted(c.id for c in finished.deleted) == sorted(
             [before["clouds.yaml"].id, before["cloud.conf"].id]
         )
         assert f'application-credential-id="{after["cloud.conf"].id}"' in conf["cloud.conf"]
         assert _family(conn, settings) == [
-            ("capi-split-appcred-2", after["clouds.yaml"].id),
-            ("capi-split-appcred-workload-2", after["cloud.conf"].id),
+            (f"capi-split-appcred-2.{namespace}", after["clouds.yaml"].id),
+            (f"capi-split-appcred-workload-2.{namespace}", after["cloud.conf"].id),
         ]
         # install afterwards reuses the rotated generation (it authenticates): no churn
         again = ensure_cluster_credentials(
             conn, settings, existing=kube.secret_data(namespace, SPLIT_SECRET)
         )
-        assert not again.cluster.created and again.cluster.credential.name.endswith("-2")
+        assert (
+            not again.cluster.created
+            and again.cluster.credential.name == f"capi-split-appcred-2.{namespace}"
+        )
+    finally:
+        kube.close()
+        conn.close()
+
+
+def test_a_credential_named_by_an_earlier_version_is_rotated_to_the_namespaced_name(
+    api_plane: Plane, tenant: Tenant, tmp_path: Path
+) -> None:
+    """A credential an earlier version made (``capi-$CLUSTER-appcred``, no namespace), held
+    by the Secret: rotate finds it, makes the next generation under the namespaced name
+    and deletes it; a same-named cluster of another namespace is not touched."""
+    from scs_templates.openstack.appcred import (
+        ClusterCredentials,
+        EnsuredCredential,
+        legacy_generation_name,
+    )
+
+    namespace = api_plane.namespace("rotate-legacy")
+    settings = _settings(namespace, tenant.cloud, name="legacy")
+    other = _settings(api_plane.namespace("rotate-legacy-other"), tenant.cloud, name="legacy")
+    conn = tenant.connect()
+    kube = KubeClient(str(api_plane.kubeconfig))
+    try:
+        legacy = legacy_generation_name(settings, "appcred", 1)
+        old = create_app_credential(
+            conn,
+            legacy,
+            description=f"scs-templates: Cluster API credential of cluster {namespace}/legacy "
+            "(restricted)",
+        )
+        held = ClusterCredentials(
+            tenant.cloud, cloud_access(conn), EnsuredCredential(old, True, "earlier version")
+        )
+        content = credentials_secret_data(held, settings)
+        lifecycle.store_credentials(kube, settings, {k: v.reveal() for k, v in content.items()})
+        assert _family(conn, other) == []  # another namespace's cluster of the same name
+        with empty_workload(api_plane, "rotation-legacy-workload", tmp_path) as workload:
+            report = rotate_credentials(conn, settings, kube, workload=workload)
+        new = parse_credentials_secret(
+            kube.secret_data(namespace, "capi-legacy-cloud-config") or {}, tenant.cloud
+        )["clouds.yaml"]
+        assert [c.name for c in report.created] == [f"capi-legacy-appcred-2.{namespace}"]
+        assert [(c.name, c.id) for c in report.deleted] == [(legacy, old.id)]
+        assert _family(conn, settings) == [(f"capi-legacy-appcred-2.{namespace}", new.id)]
     finally:
         kube.close()
         conn.close()

@@ -33,6 +33,7 @@ from scs_templates.settings import ClusterSettings
 from tests.test_plane_apiserver_files import _apiserver_flags
 
 if TYPE_CHECKING:
+    from scs_templates.kube import KubeClient
     from testenv import Plane
     from testenv.kubeapi import KubeAPI
 
@@ -357,3 +358,23 @@ def workload_cluster(
             yield cluster
         finally:
             controllers.stop()
+
+
+@contextlib.contextmanager
+def empty_workload(plane: Plane, name: str, directory: Path) -> Iterator[KubeClient]:
+    """An empty real kube-apiserver next to the plane as a workload cluster nothing runs on
+    (for what only needs its API: a rotation's cloud-config Secret), and a client for it
+    through a kubeconfig (0600 in ``directory``) with the plane's credentials."""
+    import json
+
+    from scs_templates.kube import KubeClient
+    from testenv.plane import extra_apiserver
+
+    with extra_apiserver(plane, name, ()) as server:
+        config = json.loads(plane.kubeconfig.read_text())
+        config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{server.port}"
+        path = directory / f"{name}.kubeconfig"
+        path.write_text(json.dumps(config))
+        path.chmod(0o600)
+        with KubeClient(str(path)) as client:
+            yield client

@@ -208,6 +208,8 @@ def _appcred_create(args: argparse.Namespace) -> int:
                 f"{state} application credential {result.credential.name} "
                 f"(ID {result.credential.id}): {result.reason}"
             )
+        for kept in credentials.kept:
+            print(kept.line())
         if args.write_secret is not None:
             data = credentials_secret_data(credentials, settings)
             name = credentials_secret_name(settings)
@@ -228,7 +230,10 @@ def _appcred_create(args: argparse.Namespace) -> int:
 
 
 def _appcred_delete(args: argparse.Namespace) -> int:
-    from scs_templates.openstack.appcred import delete_cluster_credentials
+    from scs_templates.openstack.appcred import (
+        delete_cluster_credentials,
+        kept_legacy_credentials,
+    )
 
     settings = _load(args)
     conn = _connect(args, settings)
@@ -238,6 +243,8 @@ def _appcred_delete(args: argparse.Namespace) -> int:
                 f"{'deleted' if deleted else 'not found (nothing to delete)'}: "
                 f"application credential {name}"
             )
+        for kept in kept_legacy_credentials(conn, settings):
+            print(kept.line())
     finally:
         conn.close()
     return 0

@@ -124,9 +124,10 @@ class Migration:
 
     def header(self, source: str) -> list[str]:
         from scs_templates.openstack.appcred import CLUSTER_SUFFIX
-        from scs_templates.settings.naming import resource_name
+        from scs_templates.settings.naming import in_namespace, resource_name
 
-        appcred = resource_name(self.prefix, self.name, CLUSTER_SUFFIX)
+        kaas_v1 = resource_name(self.prefix, self.name, CLUSTER_SUFFIX)
+        appcred = in_namespace(kaas_v1, "$NAMESPACE")
         left_out = [
             key
             for key in self.order
@@ -139,7 +140,7 @@ class Migration:
             "Credentials are NOT copied: the *_B64 secrets of KaaS v1 stay behind. They come "
             "from the clouds.yaml entry spec.openstack.cloud, and `scs-templates openstack "
             f"appcred create` makes the restricted per-cluster application credential "
-            f"{appcred} (as KaaS v1 did).",
+            f"{appcred} (KaaS v1's {kaas_v1}, with the cluster's namespace).",
         ]
         if left_out:
             lines.append(

@@ -2,10 +2,16 @@
 
 Design (see docs/openstack.md):
 
-- Each cluster gets a RESTRICTED application credential ``$PREFIX-$CLUSTER-appcred``
+- Each cluster gets a RESTRICTED application credential ``$PREFIX-$CLUSTER-appcred.$NAMESPACE``
   (``unrestricted=False``: it cannot create or delete application credentials, itself
   included), created with the user's own credential (the clouds.yaml entry: an unrestricted
-  application credential or a password login). A leak affects one cluster only.
+  application credential or a password login). A leak affects one cluster only. The
+  namespace is part of the name because Keystone names are unique per user, and one user's
+  clusters of one name in two namespaces must not share (and replace) one credential.
+  Credentials of earlier versions, named without the namespace (``$PREFIX-$CLUSTER-appcred``,
+  :func:`legacy_generation_name`), are still the cluster's when the credentials Secret holds
+  them or their description names the cluster: reused while they work, rotated to and
+  deleted with the new names; another namespace's are left alone.
 - Keystone shows a secret exactly once, at creation. We keep it in the cluster's credentials
   Secret on the management cluster. The caller passes the stored secret (or None) to
   :func:`ensure_app_credential`; an existing credential is REUSED when that secret still
@@ -13,7 +19,7 @@ Design (see docs/openstack.md):
   created again.
 - Deleting the cluster deletes the credential with the parent credential (a restricted one
   cannot delete itself).
-- Optionally a second credential ``$PREFIX-$CLUSTER-appcred-workload`` for the in-cluster
+- Optionally a second credential ``$PREFIX-$CLUSTER-appcred-workload.$NAMESPACE`` for the in-cluster
   cloud controller manager and Cinder CSI (``cloud.conf``), so the credential inside the
   workload cluster is not the one Cluster API uses.
 
@@ -25,6 +31,7 @@ What the credentials Secret holds (clouds.yaml, cloud.conf) is written and read 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -40,7 +47,7 @@ from scs_templates.openstack.connection import (
 )
 from scs_templates.openstack.credentials_secret import parse_credentials_secret
 from scs_templates.providers.openstack.values import CLOUD_CONF_KEY, CLOUDS_YAML_KEY
-from scs_templates.settings.naming import resource_name
+from scs_templates.settings.naming import in_namespace, resource_name
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
@@ -82,6 +89,8 @@ class ClusterCredentials:
     access: CloudAccess
     cluster: EnsuredCredential
     workload: EnsuredCredential | None = None
+    kept: tuple[KeptCredential, ...] = ()
+    """Credentials with this cluster's legacy names that are not its own (reported)."""
 
     @property
     def for_workload(self) -> AppCredential:
@@ -90,8 +99,9 @@ class ClusterCredentials:
 
 
 def credential_names(settings: ClusterSettings) -> tuple[str, str | None]:
-    """``($PREFIX-$CLUSTER-appcred, $PREFIX-$CLUSTER-appcred-workload or None)``: the names
-    of the first generation (a rotation adds ``-2``, ``-3``, ...: :func:`generation_name`)."""
+    """``($PREFIX-$CLUSTER-appcred.$NAMESPACE, $PREFIX-$CLUSTER-appcred-workload.$NAMESPACE or
+    None)``: the names of the first generation (a rotation adds ``-2``, ``-3``, ... before
+    the namespace: :func:`generation_name`)."""
     cluster = generation_name(settings, CLUSTER_SUFFIX, 1)
     workload = None
     if settings.spec.openstack.application_credential.separate_workload:
@@ -104,8 +114,19 @@ def generation_name(settings: ClusterSettings, suffix: str, generation: int) -> 
 
     Keystone keeps application credential names unique per user and never renames one, so a
     rotation, which needs the old and the new credential side by side, numbers them:
-    ``$PREFIX-$CLUSTER-appcred`` (generation 1), ``$PREFIX-$CLUSTER-appcred-2``, ...
+    ``$PREFIX-$CLUSTER-appcred.$NAMESPACE`` (generation 1),
+    ``$PREFIX-$CLUSTER-appcred-2.$NAMESPACE``, ... (:func:`.naming.in_namespace`).
     """
+    return in_namespace(
+        legacy_generation_name(settings, suffix, generation), settings.metadata.namespace
+    )
+
+
+def legacy_generation_name(settings: ClusterSettings, suffix: str, generation: int) -> str:
+    """The name earlier versions gave generation ``generation``: without the namespace
+    (``$PREFIX-$CLUSTER-appcred``, ``...-appcred-2``); the same for two clusters of one name
+    in two namespaces, so such a credential is the cluster's only by its ID in the Secret or
+    its description (:func:`cluster_credentials_in_keystone`). Never given to a new one."""
     resource = suffix if generation <= 1 else f"{suffix}-{generation}"
     return resource_name(settings.spec.prefix, settings.metadata.name, resource)
 
@@ -120,32 +141,103 @@ class KnownCredential:
     id: str
 
 
-def _generation_of(settings: ClusterSettings, suffix: str, name: str) -> int | None:
-    if name == generation_name(settings, suffix, 1):
+def _generation_of(
+    settings: ClusterSettings, suffix: str, name: str, naming: Any = generation_name
+) -> int | None:
+    if name == naming(settings, suffix, 1):
         return 1
-    tail = name.rpartition("-")[2]
-    if tail.isdigit() and generation_name(settings, suffix, int(tail)) == name:
+    head = (
+        name.removesuffix(f".{settings.metadata.namespace}") if naming is generation_name else name
+    )
+    tail = head.rpartition("-")[2]
+    if tail.isdigit() and naming(settings, suffix, int(tail)) == name:
         return int(tail) if int(tail) >= 2 else None
     return None
 
 
-def cluster_credentials_in_keystone(
-    conn: Connection, settings: ClusterSettings
-) -> dict[str, list[KnownCredential]]:
-    """The cluster's credentials of each kind (:data:`CLUSTER_SUFFIX`,
-    :data:`WORKLOAD_SUFFIX`) that the current user owns, oldest generation first."""
+def describes(settings: ClusterSettings, description: str) -> bool:
+    """The credential's description names this cluster (every credential scs-templates made
+    says ``... of cluster $NAMESPACE/$CLUSTER ...``)."""
+    return (
+        f" of cluster {settings.metadata.namespace}/{settings.metadata.name} " in f"{description} "
+    )
+
+
+_DESCRIBED_CLUSTER = re.compile(r" of cluster ([^/\s]+/[^/\s]+) ")
+
+
+@dataclass(frozen=True, order=True)
+class KeptCredential:
+    """A credential named as earlier versions named this cluster's (no namespace) that is
+    not this cluster's: neither the credentials Secret holds it nor does its description
+    name the cluster. Never reused, rotated or deleted; reported, so it is not forgotten."""
+
+    name: str
+    id: str
+    owner: str
+    """``NAMESPACE/CLUSTER`` its description names, or empty: not made by scs-templates
+    (KaaS v1 gave its credential this name; or one made by hand)."""
+
+    def line(self) -> str:
+        head = f"kept application credential {self.name} (ID {self.id})"
+        if self.owner:
+            return f"{head}: the credential of cluster {self.owner} (its description)"
+        return (
+            f"{head}: named as this cluster's by KaaS v1 or by hand, not made by scs-templates; "
+            f"delete it once nothing uses it (openstack application credential delete {self.id})"
+        )
+
+
+def _own_credentials(conn: Connection) -> list[Any]:
     identity: Any = conn.identity
     try:
-        found = list(identity.application_credentials(user=conn.current_user_id))
+        return list(identity.application_credentials(user=conn.current_user_id))
     except Exception as error:
         raise tool_error("listing application credentials", error) from None
+
+
+def _classify(
+    settings: ClusterSettings, found: list[Any], held: frozenset[str]
+) -> tuple[dict[str, list[KnownCredential]], list[KeptCredential]]:
     family: dict[str, list[KnownCredential]] = {CLUSTER_SUFFIX: [], WORKLOAD_SUFFIX: []}
+    kept: list[KeptCredential] = []
     for item in found:
+        name, ident = str(item.name), str(item.id)
+        description = str(item.description or "")
+        ours_if_legacy = ident in held or describes(settings, description)
         for suffix, members in family.items():
-            generation = _generation_of(settings, suffix, str(item.name))
+            generation = _generation_of(settings, suffix, name)
+            if generation is None:
+                generation = _generation_of(settings, suffix, name, legacy_generation_name)
+                if generation is not None and not ours_if_legacy:
+                    owner = _DESCRIBED_CLUSTER.search(f"{description} ")
+                    kept.append(KeptCredential(name, ident, owner.group(1) if owner else ""))
+                    continue
             if generation is not None:
-                members.append(KnownCredential(generation, str(item.name), str(item.id)))
-    return {suffix: sorted(members) for suffix, members in family.items()}
+                members.append(KnownCredential(generation, name, ident))
+    return {suffix: sorted(members) for suffix, members in family.items()}, sorted(kept)
+
+
+def cluster_credentials_in_keystone(
+    conn: Connection, settings: ClusterSettings, held: frozenset[str] = frozenset()
+) -> dict[str, list[KnownCredential]]:
+    """The cluster's credentials of each kind (:data:`CLUSTER_SUFFIX`,
+    :data:`WORKLOAD_SUFFIX`) that the current user owns, oldest generation first.
+
+    Named as :func:`generation_name` names them, or as earlier versions did
+    (:func:`legacy_generation_name`) when the ID is in ``held`` (the credentials Secret
+    holds it) or the description names this cluster: a legacy name of another namespace's
+    cluster of the same name is not this cluster's (:func:`kept_legacy_credentials`)."""
+    return _classify(settings, _own_credentials(conn), held)[0]
+
+
+def kept_legacy_credentials(
+    conn: Connection, settings: ClusterSettings, held: frozenset[str] = frozenset()
+) -> list[KeptCredential]:
+    """The credentials named as earlier versions (or KaaS v1) named this cluster's that are
+    not this cluster's (:class:`KeptCredential`): what ``delete`` and ``appcred delete``
+    leave alone and say so."""
+    return _classify(settings, _own_credentials(conn), held)[1]
 
 
 # --------------------------------------------------------------------------- keystone calls
@@ -258,9 +350,11 @@ def ensure_app_credential(
     existing_id: str | None = None,
     description: str = "",
     access: CloudAccess | None = None,
+    create_as: str | None = None,
 ) -> EnsuredCredential:
     """Reuse the credential ``name`` if ``existing_secret`` still authenticates it, else
-    (re)create it restricted.
+    (re)create it restricted, named ``create_as`` (default: ``name``; a legacy name is
+    replaced by the current one).
 
     ``existing_secret`` is the secret stored at the last run (from the credentials Secret),
     None when unknown. ``existing_id``, when given, must match the credential found by name
@@ -289,7 +383,10 @@ def ensure_app_credential(
         else:
             reason = "recreated: the stored secret no longer authenticates"
         delete_app_credential(conn, name)
-    credential = create_app_credential(conn, name, description=description)
+    create_as = create_as or name
+    if create_as != name:
+        delete_app_credential(conn, create_as)  # a left-over of an interrupted run
+    credential = create_app_credential(conn, create_as, description=description)
     return EnsuredCredential(credential, created=True, reason=reason)
 
 
@@ -303,16 +400,20 @@ def ensure_cluster_credentials(
     """
     stored = parse_credentials_secret(existing, settings.spec.openstack.cloud) if existing else {}
     access = cloud_access(conn)
-    family = cluster_credentials_in_keystone(conn, settings)
+    held = frozenset(credential.id for credential in stored.values())
+    family, kept = _classify(settings, _own_credentials(conn), held)
     purpose = f"cluster {settings.metadata.namespace}/{settings.metadata.name}"
 
     def ensure(suffix: str, key: str, what: str) -> EnsuredCredential:
         known = stored.get(key)
         members = family[suffix]
         # the generation the Secret holds (after a rotation: not the first), else the newest
-        in_secret = [m.name for m in members if known is not None and m.id == known.id]
-        newest = [members[-1].name] if members else [generation_name(settings, suffix, 1)]
-        name = (in_secret or newest)[0]
+        in_secret = [m for m in members if known is not None and m.id == known.id]
+        candidates = in_secret or members[-1:]
+        chosen = candidates[0] if candidates else None
+        name = chosen.name if chosen else generation_name(settings, suffix, 1)
+        # a legacy name (no namespace) is reused while it works, never made again
+        replacement = generation_name(settings, suffix, chosen.generation if chosen else 1)
         return ensure_app_credential(
             conn,
             name,
@@ -320,18 +421,20 @@ def ensure_cluster_credentials(
             existing_id=known.id if known else None,
             description=f"scs-templates: {what} of {purpose} (restricted)",
             access=access,
+            create_as=replacement,
         )
 
     cluster = ensure(CLUSTER_SUFFIX, CLOUDS_YAML_KEY, "Cluster API credential")
     workload = None
     if settings.spec.openstack.application_credential.separate_workload:
         workload = ensure(WORKLOAD_SUFFIX, CLOUD_CONF_KEY, "in-cluster OCCM/CSI credential")
-    return ClusterCredentials(settings.spec.openstack.cloud, access, cluster, workload)
+    return ClusterCredentials(settings.spec.openstack.cloud, access, cluster, workload, tuple(kept))
 
 
 def delete_cluster_credentials(conn: Connection, settings: ClusterSettings) -> dict[str, bool]:
-    """Delete every credential of the cluster (both kinds, every generation); name ->
-    whether one was deleted (the first generation's names are always listed)."""
+    """Delete every credential of the cluster (both kinds, every generation, the legacy
+    names its description claims); name -> whether one was deleted (the first generation's
+    names are always listed)."""
     result = {generation_name(settings, suffix, 1): False for suffix in SUFFIXES}
     for members in cluster_credentials_in_keystone(conn, settings).values():
         for member in members:

@@ -79,6 +79,8 @@ def cluster_secrets(
         for ensured in (credentials.cluster, credentials.workload):
             if ensured is not None:
                 progress(f"application credential {ensured.credential.name}: {ensured.reason}")
+        for kept in credentials.kept:
+            progress(kept.line())
         data = credentials_secret_data(credentials, settings)
         for action in ensure_server_groups(conn, settings):
             progress(str(action))
@@ -139,6 +141,7 @@ def release_cluster_resources(
     from scs_templates.openstack.appcred import (
         cluster_credentials_in_keystone,
         delete_cluster_credentials,
+        kept_legacy_credentials,
     )
     from scs_templates.openstack.cleanup import cleanup_cluster_network
     from scs_templates.openstack.connection import open_cloud
@@ -177,6 +180,8 @@ def release_cluster_resources(
                 deleted = delete_cluster_credentials(conn, settings)
                 for name, gone in sorted(deleted.items()):
                     progress(f"application credential {name}: {'deleted' if gone else 'absent'}")
+            for kept in kept_legacy_credentials(conn, settings):
+                progress(kept.line())
     finally:
         if own:
             conn.close()

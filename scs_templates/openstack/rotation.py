@@ -196,7 +196,8 @@ def rotate_credentials(
             f"the credentials Secret {where} holds no application credential in "
             f"{CLOUDS_YAML_KEY} (written from --clouds-yaml?): nothing scs-templates can rotate"
         )
-    family = cluster_credentials_in_keystone(conn, settings)
+    held = frozenset(credential.id for credential in stored.values())
+    family = cluster_credentials_in_keystone(conn, settings, held)
     kinds = [(CLUSTER_SUFFIX, CLOUDS_YAML_KEY)]
     if settings.spec.openstack.application_credential.separate_workload:
         kinds.append((WORKLOAD_SUFFIX, CLOUD_CONF_KEY))

@@ -832,13 +832,15 @@ class RegistryMirror(_Model):
 class ApplicationCredential(_Model):
     per_cluster: StrictBool = Field(
         default=True,
-        description="Create a restricted application credential $PREFIX-$CLUSTER-appcred "
-        "for this cluster (a leak then affects one cluster only).",
+        description="Create a restricted application credential "
+        "$PREFIX-$CLUSTER-appcred.$NAMESPACE for this cluster (a leak then affects one "
+        "cluster only).",
     )
     separate_workload: StrictBool = Field(
         default=False,
-        description="Use a second restricted credential ($PREFIX-$CLUSTER-appcred-workload) "
-        "for the in-cluster cloud controller manager and Cinder CSI.",
+        description="Use a second restricted credential "
+        "($PREFIX-$CLUSTER-appcred-workload.$NAMESPACE) for the in-cluster cloud controller "
+        "manager and Cinder CSI.",
     )
 
 

@@ -39,6 +39,19 @@ def resource_name(prefix: str, cluster: str, resource: str = "") -> str:
     return fit(full_name(prefix, cluster, resource))
 
 
+#: Keystone's limit for names (application credentials: ``name`` is a String(255)).
+KEYSTONE_NAME_MAX = 255
+
+
+def in_namespace(name: str, namespace: str, limit: int = KEYSTONE_NAME_MAX) -> str:
+    """``$NAME.$NAMESPACE`` (as Kubernetes' DNS names a Service of a namespace), fitted to
+    ``limit``: for objects outside Kubernetes that the clusters of every namespace share one
+    scope for (an OpenStack user's application credentials), where ``$PREFIX-$CLUSTER-...``
+    alone is the same for two clusters of one name in two namespaces. The '.' cannot occur
+    in a namespace or a cluster name (DNS labels), so no two pairs give one name."""
+    return fit(f"{name}.{namespace}", limit)
+
+
 def per_cluster(cluster: str, name: str, limit: int = MAX_NAME) -> str:
     """``$CLUSTER-$NAME``, fitted to ``limit``: the objects of a cluster in a namespace that
     holds several (service releases, their GitOps HelmReleases, the autoscaler)."""
