@@ -1183,3 +1183,48 @@ def test_a_cloud_without_octavia_or_cinder_is_said_not_failed(
     finally:
         conn.close()
         base.close()
+
+
+@pytest.mark.openstack
+def test_preflight_refuses_a_load_balancer_provider_octavia_does_not_offer(
+    run_cli: Any, tmp_path: Path, demo: Tenant, octavia_cinder: Stack
+) -> None:
+    """The real Octavia here offers only ``amphora``: ``loadBalancerProvider: ovn`` fails the
+    preflight (exit 2, the field named, what is offered, and that a restricted apiAccess would
+    not hold: CAPO v0.14.7 would make an amphora load balancer without allowed CIDRs), amphora
+    passes; without a load-balancer endpoint the
+    check says it did not check."""
+    cluster = _unique("lbp")
+    ovn = "    loadBalancerProvider: ovn\n"
+    restricted = _settings_file(tmp_path, cluster, "10.68.0.0/20", external=ovn)
+    text = restricted.read_text().replace(
+        "  network:\n", "  network:\n    apiAccess: {mode: internal}\n", 1
+    )
+    restricted.write_text(text)
+    assert "apiAccess: {mode: internal}" in text
+    refused = run_cli("openstack", "preflight", str(restricted))
+    assert refused.code == 2, refused.out
+    assert _lines(refused)["load-balancer-provider"] == (
+        "failed  load-balancer-provider: spec.openstack.loadBalancerProvider ovn is not offered "
+        "by this cloud's Octavia (offered: amphora): CAPO would make the API load balancer "
+        "with the default provider instead, saying so only in an event; apiAccess internal "
+        "would not hold"
+    )
+    amphora = _settings_file(tmp_path, cluster, "10.68.0.0/20")
+    offered = run_cli("openstack", "preflight", str(amphora))
+    assert _lines(offered)["load-balancer-provider"] == (
+        "ok      load-balancer-provider: amphora is offered (offered: amphora)"
+    )
+
+    base = demo.connect()
+    conn = _connect_without(base, has_load_balancer=False)
+    try:
+        (check,) = [
+            r
+            for r in run_preflight(conn, _settings(cluster, "10.68.0.0/20", external=ovn)).results
+            if r.name == "load-balancer-provider"
+        ]
+        assert check.status == "skipped", check
+    finally:
+        conn.close()
+        base.close()

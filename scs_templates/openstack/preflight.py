@@ -86,6 +86,7 @@ def run_preflight(conn: Connection, settings: ClusterSettings) -> PreflightRepor
         ("flavors", _flavors),
         ("images", _images),
         ("ssh-key", _ssh_key),
+        ("load-balancer-provider", _load_balancer_provider),
     ]
     for name, check in checks:
         try:
@@ -330,3 +331,39 @@ def _ssh_key(ctx: _Context) -> Iterator[CheckResult]:
         )
     else:
         yield CheckResult(name, "ok", f"keypair {key} exists")
+
+
+# --------------------------------------------------------------------------- load balancer
+
+
+def _load_balancer_provider(ctx: _Context) -> Iterator[CheckResult]:
+    """The Octavia provider the settings ask for must be one the cloud offers.
+
+    CAPO v0.14.7 does not fail on a provider Octavia does not list: it records an
+    ``OctaviaProviderNotFound`` event and creates the API load balancer with the cloud's
+    DEFAULT provider (pkg/cloud/services/loadbalancer/loadbalancer.go,
+    getOrCreateAPILoadBalancer; seen with the real CAPO against the test stack's Octavia,
+    which offers only amphora).
+    For ``ovn`` with a restricted apiAccess that is an open API: the chart renders no
+    allowedCIDRs for ovn (the security-group rules restrict instead), and an amphora
+    forwards every client from its own address in the node CIDR, which the rules allow.
+    """
+    name = "load-balancer-provider"
+    wanted = ctx.settings.spec.openstack.load_balancer_provider
+    if not has_service(ctx.conn, "load-balancer"):
+        yield _not_checked(name, "load-balancer")
+        return
+    offered = sorted(str(provider.name) for provider in ctx.conn.load_balancer.providers())
+    if wanted in offered:
+        yield CheckResult(name, "ok", f"{wanted} is offered (offered: {', '.join(offered)})")
+        return
+    mode = ctx.settings.spec.network.api_access.mode
+    consequence = f"; apiAccess {mode} would not hold" if mode != "open" else ""
+    yield CheckResult(
+        name,
+        "failed",
+        f"spec.openstack.loadBalancerProvider {wanted} is not offered by this cloud's Octavia "
+        f"(offered: {', '.join(offered) or 'none'}): CAPO would make the API load balancer "
+        f"with the default provider instead, saying so only in an event{consequence}",
+        in_settings=True,
+    )
