@@ -293,6 +293,13 @@ def test_one_group_change_rolls_only_that_group(walk: Walk) -> None:
             {"control-plane": 1, "capi-mem-md-0": 1, "capi-mem-md-1": 1}, UPGRADED
         ),
     )
+    # The rollout ends when Cluster API has let go of md-1's old templates too: the old
+    # machines' KubeadmConfigs (cloned from the old template) go through the garbage
+    # collector after their Machines, which lags at load. Without this wait the next test's
+    # install found the old KubeadmConfigTemplate still in use and rightly kept it (a cold
+    # CI run, 2026-12-02: `pruned []`, KubeadmConfigTemplate capi-mem-md-1-7ba29b7c in use).
+    md1_old = refs["capi-mem-md-1"] - walk.group_templates()["capi-mem-md-1"]
+    walk.wait("md-1's old templates out of use", lambda: not md1_old & walk.in_use())
     after = walk.by_group()
     assert after["control-plane"] == before["control-plane"]
     assert after["capi-mem-md-0"] == before["capi-mem-md-0"]
