@@ -204,6 +204,18 @@ def test_capo_reconciles_with_the_rotated_credential_before_the_old_is_deleted(
             found = plane.api.get(INFRA, "OpenStackCluster", namespace, name) or {}
             return found if (found.get("status") or {}).get("ready") else None
 
+        def set_paused(paused: bool) -> None:
+            """Pause or unpause the Cluster: CAPO reconciles nothing of a paused cluster."""
+            plane.api.apply(
+                {
+                    "apiVersion": CAPI,
+                    "kind": "Cluster",
+                    "metadata": {"name": "capo", "namespace": namespace},
+                    "spec": {"paused": paused},
+                },
+                manager="test-pause",
+            )
+
         built = _wait(f"OpenStackCluster {name} Ready", ready, plane)
         made = _cluster_resources(conn, capo_name)
         assert all(made.values()), made  # network, subnet, router, groups, load balancer
@@ -221,15 +233,7 @@ def test_capo_reconciles_with_the_rotated_credential_before_the_old_is_deleted(
             path.chmod(0o600)
             with KubeClient(str(path)) as workload:
                 # paused: CAPO does not reconcile, so the old credential is kept, and why
-                plane.api.apply(
-                    {
-                        "apiVersion": CAPI,
-                        "kind": "Cluster",
-                        "metadata": {"name": "capo", "namespace": namespace},
-                        "spec": {"paused": True},
-                    },
-                    manager="test-pause",
-                )
+                set_paused(True)
                 with pytest.raises(ToolError, match="no reconcile since the switch") as refused:
                     rotate_credentials(
                         conn, settings, kube, workload=workload, timeout=30, poll_interval=1
@@ -247,15 +251,7 @@ def test_capo_reconciles_with_the_rotated_credential_before_the_old_is_deleted(
 
                 # unpaused: the next run finishes once CAPO reconciled with the new one
                 marker = stack.keystone_events()[-1]["seq"]
-                plane.api.apply(
-                    {
-                        "apiVersion": CAPI,
-                        "kind": "Cluster",
-                        "metadata": {"name": "capo", "namespace": namespace},
-                        "spec": {"paused": False},
-                    },
-                    manager="test-pause",
-                )
+                set_paused(False)
                 report = rotate_credentials(
                     conn,
                     settings,
