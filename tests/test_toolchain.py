@@ -529,3 +529,44 @@ def test_version_checks_are_remembered_on_disk(tmp_path, monkeypatch):
     resolve.clear_version_cache()
     assert resolve.tool_version(helm) == "4.1.4"
     assert counter.read_text().count("x") == 2
+
+
+def test_version_cache_keeps_the_binary_in_use(tmp_path, monkeypatch):
+    """The on-disk version cache evicts the LEAST RECENTLY USED entry: a helm used between
+    the version checks of many other binaries (the suite's fake helms) keeps its entry, so
+    its next start is a ``stat``, not a ``helm version`` run. Before, the file kept the last
+    64 keys in sorted order, and the real helm (``/root/...``) went before ``/tmp/...``."""
+    from scs_templates.toolchain import resolve
+
+    monkeypatch.setenv("SCS_TEMPLATES_CACHE_DIR", str(tmp_path / "cache"))
+    runs: list[str] = []
+
+    def version_run(path: str, mtime_ns: int, size: int, kind: str) -> str:
+        del mtime_ns, size, kind
+        runs.append(path)
+        return "3.15.3"
+
+    version_run.cache_clear = lambda: None  # type: ignore[attr-defined]
+    monkeypatch.setattr(resolve, "_cached_version", version_run)
+    in_use = tmp_path / "a" / "helm"  # sorts before every other binary's key
+    in_use.parent.mkdir()
+    in_use.write_text("")
+    others = tmp_path / "z"
+    others.mkdir()
+    resolve.clear_version_cache()
+    assert resolve.tool_version(in_use) == "3.15.3"
+    for index in range(3 * 64):
+        other = others / f"helm-{index:03d}"
+        other.write_text(str(index))  # another file: another key
+        resolve.tool_version(other)
+        resolve.clear_version_cache()  # a new process each time: only the file is left
+        assert resolve.tool_version(in_use) == "3.15.3"
+        resolve.clear_version_cache()
+    assert runs.count(str(in_use)) == 1
+    remembered = json.loads((resolve._versions_path()).read_text())
+    assert len(remembered) == resolve._KEEP_VERSIONS
+    # A hit on a recently used entry does not rewrite the file (a start stays a stat).
+    before = resolve._versions_path().stat()
+    assert resolve.tool_version(in_use) == "3.15.3"
+    after = resolve._versions_path().stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)

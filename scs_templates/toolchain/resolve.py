@@ -134,8 +134,11 @@ def tool_version(path: str | Path, name: str | None = None) -> str:
         raise ToolError(f"{binary}: {error.strerror or error}") from error
     kind = name or _kind_of(binary)
     key = f"{kind}:{binary.resolve()}:{stat.st_ino}:{stat.st_mtime_ns}:{stat.st_size}"
-    known = _disk_versions().get(key)
+    remembered = _disk_versions()
+    known = remembered.get(key)
     if isinstance(known, str) and known:
+        if _fading(remembered, key):  # used again: keep it among the recently used
+            _remember_version(key, known)
         return known
     version = _cached_version(str(binary), stat.st_mtime_ns, stat.st_size, kind)
     _remember_version(key, version)
@@ -152,6 +155,11 @@ def clear_version_cache() -> None:
 # small chart). The answer for one file (inode, mtime, size) never changes, so it is kept on
 # disk; a rewritten or replaced binary has another key. A lost update costs one rerun.
 _VERSIONS_FILE = ".versions.json"
+#: Entries kept in the file, least recently used first (JSON keeps the order of the keys).
+#: A hit does not write the file while its entry is in the newer half, so the usual start (one
+#: helm, used again and again) stays a ``stat``; an entry in the older half is moved to the end
+#: when used, so a binary in use is never pushed out by up to ``_KEEP_VERSIONS // 2`` others.
+_KEEP_VERSIONS = 64
 
 
 def _versions_path() -> Path:
@@ -174,19 +182,26 @@ def _remember_version(key: str, version: str) -> None:
     import tempfile
 
     known = dict(_disk_versions())
-    known[key] = version
-    if len(known) > 64:  # old binaries' entries: keep the file small
-        known = dict(list(known.items())[-64:])
+    known.pop(key, None)
+    known[key] = version  # the most recently used: last
+    if len(known) > _KEEP_VERSIONS:  # the least recently used entries go: keep the file small
+        known = dict(list(known.items())[-_KEEP_VERSIONS:])
     path = _versions_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(prefix=".versions-", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(known, handle, indent=1, sort_keys=True)
+            json.dump(known, handle, indent=1)  # in order of use, not sorted
         Path(temp).replace(path)
     except OSError:
         return  # a read-only cache only costs the version check next time
     _disk_versions.cache_clear()
+
+
+def _fading(remembered: dict[str, object], key: str) -> bool:
+    """Whether ``key`` sits in the older half of the remembered entries (see above)."""
+    keys = list(remembered)
+    return keys.index(key) < len(keys) - _KEEP_VERSIONS // 2
 
 
 @functools.lru_cache(maxsize=64)
