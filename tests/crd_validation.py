@@ -17,7 +17,6 @@ integer-or-string, ``nullable`` adds null, other ``x-kubernetes-*`` keys are dro
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -91,10 +90,6 @@ def skip_or_fail_reason() -> str | None:
         f"upstream CRDs {', '.join(crd_sets())} not found in {CRD_DIR} (reference data next "
         "to the checkout)"
     )
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").lower() == "true"
 
 
 def translate(schema: Any, *, top: bool = False) -> Any:

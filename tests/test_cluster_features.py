@@ -16,7 +16,7 @@ from tests import support
 from tests.support import pinned_helm
 
 
-def settings_of(spec: dict[str, Any], provider: str = "openstack") -> ClusterSettings:
+def feature_settings(spec: dict[str, Any], provider: str = "openstack") -> ClusterSettings:
     body: dict[str, Any] = {
         "provider": provider,
         "controlPlane": {"machineType": "cp"} if provider == "openstack" else {},
@@ -34,7 +34,7 @@ def settings_of(spec: dict[str, Any], provider: str = "openstack") -> ClusterSet
 
 def problems(spec: dict[str, Any], provider: str = "openstack") -> list[str]:
     with pytest.raises(SettingsError) as caught:
-        settings_of(spec, provider)
+        feature_settings(spec, provider)
     return [f"{format_path(p.path)}: {p.message}" for p in caught.value.problems]
 
 
@@ -56,7 +56,7 @@ def test_control_plane_max_surge_zero_needs_three_replicas() -> None:
         "spec.controlPlane.rollout.maxSurge: maxSurge 0 (delete before create) needs 3 or 5 "
         "control-plane replicas: with one, the control plane would be gone during the update"
     ]
-    settings_of({"controlPlane": {"replicas": 3, "rollout": {"maxSurge": 0}}})
+    feature_settings({"controlPlane": {"replicas": 3, "rollout": {"maxSurge": 0}}})
 
 
 def test_worker_rollout_must_make_progress() -> None:
@@ -65,11 +65,11 @@ def test_worker_rollout_must_make_progress() -> None:
         "spec.workers[0].rollout.maxSurge: maxSurge and maxUnavailable cannot both be 0: a "
         "rolling update could never replace a machine"
     ]
-    settings_of({"workers": [{**group, "rollout": {"maxSurge": 0, "maxUnavailable": 1}}]})
+    feature_settings({"workers": [{**group, "rollout": {"maxSurge": 0, "maxUnavailable": 1}}]})
 
 
 def test_rollout_defaults_render_what_they_rendered_before(helm: api.Helm) -> None:
-    result = api.render(settings_of({}, "docker"), helm=helm)
+    result = api.render(feature_settings({}, "docker"), helm=helm)
     (kcp,) = kinds(result, "KubeadmControlPlane")
     (md,) = kinds(result, "MachineDeployment")
     assert kcp["spec"]["rollout"]["strategy"]["rollingUpdate"] == {"maxSurge": 1}
@@ -99,7 +99,7 @@ def test_rollout_tuning_reaches_the_objects(helm: api.Helm) -> None:
             }
         ],
     }
-    result = api.render(settings_of(spec, "docker"), helm=helm)
+    result = api.render(feature_settings(spec, "docker"), helm=helm)
     (kcp,) = kinds(result, "KubeadmControlPlane")
     (md,) = kinds(result, "MachineDeployment")
     assert kcp["spec"]["rollout"]["strategy"]["rollingUpdate"] == {"maxSurge": 0}
@@ -131,7 +131,7 @@ def api_args(result: api.RenderResult) -> dict[str, str]:
 def test_audit_is_on_by_default_with_metadata_only(helm: api.Helm) -> None:
     import yaml
 
-    result = api.render(settings_of({}, "docker"), helm=helm)
+    result = api.render(feature_settings({}, "docker"), helm=helm)
     args = api_args(result)
     assert args["audit-policy-file"] == "/etc/kubernetes/audit/policy.yaml"
     assert args["audit-log-path"] == "/var/log/kubernetes/audit/audit.log"
@@ -149,7 +149,7 @@ def test_audit_is_on_by_default_with_metadata_only(helm: api.Helm) -> None:
 
 def test_audit_can_be_switched_off(helm: api.Helm) -> None:
     result = api.render(
-        settings_of({"security": {"audit": {"enabled": False}}}, "docker"), helm=helm
+        feature_settings({"security": {"audit": {"enabled": False}}}, "docker"), helm=helm
     )
     assert not [a for a in api_args(result) if a.startswith("audit-")]
     assert "/etc/kubernetes/audit/policy.yaml" not in kcp_files(result)
@@ -182,7 +182,7 @@ def test_oidc_renders_structured_authentication(
         },
     ]
     spec = {"kubernetes": {"version": version}, "security": {"oidc": issuers}}
-    result = api.render(settings_of(spec, "docker"), helm=helm)
+    result = api.render(feature_settings(spec, "docker"), helm=helm)
     assert api_args(result)["authentication-config"] == "/etc/kubernetes/authentication/config.yaml"
     config = yaml.safe_load(
         kcp_files(result)["/etc/kubernetes/authentication/config.yaml"]["content"]
@@ -221,7 +221,7 @@ def test_oidc_issuers_are_https_and_unique() -> None:
 
 
 def test_encryption_key_comes_from_the_secret_as_a_0600_file(helm: api.Helm) -> None:
-    result = api.render(settings_of({}, "openstack"), helm=helm)
+    result = api.render(feature_settings({}, "openstack"), helm=helm)
     args = api_args(result)
     path = args["encryption-provider-config"]
     assert path == "/etc/kubernetes/encryption/config.yaml"
@@ -240,7 +240,7 @@ def test_encryption_key_comes_from_the_secret_as_a_0600_file(helm: api.Helm) -> 
 
 def test_encryption_can_be_switched_off(helm: api.Helm) -> None:
     spec = {"security": {"encryptionAtRest": {"enabled": False}}}
-    result = api.render(settings_of(spec, "docker"), helm=helm)
+    result = api.render(feature_settings(spec, "docker"), helm=helm)
     assert "encryption-provider-config" not in api_args(result)
     assert "encryption" not in result.manifests
 
@@ -318,7 +318,7 @@ def test_real_certificates_and_bundles_with_comments_are_accepted() -> None:
     bundle = f"{PEM}\n# Subject: the same again\n{PEM}"
     assert certificates.problem(PEM) is None
     assert certificates.problem(bundle) is None
-    settings_of({"security": {"trustedCAs": [bundle]}})
+    feature_settings({"security": {"trustedCAs": [bundle]}})
 
 
 def test_a_certificate_with_a_line_lost_is_refused() -> None:
@@ -353,7 +353,7 @@ def test_proxy_reaches_containerd_and_kubelet_with_the_cluster_in_no_proxy(
             "proxy": {"httpsProxy": "http://proxy:3128", "noProxy": [".corp", "localhost"]},
         }
     }
-    result = api.render(settings_of(spec, "docker"), helm=helm)
+    result = api.render(feature_settings(spec, "docker"), helm=helm)
     for bootstrap in bootstrap_specs(result):
         files = {f["path"]: f for f in bootstrap["files"]}
         for unit in ("containerd", "kubelet"):
@@ -399,7 +399,7 @@ def test_node_setup_script_runs_shell_clean(helm: api.Helm, tmp_path: Any) -> No
             {"registry": "r.example", "endpoints": ["https://m"], "credentialsSecret": "creds"}
         ],
     }
-    result = api.render(settings_of(spec, "docker"), helm=helm)
+    result = api.render(feature_settings(spec, "docker"), helm=helm)
     script = kcp_files(result)["/usr/local/sbin/scs-node-setup.sh"]["content"]
     path = tmp_path / "setup.sh"
     path.write_text(script)
@@ -422,7 +422,7 @@ def test_trusted_cas_and_registry_credentials_by_reference(helm: api.Helm) -> No
             }
         ],
     }
-    result = api.render(settings_of(spec, "openstack"), helm=helm)
+    result = api.render(feature_settings(spec, "openstack"), helm=helm)
     for bootstrap in bootstrap_specs(result):
         files = {f["path"]: f for f in bootstrap["files"]}
         assert files["/usr/local/share/ca-certificates/scs-trusted-0.crt"]["content"] == PEM
@@ -439,7 +439,7 @@ def test_trusted_cas_and_registry_credentials_by_reference(helm: api.Helm) -> No
 
 
 def test_without_proxy_cas_or_credentials_nothing_runs_before_kubeadm(helm: api.Helm) -> None:
-    result = api.render(settings_of({}, "docker"), helm=helm)
+    result = api.render(feature_settings({}, "docker"), helm=helm)
     for bootstrap in bootstrap_specs(result):
         assert "preKubeadmCommands" not in bootstrap
         assert "/usr/local/sbin/scs-node-setup.sh" not in str(bootstrap["files"])
@@ -458,7 +458,7 @@ def test_node_setup_adds_the_api_endpoint_and_registry_auth(helm: api.Helm, tmp_
             {"registry": "r.example", "endpoints": ["https://m"], "credentialsSecret": "creds"}
         ],
     }
-    result = api.render(settings_of(spec, "docker"), helm=helm)
+    result = api.render(feature_settings(spec, "docker"), helm=helm)
     (template,) = kinds(result, "KubeadmConfigTemplate")
     files = {f["path"]: f for f in template["spec"]["template"]["spec"]["files"]}
     root = tmp_path / "root"
@@ -524,7 +524,7 @@ def test_existing_network_internal_api_and_rules(helm: api.Helm) -> None:
             ],
         },
     }
-    result = api.render(settings_of(spec), helm=helm)
+    result = api.render(feature_settings(spec), helm=helm)
     (cluster,) = kinds(result, "OpenStackCluster")
     assert cluster["spec"]["network"] == {"filter": {"name": "net"}}
     assert cluster["spec"]["subnets"] == [{"id": "1f0e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"}]
@@ -544,7 +544,7 @@ def test_existing_network_internal_api_and_rules(helm: api.Helm) -> None:
 
 
 def test_defaults_keep_the_managed_network(helm: api.Helm) -> None:
-    result = api.render(settings_of({}), helm=helm)
+    result = api.render(feature_settings({}), helm=helm)
     (cluster,) = kinds(result, "OpenStackCluster")
     assert "network" not in cluster["spec"] and "disableAPIServerFloatingIP" not in cluster["spec"]
     assert cluster["spec"]["managedSecurityGroups"] == {"allowAllInClusterTraffic": True}
@@ -561,7 +561,7 @@ def test_etcd_volume_root_volume_type_and_extra_networks(helm: api.Helm) -> None
         "etcd": {"volume": {"sizeGiB": 10, "type": "nvme"}},
         "workers": [{"name": "w", "machineType": "w", "extraNetworks": ["storage", "backup"]}],
     }
-    result = api.render(settings_of(spec), helm=helm)
+    result = api.render(feature_settings(spec), helm=helm)
     templates = kinds(result, "OpenStackMachineTemplate")
     (cp,) = [t for t in templates if "control-plane" in t["metadata"]["name"]]
     (worker,) = [t for t in templates if "control-plane" not in t["metadata"]["name"]]

@@ -59,7 +59,7 @@ from scs_templates.gitops import GitopsOptions, parse_chart_source, write_gitops
 from scs_templates.kube import KubeClient
 from tests import chartrepo, githttp, inmemory
 from tests.inmemory import KCP_API
-from tests.support import skip_or_fail
+from tests.support import settings_from_text, skip_or_fail
 from tests.test_gitops_admission import install_flux_crds
 
 if TYPE_CHECKING:
@@ -106,13 +106,6 @@ def chart_repository(root: Path) -> Path:
     _git(work, "tag", TAG)
     _git(work, "push", "-q", str(root / "scs-templates.git"), "main", TAG)
     return root
-
-
-def settings_of(text: str) -> Any:
-    """The settings of a text (the in-memory provider registered by the module fixture)."""
-    from scs_templates.settings import parse_settings_text
-
-    return parse_settings_text(text).settings
 
 
 _inmemory_provider = inmemory.registered_for_module()
@@ -273,11 +266,13 @@ def test_a_cluster_reconciled_from_git_to_available(
     namespace = plane.namespace("flux")
     walk = Reconciled(plane, controllers, namespace, tmp_path / "fleet")
     options = _options(git_server)
-    walk.provision(settings_of(inmemory.settings_text(namespace, version=FIRST)), options, FIRST)
+    walk.provision(
+        settings_from_text(inmemory.settings_text(namespace, version=FIRST)), options, FIRST
+    )
     first = set(walk.machines())
 
     # a settings change is a re-run of gitops: only the HelmRelease file changes
-    upgraded = settings_of(inmemory.settings_text(namespace, version=UPGRADED))
+    upgraded = settings_from_text(inmemory.settings_text(namespace, version=UPGRADED))
     assert walk.write(upgraded, options) == [f"clusters/{namespace}/mem/helmrelease-mem.yaml"]
     apply_folder(plane, walk.repo)
     walk.wait(
@@ -312,7 +307,7 @@ def test_topology_clusters_share_a_class_release_and_move_only_when_asked(
         name: inmemory.settings_text(namespace, version=FIRST, template="clusterclass", name=name)
         for name in ("mem", "mem2")
     }
-    fleet = [settings_of(text) for text in texts.values()]
+    fleet = [settings_from_text(text) for text in texts.values()]
     write_gitops(walk.repo, fleet, options)
     classes_folder = walk.repo / "clusters" / namespace / "_classes"
     assert sorted(p.name for p in classes_folder.iterdir()) == [
@@ -346,10 +341,10 @@ def test_topology_clusters_share_a_class_release_and_move_only_when_asked(
     # a new scs-templates release ships a new class: gitops refuses to move the cluster
     monkeypatch.setattr("scs_templates.values.cluster_class_name", lambda provider: NEXT_CLASS)
     with pytest.raises(InputError, match="--rebase-class"):
-        walk.write(settings_of(texts["mem"]), options)
+        walk.write(settings_from_text(texts["mem"]), options)
     # asked, for mem only: its HelmRelease and the new class's (helm-controller moves it)
     rebase = replace(options, rebase_class=True)
-    changed = walk.write(settings_of(texts["mem"]), rebase)
+    changed = walk.write(settings_from_text(texts["mem"]), rebase)
     assert changed == [
         f"clusters/{namespace}/_classes/helmrelease-{NEXT_CLASS}.yaml",
         f"clusters/{namespace}/_classes/kustomization.yaml",
@@ -492,11 +487,11 @@ def test_service_releases_installed_by_helm_controller_into_a_real_workload_api_
 
     namespace = plane.namespace("flux-services")
     text = inmemory.settings_text(namespace, version=FIRST) + SERVICES
-    releases = service_releases(settings_of(text))
+    releases = service_releases(settings_from_text(text))
     assert [r.name for r in releases] == ["cilium", "kubelet-csr-approver", "metrics-server"]
     packages = [f"{r.chart_name}-{r.version}.tgz" for r in releases]
     with chartrepo.serving(tmp_path / "charts", packages) as mirror:
-        settings = settings_of(f"{text}    chartMirror: {mirror}\n")
+        settings = settings_from_text(f"{text}    chartMirror: {mirror}\n")
         walk = Reconciled(plane, controllers, namespace, tmp_path / "fleet")
         walk.provision(settings, _options(git_server), FIRST)
         with (

@@ -49,7 +49,7 @@ yaml = YAML(typ="safe")
 MANAGEMENT_NAMESPACE_CELL = "(the cluster's, on the management cluster)"
 
 
-def settings_of(
+def services_settings(
     provider: str = "openstack", *, network_mtu: int = 0, **services: Any
 ) -> ClusterSettings:
     """Valid settings with ``spec.services`` = ``services`` (camelCase keys)."""
@@ -98,7 +98,7 @@ def test_docs_table_lists_every_service_with_its_tested_version() -> None:
 
 
 def test_defaults_on_openstack() -> None:
-    releases = service_releases(settings_of())
+    releases = service_releases(services_settings())
     assert [r.name for r in releases] == [
         "cilium",
         "openstack-cloud-controller-manager",
@@ -111,29 +111,29 @@ def test_defaults_on_openstack() -> None:
 
 
 def test_docker_has_no_openstack_services() -> None:
-    names = set(by_name(settings_of("docker", ingressNginx={"enabled": True})))
+    names = set(by_name(services_settings("docker", ingressNginx={"enabled": True})))
     assert names == {"cilium", "kubelet-csr-approver", "metrics-server", "ingress-nginx"}
 
 
 def test_proxy_protocol_only_when_enabled_on_openstack_amphora() -> None:
-    on = by_name(settings_of(ingressNginx={"enabled": True}))["ingress-nginx"].values
+    on = by_name(services_settings(ingressNginx={"enabled": True}))["ingress-nginx"].values
     service = on["controller"]["service"]
     assert service["annotations"] == {PROXY_PROTOCOL_ANNOTATION: "true"}
     assert on["controller"]["config"] == {"use-proxy-protocol": "true"}
     assert service["type"] == "LoadBalancer"
 
-    off = by_name(settings_of(ingressNginx={"enabled": True, "proxyProtocol": False}))
+    off = by_name(services_settings(ingressNginx={"enabled": True, "proxyProtocol": False}))
     assert "annotations" not in off["ingress-nginx"].values["controller"]["service"]
     assert "config" not in off["ingress-nginx"].values["controller"]
 
-    docker = by_name(settings_of("docker", ingressNginx={"enabled": True}))
+    docker = by_name(services_settings("docker", ingressNginx={"enabled": True}))
     values = docker["ingress-nginx"].values["controller"]
     assert "annotations" not in values["service"] and "config" not in values
     assert values["service"]["type"] == "NodePort"
 
 
 def test_no_proxy_protocol_with_the_ovn_load_balancer() -> None:
-    data = settings_of(ingressNginx={"enabled": True}).model_dump(by_alias=True)
+    data = services_settings(ingressNginx={"enabled": True}).model_dump(by_alias=True)
     data["spec"]["openstack"]["loadBalancerProvider"] = "ovn"
     settings = ClusterSettings.model_validate(data)
     values = by_name(settings)["ingress-nginx"].values["controller"]
@@ -142,23 +142,28 @@ def test_no_proxy_protocol_with_the_ovn_load_balancer() -> None:
 
 def test_metrics_server_verifies_kubelet_tls() -> None:
     for provider in ("openstack", "docker"):
-        releases = by_name(settings_of(provider))
+        releases = by_name(services_settings(provider))
         values = releases["metrics-server"].values
         assert values["defaultArgs"] == list(METRICS_SERVER_ARGS)
         assert values["args"] == []
         assert "insecure" not in json.dumps(values)
-    approver = by_name(settings_of())["kubelet-csr-approver"].values
+    approver = by_name(services_settings())["kubelet-csr-approver"].values
     assert approver["providerRegex"] == r"^capi\-demo-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
     assert re.match(approver["providerRegex"], "capi-demo-workers-abcde-xyz12")
     assert not re.match(approver["providerRegex"], "other-cluster-workers-abcde")
     assert approver["providerIpPrefixes"] == ["10.8.0.0/20"]
-    assert "providerIpPrefixes" not in by_name(settings_of("docker"))["kubelet-csr-approver"].values
+    assert (
+        "providerIpPrefixes"
+        not in by_name(services_settings("docker"))["kubelet-csr-approver"].values
+    )
     # metrics-server waits for the approver
-    assert "kube-system/kubelet-csr-approver" in by_name(settings_of())["metrics-server"].needs
+    assert (
+        "kube-system/kubelet-csr-approver" in by_name(services_settings())["metrics-server"].needs
+    )
 
 
 def test_gateway_api_on_both_cnis() -> None:
-    releases = by_name(settings_of(gatewayAPI={"enabled": True}))
+    releases = by_name(services_settings(gatewayAPI={"enabled": True}))
     assert releases["cilium"].values["gatewayAPI"] == {"enabled": True}
     assert releases["cilium"].values["kubeProxyReplacement"] is False  # kube-proxy stays
     assert releases["cilium"].values["nodePort"] == {"enabled": True}
@@ -167,16 +172,16 @@ def test_gateway_api_on_both_cnis() -> None:
     crds = releases["gateway-api-crds"].values["crds"]
     assert crds["gatewayAPI"] == {"enabled": True, "channel": "experimental"}
 
-    plain = by_name(settings_of())
+    plain = by_name(services_settings())
     assert "gateway-api-crds" not in plain
     assert plain["cilium"].values["gatewayAPI"] == {"enabled": False}
     assert plain["cilium"].values["kubeProxyReplacement"] is False
 
-    calico = by_name(settings_of(cni={"type": "calico"}))
+    calico = by_name(services_settings(cni={"type": "calico"}))
     assert "gateway-api-crds" not in calico and "cilium" not in calico
     pools = calico["tigera-operator"].values["installation"]["calicoNetwork"]["ipPools"]
     assert pools[0]["cidr"] == "192.168.0.0/16"
-    envoy = by_name(settings_of(cni={"type": "calico"}, gatewayAPI={"enabled": True}))
+    envoy = by_name(services_settings(cni={"type": "calico"}, gatewayAPI={"enabled": True}))
     assert "gateway-api-crds" not in envoy  # Envoy Gateway's chart brings the CRDs
     assert envoy["envoy-gateway"].values == {"crds": {"enabled": True}}
     assert envoy["envoy-gateway"].needs == (
@@ -186,7 +191,7 @@ def test_gateway_api_on_both_cnis() -> None:
 
 
 def test_user_values_are_deep_merged_over_ours() -> None:
-    settings = settings_of(
+    settings = services_settings(
         cni={"values": {"ipam": {"operator": {"x": 1}}, "hubble": {"relay": {"enabled": True}}}},
         metricsServer={"values": {"defaultArgs": ["--only-this"], "replicas": 2}},
         ingressNginx={
@@ -214,7 +219,7 @@ def test_deep_merge_does_not_modify_its_inputs() -> None:
 
 def test_versions_are_overridden_with_the_chart_v_convention() -> None:
     releases = by_name(
-        settings_of(
+        services_settings(
             cni={"version": "1.17.8"},
             certManager={"enabled": True, "version": "1.17.2"},
             metricsServer={"version": "v3.12.2"},
@@ -242,11 +247,11 @@ def test_chart_sources() -> None:
         local = chart_source(info, "1.18.2", mirror)
         assert (local.chart, local.repository) == ("/srv/charts/cilium-1.18.2.tgz", None)
     with pytest.raises(SettingsError):
-        settings_of(chartMirror="harbor.example/charts")
+        services_settings(chartMirror="harbor.example/charts")
 
 
 def test_state_values_keep_disabled_services_unless_forced() -> None:
-    settings = settings_of(metricsServer={"enabled": False})
+    settings = services_settings(metricsServer={"enabled": False})
     deployed = {"cilium", "metrics-server", "kubelet-csr-approver"}
     kept = services_state_values(settings, installed=deployed, force_remove=False)
     rows = {r["name"]: r for r in kept["services"]["releases"]}
@@ -263,7 +268,7 @@ def test_state_values_keep_disabled_services_unless_forced() -> None:
 
 
 def test_needs_put_the_cni_first_and_the_ccm_before_the_rest() -> None:
-    releases = by_name(settings_of(certManager={"enabled": True}))
+    releases = by_name(services_settings(certManager={"enabled": True}))
     assert releases["cilium"].needs == ()
     assert releases["openstack-cloud-controller-manager"].needs == ("kube-system/cilium",)
     assert releases["cert-manager"].needs == (
@@ -311,7 +316,7 @@ def manifests_of(text: str) -> dict[tuple[str, str], dict[str, Any]]:
 
 @pytest.mark.helm
 def test_helmfile_list_upstream_sources(services_helmfile: Any) -> None:
-    settings = settings_of(ingressNginx={"enabled": True}, gatewayAPI={"enabled": True})
+    settings = services_settings(ingressNginx={"enabled": True}, gatewayAPI={"enabled": True})
     rows = services_helmfile.list(services_state_values(settings))
     table = {(r["name"], r["namespace"], r["chart"], r["version"], r["installed"]) for r in rows}
     cilium = service_info("cilium").version
@@ -340,7 +345,7 @@ def test_helmfile_without_services_state_has_no_releases(services_helmfile: Any)
 
 @pytest.mark.helm
 def test_helmfile_build_with_local_mirror(services_helmfile: Any, charts: Path) -> None:
-    settings = settings_of(
+    settings = services_settings(
         chartMirror=f"file://{charts}",
         cni={"version": "1.18.12"},
         certManager={"enabled": True},
@@ -367,7 +372,7 @@ def test_helmfile_build_with_local_mirror(services_helmfile: Any, charts: Path) 
 @pytest.mark.helm
 def test_helmfile_build_oci_mirror_names_the_registry(services_helmfile: Any) -> None:
     # helmfile build pulls OCI charts, so check the generated state via `list` (offline).
-    settings = settings_of(chartMirror="oci://harbor.example/charts")
+    settings = services_settings(chartMirror="oci://harbor.example/charts")
     state = services_state_values(settings)
     assert state["services"]["repositories"] == [
         {"name": "scs-chart-mirror", "url": "harbor.example/charts", "oci": True}
@@ -384,7 +389,7 @@ def test_real_charts_render_our_values(
     services_helmfile: Any, charts: Path, tmp_path: Path
 ) -> None:
     """The REAL charts turn our values into the objects we mean (helmfile + helm, offline)."""
-    settings = settings_of(
+    settings = services_settings(
         chartMirror=str(charts),
         ingressNginx={"enabled": True, "values": {"controller": {"replicaCount": 2}}},
         certManager={"enabled": True, "version": "1.18.6"},
@@ -425,7 +430,7 @@ def test_real_charts_render_our_values(
 
 
 def write_settings(path: Path, provider: str = "docker", **services: Any) -> str:
-    settings = settings_of(provider, **services)
+    settings = services_settings(provider, **services)
     path.write_text(json.dumps(settings.model_dump(by_alias=True, exclude_none=True)))
     return str(path)
 
@@ -586,7 +591,7 @@ def test_apply_sync_is_idempotent_keeps_disabled_and_force_removes(
     private_tmp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
     services = {"chartMirror": str(mirror), "certManager": {"enabled": True}}
-    settings = settings_of("docker", **services)
+    settings = services_settings("docker", **services)
 
     first = run_apply(clusters, settings)
     assert set(first.synced) == {"cilium", "kubelet-csr-approver", "metrics-server", "cert-manager"}
@@ -601,12 +606,12 @@ def test_apply_sync_is_idempotent_keeps_disabled_and_force_removes(
     assert {p.action for p in second.plan} == {"unchanged"}
     assert clusters.revisions() == revisions  # no new helm revision anywhere
 
-    changed = settings_of("docker", **services, metricsServer={"values": {"replicas": 2}})
+    changed = services_settings("docker", **services, metricsServer={"values": {"replicas": 2}})
     third = run_apply(clusters, changed)
     assert third.synced == ("metrics-server",)
     assert clusters.revisions()["metrics-server"] == 2
 
-    disabled = settings_of("docker", chartMirror=str(mirror), certManager={"enabled": False})
+    disabled = services_settings("docker", chartMirror=str(mirror), certManager={"enabled": False})
     kept = run_apply(clusters, disabled)
     plans = {p.name: p.action for p in kept.plan}
     assert plans["cert-manager"] == "keep"
@@ -626,8 +631,8 @@ def test_apply_sync_is_idempotent_keeps_disabled_and_force_removes(
 def test_apply_refuses_a_cni_switch_unless_allowed(clusters: Clusters, mirror: Path) -> None:
     from scs_templates.services import CniSwitchError
 
-    run_apply(clusters, settings_of("docker", chartMirror=str(mirror)))
-    calico = settings_of("docker", chartMirror=str(mirror), cni={"type": "calico"})
+    run_apply(clusters, services_settings("docker", chartMirror=str(mirror)))
+    calico = services_settings("docker", chartMirror=str(mirror), cni={"type": "calico"})
     with pytest.raises(CniSwitchError) as refused:
         run_apply(clusters, calico)
     assert refused.value.exit_code == 2
@@ -653,7 +658,7 @@ def test_cli_apply_dry_run_and_cni_refusal(
     from scs_templates.cli.main import main
 
     def write(path: Path, **services: Any) -> str:
-        settings = settings_of("docker", chartMirror=str(mirror), **services)
+        settings = services_settings("docker", chartMirror=str(mirror), **services)
         path.write_text(json.dumps(settings.model_dump(by_alias=True, exclude_none=True)))
         return str(path)
 
@@ -689,7 +694,7 @@ def test_apply_stops_on_a_local_mirror_without_the_chart(
 ) -> None:
     sparse = tmp_path / "sparse"
     package_stand_in(sparse, "cilium", service_info("cilium").version)
-    settings = settings_of("docker", chartMirror=str(sparse))
+    settings = services_settings("docker", chartMirror=str(sparse))
     metrics_server = re.escape(service_info("metrics-server").version)
     with pytest.raises(InputError, match=rf"metrics-server-{metrics_server}\.tgz"):
         run_apply(clusters, settings)
@@ -712,7 +717,7 @@ def test_apply_installs_the_cluster_release_first(
         calls.append({"name": settings.name, "stand_ins": clusters.stand_ins(), **options})
 
     monkeypatch.setattr(lifecycle, "install", fake_install)
-    settings = settings_of("docker", chartMirror=str(mirror))
+    settings = services_settings("docker", chartMirror=str(mirror))
     result = apply(
         settings,
         kubeconfig=str(clusters.mgmt_kubeconfig),
@@ -746,7 +751,7 @@ def test_apply_copies_cloud_conf_into_the_workload_cluster(
     from scs_templates.kube import KubeClient
     from scs_templates.providers.openstack.workload import sync_cloud_config
 
-    settings = settings_of("openstack")
+    settings = services_settings("openstack")
     management = KubeClient(str(clusters.mgmt_kubeconfig))
     workload = KubeClient(str(clusters.workload_kubeconfig))
 
@@ -779,7 +784,7 @@ def test_apply_copies_cloud_conf_into_the_workload_cluster(
     assert again["metadata"]["resourceVersion"] == written["metadata"]["resourceVersion"]
     assert (
         sync_cloud_config(
-            settings_of("openstack", cinderCSI={"enabled": False}), management, workload
+            services_settings("openstack", cinderCSI={"enabled": False}), management, workload
         )
         == ""
     )
@@ -794,7 +799,7 @@ def test_apply_copies_cloud_conf_into_the_workload_cluster(
 def test_fix1_pod_security_labels_for_namespaces_that_need_them() -> None:
     from scs_templates.services.releases import namespace_labels
 
-    calico = settings_of("docker", cni={"type": "calico"})
+    calico = services_settings("docker", cni={"type": "calico"})
     releases = service_releases(calico)
     # the Tigera operator uses hostNetwork and hostPath: baseline (our default) refuses it
     assert namespace_labels(calico, releases) == {
@@ -809,7 +814,7 @@ def test_fix1_pod_security_labels_for_namespaces_that_need_them() -> None:
         "kube-system": {"pod-security.kubernetes.io/enforce": "baseline"},  # the approver
         "tigera-operator": {"pod-security.kubernetes.io/enforce": "privileged"},
     }
-    cilium = settings_of("openstack")
+    cilium = services_settings("openstack")
     data = cilium.model_dump(by_alias=True)
     data["spec"]["security"]["podSecurity"] = {"enforce": "restricted", "exemptNamespaces": []}
     strict = ClusterSettings.model_validate(data)
@@ -820,13 +825,13 @@ def test_fix1_pod_security_labels_for_namespaces_that_need_them() -> None:
 
 def test_fix2_kubelet_serving_certificates_are_approved_without_metrics_server() -> None:
     for provider in ("openstack", "docker"):
-        releases = by_name(settings_of(provider, metricsServer={"enabled": False}))
+        releases = by_name(services_settings(provider, metricsServer={"enabled": False}))
         assert "metrics-server" not in releases
         assert releases["kubelet-csr-approver"].installed
 
 
 def test_fix3_docker_node_names_carry_capd_cluster_prefix() -> None:
-    approver = by_name(settings_of("docker"))["kubelet-csr-approver"].values
+    approver = by_name(services_settings("docker"))["kubelet-csr-approver"].values
     # CAPD: container and host name "<cluster>-<machine>" (MachineContainerName)
     assert re.match(approver["providerRegex"], "demo-capi-demo-workers-abcde-xyz12")
     assert not re.match(approver["providerRegex"], "capi-demo-workers-abcde-xyz12")
@@ -866,7 +871,9 @@ def test_fix4_charts_mount_the_ca_where_cloud_conf_points(
     from scs_templates.services.values import CLOUD_CONFIG_CA_FILE
 
     objects = manifests_of(
-        services_helmfile.template(services_state_values(settings_of(chartMirror=str(charts))))
+        services_helmfile.template(
+            services_state_values(services_settings(chartMirror=str(charts)))
+        )
     )
     for kind, name in (
         ("DaemonSet", "openstack-cloud-controller-manager"),
@@ -888,9 +895,9 @@ def test_fix4_charts_mount_the_ca_where_cloud_conf_points(
 
 
 def test_fix5_mtu_means_the_node_network_on_both_cnis() -> None:
-    cilium = by_name(settings_of(network_mtu=1450))
+    cilium = by_name(services_settings(network_mtu=1450))
     assert cilium["cilium"].values["MTU"] == 1450
-    calico = by_name(settings_of(cni={"type": "calico"}, network_mtu=1450))
+    calico = by_name(services_settings(cni={"type": "calico"}, network_mtu=1450))
     network = calico["tigera-operator"].values["installation"]["calicoNetwork"]
     assert network["mtu"] == 1400  # VXLAN adds 50 bytes
 
@@ -907,7 +914,7 @@ def test_fix6_cloud_conf_without_nip_io_host_names() -> None:
 
 @pytest.mark.helm
 def test_fix7_gateway_api_keeps_kube_proxy(services_helmfile: Any, charts: Path) -> None:
-    settings = settings_of(chartMirror=str(charts), gatewayAPI={"enabled": True})
+    settings = services_settings(chartMirror=str(charts), gatewayAPI={"enabled": True})
     objects = manifests_of(services_helmfile.template(services_state_values(settings)))
     config = objects[("ConfigMap", "cilium-config")]["data"]
     assert config["kube-proxy-replacement"] == "false"
@@ -919,7 +926,7 @@ def test_fix7_gateway_api_keeps_kube_proxy(services_helmfile: Any, charts: Path)
 def test_fix9_cinder_binds_where_the_pod_runs_and_snapshots_have_a_class(
     services_helmfile: Any, charts: Path
 ) -> None:
-    settings = settings_of(chartMirror=str(charts))
+    settings = services_settings(chartMirror=str(charts))
     objects = manifests_of(services_helmfile.template(services_state_values(settings)))
     classes = {name: obj for (kind, name), obj in objects.items() if kind == "StorageClass"}
     assert set(classes) == {"csi-cinder-delete", "csi-cinder-retain"}
@@ -936,7 +943,7 @@ def test_fix9_force_remove_never_uninstalls_the_gateway_api_crds() -> None:
     from scs_templates.services.deploy import plan_actions
     from scs_templates.services.releases import plan_releases
 
-    settings = settings_of()  # gatewayAPI off now
+    settings = services_settings()  # gatewayAPI off now
     releases = plan_releases(settings, frozenset({"gateway-api-crds", "cilium"}), True)
     crds = next(r for r in releases if r.name == "gateway-api-crds")
     assert crds.installed  # kept, not uninstalled
@@ -951,7 +958,7 @@ def test_fix9_force_remove_never_uninstalls_the_gateway_api_crds() -> None:
 
 def autoscaled(provider: str = "openstack", **services: Any) -> ClusterSettings:
     """Settings whose one worker group autoscales from zero, with a label and a taint."""
-    data = settings_of(provider, **services).model_dump(by_alias=True, exclude_none=True)
+    data = services_settings(provider, **services).model_dump(by_alias=True, exclude_none=True)
     group = data["spec"]["workers"][0]
     group.pop("replicas", None)
     group["autoscaling"] = {"min": 0, "max": 4}
@@ -961,11 +968,13 @@ def autoscaled(provider: str = "openstack", **services: Any) -> ClusterSettings:
 
 
 def test_autoscaler_follows_the_groups_unless_set() -> None:
-    assert "demo-cluster-autoscaler" not in by_name(settings_of())
+    assert "demo-cluster-autoscaler" not in by_name(services_settings())
     release = by_name(autoscaled())["demo-cluster-autoscaler"]
     assert (release.namespace, release.target, release.needs) == ("default", "management", ())
     assert release.chart_label == "cluster-autoscaler-9.59.0"
-    assert "demo-cluster-autoscaler" in by_name(settings_of(clusterAutoscaler={"enabled": True}))
+    assert "demo-cluster-autoscaler" in by_name(
+        services_settings(clusterAutoscaler={"enabled": True})
+    )
     off = autoscaled(clusterAutoscaler={"enabled": False})
     assert "demo-cluster-autoscaler" not in by_name(off)
     from scs_templates.settings import rules
@@ -1040,10 +1049,10 @@ def test_ingress_nginx_is_deprecated_on_enable_and_in_migrate() -> None:
     from scs_templates.migrate import migrate_kaas_v1
     from scs_templates.settings import rules
 
-    enabled = settings_of(ingressNginx={"enabled": True})
+    enabled = services_settings(ingressNginx={"enabled": True})
     found = [m for _, m in rules.warnings(enabled) if "ingress-nginx is deprecated" in m]
     assert found and "gatewayAPI" in found[0]
-    assert not [m for _, m in rules.warnings(settings_of()) if "ingress-nginx" in m]
+    assert not [m for _, m in rules.warnings(services_settings()) if "ingress-nginx" in m]
     result = migrate_kaas_v1("OPENSTACK_FLAVOR_CONTROL: SCS-2V-4\nDEPLOY_NGINX_INGRESS: true\n")
     assert any("ingress-nginx is deprecated" in line for line in result.report_lines)
 
@@ -1052,7 +1061,7 @@ def test_ingress_nginx_is_deprecated_on_enable_and_in_migrate() -> None:
 def test_envoy_gateway_on_calico_with_the_real_chart(services_helmfile: Any, charts: Path) -> None:
     from scs_templates.services.preview import render_services
 
-    settings = settings_of(
+    settings = services_settings(
         "docker", chartMirror=str(charts), cni={"type": "calico"}, gatewayAPI={"enabled": True}
     )
     objects = manifests_of(render_services(settings, helmfile=services_helmfile).manifests)
@@ -1062,9 +1071,9 @@ def test_envoy_gateway_on_calico_with_the_real_chart(services_helmfile: Any, cha
 
 
 def test_gateway_proxy_protocol_only_where_octavia_speaks_it() -> None:
-    on = by_name(settings_of(gatewayAPI={"enabled": True, "proxyProtocol": True}))
+    on = by_name(services_settings(gatewayAPI={"enabled": True, "proxyProtocol": True}))
     assert on["cilium"].values["gatewayAPI"] == {"enabled": True, "enableProxyProtocol": True}
-    docker = settings_of("docker", gatewayAPI={"enabled": True, "proxyProtocol": True})
+    docker = services_settings("docker", gatewayAPI={"enabled": True, "proxyProtocol": True})
     assert by_name(docker)["cilium"].values["gatewayAPI"] == {"enabled": True}
     from scs_templates.settings import rules
 
@@ -1085,7 +1094,7 @@ def test_apply_installs_the_autoscaler_on_the_management_cluster(
     assert "demo-cluster-autoscaler" not in clusters.revisions()  # not in the workload
     again = run_apply(clusters, settings)
     assert again.synced == ()  # idempotent on both clusters
-    off = settings_of("docker", chartMirror=str(mirror), clusterAutoscaler={"enabled": False})
+    off = services_settings("docker", chartMirror=str(mirror), clusterAutoscaler={"enabled": False})
     kept = run_apply(clusters, off)
     assert {p.name: p.action for p in kept.plan}["demo-cluster-autoscaler"] == "keep"
     removed = run_apply(clusters, off, force_remove=True)
@@ -1099,7 +1108,7 @@ def test_server_side_releases_are_not_synced_by_helmfile() -> None:
     neither the release nor Cilium's need of it, which it would refuse as unknown."""
     from scs_templates.services.releases import helm_releases
 
-    releases = service_releases(settings_of(gatewayAPI={"enabled": True}))
+    releases = service_releases(services_settings(gatewayAPI={"enabled": True}))
     by = {r.name: r for r in releases}
     assert by["gateway-api-crds"].info.server_side
     assert by["cilium"].needs == ("kube-system/gateway-api-crds",)  # the order, for gitops

@@ -29,6 +29,7 @@ from scs_templates import api
 from scs_templates.services import service_releases
 from scs_templates.services.runner import ServicesHelmfile
 from scs_templates.settings import ClusterSettings, parse_settings_text
+from tests import support
 from tests.support import REPO, real_charts, skip_or_fail
 from tests.workload_cluster import WorkloadCluster, workload_cluster
 
@@ -72,7 +73,7 @@ class NoHooksHelmfile(ServicesHelmfile):
         return super().run(state, command, cluster=cluster)
 
 
-def settings_of(
+def workload_settings(
     namespace: str, cni: str, enforce: str, *, exempt: Sequence[str] | None = None, **services: Any
 ) -> ClusterSettings:
     """An OpenStack cluster with every service on (autoscaling workers: the autoscaler)."""
@@ -86,11 +87,8 @@ def settings_of(
         "gatewayAPI": {"enabled": True},
     }
     chosen.update(services)
-    data = {
-        "apiVersion": "scs-templates.scs.community/v1alpha1",
-        "kind": "ClusterSettings",
-        "metadata": {"name": "work", "namespace": namespace},
-        "spec": {
+    return support.settings_of(
+        {
             "provider": "openstack",
             "controlPlane": {"replicas": 1, "machineType": "SCS-2V-4"},
             "workers": [
@@ -103,8 +101,9 @@ def settings_of(
                 **chosen,
             },
         },
-    }
-    return parse_settings_text(json.dumps(data)).settings
+        name="work",
+        namespace=namespace,
+    )
 
 
 def apply(cluster: WorkloadCluster, settings: ClusterSettings, **options: Any) -> Any:
@@ -234,7 +233,7 @@ def installed(
             admission = example_settings(request.param[1], namespace)
     else:
         cni, enforce, exempt = request.param
-        settings = settings_of(namespace, cni, enforce, exempt=exempt)
+        settings = workload_settings(namespace, cni, enforce, exempt=exempt)
     directory = tmp_path_factory.mktemp("workload")
     with workload_cluster(plane, settings, helm, directory, admission=admission) as cluster:
         result = apply(cluster, settings)
@@ -377,7 +376,7 @@ def test_keep_on_disable_force_remove_and_the_cni_guard(
     namespace = plane.namespace("svc")
     small = {"certManager": {"enabled": False}, "flux": {"enabled": False}}
     small["ingressNginx"] = {"enabled": False}
-    settings = settings_of(namespace, "cilium", "baseline", **small)
+    settings = workload_settings(namespace, "cilium", "baseline", **small)
     with workload_cluster(plane, settings, helm, tmp_path / "workload") as cluster:
         server = cluster.server
         first = apply(cluster, settings)
@@ -395,7 +394,7 @@ def test_keep_on_disable_force_remove_and_the_cni_guard(
         assert again.synced == ()
         assert {p.action for p in again.plan} == {"unchanged"}
 
-        off = settings_of(
+        off = workload_settings(
             namespace,
             "cilium",
             "baseline",
@@ -416,7 +415,7 @@ def test_keep_on_disable_force_remove_and_the_cni_guard(
         assert _gateway_crds(server) == gateway_crds
 
         with pytest.raises(CniSwitchError):
-            apply(cluster, settings_of(namespace, "calico", "baseline", **small))
+            apply(cluster, workload_settings(namespace, "calico", "baseline", **small))
         assert server.get("apps/v1", "Deployment", "tigera-operator", "tigera-operator") is None
         assert server.get("apps/v1", "DaemonSet", "kube-system", "cilium") is not None
 

@@ -151,9 +151,6 @@ def rollout_tuning(spec: Spec) -> None:
     group["healthCheck"] = {"nodeStartupTimeoutSeconds": 0, "maxUnhealthyPercent": 100}
 
 
-CA_PEM = support.CA_PEM
-
-
 def audit_oidc(spec: Spec) -> None:
     """Two OIDC issuers (one with its own CA, extra audiences, no groups) and the user's own
     audit policy with shorter retention."""
@@ -167,7 +164,7 @@ def audit_oidc(spec: Spec) -> None:
                 "usernameClaim": "email",
                 "usernamePrefix": "",
                 "groupsClaim": None,
-                "certificateAuthority": CA_PEM,
+                "certificateAuthority": support.CA_PEM,
             },
         ],
         "audit": {
@@ -199,13 +196,13 @@ def proxy_cas_registries(spec: Spec) -> None:
             "noProxy": [".corp.example", "10.0.0.0/8"],
         }
     }
-    spec["security"] = {"trustedCAs": [CA_PEM]}
+    spec["security"] = {"trustedCAs": [support.CA_PEM]}
     spec["registryMirrors"] = [
         {
             "registry": "docker.io",
             "endpoints": ["https://harbor.corp.example/v2/dockerhub"],
             "overridePath": True,
-            "caCertificate": CA_PEM,
+            "caCertificate": support.CA_PEM,
             "credentialsSecret": "harbor-pull",
         },
         {"registry": "quay.io", "endpoints": ["https://harbor.corp.example"]},

@@ -1,5 +1,6 @@
 """The tests' shared helpers are defined once (tests/support.py): no test module finds the
-repository root again."""
+repository root again or defines a name of its own that support.py already defines
+(``REPO``, ``EXAMPLES``, ``settings_of``, ...)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,41 @@ def test_the_root_finder_finds_both_spellings() -> None:
         "ROOT = Path(__file__).resolve().parent.parent\nHERE = Path(__file__).parent\n"
     )
     assert list(_repository_roots(tree)) == [1]
+
+
+def _top_level_names(tree: ast.Module) -> Iterator[tuple[str, int]]:
+    """(name, line) of every function, class and assigned name a module defines at top level."""
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node.name, node.lineno
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    yield target.id, node.lineno
+
+
+def _shared_names() -> set[str]:
+    tree = ast.parse((TESTS / "support.py").read_text(encoding="utf-8"))
+    return {name for name, _ in _top_level_names(tree) if not name.startswith("_")}
+
+
+def test_the_shared_helpers_are_defined_once() -> None:
+    shared = _shared_names()
+    assert {"REPO", "EXAMPLES", "settings_of", "settings_from_text"} <= shared
+    found = [
+        f"{path.relative_to(REPO)}:{line}: {name}"
+        for path in sorted(TESTS.glob("*.py"))
+        if path.name != "support.py"
+        for name, line in _top_level_names(ast.parse(path.read_text(encoding="utf-8")))
+        if name in shared
+    ]
+    assert found == [], "use (or extend) the helper of tests/support.py instead of a copy"
+
+
+def test_the_copy_finder_finds_a_copy() -> None:
+    tree = ast.parse("REPO = 1\ndef settings_of(text): ...\nclass _X: ...\n")
+    assert [name for name, _ in _top_level_names(tree) if name in _shared_names()] == [
+        "REPO",
+        "settings_of",
+    ]
