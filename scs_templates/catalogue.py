@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 from scs_templates.errors import InputError
 from scs_templates.providers import Provider
 from scs_templates.providers.docker import DOCKER
 from scs_templates.providers.openstack import OPENSTACK
 from scs_templates.records import record
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from scs_templates.settings.model import ClusterSettings, TemplateName

@@ -33,11 +33,12 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from scs_templates.errors import ScsTemplatesError
 from scs_templates.records import record
 from scs_templates.toolchain import cache_root
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from hashlib import sha256

@@ -22,12 +22,21 @@ from __future__ import annotations
 
 import dataclasses
 import reprlib
-from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any, TypeVar, dataclass_transform
 
-_T = TypeVar("_T")
+    _T = TypeVar("_T")
+else:
+
+    def dataclass_transform(**_options: object) -> Callable[[object], object]:
+        """typing's decorator only tells type checkers that ``record`` makes dataclasses;
+        at run time it would only set ``__dataclass_transform__``, and importing typing for
+        it costs every command (``tests/test_cli.py::test_commands_import_no_typing``)."""
+        return lambda function: function
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[object], tuple[Any, ...]]:

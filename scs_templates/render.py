@@ -18,7 +18,6 @@ import functools
 import re
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml import YAML
 
@@ -30,8 +29,11 @@ from scs_templates.records import record
 from scs_templates.settings.versions import resolve_version
 from scs_templates.values import build_values
 
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from typing import Any
 
     from scs_templates.charts import ChartRef
     from scs_templates.settings.model import ClusterSettings

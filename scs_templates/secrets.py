@@ -18,11 +18,13 @@ import json
 import re
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     import logging
     from collections.abc import Iterable
+    from typing import Any
 
 REDACTED = "<redacted>"
 #: Shorter strings are not treated as secrets (they would redact ordinary words).

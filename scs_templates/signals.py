@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from types import FrameType
+    from typing import Any
 
 #: The signals that end a command, and their names in the message.
 HANDLED: dict[int, str] = {

@@ -12,9 +12,10 @@ helm's documentation explains. Two adjustments make it fit for logs, tests and C
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from scs_templates.errors import ToolError
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

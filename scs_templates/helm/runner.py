@@ -27,7 +27,6 @@ import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from scs_templates.errors import ToolError, ToolNotFoundError
 from scs_templates.helm import process
@@ -36,6 +35,11 @@ from scs_templates.records import record
 from scs_templates.tempdirs import private_dir
 from scs_templates.timeouts import tool_timeout
 from scs_templates.toolchain import Tool, find_helm, hermetic_env
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _debug_logger() -> Any:

@@ -31,13 +31,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from scs_templates.records import record
 from scs_templates.settings.problems import Path as FieldPath
 from scs_templates.settings.rules import Finding
 
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
 if TYPE_CHECKING:
+    from typing import Any, ClassVar
+
     from scs_templates.kube import KubeClient
     from scs_templates.settings.model import ClusterSettings, WorkerGroup
     from scs_templates.settings.versions import ResolvedVersion

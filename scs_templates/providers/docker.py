@@ -7,11 +7,14 @@ containers whose root file system cannot be remounted.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, ClassVar
 
 from scs_templates.providers.base import Finding, Provider
 
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
 if TYPE_CHECKING:
+    from typing import ClassVar
+
     from scs_templates.settings.model import ClusterSettings
     from scs_templates.settings.versions import ResolvedVersion
 

@@ -13,11 +13,13 @@ See ``docs/services.md``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from scs_templates.services.catalogue import CATALOGUE, ServiceInfo, service_catalogue
 
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
 if TYPE_CHECKING:
+    from typing import Any
+
     from scs_templates.services.deploy import ApplyResult, CniSwitchError, apply
     from scs_templates.services.releases import (
         STATE_KEY,

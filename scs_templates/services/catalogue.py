@@ -23,13 +23,16 @@ labels the namespace with it when the cluster's default is stricter (see
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from scs_templates.records import record
 from scs_templates.services import values as builders
 from scs_templates.versions import table
 
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
 if TYPE_CHECKING:
+    from typing import Any
+
     from scs_templates.settings.model import ClusterSettings
 
 __all__ = [

@@ -38,12 +38,15 @@ import copy
 import json
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
 
 from scs_templates.catalogue import provider_of
 from scs_templates.settings import naming
 
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
 if TYPE_CHECKING:
+    from typing import Any
+
     from scs_templates.settings.model import ClusterSettings
 
 __all__ = [
@@ -99,7 +102,8 @@ CINDER_PROVISIONER = "cinder.csi.openstack.org"
 CINDER_DEFAULT_CLASS = "csi-cinder-delete"
 CINDER_SNAPSHOT_CLASS = "csi-cinder-snapshot"
 
-Values = dict[str, Any]
+if TYPE_CHECKING:
+    Values = dict[str, Any]
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> Values:

@@ -8,9 +8,12 @@ and build the model classes (docs/performance.md).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from scs_templates.settings.model import API_VERSION, KIND, ClusterSettings
     from scs_templates.settings.problems import Problem, SettingsError
     from scs_templates.settings.validate import (

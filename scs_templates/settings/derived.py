@@ -7,7 +7,7 @@ fails when a model class gains a property or method that its plain twin lacks.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 
 class WorkerGroupDerived:

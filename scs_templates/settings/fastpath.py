@@ -29,17 +29,19 @@ from __future__ import annotations
 import json
 import re
 import types
-import typing
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:  # imported where the model is used: :mod:`.plain` needs only the check
+    from typing import Any
+
     from pydantic import BaseModel
 
-Check = Callable[[Any], bool]
-Convert = Callable[[Any], Any]
+    Check = Callable[[Any], bool]
+    Convert = Callable[[Any], Any]
 
 SCHEMA_NAME = "cluster-settings.schema.json"
 #: Keywords that only describe: they never change what is valid.
@@ -246,6 +248,8 @@ def compile_check(schema: dict[str, Any]) -> Check:
 
 
 def _plain(annotation: Any) -> Any:
+    import typing  # here: only the pydantic side (construct, agreement) reads annotations
+
     while typing.get_origin(annotation) is typing.Annotated:
         annotation = typing.get_args(annotation)[0]
     return annotation
@@ -253,6 +257,8 @@ def _plain(annotation: Any) -> Any:
 
 def _converter(annotation: Any, models: dict[type[BaseModel], Any]) -> Convert:
     """How a checked value of this annotation becomes what pydantic would store."""
+    import typing
+
     from pydantic import BaseModel
 
     annotation = _plain(annotation)
@@ -285,7 +291,8 @@ def _same(value: Any) -> Any:
     return value
 
 
-_Field = tuple[str, str, Convert, Callable[[], Any]]
+if TYPE_CHECKING:
+    _Field = tuple[str, str, Convert, Callable[[], Any]]
 
 
 def _default(cls: type[BaseModel], name: str, models: dict[type[BaseModel], Any]) -> Any:
@@ -368,6 +375,8 @@ _set = object.__setattr__
 
 
 def _classes(root: type[BaseModel]) -> dict[str, type[BaseModel]]:
+    import typing
+
     from scs_templates.settings.model import nested_model
 
     found: dict[str, type[BaseModel]] = {}

@@ -27,9 +27,13 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path as FsPath
-from typing import Any
 
 from scs_templates.settings.problems import Path, Problem, SettingsError
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_FILE_BYTES = 1024 * 1024  # a settings file is a few KB; 1 MiB is certainly a mistake
 #: Deepest nesting of mappings and lists (a settings file needs about 8 levels).

@@ -29,15 +29,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import cache
-from typing import Any, ClassVar
 
 from scs_templates.settings import fastpath
 from scs_templates.settings.derived import MIXINS
 from scs_templates.settings.keys import KIND, name_for
 
-Convert = Callable[[Any], Any]
-#: (attribute, key, convert, default data or _REQUIRED) of every field of a class
-_Field = tuple[str, str, Convert, Any]
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
+
+    Convert = Callable[[Any], Any]
+    #: (attribute, key, convert, default data or _REQUIRED) of every field of a class
+    _Field = tuple[str, str, Convert, Any]
+
 _REQUIRED = object()
 _ROOT = "#"
 

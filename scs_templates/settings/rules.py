@@ -11,7 +11,6 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from scs_templates.labels import synced_by_capi
 from scs_templates.settings import certificates, naming
@@ -19,6 +18,8 @@ from scs_templates.settings.keys import alias_for
 from scs_templates.settings.problems import Path
 from scs_templates.settings.versions import parse_version, resolve_version, support_warning
 from scs_templates.versions import table
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from scs_templates.providers import Provider

@@ -12,7 +12,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, Any
 
 from scs_templates.records import record
 from scs_templates.settings import rules
@@ -20,7 +19,11 @@ from scs_templates.settings.keys import API_VERSION, KIND
 from scs_templates.settings.loader import Positions, parse_yaml_marked, read_text
 from scs_templates.settings.problems import Path, Problem, SettingsError, did_you_mean
 
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
 if TYPE_CHECKING:  # pydantic and the model classes: only where a file is not plainly valid
+    from typing import Any
+
     from pydantic import ValidationError
 
     from scs_templates.settings.model import ClusterSettings

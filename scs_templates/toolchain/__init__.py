@@ -8,8 +8,6 @@ version rules (helm 3.15+ or 4.x, helmfile 0.166+ with a helm 3) hold everywhere
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from scs_templates.toolchain.pins import HELM3_VERSION, HELM4_VERSION, HELMFILE_VERSION
 from scs_templates.toolchain.resolve import (
     ENV_CACHE_DIR,
@@ -28,7 +26,11 @@ from scs_templates.toolchain.resolve import (
     tools_dir,
 )
 
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
 if TYPE_CHECKING:
+    from typing import Any
+
     from scs_templates.toolchain.install import install_tools
 
 __all__ = [

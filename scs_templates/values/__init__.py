@@ -26,7 +26,6 @@ decided by the provider (:mod:`scs_templates.providers`), never by comparing nam
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
 
 from scs_templates import encryption
 from scs_templates.labels import CLUSTER_LABEL as CLUSTER_LABEL
@@ -36,7 +35,11 @@ from scs_templates.settings import naming
 from scs_templates.settings.versions import resolve_version
 from scs_templates.values.api_access import api_access_plan
 
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
 if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI's happy path
+    from typing import Any
+
     from scs_templates.providers import Provider
     from scs_templates.settings.model import (
         ClusterSettings,

@@ -24,20 +24,23 @@ IPs to a non-empty list itself).
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING, Any, Literal, cast
 
 from scs_templates.records import record
 
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
 if TYPE_CHECKING:  # the render path stays pydantic-free (tests/test_settings_plain.py)
+    from typing import Any, Literal
+
     from scs_templates.settings.model import ClusterSettings
+
+    Mechanism = Literal["none", "load-balancer", "security-group", "not-enforced"]
 
 #: Kubernetes' default API server port (and the one CAPO opens to everyone).
 DEFAULT_API_PORT = 6443
 #: Where the API server listens on OVN when access is restricted: not 6443, which CAPO's
 #: managed control-plane group opens to the world whatever else is configured.
 OVN_RESTRICTED_API_PORT = 6444
-
-Mechanism = Literal["none", "load-balancer", "security-group", "not-enforced"]
 
 
 @record
@@ -115,4 +118,5 @@ def api_access_plan(settings: ClusterSettings) -> ApiAccessPlan:
     from scs_templates.catalogue import provider_of
 
     mechanism, port = provider_of(settings).api_access_enforcement(settings)
-    return ApiAccessPlan(access.mode, cast("Mechanism", mechanism), sources, port, spec.provider)
+    # a provider answers one of the mechanisms (a str: no typing import on the render path)
+    return ApiAccessPlan(access.mode, mechanism, sources, port, spec.provider)  # type: ignore[arg-type]

@@ -19,11 +19,15 @@ import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from scs_templates.records import record
 from scs_templates.version_numbers import Minor
 from scs_templates.version_numbers import minor as minor_of
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "KindImage",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from scs_templates.providers.base import (
     CloudOptions,
@@ -24,7 +23,11 @@ from scs_templates.providers.base import (
 )
 from scs_templates.providers.openstack import values as os_values
 
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
 if TYPE_CHECKING:
+    from typing import Any, ClassVar
+
     from scs_templates.kube import KubeClient
     from scs_templates.settings.model import ClusterSettings, WorkerGroup
     from scs_templates.settings.problems import Path as FieldPath
