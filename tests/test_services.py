@@ -468,6 +468,40 @@ def test_services_render_real_charts_offline_and_deterministic(
 
 
 @pytest.mark.helm
+def test_services_render_from_a_helm_repository_mirror(
+    services_helmfile: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``chartMirror`` that is a helm repository (the real charts served over HTTP,
+    tests/chartrepo.py): helmfile must ``helm repo add`` it, which ``--skip-deps`` skips;
+    without that every chart was "repo scs-chart-mirror not found" (seen first in ``gitops``,
+    which renders the Gateway API CRDs this way). The same objects as from the packages."""
+    from scs_templates.cli.main import main
+    from scs_templates.services.releases import service_releases
+    from tests import chartrepo
+
+    del services_helmfile
+    local = write_settings(
+        tmp_path / "local.yaml",
+        chartMirror=f"file://{real_charts()}",
+        gatewayAPI={"enabled": True},
+    )
+    releases = service_releases(services_settings("docker", gatewayAPI={"enabled": True}))
+    assert "gateway-api-crds" in {r.name for r in releases}
+    packages = [f"{r.chart_name}-{r.version}.tgz" for r in releases]
+    with chartrepo.serving(tmp_path / "repo", packages) as url:
+        served = write_settings(
+            tmp_path / "served.yaml", chartMirror=url, gatewayAPI={"enabled": True}
+        )
+        assert main(["services", "render", served]) == 0, capsys.readouterr().err
+        from_repository = capsys.readouterr().out
+    assert main(["services", "render", local]) == 0
+    assert manifests_of(from_repository) == manifests_of(capsys.readouterr().out)
+    assert ("CustomResourceDefinition", "gateways.gateway.networking.k8s.io") in manifests_of(
+        from_repository
+    )
+
+
+@pytest.mark.helm
 def test_services_render_exit_codes(
     services_helmfile: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,10 +1,11 @@
 """helmfile over ``helmfile.d/10-services.yaml.gotmpl`` with generated services state values.
 
 Same rules as :mod:`scs_templates.helmfile.runner` (which drives the cluster release): a
-helm 3 through ``--helm-binary``, ``--skip-deps`` on every command that renders or syncs,
-argument lists, stdin ``/dev/null``, hermetic helm homes and ``HELMFILE_TEMPDIR``, no
-upgrade notice, the state values as a 0600 JSON file in a private directory removed after
-the call, a wall-clock timeout that kills helmfile's whole process group, and secret-looking
+helm 3 through ``--helm-binary``, ``--skip-deps`` on every command that renders or syncs
+unless the state names a helm (non-OCI) repository (:func:`deps_flags`), argument lists,
+stdin ``/dev/null``, hermetic helm homes and ``HELMFILE_TEMPDIR``, no upgrade notice, the
+state values as a 0600 JSON file in a private directory removed after the call, a
+wall-clock timeout that kills helmfile's whole process group, and secret-looking
 values redacted from errors. Only the services file is loaded (``--file`` names it), so the
 cluster release of ``00-*`` never reaches the workload cluster.
 """
@@ -31,6 +32,23 @@ __all__ = ["SERVICES_FILE", "ServicesHelmfile", "services_file"]
 log = logging.getLogger(__name__)
 
 SERVICES_FILE = "10-services.yaml.gotmpl"
+
+
+def deps_flags(state: Mapping[str, Any]) -> list[str]:
+    """``["--skip-deps"]``, or nothing when the state names a helm (non-OCI) repository.
+
+    ``--skip-deps`` also skips helmfile's ``helm repo add``, and the helm home is private:
+    a chart ``REPO/CHART`` of a helm repository (upstream or a ``spec.services.chartMirror``
+    helm repository) is then "repo REPO not found" (seen: ``gitops`` rendering the Gateway
+    API CRDs from a helm-repository mirror). OCI charts and local packages need no repository
+    entry, so those states keep the flag (nothing else runs)."""
+    from scs_templates.services.releases import STATE_KEY
+
+    services = state.get(STATE_KEY)
+    repositories = (services.get("repositories") if isinstance(services, Mapping) else None) or []
+    if any(not repo.get("oci") for repo in repositories if isinstance(repo, Mapping)):
+        return []
+    return ["--skip-deps"]
 
 
 def services_file() -> Path:
@@ -109,7 +127,7 @@ class ServicesHelmfile(HelmfileProcess):
 
     def template(self, state: Mapping[str, Any]) -> str:
         """``helmfile template --skip-deps``: the manifests of every installed release."""
-        return self.run(state, ["template", "--skip-deps"]).stdout
+        return self.run(state, ["template", *deps_flags(state)]).stdout
 
     def render(self, state: Mapping[str, Any], *, kube_version: str) -> str:
         """``helmfile template`` as ``scs-templates services render`` prints it: every
@@ -119,7 +137,7 @@ class ServicesHelmfile(HelmfileProcess):
         everywhere)."""
         command = [
             "template",
-            "--skip-deps",
+            *deps_flags(state),
             "--include-crds",
             "--skip-tests",
             "--kube-version",
@@ -131,7 +149,7 @@ class ServicesHelmfile(HelmfileProcess):
         """``helmfile write-values``: each release's values as ``DIR/RELEASE.yaml``."""
         directory.mkdir(parents=True, exist_ok=True)
         target = str(directory.resolve()) + "/{{ .Release.Name }}.yaml"
-        self.run(state, ["write-values", "--skip-deps", "--output-file-template", target])
+        self.run(state, ["write-values", *deps_flags(state), "--output-file-template", target])
         return sorted(directory.glob("*.yaml"))
 
     def sync(
@@ -145,7 +163,7 @@ class ServicesHelmfile(HelmfileProcess):
         selectors: list[str] = []
         for name in releases:
             selectors += ["--selector", f"name={name}"]
-        command = [*selectors, "sync", "--skip-deps"]
+        command = [*selectors, "sync", *deps_flags(state)]
         if wait:
             command.append("--wait")
         return self.run(state, command, cluster=True).stdout
