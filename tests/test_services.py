@@ -777,6 +777,58 @@ def test_apply_installs_the_cluster_release_first(
     assert {p.action for p in dry.plan} == {"unchanged"}
 
 
+@pytest.mark.helm
+@pytest.mark.plane
+def test_cli_apply_prints_the_templates_the_cluster_install_pruned(
+    clusters: Clusters,
+    mirror: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``apply`` reports the superseded machine templates its cluster install pruned as
+    ``install`` does: each on the progress stream as it goes, and the summary line on stdout.
+    Before, apply called install without its progress and printed only the release, so an
+    operator of apply never learnt what was removed. ``lifecycle.install`` is a SPY (a test
+    double, for the reason above: the real chart needs Cluster API's CRDs and controllers)
+    that prunes only through the progress it is given, with the real prune's words
+    (scs_templates.template_prune); the real prune after a rollout is proven with the real
+    Cluster API in test_plane_inmemory.py (test_scaling_changes_only_replicas)."""
+    from scs_templates import lifecycle
+    from scs_templates.cli.main import main
+    from scs_templates.helm import ReleaseInfo
+
+    pruned = [
+        "DockerMachineTemplate default/demo-md-0-0a1b2c3d",
+        "KubeadmConfigTemplate default/demo-md-0-4e5f6a7b",
+    ]
+
+    def fake_install(settings: ClusterSettings, **options: Any) -> lifecycle.InstallResult:
+        say = options.get("progress")
+        if say is not None:  # what prune_templates says for each template it deletes
+            for ref in pruned:
+                say(f"pruned the superseded {ref}")
+        release = ReleaseInfo("demo", "default", 2, "deployed", "scs-cluster", "", "")
+        return lifecycle.InstallResult(
+            lifecycle.target_of(settings), release, "1.36.3", "1.36.3", None, list(pruned)
+        )
+
+    monkeypatch.setattr(lifecycle, "install", fake_install)
+    path = tmp_path / "cluster.yaml"
+    settings = services_settings("docker", chartMirror=str(mirror))
+    path.write_text(json.dumps(settings.model_dump(by_alias=True, exclude_none=True)))
+    assert main(["apply", "--kubeconfig", str(clusters.mgmt_kubeconfig), str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "cluster release demo in namespace default: revision 2, deployed" in captured.out
+    assert (
+        "pruned 2 superseded template(s) no machine uses any more: " + ", ".join(pruned)
+        in captured.out.splitlines()
+    )
+    for ref in pruned:
+        assert f"pruned the superseded {ref}" in captured.err
+    assert "services: synced cilium" in captured.out
+
+
 @pytest.mark.plane
 def test_apply_copies_cloud_conf_into_the_workload_cluster(
     clusters: Clusters, tmp_path: Path

@@ -3,8 +3,9 @@
 Exit codes follow :mod:`scs_templates.cli.main`: 0 success (also when nothing changed),
 2 bad input (invalid settings, a refused CNI switch, a local chart mirror missing charts,
 an unreadable kubeconfig), 1 when helm, helmfile or the API fails. The plan (one line per
-release: install, upgrade, unchanged, keep, remove) goes to stdout; progress to stderr. The
-workload kubeconfig is never printed.
+release: install, upgrade, unchanged, keep, remove) goes to stdout, with the superseded
+machine templates the cluster release's install pruned (the line ``install`` prints);
+progress to stderr. The workload kubeconfig is never printed.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    from scs_templates.cli.cmd_lifecycle import ProgressLine, _note, cloud_options
+    from scs_templates.cli.cmd_lifecycle import ProgressLine, _note, cloud_options, print_pruned
     from scs_templates.cli.common import load
     from scs_templates.services.deploy import apply
 
@@ -107,6 +108,7 @@ def run_apply(args: argparse.Namespace) -> int:
             f"cluster release {release.name} in namespace {release.namespace}: "
             f"revision {release.revision}, {release.status}"
         )
+        print_pruned(result.cluster.pruned)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     prefix = "would " if result.dry_run else ""

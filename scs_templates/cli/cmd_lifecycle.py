@@ -241,6 +241,16 @@ def _helm(args: argparse.Namespace) -> Any:
     return Helm(kubeconfig=args.kubeconfig, kube_context=args.context)
 
 
+def print_pruned(pruned: list[str]) -> None:
+    """The superseded templates the cluster release's install removed, on stdout (install
+    and apply: the same line, so scripts of either read it the same way)."""
+    if pruned:
+        print(
+            f"pruned {len(pruned)} superseded template(s) no machine uses any more: "
+            + ", ".join(pruned)
+        )
+
+
 def _read_secret_file(path: Path, what: str) -> str:
     from scs_templates.openstack.credentials_secret import read_credentials_file
 
@@ -283,11 +293,7 @@ def run_install(args: argparse.Namespace) -> int:
         f"release {release.name} in namespace {release.namespace}: revision {release.revision}, "
         f"{release.status} ({change})"
     )
-    if result.pruned:
-        print(
-            f"pruned {len(result.pruned)} superseded template(s) no machine uses any more: "
-            + ", ".join(result.pruned)
-        )
+    print_pruned(result.pruned)
     if result.cluster is not None:
         print(f"Cluster {result.cluster.name}: {result.cluster.summary()}")
     return 0

@@ -4,7 +4,8 @@ Plan (see ``docs/services.md``):
 
 1. install/upgrade the cluster release on the management cluster
    (:func:`scs_templates.lifecycle.install`, without waiting for ``Available``: nodes only
-   become Ready once the CNI below runs);
+   become Ready once the CNI below runs; it prunes the superseded machine templates an
+   earlier rollout left, reported through ``progress`` and in ``ApplyResult.cluster``);
 2. wait for Cluster API's Secret ``<cluster>-kubeconfig`` and write it to a private 0600
    temporary file, removed at the end (never printed);
 3. read the releases deployed in the workload cluster (``helm list``), refuse a CNI switch
@@ -270,6 +271,7 @@ def apply(
             cloud=cloud,
             cloud_progress=cloud_progress,
             wait=False,
+            progress=progress,  # what it did, the templates it pruned among it
         )
 
     client = kube if kube is not None else KubeClient(kubeconfig, context)
