@@ -148,6 +148,82 @@ def test_top_level_help_from_outlines_is_the_full_parsers_help(
     assert capsys.readouterr().err == full
 
 
+@pytest.mark.parametrize(
+    ("columns", "lines", "terminal"),
+    [
+        ("132", None, None),
+        ("40", "0", 100),  # LINES unusable: shutil asks the terminal, COLUMNS still wins
+        (None, None, 100),
+        (None, None, 0),  # a terminal that reports no width
+        (None, None, None),  # not a terminal
+        ("abc", None, 90),
+        ("0", None, None),
+        ("-5", "30", 120),
+        (None, None, "closed"),
+        (None, None, "none"),  # no sys.__stdout__ at all
+    ],
+)
+def test_help_width_is_the_one_argparse_picks(
+    columns: str | None, lines: str | None, terminal: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """main.help_width (no shutil import for --help) is shutil.get_terminal_size's columns
+    minus 2, which argparse's HelpFormatter uses, for every source of the width."""
+    import fcntl
+    import io
+    import pty
+    import shutil
+    import struct
+    import termios
+
+    from scs_templates.cli.main import help_width
+
+    for name, value in (("COLUMNS", columns), ("LINES", lines)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    opened: list[int] = []
+    if isinstance(terminal, int):
+        leader, follower = pty.openpty()
+        opened += [leader, follower]
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, terminal, 0, 0))
+        stdout: object = open(follower, "w", closefd=False)  # noqa: SIM115
+    elif terminal == "closed":
+        stdout = io.StringIO()
+        stdout.close()  # type: ignore[attr-defined]
+    elif terminal == "none":
+        stdout = None
+    else:
+        stdout = io.TextIOWrapper(io.BytesIO())  # fileno() raises: not a real file
+    monkeypatch.setattr(sys, "__stdout__", stdout)
+    try:
+        assert help_width() == shutil.get_terminal_size().columns - 2
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
+def test_top_level_help_is_argparses_text_without_shutil() -> None:
+    """``--help`` loads neither shutil nor the archive modules it probes, and its text is
+    the one argparse's own HelpFormatter prints (COLUMNS unset, not a terminal: 80)."""
+    loaded = _modules_after(["--help"])
+    assert not loaded & {"shutil", "bz2", "lzma", "fnmatch"}
+    code = (
+        "import argparse, sys\n"
+        "from scs_templates.cli import main\n"
+        "parser = main.build_parser(outline=True)\n"
+        "ours = parser.format_help()\n"
+        "parser.formatter_class = argparse.HelpFormatter\n"
+        "sys.stdout.write(str(ours == parser.format_help()) + ' ' + str(len(ours)))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in {"COLUMNS", "LINES"}}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    same, size = done.stdout.split()
+    assert same == "True" and int(size) > 500
+
+
 def test_version_fast_path_prints_what_argparse_prints(capsys: pytest.CaptureFixture[str]) -> None:
     """``--version`` skips argparse; its line is the parser's own version action's output."""
     from scs_templates.cli.main import build_parser

@@ -90,6 +90,43 @@ def _outline(*_args: object, **_options: object) -> _Outline:
     return _Outline()
 
 
+def help_width() -> int:
+    """The width argparse's HelpFormatter picks by itself (``shutil.get_terminal_size``'s
+    columns minus 2: ``COLUMNS`` when a positive number, else the terminal of
+    ``sys.__stdout__``, else 80), computed without importing shutil, which loads ``bz2``,
+    ``lzma`` and ``fnmatch`` to see what archives it could make: a part of ``--help``'s
+    cost (issue #19). tests/test_cli.py compares it with shutil's in every case."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # no stdout, closed, not a terminal
+            columns = 80
+    return columns - 2
+
+
+def _formatter_class() -> type[argparse.HelpFormatter]:
+    import argparse
+
+    class HelpFormatter(argparse.HelpFormatter):
+        """argparse's own, at :func:`help_width` unless a width is given."""
+
+        def __init__(
+            self,
+            prog: str,
+            indent_increment: int = 2,
+            max_help_position: int = 24,
+            width: int | None = None,
+        ) -> None:
+            width = help_width() if width is None else width
+            super().__init__(prog, indent_increment, max_help_position, width)
+
+    return HelpFormatter
+
+
 def build_parser(
     modules: Sequence[str] = COMMAND_MODULES, *, outline: bool = False
 ) -> argparse.ArgumentParser:
@@ -103,6 +140,7 @@ def build_parser(
 
     parser = argparse.ArgumentParser(
         prog=PROG,
+        formatter_class=_formatter_class(),
         description=(
             "Turn one standardized cluster settings file into Cluster API clusters: "
             "validate it, render the manifests with helm, install them, and manage the "
