@@ -19,8 +19,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.fakekube.helpers import helm_tool
-from tests.support import real_charts
+from tests.support import helm_tool, real_charts
 
 
 class _Quiet(SimpleHTTPRequestHandler):

@@ -26,8 +26,7 @@ import pytest
 from scs_templates import catalogue
 from scs_templates.helm import Helm
 from scs_templates.providers.docker import DockerProvider
-from tests.fakekube.helpers import helm_tool
-from tests.support import REPO
+from tests.support import REPO, helm_tool
 
 if TYPE_CHECKING:
     from scs_templates.settings.model import ClusterSettings

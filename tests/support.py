@@ -18,6 +18,7 @@ from scs_templates.catalogue import PROVIDERS
 
 if TYPE_CHECKING:
     from scs_templates.settings.model import ClusterSettings
+    from scs_templates.toolchain import Tool
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
@@ -86,6 +87,31 @@ def pinned_helm() -> Any:
         return api.Helm(find_helm())
     except ToolNotFoundError as error:
         skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
+        raise
+
+
+def helm_tool(major: int) -> Tool:
+    """The REAL pinned helm ``major`` (3 or 4), for tests that run helm against a real API
+    server (or the fake); skip (fail in CI) when it is not installed."""
+    from scs_templates.errors import ScsTemplatesError
+    from scs_templates.toolchain import find_helm
+
+    try:
+        return find_helm(major=major)
+    except ScsTemplatesError as error:
+        skip_or_fail(f"helm {major} is not installed (`scs-templates tools install`): {error}")
+        raise  # unreachable: skip_or_fail raises
+
+
+def helmfile_tool() -> Tool:
+    """The REAL pinned helmfile; skip (fail in CI) when it is not installed."""
+    from scs_templates.errors import ScsTemplatesError
+    from scs_templates.toolchain import find_helmfile
+
+    try:
+        return find_helmfile()
+    except ScsTemplatesError as error:
+        skip_or_fail(f"helmfile is not installed (`scs-templates tools install`): {error}")
         raise
 
 

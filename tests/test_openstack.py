@@ -906,7 +906,7 @@ def test_library_install_and_delete_do_what_the_commands_do(
 
     from scs_templates import api
     from tests.fakekube import FakeKubeAPI
-    from tests.fakekube.helpers import helm_tool
+    from tests.support import helm_tool
 
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(demo.clouds_yaml))
     cluster = _unique("lib")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,19 +38,10 @@ pytestmark = [pytest.mark.helm, pytest.mark.plane, pytest.mark.extra_builds]
 
 
 @pytest.fixture(scope="module")
-def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
-    """etcd and kube-apiserver of the test plane, without the Cluster API managers: these
-    tests only start API servers (cheaper, and no manager's fixed ports)."""
-    from testenv import PlaneError, build, running
-
-    missing = [name for name in build.missing() if name in ("etcd", "kube-apiserver")]
-    if missing and build.go_binary() is None:
-        skip_or_fail(f"the test plane needs the Go toolchain (`go`) to build {', '.join(missing)}")
-    try:
-        with running(tmp_path_factory.mktemp("features-plane"), managers=()) as started:
-            yield started
-    except PlaneError as error:
-        pytest.fail(f"the test plane did not start: {error}")
+def plane(api_plane: Plane) -> Plane:
+    """Without the Cluster API managers (conftest's api_plane): these tests only start API
+    servers."""
+    return api_plane
 
 
 ISSUERS = [

@@ -9,7 +9,6 @@ So install checks it first, before helm installs anything. Only a kube-apiserver
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,27 +18,12 @@ from scs_templates import api, lifecycle
 from scs_templates.errors import InputError
 from scs_templates.helm import Helm
 from scs_templates.kube import KubeClient
-from tests.fakekube.helpers import helm_tool
-from tests.support import skip_or_fail
+from tests.support import helm_tool
 
 if TYPE_CHECKING:
     from testenv import Plane
 
 pytestmark = [pytest.mark.helm, pytest.mark.plane]
-
-
-@pytest.fixture(scope="module")
-def api_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
-    from testenv import PlaneError, build, running
-
-    missing = [name for name in build.missing() if name in ("etcd", "kube-apiserver")]
-    if missing and build.go_binary() is None:
-        skip_or_fail(f"the test plane needs the Go toolchain (`go`) to build {', '.join(missing)}")
-    try:
-        with running(tmp_path_factory.mktemp("credentials-plane"), managers=()) as started:
-            yield started
-    except PlaneError as error:
-        pytest.fail(f"the test plane did not start: {error}")
 
 
 def _settings(namespace: str, *, credentials: bool = True) -> Any:

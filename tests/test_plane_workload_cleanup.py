@@ -73,19 +73,10 @@ def _gateway_crds() -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
-    """etcd and kube-apiserver of the test plane without the Cluster API managers (these
-    tests start their own API servers: cheaper, and no wait for another plane's CAPD)."""
-    from testenv import PlaneError, build, running
-
-    missing = [name for name in build.missing() if name in ("etcd", "kube-apiserver")]
-    if missing and build.go_binary() is None:
-        skip_or_fail(f"the test plane needs the Go toolchain (`go`) to build {', '.join(missing)}")
-    try:
-        with running(tmp_path_factory.mktemp("workload-plane"), managers=()) as started:
-            yield started
-    except PlaneError as error:
-        pytest.fail(f"the test plane did not start: {error}")
+def plane(api_plane: Plane) -> Plane:
+    """Without the Cluster API managers (conftest's api_plane): these tests start their own
+    API servers."""
+    return api_plane
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ from scs_templates.services import service_releases
 from scs_templates.services.runner import ServicesHelmfile
 from scs_templates.settings import ClusterSettings, parse_settings_text
 from tests import support
-from tests.support import REPO, real_charts, skip_or_fail
+from tests.support import REPO, real_charts
 from tests.workload_cluster import WorkloadCluster, workload_cluster
 
 if TYPE_CHECKING:
@@ -145,19 +145,9 @@ def hook_objects(settings: ClusterSettings) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
-    """A plane of etcd, kube-apiserver and kube-controller-manager only: the services need
-    no Cluster API managers (and CAPD's fixed ports would make it wait for other planes)."""
-    from testenv import PlaneError, build, running
-
-    missing = [name for name in build.missing() if name != "kubeadm"]
-    if missing and build.go_binary() is None:
-        skip_or_fail(f"the real test plane needs Go to build {', '.join(missing)}")
-    try:
-        with running(tmp_path_factory.mktemp("services-plane"), managers=()) as started:
-            yield started
-    except PlaneError as error:
-        pytest.fail(f"the test plane did not start: {error}")
+def plane(api_plane: Plane) -> Plane:
+    """Without the Cluster API managers (conftest's api_plane): the services need none."""
+    return api_plane
 
 
 #: Every example (its own services, provider and Pod Security settings), and

@@ -5,28 +5,17 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from scs_templates.errors import ScsTemplatesError
-from scs_templates.toolchain import Tool, find_helm, find_helmfile
-from tests.support import skip_or_fail
+from tests.support import helm_tool, helmfile_tool
 
+if TYPE_CHECKING:
+    from scs_templates.toolchain import Tool
 
-def helm_tool(major: int) -> Tool:
-    """The pinned helm ``major`` (3 or 4); skip (fail in CI) when it is not installed."""
-    try:
-        return find_helm(major=major)
-    except ScsTemplatesError as error:
-        skip_or_fail(f"helm {major} is not installed (`scs-templates tools install`): {error}")
-        raise  # unreachable: skip_or_fail raises
-
-
-def helmfile_tool() -> Tool:
-    """The pinned helmfile; skip (fail in CI) when it is not installed."""
-    try:
-        return find_helmfile()
-    except ScsTemplatesError as error:
-        skip_or_fail(f"helmfile is not installed (`scs-templates tools install`): {error}")
-        raise
+# The lookup of the REAL helm and helmfile lives in tests/support.py; these names stay
+# importable from here only until the modules still importing them from here move
+# (test_install, test_encryption, test_clusterclass, test_plane_lifecycle, test_helmfile).
+__all__ = ["helm_env", "helm_tool", "helmfile_tool", "run_helm", "write_trivial_chart"]
 
 
 def helm_env(home: Path, kubeconfig: Path) -> dict[str, str]:
