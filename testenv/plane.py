@@ -23,7 +23,7 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,29 @@ MANAGERS: tuple[Manager, ...] = (
     Manager("capd", "capd", _TOPOLOGY, env=(("POD_IP", "127.0.0.1"),)),
     Manager("capo", "capo"),
 )
+#: The ``--watch-filter`` value of :func:`webhooks_only`'s managers. Cluster API's and CAPO's
+#: controllers reconcile only objects labelled ``cluster.x-k8s.io/watch-filter`` with it
+#: (their event filter, ``predicates.ResourceHasFilterLabel`` and
+#: ``ResourceNotPausedAndHasFilterLabel``); nothing carries that label.
+RECONCILE_NOTHING = "testenv-reconciles-nothing"
+
+
+def webhooks_only(names: tuple[str, ...]) -> tuple[Manager, ...]:
+    """The managers ``names`` of :data:`MANAGERS` with ``--watch-filter=RECONCILE_NOTHING``:
+    their webhooks admit, default and convert as ever, their controllers reconcile nothing
+    (no finalizer, no owner reference, no cloud call). For a management cluster holding
+    objects nothing could provision here, e.g. an OpenStack cluster on a cloud without
+    compute, that the real CAPO would otherwise reconcile against that cloud."""
+    unknown = set(names) - {m.name for m in MANAGERS}
+    if unknown:
+        raise ValueError(f"no such manager: {', '.join(sorted(unknown))}")
+    return tuple(
+        replace(m, args=(*m.args, f"--watch-filter={RECONCILE_NOTHING}"))
+        for m in MANAGERS
+        if m.name in names
+    )
+
+
 #: CRDs installed without a manager: CAPO's OpenStackServer controller watches ORC Images.
 CRD_ONLY: dict[str, frozenset[str]] = {"orc": frozenset({"openstack.k-orc.cloud_images.yaml"})}
 
@@ -504,6 +527,7 @@ def running(directory: Path, **kwargs: Any) -> Iterator[Plane]:
 
 __all__ = [
     "MANAGERS",
+    "RECONCILE_NOTHING",
     "APIError",
     "Manager",
     "Plane",
@@ -511,4 +535,5 @@ __all__ = [
     "extra_apiserver",
     "running",
     "start",
+    "webhooks_only",
 ]

@@ -5,6 +5,9 @@
 ``api_plane``: the plane without the Cluster API managers, one per test module (tests that
 need only real API servers; modules that call it ``plane`` alias it).
 
+``webhook_plane``: the real webhooks of Cluster API and CAPO, controllers that reconcile
+nothing, one per test module (OpenStack clusters that nothing could provision here).
+
 ``plane``: ONE real management plane per test session (testenv/: etcd, kube-apiserver,
 kube-controller-manager and the Cluster API, CAPD and CAPO managers built from Go modules).
 Tests must not share objects through it: each takes a fresh namespace (``plane.namespace``).
@@ -97,3 +100,22 @@ def api_plane(
     machine-wide lock of CAPD's fixed ports while another session's plane holds it."""
     module = request.module.__name__.rsplit(".", 1)[-1]
     yield from _running_plane(tmp_path_factory.mktemp(f"{module}-plane"), managers=())
+
+
+@pytest.fixture(scope="module")
+def webhook_plane(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[object]:
+    """The plane with the REAL webhooks of Cluster API (core, kubeadm bootstrap, kubeadm
+    control plane) and CAPO whose controllers reconcile nothing
+    (:func:`testenv.plane.webhooks_only`), one per test module: a management cluster that
+    admits an OpenStack cluster as the real one does while no CAPO reconciles it against a
+    cloud where no server could boot (the test OpenStack has no compute). No CAPD, so it
+    does not wait for the machine-wide lock of CAPD's fixed ports."""
+    from testenv.plane import webhooks_only
+
+    module = request.module.__name__.rsplit(".", 1)[-1]
+    managers = webhooks_only(
+        ("capi-core", "capi-bootstrap-kubeadm", "capi-controlplane-kubeadm", "capo")
+    )
+    yield from _running_plane(tmp_path_factory.mktemp(f"{module}-plane"), managers=managers)

@@ -802,11 +802,12 @@ def test_server_groups_need_a_compute_endpoint(conn: Any) -> None:
 
 @pytest.mark.plane
 def test_install_path_preflight_then_credentials(
-    conn: Any, admin: Any, demo: Tenant, monkeypatch: pytest.MonkeyPatch, plane: Any
+    conn: Any, admin: Any, demo: Tenant, monkeypatch: pytest.MonkeyPatch, webhook_plane: Any
 ) -> None:
-    """What `install` does on OpenStack, against the REAL Keystone and Neutron and the REAL
-    management plane (testenv/) holding the cluster's credentials Secret: a credential that
-    still authenticates is reused from the Secret there."""
+    """What `install` does on OpenStack, against the REAL Keystone and Neutron and a REAL
+    management plane (testenv/; conftest ``webhook_plane``) holding the cluster's credentials
+    Secret: a credential that still authenticates is reused from the Secret there."""
+    plane = webhook_plane
     from scs_templates import lifecycle
     from scs_templates.errors import ToolError
     from scs_templates.kube import KubeClient
@@ -893,54 +894,74 @@ def test_unwritable_write_secret_creates_no_credential(
 # --------------------------------------------------------------------------- library API
 
 
+INFRA_API = "infrastructure.cluster.x-k8s.io/v1beta1"
+#: The kinds of the chart whose controllers would add a finalizer.
+CLUSTER_KINDS = (
+    ("cluster.x-k8s.io/v1beta2", "Cluster"),
+    ("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane"),
+    (INFRA_API, "OpenStackCluster"),
+)
+
+
 @pytest.mark.openstack
-@pytest.mark.fakekube
+@pytest.mark.plane
 def test_library_install_and_delete_do_what_the_commands_do(
-    conn: Any, admin: Any, demo: Tenant, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    conn: Any,
+    admin: Any,
+    demo: Tenant,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    webhook_plane: Any,
 ) -> None:
     """``api.install`` / ``api.delete`` create and remove the per-cluster application
     credential like ``scs-templates install``/``delete``: against the REAL Keystone and
-    Neutron, the REAL helm 3 and a FAKE Kubernetes API (test double: nothing would run the
-    OpenStack machines) as management cluster."""
-    import base64
-
+    Neutron, the REAL helm 3 and a REAL management plane whose Cluster API and CAPO webhooks
+    admit the chart and whose controllers reconcile nothing (conftest ``webhook_plane``: no
+    server could boot on this cloud, and CAPO would build the cluster's network there)."""
     from scs_templates import api
-    from tests.fakekube import FakeKubeAPI
     from tests.support import helm_tool
 
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(demo.clouds_yaml))
     cluster = _unique("lib")
+    namespace = webhook_plane.namespace("library")
     no_groups = "    antiAffinity: {controlPlane: none, workers: none}\n"  # no compute service
     settings = parse_settings_text(
-        _settings_text(cluster, "10.68.0.0/20").replace(
+        _settings_text(cluster, "10.68.0.0/20", namespace=namespace).replace(
             "    cloud: demo\n", "    cloud: demo\n" + no_groups
         )
     ).settings
-    credential = f"capi-{cluster}-appcred.default"
+    credential = f"capi-{cluster}-appcred.{namespace}"
+    secret_name = f"capi-{cluster}-cloud-config"
     external = None
     if not any(n.is_router_external for n in admin.network.networks()):
         external = admin.network.create_network(name=f"{cluster}-public", is_router_external=True)
     try:
-        with FakeKubeAPI() as fake:
-            kubeconfig = str(fake.write_kubeconfig(tmp_path / "mgmt.kubeconfig"))
-            helm = api.Helm(helm_tool(3), kubeconfig=kubeconfig, home=tmp_path / "helm")
-            with api.KubeClient(kubeconfig) as kube:
-                lines: list[str] = []
-                api.install(settings, helm=helm, kube=kube, cloud_progress=lines.append)
-                stored = find_app_credential(conn, credential)
-                assert stored is not None
-                secret = fake.get("Secret", "default", f"capi-{cluster}-cloud-config")
-                assert secret is not None
-                data = secret.get("stringData") or {
-                    key: base64.b64decode(value).decode() for key, value in secret["data"].items()
-                }
-                assert f'application-credential-id="{stored.id}"' in data["cloud.conf"]
-                assert any(line.startswith("preflight ok") for line in lines)
+        kubeconfig = str(webhook_plane.kubeconfig)
+        helm = api.Helm(helm_tool(3), kubeconfig=kubeconfig, home=tmp_path / "helm")
+        with api.KubeClient(kubeconfig) as kube:
+            lines: list[str] = []
+            api.install(settings, helm=helm, kube=kube, cloud_progress=lines.append)
+            stored = find_app_credential(conn, credential)
+            assert stored is not None
+            data = kube.secret_data(namespace, secret_name)
+            assert data is not None
+            assert f'application-credential-id="{stored.id}"' in data["cloud.conf"]
+            assert any(line.startswith("preflight ok") for line in lines)
+            # the chart's objects are on the real API server, admitted by the real webhooks,
+            # and no controller reconciled them (none added its finalizer)
+            (infra,) = webhook_plane.api.list(INFRA_API, "OpenStackCluster", namespace)
+            assert infra["spec"]["identityRef"]["name"] == secret_name
+            for api_version, kind in CLUSTER_KINDS:
+                (obj,) = webhook_plane.api.list(api_version, kind, namespace)
+                assert not obj["metadata"].get("finalizers"), obj["metadata"]
 
-                api.delete(
-                    settings, helm=helm, kube=kube, poll_interval=0.01, cloud_progress=lines.append
-                )
-                assert fake.get("Secret", "default", f"capi-{cluster}-cloud-config") is None
+            api.delete(
+                settings, helm=helm, kube=kube, poll_interval=0.5, cloud_progress=lines.append
+            )
+            assert kube.secret_data(namespace, secret_name) is None
+            for api_version, kind in CLUSTER_KINDS:
+                assert webhook_plane.api.list(api_version, kind, namespace) == []
+            assert helm.status(cluster, namespace=namespace) is None  # the release is gone
         assert find_app_credential(conn, credential) is None
         assert any(f"application credential {credential}: deleted" in line for line in lines)
     finally:

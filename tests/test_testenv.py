@@ -147,3 +147,19 @@ def test_certificates_chain_to_the_ca(tmp_path: Path) -> None:
     assert cert.issuer == x509.load_pem_x509_certificate(ca.pem).subject
     sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert "localhost" in sans.get_values_for_type(x509.DNSName)
+
+
+def test_webhooks_only_keeps_each_manager_and_adds_the_watch_filter() -> None:
+    """The managers of ``webhook_plane`` are the plane's own, with their flags, plus a
+    ``--watch-filter`` that no object matches; a name that is no manager is refused (else
+    the plane would silently start without its webhooks)."""
+    from testenv.plane import MANAGERS, RECONCILE_NOTHING, webhooks_only
+
+    picked = webhooks_only(("capo", "capi-core"))
+    own = {m.name: m for m in MANAGERS}
+    assert [m.name for m in picked] == ["capi-core", "capo"]  # the plane's start order
+    for manager in picked:
+        assert manager.args == (*own[manager.name].args, f"--watch-filter={RECONCILE_NOTHING}")
+        assert manager.env == own[manager.name].env
+    with pytest.raises(ValueError, match="no such manager: capx"):
+        webhooks_only(("capo", "capx"))
