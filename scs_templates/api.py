@@ -17,7 +17,7 @@ Typical use::
 
 ``install`` and ``delete`` do all the commands do, the provider's cloud work included
 (OpenStack: credentials, server groups, cleanup; ``cloud=CloudOptions(...)`` says how).
-The OpenStack building blocks live in :mod:`scs_templates.openstack` (imported on demand:
+The OpenStack building blocks live in :mod:`scs_templates.providers.openstack` (imported on demand:
 it pulls in openstacksdk).
 """
 

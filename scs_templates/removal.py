@@ -1,7 +1,8 @@
 """Delete each of some things, then wait until they are gone: ONE loop for every cleanup.
 
 The cloud cleanup (load balancers, floating IPs, security groups, snapshots, volumes, ports:
-:mod:`scs_templates.openstack.leftovers`, :mod:`scs_templates.openstack.cleanup`) and step
+:mod:`scs_templates.providers.openstack.leftovers`,
+:mod:`scs_templates.providers.openstack.cleanup`) and step
 (a) of delete in the workload cluster (:mod:`scs_templates.workload_cleanup`) all delete a
 list of objects one by one, note what could not be deleted, and (where the service deletes
 asynchronously: Octavia's cascade, Cinder's snapshots, OCCM's and CSI's finalizers) wait

@@ -12,7 +12,7 @@ import pytest
 
 from scs_templates import __version__
 from scs_templates.cli.main import main
-from tests.support import EXAMPLES
+from tests.support import EXAMPLES, REPO
 
 HEAVY = ("kubernetes", "openstack", "keystoneauth1")
 
@@ -56,8 +56,13 @@ def _modules_after(args: list[str]) -> set[str]:
 
 @pytest.mark.parametrize(
     "args",
-    [["--help"], ["validate", str(EXAMPLES[0])], ["schema"]],
-    ids=["help", "validate", "schema"],
+    [
+        ["--help"],
+        ["validate", str(EXAMPLES[0])],
+        ["schema"],
+        ["render", str(REPO / "examples" / "openstack-minimal.yaml")],
+    ],
+    ids=["help", "validate", "schema", "render-openstack"],
 )
 def test_heavy_imports_stay_lazy(args: list[str]) -> None:
     loaded = _modules_after(args)

@@ -153,7 +153,7 @@ def test_names_and_labels_are_written_once() -> None:
 def test_capo_names_are_written_once() -> None:
     """CAPO's names of the cluster's network and security groups (which preflight and delete
     look for) are built in openstack/capo_names.py only, as CAPO builds them: not fitted."""
-    from scs_templates.openstack import capo_names
+    from scs_templates.providers.openstack import capo_names
     from tests.support import REPO, settings_of
 
     written = re.compile(

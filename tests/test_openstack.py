@@ -25,7 +25,7 @@ from ruamel.yaml import YAML
 
 from scs_templates.cli.main import main
 from scs_templates.errors import ToolError
-from scs_templates.openstack import (
+from scs_templates.providers.openstack import (
     Secret,
     credentials_secret_data,
     ensure_app_credential,
@@ -34,19 +34,19 @@ from scs_templates.openstack import (
     parse_credentials_secret,
     run_preflight,
 )
-from scs_templates.openstack.appcred import (
+from scs_templates.providers.openstack.appcred import (
     create_app_credential,
     credential_authenticates,
     delete_app_credential,
 )
-from scs_templates.openstack.capo_names import (
+from scs_templates.providers.openstack.capo_names import (
     CAPO_SECGROUP_DESCRIPTION,
     capo_description,
     capo_network_name,
     capo_security_group_names,
 )
-from scs_templates.openstack.connection import CloudAccess, cloud_access
-from scs_templates.openstack.leftovers import (
+from scs_templates.providers.openstack.connection import CloudAccess, cloud_access
+from scs_templates.providers.openstack.leftovers import (
     CINDER_CSI_CLUSTER_PROPERTY,
     clean_project_leftovers,
 )
@@ -59,7 +59,7 @@ from tests.support import REPO, skip_or_fail
 def test_importing_package_and_cli_does_not_import_openstacksdk() -> None:
     code = (
         "import sys\n"
-        "import scs_templates.openstack\n"
+        "import scs_templates.providers.openstack\n"
         "from scs_templates.cli.main import build_parser\n"
         "build_parser()\n"
         "bad = sorted(m for m in sys.modules if m == 'openstack' or m.startswith('openstack.')"
@@ -80,7 +80,7 @@ def test_secret_never_shows_itself() -> None:
 
 
 def test_secret_content_round_trip() -> None:
-    from scs_templates.openstack.appcred import (
+    from scs_templates.providers.openstack.appcred import (
         AppCredential,
         ClusterCredentials,
         EnsuredCredential,
@@ -351,7 +351,7 @@ def test_separate_workload_credential(conn: Any) -> None:
     assert credentials.cluster.credential.id not in data["cloud.conf"]
     again = ensure_cluster_credentials(conn, settings, existing=data)
     assert not again.cluster.created and not again.workload.created  # type: ignore[union-attr]
-    from scs_templates.openstack import delete_cluster_credentials
+    from scs_templates.providers.openstack import delete_cluster_credentials
 
     assert delete_cluster_credentials(conn, settings) == {
         f"capi-{cluster}-appcred.default": True,
@@ -369,7 +369,7 @@ def test_clusters_of_one_name_in_two_namespaces_have_their_own_credentials(conn:
     credential (the namespace is in the name); re-ensuring reuses each one's own, and
     deleting one cluster's never touches the other's. Before, both were
     ``capi-$CLUSTER-appcred``: the second install replaced the first cluster's credential."""
-    from scs_templates.openstack import delete_cluster_credentials
+    from scs_templates.providers.openstack import delete_cluster_credentials
 
     cluster = _unique("twin")
     a = _settings(cluster, "10.63.0.0/20", namespace="team-a")
@@ -397,8 +397,8 @@ def test_credentials_named_by_earlier_versions_are_still_found(conn: Any) -> Non
     described as its cluster's is still that cluster's: reused while the Secret's secret
     works, deleted with the cluster, and replaced under the new name when it no longer
     works. The same name described as another namespace's cluster is left alone."""
-    from scs_templates.openstack import delete_cluster_credentials
-    from scs_templates.openstack.appcred import (
+    from scs_templates.providers.openstack import delete_cluster_credentials
+    from scs_templates.providers.openstack.appcred import (
         AppCredential,
         ClusterCredentials,
         EnsuredCredential,
@@ -461,8 +461,8 @@ def test_legacy_names_that_are_not_the_clusters_are_kept_and_said(
     (not made by scs-templates: with how to delete it) and another namespace's twin's (its
     owner). Without the report KaaS v1's credential of a migrated cluster would outlive it
     unnoticed (before the namespaced names, install deleted it by its name)."""
-    from scs_templates.openstack import provision
-    from scs_templates.openstack.appcred import legacy_generation_name
+    from scs_templates.providers.openstack import provision
+    from scs_templates.providers.openstack.appcred import legacy_generation_name
 
     cluster = _unique("kept")
     settings_file = _settings_file(tmp_path, cluster, "10.65.0.0/20", namespace="team-a")
@@ -771,7 +771,7 @@ def test_cloud_access_reads_the_cloud_entry(conn: Any, demo: Tenant) -> None:
 def test_wanted_server_groups_follow_the_settings(
     anti_affinity: str, expected: list[tuple[str, str]]
 ) -> None:
-    from scs_templates.openstack import wanted_server_groups
+    from scs_templates.providers.openstack import wanted_server_groups
     from scs_templates.settings import parse_settings_text
 
     text = (
@@ -787,7 +787,7 @@ def test_wanted_server_groups_follow_the_settings(
 def test_server_groups_need_a_compute_endpoint(conn: Any) -> None:
     """The local stack has no Nova: creation refuses clearly, deletion reports absence."""
     from scs_templates.errors import ToolError
-    from scs_templates.openstack import delete_server_groups, ensure_server_groups
+    from scs_templates.providers.openstack import delete_server_groups, ensure_server_groups
 
     settings = _settings("sg", "10.77.0.0/24")
     with pytest.raises(ToolError, match="no compute endpoint in the service catalog"):
@@ -811,7 +811,7 @@ def test_install_path_preflight_then_credentials(
     from scs_templates import lifecycle
     from scs_templates.errors import ToolError
     from scs_templates.kube import KubeClient
-    from scs_templates.openstack import provision
+    from scs_templates.providers.openstack import provision
 
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(demo.clouds_yaml))
     cluster = _unique("inst")
@@ -1085,9 +1085,9 @@ def test_delete_removes_the_clusters_cloud_leftovers(
     balancers, floating IPs and security group, CAPO's floating IP, network and leftover
     port, Cinder CSI's volumes and snapshot, the per-cluster credential; --keep-volumes,
     dry run, real run, second run."""
-    from scs_templates.openstack import provision
-    from scs_templates.openstack.appcred import ensure_cluster_credentials
-    from scs_templates.openstack.leftovers import block_storage_api, load_balancer_api
+    from scs_templates.providers.openstack import provision
+    from scs_templates.providers.openstack.appcred import ensure_cluster_credentials
+    from scs_templates.providers.openstack.leftovers import block_storage_api, load_balancer_api
 
     cluster = _unique("gone")
     settings = _settings(cluster, "10.65.0.0/20")
@@ -1187,7 +1187,7 @@ def test_a_cloud_without_octavia_or_cinder_is_said_not_failed(
     """A cloud whose catalog offers no load-balancer or block-storage service (here: the
     user's cloud entry says so, ``has_load_balancer``/``has_block_storage: false``, as
     openstacksdk reads it): step (c) notes it and cleans what Neutron has."""
-    from scs_templates.openstack.leftovers import block_storage_api, load_balancer_api
+    from scs_templates.providers.openstack.leftovers import block_storage_api, load_balancer_api
 
     base = demo.connect()
     conn = _connect_without(base, has_load_balancer=False, has_block_storage=False)

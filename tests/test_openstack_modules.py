@@ -68,12 +68,14 @@ def test_the_key_finder_finds_a_copy() -> None:
 
 
 def test_keystone_calls_and_secret_formats_live_in_separate_modules() -> None:
-    credentials = _imported_modules(PACKAGE / "openstack" / "appcred.py")
-    formats = _imported_modules(PACKAGE / "openstack" / "credentials_secret.py")
+    credentials = _imported_modules(PACKAGE / "providers" / "openstack" / "appcred.py")
+    formats = _imported_modules(PACKAGE / "providers" / "openstack" / "credentials_secret.py")
     # the Keystone module writes no YAML; the formats module makes no cloud call
     assert not {m for m in credentials if m.startswith("ruamel")}
     assert not {m for m in formats if m.split(".")[0] in {"keystoneauth1", "openstack"}}
-    assert "scs_templates.openstack.connection" in formats  # only for Secret and CloudAccess
+    assert (
+        "scs_templates.providers.openstack.connection" in formats
+    )  # only for Secret and CloudAccess
 
 
 def test_the_openstack_commands_leave_the_secret_manifest_to_the_library() -> None:
@@ -81,7 +83,7 @@ def test_the_openstack_commands_leave_the_secret_manifest_to_the_library() -> No
     written and read by openstack/credentials_secret.py, not by cli/cmd_openstack.py."""
     cli = _imported_modules(PACKAGE / "cli" / "cmd_openstack.py")
     assert not {m for m in cli if m.startswith("ruamel") or m == "base64"}
-    assert "scs_templates.openstack.credentials_secret" in cli
+    assert "scs_templates.providers.openstack.credentials_secret" in cli
 
 
 def _stored_settings() -> Any:
@@ -91,8 +93,8 @@ def _stored_settings() -> Any:
 
 
 def test_the_secret_manifest_round_trips_through_the_library(tmp_path: Path) -> None:
-    from scs_templates import openstack
-    from scs_templates.openstack.connection import Secret
+    from scs_templates.providers import openstack
+    from scs_templates.providers.openstack.connection import Secret
 
     settings = _stored_settings()
     data = {
@@ -124,7 +126,7 @@ def test_the_secret_manifest_round_trips_through_the_library(tmp_path: Path) -> 
 def test_a_bad_secret_manifest_is_refused_naming_the_file(
     tmp_path: Path, content: str, message: str
 ) -> None:
-    from scs_templates.openstack import read_secret_manifest
+    from scs_templates.providers.openstack import read_secret_manifest
 
     path = tmp_path / "old.yaml"
     path.write_text(content)
@@ -134,7 +136,7 @@ def test_a_bad_secret_manifest_is_refused_naming_the_file(
 
 
 def test_base64_data_is_read_back(tmp_path: Path) -> None:
-    from scs_templates.openstack import read_secret_manifest
+    from scs_templates.providers.openstack import read_secret_manifest
 
     path = tmp_path / "old.yaml"
     path.write_text("kind: Secret\ndata:\n  cacert: cGVt\nstringData:\n  cloud.conf: x\n")
@@ -144,7 +146,7 @@ def test_base64_data_is_read_back(tmp_path: Path) -> None:
 def test_credentials_files_are_read_as_every_input_file(tmp_path: Path) -> None:
     """Bytes that are not UTF-8 were a UnicodeDecodeError (a traceback) and a FIFO without a
     writer blocked for ever; both are one InputError naming the file, as for settings."""
-    from scs_templates.openstack import read_secret_manifest
+    from scs_templates.providers.openstack import read_secret_manifest
 
     binary = tmp_path / "latin1.yaml"
     binary.write_bytes(b"kind: Secret\nstringData:\n  x: caf\xe9\n")

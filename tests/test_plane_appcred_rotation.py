@@ -35,19 +35,19 @@ from openstack_fixtures import Tenant, make_tenant, running_stack
 from scs_templates import lifecycle
 from scs_templates.cli.main import main
 from scs_templates.kube import KubeClient
-from scs_templates.openstack.appcred import (
+from scs_templates.providers.openstack.appcred import (
     WORKLOAD_SUFFIX,
     cluster_credentials_in_keystone,
     create_app_credential,
     credential_authenticates,
     ensure_cluster_credentials,
 )
-from scs_templates.openstack.connection import cloud_access
-from scs_templates.openstack.credentials_secret import (
+from scs_templates.providers.openstack.connection import cloud_access
+from scs_templates.providers.openstack.credentials_secret import (
     credentials_secret_data,
     parse_credentials_secret,
 )
-from scs_templates.openstack.rotation import ROTATED_ANNOTATION, rotate_credentials
+from scs_templates.providers.openstack.rotation import ROTATED_ANNOTATION, rotate_credentials
 from scs_templates.settings import ClusterSettings, parse_settings_text
 from tests.support import real_charts
 from tests.test_services_workload import apply
@@ -416,7 +416,7 @@ def test_a_credential_named_by_an_earlier_version_is_rotated_to_the_namespaced_n
     """A credential an earlier version made (``capi-$CLUSTER-appcred``, no namespace), held
     by the Secret: rotate finds it, makes the next generation under the namespaced name
     and deletes it; a same-named cluster of another namespace is not touched."""
-    from scs_templates.openstack.appcred import (
+    from scs_templates.providers.openstack.appcred import (
         ClusterCredentials,
         EnsuredCredential,
         legacy_generation_name,

@@ -38,13 +38,13 @@ from openstack_fixtures import Tenant, make_tenant, running_stack
 from scs_templates import api, lifecycle
 from scs_templates.errors import ToolError
 from scs_templates.kube import KubeClient
-from scs_templates.openstack.appcred import ensure_cluster_credentials
-from scs_templates.openstack.capo_fence import FENCE_REASON, ready_condition
-from scs_templates.openstack.credentials_secret import (
+from scs_templates.providers.openstack.appcred import ensure_cluster_credentials
+from scs_templates.providers.openstack.capo_fence import FENCE_REASON, ready_condition
+from scs_templates.providers.openstack.credentials_secret import (
     credentials_secret_data,
     parse_credentials_secret,
 )
-from scs_templates.openstack.rotation import rotate_credentials
+from scs_templates.providers.openstack.rotation import rotate_credentials
 from scs_templates.settings import ClusterSettings, parse_settings_text
 from tests.support import skip_or_fail
 

@@ -90,6 +90,44 @@ def test_the_comparison_finder_finds_one() -> None:
     assert list(_provider_name_comparisons(tree)) == [2]
 
 
+def _cloud_sdk_imports(tree: ast.AST) -> Iterator[int]:
+    """Line numbers of imports of openstacksdk (``openstack``) or keystoneauth1."""
+    sdks = ("openstack", "keystoneauth1")
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        if any(name.split(".")[0] in sdks for name in names):
+            yield node.lineno
+
+
+def test_the_openstack_modules_live_under_the_openstack_provider() -> None:
+    """One obvious place per provider: every module that talks to an OpenStack cloud is in
+    scs_templates/providers/openstack/ (no top-level scs_templates/openstack any more)."""
+    home = PACKAGE / "providers" / "openstack"
+    found = [
+        f"{path.relative_to(REPO)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if home not in path.parents
+        for line in _cloud_sdk_imports(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert found == [], "OpenStack cloud code belongs in scs_templates/providers/openstack/"
+    assert not (PACKAGE / "openstack").exists()
+    inside = [
+        path.name
+        for path in sorted(home.glob("*.py"))
+        if list(_cloud_sdk_imports(ast.parse(path.read_text(encoding="utf-8"))))
+    ]
+    assert "connection.py" in inside and "appcred.py" in inside
+
+
+def test_the_sdk_import_finder_finds_both_spellings() -> None:
+    tree = ast.parse("import openstack\nfrom openstack.config import loader\nimport openstackx\n")
+    assert list(_cloud_sdk_imports(tree)) == [1, 2]
+
+
 # --------------------------------------------------------------------------- a new provider
 
 

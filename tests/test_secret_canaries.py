@@ -151,7 +151,7 @@ def test_install_stores_only_the_clusters_own_cloud_entry(world: dict[str, Path]
     """What `install --clouds-yaml` puts into the Secret: the cluster's entry
     (spec.openstack.cloud) and never the file's other clouds. The release values hold no
     credential at all (the chart references the Secret, written through the API)."""
-    from scs_templates.openstack.provision import secrets_from_files
+    from scs_templates.providers.openstack.provision import secrets_from_files
     from scs_templates.settings import load_settings
     from scs_templates.values import build_values
 

@@ -989,7 +989,7 @@ def test_fix5_mtu_means_the_node_network_on_both_cnis() -> None:
 
 
 def test_fix6_cloud_conf_without_nip_io_host_names() -> None:
-    from scs_templates.openstack.credentials_secret import cloud_conf_from_clouds_yaml
+    from scs_templates.providers.openstack.credentials_secret import cloud_conf_from_clouds_yaml
 
     clouds = "clouds:\n  openstack:\n    auth:\n      auth_url: https://k.invalid/v3\n"
     conf = cloud_conf_from_clouds_yaml(clouds, "openstack")

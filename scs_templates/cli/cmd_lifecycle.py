@@ -252,7 +252,7 @@ def print_pruned(pruned: list[str]) -> None:
 
 
 def _read_secret_file(path: Path, what: str) -> str:
-    from scs_templates.openstack.credentials_secret import read_credentials_file
+    from scs_templates.providers.openstack.credentials_secret import read_credentials_file
 
     kind = "a CA bundle" if what == "--cacert" else "a clouds.yaml"
     return read_credentials_file(path, kind=kind, named=f"{what} {path}")

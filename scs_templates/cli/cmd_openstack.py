@@ -1,6 +1,6 @@
 """``scs-templates openstack``: per-cluster credentials, preflight checks and cleanup.
 
-openstacksdk is imported only when a command runs (inside :mod:`scs_templates.openstack`).
+openstacksdk is imported only when a command runs (inside :mod:`scs_templates.providers.openstack`).
 Secrets are never printed: ``appcred create`` shows the credential ID and name, and writes
 the Secret's content only to the file named by ``--write-secret`` (mode 0600, atomic).
 """
@@ -168,7 +168,7 @@ def _load(args: argparse.Namespace) -> ClusterSettings:
 
 
 def _connect(args: argparse.Namespace, settings: ClusterSettings) -> Any:
-    from scs_templates.openstack.connection import open_cloud
+    from scs_templates.providers.openstack.connection import open_cloud
 
     return open_cloud(args.os_cloud or settings.spec.openstack.cloud)
 
@@ -177,8 +177,8 @@ def _connect(args: argparse.Namespace, settings: ClusterSettings) -> Any:
 
 
 def _appcred_create(args: argparse.Namespace) -> int:
-    from scs_templates.openstack.appcred import ensure_cluster_credentials
-    from scs_templates.openstack.credentials_secret import (
+    from scs_templates.providers.openstack.appcred import ensure_cluster_credentials
+    from scs_templates.providers.openstack.credentials_secret import (
         credentials_secret_data,
         credentials_secret_name,
         read_secret_manifest,
@@ -230,7 +230,7 @@ def _appcred_create(args: argparse.Namespace) -> int:
 
 
 def _appcred_delete(args: argparse.Namespace) -> int:
-    from scs_templates.openstack.appcred import (
+    from scs_templates.providers.openstack.appcred import (
         delete_cluster_credentials,
         kept_legacy_credentials,
     )
@@ -252,7 +252,7 @@ def _appcred_delete(args: argparse.Namespace) -> int:
 
 def _appcred_rotate(args: argparse.Namespace) -> int:
     from scs_templates.kube import KubeClient
-    from scs_templates.openstack.rotation import rotate_credentials
+    from scs_templates.providers.openstack.rotation import rotate_credentials
 
     settings = _load(args)
 
@@ -282,7 +282,7 @@ def _appcred_rotate(args: argparse.Namespace) -> int:
 
 
 def _preflight(args: argparse.Namespace) -> int:
-    from scs_templates.openstack.preflight import run_preflight
+    from scs_templates.providers.openstack.preflight import run_preflight
 
     settings = _load(args)
     conn = _connect(args, settings)
@@ -305,7 +305,7 @@ def _preflight(args: argparse.Namespace) -> int:
 
 
 def _cleanup(args: argparse.Namespace) -> int:
-    from scs_templates.openstack.cleanup import cleanup_cluster_network
+    from scs_templates.providers.openstack.cleanup import cleanup_cluster_network
 
     settings = _load(args)
     conn = _connect(args, settings)

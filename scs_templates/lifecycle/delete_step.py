@@ -104,7 +104,7 @@ def delete(
     when no other Cluster of the namespace uses the class; (c) the provider releases what is
     left in the cloud (OpenStack: load balancers, floating IPs, security groups, volumes and
     snapshots, leftover ports and network, server groups, the per-cluster application credential:
-    :func:`scs_templates.openstack.provision.release_cluster_resources`), touching the
+    :func:`scs_templates.providers.openstack.provision.release_cluster_resources`), touching the
     cloud as ``cloud`` allows (default :class:`~scs_templates.providers.CloudOptions`);
     ``cloud_progress`` receives what the provider did (default: ``progress``).
 

@@ -123,7 +123,7 @@ class Migration:
         return None
 
     def header(self, source: str) -> list[str]:
-        from scs_templates.openstack.appcred import CLUSTER_SUFFIX
+        from scs_templates.providers.openstack.appcred import CLUSTER_SUFFIX
         from scs_templates.settings.naming import in_namespace, resource_name
 
         kaas_v1 = resource_name(self.prefix, self.name, CLUSTER_SUFFIX)

@@ -2,7 +2,7 @@
 
 Its settings rules (flavors are required, the cloud controller manager must stay on), its
 part of the values (:mod:`.values`), the credentials and server groups created before
-install and removed after delete (:mod:`scs_templates.openstack.provision`), and what the
+install and removed after delete (:mod:`.provision`), and what the
 standard services may rely on: real load balancers, node addresses in ``network.nodeCIDR``,
 the cloud controller manager first, ``cloud.conf`` copied into the workload cluster.
 """
@@ -127,7 +127,7 @@ class OpenStackProvider(Provider):
         """The credentials Secret content: from the user's clouds.yaml (``credentials``),
         or a per-cluster application credential ensured now (reused when it still works,
         after the preflight checks, with the server groups), or None."""
-        from scs_templates.openstack import provision
+        from scs_templates.providers.openstack import provision
 
         if options.credentials is not None:
             return provision.secrets_from_files(
@@ -150,7 +150,7 @@ class OpenStackProvider(Provider):
         if not options.touch:
             return
         from scs_templates.errors import ToolError
-        from scs_templates.openstack import provision
+        from scs_templates.providers.openstack import provision
 
         problems = provision.release_cluster_resources(
             settings,

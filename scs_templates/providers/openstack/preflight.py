@@ -6,7 +6,7 @@ something missing or conflicting) or in the cloud. The CLI exits 2 when any fail
 settings, 1 when only the cloud's state is at fault, 0 when nothing failed.
 
 The names CAPO gives the cluster's network and security groups:
-:mod:`scs_templates.openstack.capo_names`.
+:mod:`scs_templates.providers.openstack.capo_names`.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from scs_templates.openstack.capo_names import (
+from scs_templates.providers.openstack.capo_names import (
     CAPO_SECGROUP_DESCRIPTION,
     capo_description,
     capo_network_name,
     capo_security_group_names,
     capo_security_group_pattern,
 )
-from scs_templates.openstack.connection import error_summary, has_service
+from scs_templates.providers.openstack.connection import error_summary, has_service
 
 if TYPE_CHECKING:
     from openstack.connection import Connection

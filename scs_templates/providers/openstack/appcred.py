@@ -23,10 +23,10 @@ Design (see docs/openstack.md):
   cloud controller manager and Cinder CSI (``cloud.conf``), so the credential inside the
   workload cluster is not the one Cluster API uses.
 
-Secrets travel as :class:`~scs_templates.openstack.connection.Secret`; the creation request is
+Secrets travel as :class:`~.connection.Secret`; the creation request is
 sent with keystoneauth's request logging switched off, because its response carries the secret.
 What the credentials Secret holds (clouds.yaml, cloud.conf) is written and read back by
-:mod:`scs_templates.openstack.credentials_secret`.
+:mod:`scs_templates.providers.openstack.credentials_secret`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scs_templates.errors import ToolError
-from scs_templates.openstack.connection import (
+from scs_templates.providers.openstack.connection import (
     CloudAccess,
     Secret,
     cloud_access,
@@ -45,7 +45,7 @@ from scs_templates.openstack.connection import (
     http_status,
     tool_error,
 )
-from scs_templates.openstack.credentials_secret import parse_credentials_secret
+from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret
 from scs_templates.providers.openstack.values import CLOUD_CONF_KEY, CLOUDS_YAML_KEY
 from scs_templates.settings.naming import in_namespace, resource_name
 

@@ -4,7 +4,7 @@ Order, so that no consumer is ever left with a deleted credential:
 
 1. A new RESTRICTED application credential per kind (Cluster API's, and the in-cluster one
    when ``separateWorkload``), the next generation of the cluster's credentials
-   (:func:`~scs_templates.openstack.appcred.generation_name`: Keystone keeps names unique per
+   (:func:`~.appcred.generation_name`: Keystone keeps names unique per
    user and never renames, so old and new live side by side under numbered names).
 2. The cluster's credentials Secret on the management cluster is rewritten through the
    Kubernetes API (as ``install`` writes it: never a helm value, never in release history).
@@ -16,7 +16,7 @@ Order, so that no consumer is ever left with a deleted credential:
      credential without a restart. The cluster's OpenStackCluster and OpenStackMachines are
      annotated (:data:`ROTATED_ANNOTATION`) so that the next reconcile happens now, and the
      OpenStackCluster's Ready condition is set False as a fence
-     (:mod:`~scs_templates.openstack.capo_fence`): CAPO sets it True again only at the end
+     (:mod:`~scs_templates.providers.openstack.capo_fence`): CAPO sets it True again only at the end
      of a successful reconcile that read the new Secret, which is the evidence waited for.
    - OCCM and Cinder CSI read ``cloud.conf`` once, at start (cloud-provider-openstack issues
      #2284 and #2629: a changed Secret is not reloaded). The workload cluster's
@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates.errors import InputError, ToolError
 from scs_templates.labels import CREDENTIAL_ID_ANNOTATION
-from scs_templates.openstack.appcred import (
+from scs_templates.providers.openstack.appcred import (
     CLUSTER_SUFFIX,
     WORKLOAD_SUFFIX,
     AppCredential,
@@ -58,9 +58,9 @@ from scs_templates.openstack.appcred import (
     delete_app_credential,
     generation_name,
 )
-from scs_templates.openstack.capo_fence import CLUSTER_NAME_LABEL, INFRA_API_VERSION
-from scs_templates.openstack.connection import cloud_access
-from scs_templates.openstack.credentials_secret import (
+from scs_templates.providers.openstack.capo_fence import CLUSTER_NAME_LABEL, INFRA_API_VERSION
+from scs_templates.providers.openstack.connection import cloud_access
+from scs_templates.providers.openstack.credentials_secret import (
     StoredCredential,
     credentials_secret_data,
     credentials_secret_name,
@@ -173,7 +173,7 @@ def rotate_credentials(
     ToolError (exit 1) when OpenStack or an API fails or a restart does not finish in
     ``timeout`` seconds; then the old credential is kept and a re-run finishes the rotation.
     """
-    from scs_templates.openstack.provision import manages_credentials
+    from scs_templates.providers.openstack.provision import manages_credentials
 
     namespace = settings.metadata.namespace
     secret_name = credentials_secret_name(settings)
@@ -260,7 +260,7 @@ def rotate_credentials(
         progress(f"wrote the credentials Secret {where}")
 
     # 3. the consumers
-    from scs_templates.openstack import capo_fence
+    from scs_templates.providers.openstack import capo_fence
 
     cluster_id = chosen[CLUSTER_SUFFIX].id if CLUSTER_SUFFIX in chosen else ""
     report.reconcile = _request_reconcile(kube, settings, cluster_id, dry_run=dry_run)

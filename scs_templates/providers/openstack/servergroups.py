@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scs_templates.errors import ToolError
-from scs_templates.openstack.connection import error_summary, has_service
+from scs_templates.providers.openstack.connection import error_summary, has_service
 
 if TYPE_CHECKING:
     from openstack.connection import Connection

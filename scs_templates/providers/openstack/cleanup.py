@@ -23,13 +23,13 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from scs_templates.openstack.capo_names import (
+from scs_templates.providers.openstack.capo_names import (
     CAPO_SECGROUP_DESCRIPTION,
     capo_description,
     capo_network_name,
     capo_security_group_names,
 )
-from scs_templates.openstack.connection import error_summary, http_status
+from scs_templates.providers.openstack.connection import error_summary, http_status
 
 if TYPE_CHECKING:
     from collections.abc import Callable

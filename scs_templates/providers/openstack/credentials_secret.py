@@ -3,9 +3,9 @@
 Cluster API Provider OpenStack reads ``clouds.yaml`` (the identityRef Secret), the in-cluster
 cloud controller manager and Cinder CSI read ``cloud.conf`` (gcfg); both hold an application
 credential's ID and secret, so the next install can find the secret again (Keystone shows it
-only once: :mod:`scs_templates.openstack.appcred` makes and checks the credentials). The
+only once: :mod:`scs_templates.providers.openstack.appcred` makes and checks the credentials). The
 Secret's keys and name are the chart's (:mod:`scs_templates.providers.openstack.values`).
-Secrets travel as :class:`~scs_templates.openstack.connection.Secret`.
+Secrets travel as :class:`~scs_templates.providers.openstack.connection.Secret`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scs_templates.errors import InputError
-from scs_templates.openstack.connection import CloudAccess, Secret
+from scs_templates.providers.openstack.connection import CloudAccess, Secret
 from scs_templates.providers.openstack.values import (
     CACERT_KEY,
     CLOUD_CONF_KEY,
@@ -28,7 +28,7 @@ from scs_templates.providers.openstack.values import (
 )
 
 if TYPE_CHECKING:
-    from scs_templates.openstack.appcred import AppCredential, ClusterCredentials
+    from scs_templates.providers.openstack.appcred import AppCredential, ClusterCredentials
     from scs_templates.settings.model import ClusterSettings
 
 
@@ -364,7 +364,7 @@ def write_secret_manifest(
 def read_secret_manifest(path: Path) -> dict[str, str]:
     """``stringData`` (and base64 ``data``) of a Kubernetes Secret manifest file, such as
     :func:`write_secret_manifest` wrote: the ``existing`` credentials of
-    :func:`scs_templates.openstack.appcred.ensure_cluster_credentials`."""
+    :func:`scs_templates.providers.openstack.appcred.ensure_cluster_credentials`."""
     import base64
 
     from ruamel.yaml import YAML

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from scs_templates.openstack.capo_names import capo_description
-from scs_templates.openstack.connection import error_summary, has_service, http_status
+from scs_templates.providers.openstack.capo_names import capo_description
+from scs_templates.providers.openstack.connection import error_summary, has_service, http_status
 
 if TYPE_CHECKING:
     from openstack.connection import Connection

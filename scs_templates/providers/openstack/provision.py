@@ -53,14 +53,14 @@ def cluster_secrets(
     authenticates is reused (no churn, no new secret on every install).
     """
     from scs_templates.errors import ToolError
-    from scs_templates.openstack.appcred import ensure_cluster_credentials
-    from scs_templates.openstack.connection import open_cloud
-    from scs_templates.openstack.credentials_secret import (
+    from scs_templates.providers.openstack.appcred import ensure_cluster_credentials
+    from scs_templates.providers.openstack.connection import open_cloud
+    from scs_templates.providers.openstack.credentials_secret import (
         credentials_secret_data,
         credentials_secret_name,
     )
-    from scs_templates.openstack.preflight import run_preflight
-    from scs_templates.openstack.servergroups import ensure_server_groups
+    from scs_templates.providers.openstack.preflight import run_preflight
+    from scs_templates.providers.openstack.servergroups import ensure_server_groups
 
     existing = kube.secret_data(settings.metadata.namespace, credentials_secret_name(settings))
     conn = open_cloud(os_cloud or settings.spec.openstack.cloud)
@@ -96,7 +96,7 @@ def secrets_from_files(
     ``--clouds-yaml``: only the entry spec.openstack.cloud is kept (the user's other clouds
     and their passwords never reach the Secret or the release values); cloud.conf is derived
     from the same entry."""
-    from scs_templates.openstack.credentials_secret import (
+    from scs_templates.providers.openstack.credentials_secret import (
         cloud_conf_from_clouds_yaml,
         single_cloud_clouds_yaml,
     )
@@ -138,19 +138,19 @@ def release_cluster_resources(
     Returns problems (empty when everything is clean). Idempotent: a second run finds
     nothing to do. ``conn`` defaults to a connection to ``os_cloud``.
     """
-    from scs_templates.openstack.appcred import (
+    from scs_templates.providers.openstack.appcred import (
         cluster_credentials_in_keystone,
         delete_cluster_credentials,
         kept_legacy_credentials,
     )
-    from scs_templates.openstack.cleanup import cleanup_cluster_network
-    from scs_templates.openstack.connection import open_cloud
-    from scs_templates.openstack.leftovers import (
+    from scs_templates.providers.openstack.cleanup import cleanup_cluster_network
+    from scs_templates.providers.openstack.connection import open_cloud
+    from scs_templates.providers.openstack.leftovers import (
         block_storage_api,
         clean_project_leftovers,
         load_balancer_api,
     )
-    from scs_templates.openstack.servergroups import delete_server_groups
+    from scs_templates.providers.openstack.servergroups import delete_server_groups
 
     own = conn is None
     if conn is None:
