@@ -29,11 +29,14 @@ Typical use::
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from scs_templates.providers.openstack.provider import OPENSTACK, OpenStackProvider
 
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
 if TYPE_CHECKING:
+    from typing import Any
+
     from scs_templates.providers.openstack.appcred import (
         AppCredential,
         ClusterCredentials,
