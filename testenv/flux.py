@@ -1,10 +1,11 @@
-"""Flux's source-controller and helm-controller, built from Go modules, run against a plane.
+"""Flux's source-, helm- and kustomize-controller, built from Go modules, run against a plane.
 
 Each controller has its own wrapper module under ``testenv/flux/<name>/`` (a ``require`` of
 the upstream module at the Flux release's version plus the upstream ``replace`` lines, every
-dependency pinned in ``go.sum``). They live OUTSIDE ``testenv/go/`` and have their own cache
-key, so adding or bumping them never invalidates the plane's cached binaries:
-``<cache root>/flux-<key>/bin/{source-controller,helm-controller}``.
+dependency pinned in ``go.sum``). They live OUTSIDE ``testenv/go/``, and each controller has
+its own cache key (its wrapper and the recipe), so adding or bumping one never invalidates
+the plane's cached binaries nor the other controllers':
+``<cache root>/flux/<name>-<key>/<name>``.
 
 ``python -m testenv build --all`` (``make test``'s background build) builds them after the
 other releases' kube-apiservers, ``--flux`` alone; the Flux tests (tests/test_plane_flux.py,
@@ -13,9 +14,9 @@ when they are not cached, as the plane fixture builds the plane. Like the plane'
 they run niced and under the cache root's build lock (:func:`testenv.build.build_lock`).
 The measured cost is in docs/performance.md.
 
-:func:`start_flux` runs both against a running plane with its admin kubeconfig: every
+:func:`start_flux` runs them against a running plane with its admin kubeconfig: every
 namespace watched, leader election off, the artifact server of source-controller on a free
-loopback port that helm-controller fetches from.
+loopback port that helm- and kustomize-controller fetch from.
 """
 
 from __future__ import annotations
@@ -39,61 +40,71 @@ RECIPE = "1"
 CONTROLLERS: dict[str, str] = {
     "source-controller": "github.com/fluxcd/source-controller",
     "helm-controller": "github.com/fluxcd/helm-controller",
+    "kustomize-controller": "github.com/fluxcd/kustomize-controller",
 }
 
 
-def cache_key() -> str:
-    """Hash of the Flux wrapper modules and the recipe (independent of the plane's key)."""
+def module_key(module_dir: Path) -> str:
+    """Hash of one wrapper module (go.mod, go.sum, tools.go) and the recipe: the cache key of
+    the program it builds, independent of the plane's key and of the other programs'."""
     digest = hashlib.sha256(f"flux recipe {RECIPE}\n".encode())
-    for path in sorted(FLUX_DIR.glob("*/*")):
+    for path in sorted(module_dir.iterdir()):
         if path.name in {"go.mod", "go.sum", "tools.go"}:
-            digest.update(f"{path.relative_to(FLUX_DIR)}\n".encode())
+            digest.update(f"{module_dir.name}/{path.name}\n".encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
 def flux_dir() -> Path:
-    return build.cache_root() / f"flux-{cache_key()}"
+    """The directory of the controllers' builds (their build log and times)."""
+    return build.cache_root() / "flux"
+
+
+def binary(name: str) -> Path:
+    return flux_dir() / f"{name}-{module_key(FLUX_DIR / name)}" / name
 
 
 def missing() -> list[str]:
-    return [name for name in CONTROLLERS if not (flux_dir() / "bin" / name).is_file()]
+    return [name for name in CONTROLLERS if not binary(name).is_file()]
 
 
 def ensure_built(log: Callable[[str], None] = print) -> Path:
-    """Build the controllers that are missing; return the directory holding ``bin/``."""
-    root = flux_dir()
+    """Build the controllers that are missing; return the directory of their builds."""
     todo = missing()
-    if not todo:
-        return root
-    go = build.go_binary()
-    if go is None:
-        raise PlaneError("the Go toolchain (`go`) is not installed: cannot build Flux")
-    with build.build_lock("the Flux controllers", log, done=lambda: not missing()):
-        _build(go, root, log)  # another builder may have made some meanwhile
-    return root
+    if todo:
+        go = build.go_binary()
+        if go is None:
+            raise PlaneError("the Go toolchain (`go`) is not installed: cannot build Flux")
+        with build.build_lock("the Flux controllers", log, done=lambda: not missing()):
+            for name in missing():  # another builder may have made some meanwhile
+                build_program(go, name, CONTROLLERS[name], FLUX_DIR / name, binary(name), log)
+    return flux_dir()
 
 
-def _build(go: str, root: Path, log: Callable[[str], None]) -> None:
-    bindir = root / "bin"
-    bindir.mkdir(parents=True, exist_ok=True)
+def build_program(
+    go: str, name: str, package: str, module_dir: Path, target: Path, log: Callable[[str], None]
+) -> None:
+    """``go build`` ``package`` in its wrapper module into ``target`` (niced, logged to
+    ``flux_dir()/build.log``; the seconds it took recorded in ``build-times.json``)."""
+    root = flux_dir()
+    root.mkdir(parents=True, exist_ok=True)
     times_file = root / "build-times.json"
+    log(f"testenv: building {name} ({package}); log: {root / 'build.log'}")
+    started = time.monotonic()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{name}.tmp"
+    run(
+        [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(tmp), package],
+        cwd=module_dir,
+        env=build._go_env(),
+        timeout=build.GO_TIMEOUT,
+        log=root / "build.log",
+        niceness=build.build_niceness(),
+    )
+    tmp.replace(target)
     times: dict[str, float] = json.loads(times_file.read_text()) if times_file.is_file() else {}
-    for name in missing():
-        log(f"testenv: building {name} ({CONTROLLERS[name]}); log: {root / 'build.log'}")
-        started = time.monotonic()
-        tmp = bindir / f".{name}.tmp"
-        run(
-            [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(tmp), CONTROLLERS[name]],
-            cwd=FLUX_DIR / name,
-            env=build._go_env(),
-            timeout=build.GO_TIMEOUT,
-            log=root / "build.log",
-            niceness=build.build_niceness(),
-        )
-        tmp.replace(bindir / name)
-        times[name] = round(time.monotonic() - started, 1)
-        times_file.write_text(json.dumps(times, indent=2, sort_keys=True) + "\n")
+    times[name] = round(time.monotonic() - started, 1)
+    times_file.write_text(json.dumps(times, indent=2, sort_keys=True) + "\n")
 
 
 @dataclass
@@ -113,8 +124,7 @@ class Flux:
 
 
 def start_flux(plane: Plane, directory: Path, *, timeout: float = 180.0) -> Flux:
-    """Start source- and helm-controller against ``plane``; return once both are ready."""
-    bindir = flux_dir() / "bin"
+    """Start the controllers against ``plane``; return once every one is ready."""
     if missing():
         raise PlaneError(f"Flux controllers not built: {', '.join(missing())}")
     directory.mkdir(parents=True, exist_ok=True)
@@ -133,6 +143,8 @@ def start_flux(plane: Plane, directory: Path, *, timeout: float = 180.0) -> Flux
         # a release whose dependsOn is not Ready yet is looked at again after 5 s (30 s by
         # default): the services' chain of a test is reconciled without idle minutes
         "helm-controller": ["--requeue-dependency=5s"],
+        # the same for a Kustomization whose dependsOn is not Ready yet
+        "kustomize-controller": ["--requeue-dependency=5s"],
     }
     flux = Flux([])
     try:
@@ -143,7 +155,7 @@ def start_flux(plane: Plane, directory: Path, *, timeout: float = 180.0) -> Flux
                 Daemon(
                     name,
                     [
-                        str(bindir / name),
+                        str(binary(name)),
                         f"--metrics-addr=127.0.0.1:{free_port()}",
                         f"--health-addr=127.0.0.1:{health[name]}",
                         *common,

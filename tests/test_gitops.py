@@ -240,15 +240,25 @@ def test_clusters_not_given_are_kept_unless_pruned(tmp_path: Path) -> None:
     assert first.metadata.name not in namespace_index["resources"]
 
 
-def test_every_cluster_object_is_protected_from_flux_pruning(tmp_path: Path) -> None:
+def test_every_object_the_flux_kustomization_applies_is_protected_from_pruning(
+    tmp_path: Path,
+) -> None:
+    """Everything ``scs-clusters`` applies, the namespaces and chart sources included: a
+    namespace whose last cluster folder is pruned leaves the index, and kustomize-controller
+    deleting the Namespace deletes the HelmReleases in it and so the clusters (the real
+    kustomize-controller: tests/test_plane_flux.py)."""
     write_gitops(tmp_path, _fleet(), OCI)
+    kinds = set()
     for path, obj in _objects(tmp_path).items():
-        # CRD folders: the chart's objects as rendered, under a Kustomization with prune: false
-        if "/_sources/" in path or path.startswith("crds/"):
+        # CRD folders: the chart's objects as rendered, under a Kustomization with prune:
+        # false; flux/: the Kustomization applied once at bootstrap, not by itself
+        if path.startswith(("crds/", "flux/")):
             continue
-        if obj["kind"] in ("Namespace", "Kustomization"):
-            continue
+        if obj["apiVersion"].startswith("kustomize.config.k8s.io/"):
+            continue  # the kustomize indexes are no objects
+        kinds.add(obj["kind"])
         assert obj["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
+    assert {"Namespace", "OCIRepository", "HelmRepository", "HelmRelease"} <= kinds
 
 
 def test_a_foreign_index_file_is_never_overwritten(tmp_path: Path) -> None:

@@ -2,13 +2,14 @@
 
 ``scs-templates gitops`` writes the repository layout with a git chart source; the chart
 repository is a local git repository served by the real ``git http-backend``
-(tests/githttp.py). Flux's source-controller and helm-controller, built from their Go
+(tests/githttp.py). Flux's source-, helm- and kustomize-controller, built from their Go
 modules (testenv/flux.py, built here when not cached), run against the session's real
-management plane with the real flux2 chart's CRDs; the objects are applied exactly as
-written (kustomize-controller, which would apply the folder, is not built: its job here is a
-plain server-side apply of the folder's files). source-controller clones the repository and
-packages the chart with its library dependency, helm-controller installs it, and the real
-Cluster API controllers provision the cluster on CAPD's in-memory backend.
+management plane with the real flux2 chart's CRDs. Most tests apply the folder's objects
+exactly as written (a plain server-side apply of the files, what kustomize-controller does
+with them), so that each step is the test's; one leaves that to kustomize-controller from
+a git repository of the written layout (below). source-controller clones the repository
+and packages the chart with its library dependency, helm-controller installs it, and the
+real Cluster API controllers provision the cluster on CAPD's in-memory backend.
 
 The served repository holds the chart of the test-only provider ``inmemory``
 (tests/inmemory.py, registered in the catalogue while the module runs, as in
@@ -37,6 +38,11 @@ the settings by the library.
   kubeconfig, Cluster API paused meanwhile (it would rotate the Secret back). No kubelet
   can run here: :func:`kubelet_stand_in` (a DOUBLE, named so) reports the Pods the real
   controllers create Running and Ready so that helm's wait can end; no container runs.
+- The whole loop from a git repository: the written layout committed to a served
+  repository, only Flux's bootstrap objects applied by the test (the GitRepository
+  ``flux-system`` and the written ``flux/scs-clusters.yaml``); kustomize-controller applies
+  the rest, the cluster reaches Available, a commit of a settings change rolls it out, and a
+  commit that drops the cluster's folder deletes nothing (the Namespace included).
 """
 
 from __future__ import annotations
@@ -553,3 +559,144 @@ def test_service_releases_installed_by_helm_controller_into_a_real_workload_api_
             replace_kubeconfig(plane, namespace, original)
             set_paused(plane, namespace, False)
         walk.delete()
+
+
+# ------------------------------------------ the fleet repository applied by kustomize-controller
+
+KUSTOMIZE = "kustomize.toolkit.fluxcd.io/v1"
+SOURCE = "source.toolkit.fluxcd.io/v1"
+
+
+class FleetRepository:
+    """The git repository Flux watches: a work tree whose ``fleet/`` folder ``gitops``
+    writes, pushed to a bare repository ``fleet.git`` that the real ``git http-backend``
+    serves (tests/githttp.py)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root, self.work = root, root / "work"
+        self.work.mkdir(parents=True)
+        _git(root, "init", "-q", "--bare", "-b", "main", "fleet.git")
+        _git(self.work, "init", "-q", "-b", "main")
+
+    @property
+    def fleet(self) -> Path:
+        return self.work / "fleet"
+
+    def commit(self, message: str) -> str:
+        """Commit every change of the work tree and push it; the commit's id."""
+        _git(self.work, "add", "-A")
+        _git(self.work, "commit", "-q", "--allow-empty", "-m", message)
+        _git(self.work, "push", "-q", str(self.root / "fleet.git"), "main")
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=self.work,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+        return done.stdout.strip()
+
+
+def bootstrap(plane: Plane, fleet: FleetRepository, url: str) -> None:
+    """What Flux's bootstrap leaves on the management cluster (docs/gitops.md, steps 1-2):
+    the GitRepository ``flux-system/flux-system`` of the repository, then the written
+    ``fleet/flux/scs-clusters.yaml`` applied once."""
+    plane.api.ensure_namespace("flux-system")
+    plane.api.apply(
+        {
+            "apiVersion": SOURCE,
+            "kind": "GitRepository",
+            "metadata": {"name": "flux-system", "namespace": "flux-system"},
+            "spec": {"interval": "10s", "url": url, "ref": {"branch": "main"}},
+        }
+    )
+    plane.api.apply(yaml.safe_load((fleet.fleet / "flux" / "scs-clusters.yaml").read_text()))
+
+
+def applied(plane: Plane, commit: str) -> Callable[[], bool]:
+    """The Kustomization ``scs-clusters`` is Ready with ``commit`` applied."""
+
+    def done() -> bool:
+        obj = plane.api.get(KUSTOMIZE, "Kustomization", "flux-system", "scs-clusters") or {}
+        revision = str((obj.get("status") or {}).get("lastAppliedRevision") or "")
+        return condition(obj, "Ready").startswith("True") and revision.endswith(commit)
+
+    return done
+
+
+def kustomization_state(plane: Plane) -> str:
+    obj = plane.api.get(KUSTOMIZE, "Kustomization", "flux-system", "scs-clusters") or {}
+    status = obj.get("status") or {}
+    return f"Kustomization {condition(obj, 'Ready')}; applied {status.get('lastAppliedRevision')}"
+
+
+def test_kustomize_controller_reconciles_the_fleet_from_its_git_repository(
+    plane: Plane, controllers: Flux, git_server: str, tmp_path: Path
+) -> None:
+    """The whole GitOps loop with no object applied by the test but the bootstrap: the real
+    kustomize-controller applies the repository ``gitops`` wrote (its kustomize indexes,
+    the Flux Kustomization ``scs-clusters`` it writes) from a real git server; source- and
+    helm-controller install the cluster chart; the cluster reaches Available. A commit of a
+    re-run after a settings change (a patch upgrade) is applied and rolled out. A commit
+    that drops the cluster's folder (``--prune``) deletes nothing: every cluster object
+    carries ``kustomize.toolkit.fluxcd.io/prune: disabled`` while ``scs-clusters`` prunes."""
+    namespace = plane.namespace("flux-kustomize")
+    fleet = FleetRepository(tmp_path / "git")
+    walk = Reconciled(plane, controllers, namespace, fleet.fleet)
+    options = _options(git_server)
+    settings = settings_from_text(inmemory.settings_text(namespace, version=FIRST))
+    write_gitops(fleet.fleet, [settings], options)
+    encryption.ensure_secret(KubeClient(str(plane.kubeconfig)), settings)
+    first_commit = fleet.commit("clusters: mem")
+    with githttp.serving(fleet.root) as server:
+        bootstrap(plane, fleet, f"{server}/fleet.git")
+        walk.wait(
+            "scs-clusters applied", applied(plane, first_commit), lambda: kustomization_state(plane)
+        )
+        sources = plane.api.list(SOURCE, "GitRepository", namespace)
+        assert [s["metadata"]["name"] for s in sources] == ["scs-templates-v0-1-0"]
+        walk.wait(
+            "the Cluster Available",
+            lambda: condition(walk.cluster(), "Available").startswith("True"),
+        )
+        walk.wait("the HelmRelease Ready", walk.released)
+        walk.wait("3 machines Running", lambda: walk.running(FIRST))
+        first = set(walk.machines())
+
+        # a settings change is a commit of a re-run of gitops
+        upgraded = settings_from_text(inmemory.settings_text(namespace, version=UPGRADED))
+        assert walk.write(upgraded, options) == [f"clusters/{namespace}/mem/helmrelease-mem.yaml"]
+        walk.wait(
+            "scs-clusters applied",
+            applied(plane, fleet.commit("mem: patch upgrade")),
+            lambda: kustomization_state(plane),
+        )
+        walk.wait(
+            "the rollout to the new patch",
+            lambda: walk.running(UPGRADED) and not first & set(walk.machines()),
+        )
+        walk.wait("the HelmRelease Ready", walk.released)
+
+        # a folder removed from the repository deletes nothing on the management cluster
+        result = write_gitops(fleet.fleet, [], options, prune=True)
+        assert result.pruned == (f"{namespace}/mem",)
+        assert not (fleet.fleet / "clusters" / namespace / "mem").exists()
+        walk.wait(
+            "scs-clusters applied",
+            applied(plane, fleet.commit("mem: folder removed")),
+            lambda: kustomization_state(plane),
+        )
+        time.sleep(5)  # a deletion kustomize-controller started would show by now
+        ns = plane.api.get("v1", "Namespace", "", namespace) or {}
+        assert "deletionTimestamp" not in ns["metadata"], "the namespace is being deleted"
+        assert walk.released() and walk.cluster() is not None
+        assert walk.running(UPGRADED)
+        plane.api.delete(KUSTOMIZE, "Kustomization", "flux-system", "scs-clusters")
+        walk.wait(
+            "scs-clusters deleted",
+            lambda: (
+                plane.api.get(KUSTOMIZE, "Kustomization", "flux-system", "scs-clusters") is None
+            ),
+        )
+    walk.delete()

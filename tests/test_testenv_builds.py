@@ -270,9 +270,9 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
     from testenv.__main__ import main
 
     root = cache_all_but_flux()
-    for name in flux.CONTROLLERS:
-        (flux.flux_dir() / "bin").mkdir(parents=True, exist_ok=True)
-        (flux.flux_dir() / "bin" / name).write_text("cached")
+    for path in map(flux.binary, flux.CONTROLLERS):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("cached")
     assert main(["build", "--all"]) == 0
     printed = capsys.readouterr().out.split()
     apiservers = [(n, r) for n, r in build.suite_builds() if n == "kube-apiserver"]
@@ -287,10 +287,11 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
     assert calls(fake_go) == []
 
 
-def test_build_all_builds_the_flux_controllers_niced_under_their_own_key(fake_go: Path) -> None:
-    """``make test``'s background build makes Flux's controllers too, so that a fresh machine
-    does not build them in the foreground when tests/test_plane_flux.py starts; into their
-    own cache directory (the plane's key is not theirs)."""
+def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_go: Path) -> None:
+    """``make test``'s background build makes Flux's controllers too, so that a fresh
+    machine does not build them in the foreground when tests/test_plane_flux.py starts; each
+    under a key of its own wrapper (neither the plane's key nor another controller's: adding
+    kustomize-controller did not rebuild the other two)."""
     from testenv import flux
     from testenv.__main__ import main
 
@@ -298,13 +299,29 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_key(fake_go
     assert flux.missing() == list(flux.CONTROLLERS)
     assert main(["build", "--all"]) == 0
     assert flux.missing() == []
-    for name in flux.CONTROLLERS:
-        assert (flux.flux_dir() / "bin" / name).read_text() == "built by the double"
-    assert flux.flux_dir() != root and flux.cache_key() != build.cache_key()
+    built = list(map(flux.binary, flux.CONTROLLERS))
+    for path in built:
+        assert path.read_text() == "built by the double"
+        assert path.parent.parent == flux.flux_dir() != root
+    keys = {path.parent.name.rsplit("-", 1)[1] for path in built}
+    assert len(keys) == len(built) and build.cache_key() not in keys
     ran = calls(fake_go)
     assert [c["args"][-1] for c in ran] == list(flux.CONTROLLERS.values())  # type: ignore[index]
     expected = min(19, os.nice(0) + build.DEFAULT_NICENESS)
     assert {c["nice"] for c in ran} == {expected}
+
+
+def test_a_controller_s_key_is_its_own_wrapper_s(tmp_path: Path) -> None:
+    """A changed wrapper changes that controller's key only."""
+    from testenv import flux
+
+    for name in ("a-controller", "b-controller"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "go.mod").write_text(f"module {name}\n")
+    before = {name: flux.module_key(tmp_path / name) for name in ("a-controller", "b-controller")}
+    (tmp_path / "a-controller" / "go.sum").write_text("x v1 h1:abc=\n")
+    assert flux.module_key(tmp_path / "a-controller") != before["a-controller"]
+    assert flux.module_key(tmp_path / "b-controller") == before["b-controller"]
 
 
 #: What a test module calls when it needs a program that ``build --all`` makes after the plane.

@@ -102,11 +102,18 @@ def cluster_files(objects: ClusterObjects) -> dict[str, str]:
 
 
 def _namespace(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {"name": name, "labels": {MANAGED_BY_LABEL: MANAGER}},
-    }
+    """The namespace of a folder's clusters, never pruned: when its last cluster folder goes
+    (``--prune``) the namespace leaves the index, and kustomize-controller deleting it would
+    delete every object in it, the clusters' HelmReleases (annotated or not) and so the
+    clusters (kustomize-controller deletes what leaves its inventory unless annotated;
+    tests/test_plane_flux.py drops a namespace's last folder under the real one)."""
+    return _protected(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": name, "labels": {MANAGED_BY_LABEL: MANAGER}},
+        }
+    )
 
 
 def _flux_kustomization(directory: Path, source: str, path: str | None, interval: str) -> Any:
@@ -209,7 +216,8 @@ def write_gitops(
             shutil.rmtree(staged_root / key)
     if prune:
         _prune_crd_folders(target / CRDS, set(folders))
-    _write_shared(root, SOURCES, [(o.namespace, o.sources) for o in built.values()], prune=prune)
+    sources = [(o.namespace, o.sources) for o in built.values()]
+    _write_shared(root, SOURCES, sources, prune=prune, protect=True)
     classes = [(o.namespace, o.classes) for o in built.values()]
     _write_shared(root, CLASSES, classes, prune=prune, protect=True)
     _write_indexes(target, root, source, path, options.interval)
