@@ -43,6 +43,10 @@ the settings by the library.
   ``flux-system`` and the written ``flux/scs-clusters.yaml``); kustomize-controller applies
   the rest, the cluster reaches Available, a commit of a settings change rolls it out, and a
   commit that drops the cluster's folder deletes nothing (the Namespace included).
+- Cilium with the Gateway API by kustomize-controller: the CRD chart's files applied by the
+  Kustomization ``mem-gateway-api-crds`` through the kubeconfig Secret into the real
+  workload kube-apiserver, the staged Cilium HelmRelease by ``mem-after-crds`` after it,
+  Cilium and the services installed there by helm-controller.
 """
 
 from __future__ import annotations
@@ -700,3 +704,108 @@ def test_kustomize_controller_reconciles_the_fleet_from_its_git_repository(
             ),
         )
     walk.delete()
+
+
+#: The services of the test below: Cilium WITH the Gateway API (its CRDs a Kustomization
+#: into the workload cluster, Cilium staged behind it), kubelet-csr-approver, metrics-server.
+GATEWAY_SERVICES = """  services:
+    ingressNginx:
+      enabled: false
+    gatewayAPI:
+      enabled: true
+"""
+
+
+def test_kustomize_controller_applies_the_gateway_api_crds_before_cilium(
+    plane: Plane, controllers: Flux, git_server: str, helm: api.Helm, tmp_path: Path
+) -> None:
+    """Cilium with the Gateway API from the repository, by kustomize-controller: the CRD
+    chart's objects (files under ``crds/``, rendered at ``gitops`` time from the real chart
+    in a served helm repository) applied by the Kustomization ``mem-gateway-api-crds``
+    through the kubeconfig Secret into a REAL workload kube-apiserver, then the staged Cilium
+    HelmRelease applied by ``mem-after-crds`` (dependsOn the CRD one) and installed there by
+    helm-controller, with the other services after it. No object is applied by the test but
+    Flux's bootstrap."""
+    from scs_templates.services.releases import service_releases
+    from tests.workload_cluster import workload_cluster
+
+    namespace = plane.namespace("flux-gateway")
+    text = inmemory.settings_text(namespace, version=FIRST) + GATEWAY_SERVICES
+    releases = service_releases(settings_from_text(text))
+    names = [r.name for r in releases]
+    assert names[0] == "gateway-api-crds" and "cilium" in names, names
+    packages = [f"{r.chart_name}-{r.version}.tgz" for r in releases]
+    fleet = FleetRepository(tmp_path / "git")
+    walk = Reconciled(plane, controllers, namespace, fleet.fleet)
+    with (
+        chartrepo.serving(tmp_path / "charts", packages) as mirror,
+        githttp.serving(fleet.root) as server,
+    ):
+        settings = settings_from_text(f"{text}    chartMirror: {mirror}\n")
+        write_gitops(fleet.fleet, [settings], _options(git_server))
+        encryption.ensure_secret(KubeClient(str(plane.kubeconfig)), settings)
+        bootstrap(plane, fleet, f"{server}/fleet.git")
+        walk.wait(
+            "scs-clusters applied",
+            applied(plane, fleet.commit("clusters: mem")),
+            lambda: kustomization_state(plane),
+        )
+        walk.wait(
+            "the Cluster Available",
+            lambda: condition(walk.cluster(), "Available").startswith("True"),
+        )
+        with (
+            workload_cluster(plane, settings, helm, tmp_path / "workload") as workload,
+            kubelet_stand_in(workload.server),
+        ):
+            # as in the services test above: the real workload API server behind the Secret
+            set_paused(plane, namespace, True)
+            original = replace_kubeconfig(plane, namespace, workload.kubeconfig.read_text())
+            write_gitops(fleet.fleet, [settings], _options(git_server, services=True))
+            crd_files = sorted((fleet.fleet / "crds").rglob("*.yaml"))
+            crds = [yaml.safe_load(p.read_text()) for p in crd_files]
+            crds = [o for o in crds if o.get("kind") == "CustomResourceDefinition"]
+            assert crds, "no Gateway API CRD written"
+            walk.wait(
+                "scs-clusters applied",
+                applied(plane, fleet.commit("mem: services")),
+                lambda: kustomization_state(plane),
+            )
+            for kustomization in ("mem-gateway-api-crds", "mem-after-crds"):
+                walk.wait(
+                    f"the Kustomization {kustomization} Ready",
+                    lambda k=kustomization: condition(
+                        plane.api.get(KUSTOMIZE, "Kustomization", namespace, k), "Ready"
+                    ).startswith("True"),
+                    lambda k=kustomization: condition(
+                        plane.api.get(KUSTOMIZE, "Kustomization", namespace, k), "Ready"
+                    ),
+                )
+            # the CRDs are in the workload cluster, not on the management cluster
+            for crd in crds:
+                name = crd["metadata"]["name"]
+                assert workload.server.get(
+                    "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name
+                ), name
+                assert (
+                    plane.api.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name)
+                    is None
+                ), name
+            for name in [f"mem-{n}" for n in names if n != "gateway-api-crds"]:
+                walk.wait(
+                    f"the HelmRelease {name} Ready",
+                    lambda name=name: walk.released(name),
+                    lambda name=name: (
+                        f"{condition(walk.release(name), 'Ready')}; Pods "
+                        f"refused: {workload.failed_creates()}, missing: {workload.pods_missing()}"
+                    ),
+                )
+            cilium = next(r for r in releases if r.name == "cilium")
+            assert release_objects(workload.server, cilium.namespace, cilium.name)
+            plane.api.delete(KUSTOMIZE, "Kustomization", "flux-system", "scs-clusters")
+            for name in [f"mem-{n}" for n in reversed(names) if n != "gateway-api-crds"]:
+                plane.api.delete(HELM, "HelmRelease", namespace, name)
+                walk.wait(f"{name} uninstalled", lambda name=name: walk.release(name) is None)
+            replace_kubeconfig(plane, namespace, original)
+            set_paused(plane, namespace, False)
+        walk.delete()
