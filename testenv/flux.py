@@ -69,7 +69,10 @@ def missing() -> list[str]:
 
 
 def ensure_built(log: Callable[[str], None] = print) -> Path:
-    """Build the controllers that are missing; return the directory of their builds."""
+    """Build the controllers that are missing, and the OCI registry of the OCI chart source
+    test (testenv/registry.py); return the directory of their builds."""
+    from testenv import registry  # it imports this module
+
     todo = missing()
     if todo:
         go = build.go_binary()
@@ -78,6 +81,7 @@ def ensure_built(log: Callable[[str], None] = print) -> Path:
         with build.build_lock("the Flux controllers", log, done=lambda: not missing()):
             for name in missing():  # another builder may have made some meanwhile
                 build_program(go, name, CONTROLLERS[name], FLUX_DIR / name, binary(name), log)
+    registry.ensure_built(log)
     return flux_dir()
 
 

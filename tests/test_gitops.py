@@ -295,6 +295,26 @@ def test_cli_writes_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "--interval" in capsys.readouterr().err
 
 
+def test_a_plain_http_registry_is_an_insecure_oci_repository(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--plain-http``: the OCIRepository says ``insecure: true`` (Flux speaks HTTP to the
+    registry, as ``helm push --plain-http``), under the same name; a git source refuses it
+    (its URL names the scheme). Pulled for real: tests/test_plane_flux.py."""
+    args = ["gitops", str(tmp_path / "repo"), str(EXAMPLES[0]), "--no-services"]
+    assert main([*args, "--chart-source", "oci://registry.example.com/scs"]) == 0
+    (tls,) = (o for o in _objects(tmp_path / "repo").values() if o["kind"] == "OCIRepository")
+    assert "insecure" not in tls["spec"]
+    assert main([*args, "--chart-source", "oci://registry.example.com/scs", "--plain-http"]) == 0
+    (plain,) = (o for o in _objects(tmp_path / "repo").values() if o["kind"] == "OCIRepository")
+    assert plain["spec"] == {**tls["spec"], "insecure": True}
+    assert plain["metadata"] == tls["metadata"]
+    capsys.readouterr()
+    git = ["--chart-source", "https://git.example.com/x.git", "--chart-ref", "v0.1.0"]
+    assert main([*args, *git, "--plain-http"]) == 2
+    assert "--plain-http: only for an oci://" in capsys.readouterr().err
+
+
 def test_a_local_chart_mirror_cannot_serve_flux(tmp_path: Path) -> None:
     data = yaml.safe_load(EXAMPLES[0].read_text())
     data["spec"].setdefault("services", {})["chartMirror"] = "file:///srv/charts"

@@ -47,10 +47,14 @@ the settings by the library.
   Kustomization ``mem-gateway-api-crds`` through the kubeconfig Secret into the real
   workload kube-apiserver, the staged Cilium HelmRelease by ``mem-after-crds`` after it,
   Cilium and the services installed there by helm-controller.
+- An OCI chart source: the chart ``helm push``-ed to a real OCI registry built from its Go
+  module (testenv/registry.py), pulled by source-controller through the written
+  OCIRepository, installed by helm-controller, the cluster Available.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import threading
@@ -809,3 +813,90 @@ def test_kustomize_controller_applies_the_gateway_api_crds_before_cilium(
             replace_kubeconfig(plane, namespace, original)
             set_paused(plane, namespace, False)
         walk.delete()
+
+
+# ---------------------------------------------------------------- an OCI registry chart source
+
+
+def push_chart(helm: api.Helm, registry: str, root: Path) -> str:
+    """Package the test-only provider's chart with its library dependency and ``helm push``
+    it to ``oci://REGISTRY/scs`` as docs/gitops.md says (plain HTTP: the loopback registry
+    has no TLS); the pushed manifest's digest."""
+    chart = root / "charts" / inmemory.CHART.name
+    shutil.copytree(charts_dir() / LIBRARY_CHART, root / "charts" / LIBRARY_CHART)
+    shutil.copytree(inmemory.CHART, chart)
+    meta = yaml.safe_load((chart / "Chart.yaml").read_text(encoding="utf-8"))
+    for dependency in meta["dependencies"]:
+        dependency["repository"] = f"file://../{LIBRARY_CHART}"
+    (chart / "Chart.yaml").write_text(yaml.safe_dump(meta), encoding="utf-8")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(root)}
+    env |= {f"HELM_{kind}_HOME": str(root / kind.lower()) for kind in ("CACHE", "CONFIG", "DATA")}
+    pushed = ""
+    for args in (
+        ["dependency", "build", str(chart)],
+        ["package", str(chart), "-d", str(root)],
+        ["push", str(root / f"{meta['name']}-{meta['version']}.tgz"), f"oci://{registry}/scs"],
+    ):
+        plain = ["--plain-http"] if args[0] == "push" else []
+        done = subprocess.run(
+            [str(helm.tool.path), *args, *plain],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, f"helm {args[0]}: {done.stderr}"
+        pushed = done.stdout + done.stderr
+    digest = re.search(r"Digest: (sha256:[0-9a-f]{64})", pushed)
+    assert digest, pushed
+    return digest.group(1)
+
+
+def test_a_cluster_reconciled_from_an_oci_chart_source(
+    plane: Plane, controllers: Flux, helm: api.Helm, tmp_path: Path
+) -> None:
+    """The chart source ``oci://REGISTRY/PATH``: the provider chart pushed with ``helm push``
+    to a real OCI registry (testenv/registry.py, built from its Go module); ``gitops
+    --chart-source oci://... --plain-http`` writes an OCIRepository per chart and version;
+    source-controller pulls the pushed artifact (the same digest), helm-controller installs
+    it through ``chartRef``, the cluster reaches Available and is deleted."""
+    from testenv import PlaneError, registry
+
+    try:
+        registry.ensure_built()
+    except PlaneError as error:
+        pytest.fail(f"the OCI registry could not be built: {error}")
+    running = registry.start_registry(tmp_path / "registry")
+    try:
+        digest = push_chart(helm, running.host, tmp_path / "push")
+        namespace = plane.namespace("flux-oci")
+        walk = Reconciled(plane, controllers, namespace, tmp_path / "fleet")
+        source = parse_chart_source(f"oci://{running.host}/scs", plain_http=True)
+        options = GitopsOptions(source, interval="1m", services=False)
+        settings = settings_from_text(inmemory.settings_text(namespace, version=FIRST))
+        write_gitops(walk.repo, [settings], options)
+        encryption.ensure_secret(KubeClient(str(plane.kubeconfig)), settings)
+        kinds = sorted(o["kind"] for o in apply_folder(plane, walk.repo))
+        assert kinds == ["HelmRelease", "Namespace", "OCIRepository"]
+        name = source.source_name(inmemory.CHART.name, "0.1.0")
+
+        def pulled() -> bool:
+            obj = plane.api.get(SOURCE, "OCIRepository", namespace, name) or {}
+            artifact = (obj.get("status") or {}).get("artifact") or {}
+            return str(artifact.get("revision", "")).endswith(digest)
+
+        walk.wait(
+            f"the OCIRepository {name} pulled {digest}",
+            pulled,
+            lambda: condition(plane.api.get(SOURCE, "OCIRepository", namespace, name), "Ready"),
+        )
+        walk.wait(
+            "the Cluster Available",
+            lambda: condition(walk.cluster(), "Available").startswith("True"),
+        )
+        walk.wait("the HelmRelease Ready", walk.released)
+        walk.wait("3 machines Running", lambda: walk.running(FIRST))
+        walk.delete()
+    finally:
+        running.stop()

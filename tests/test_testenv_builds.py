@@ -266,11 +266,11 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
 ) -> None:
     """Warm, ``build --all`` only names what it found, in the order the last tests need it:
     the other releases' kube-apiservers, Flux's controllers, the kubeadms, the plane."""
-    from testenv import flux
+    from testenv import flux, registry
     from testenv.__main__ import main
 
     root = cache_all_but_flux()
-    for path in map(flux.binary, flux.CONTROLLERS):
+    for path in [*map(flux.binary, flux.CONTROLLERS), registry.binary()]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("cached")
     assert main(["build", "--all"]) == 0
@@ -288,25 +288,27 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
 
 
 def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_go: Path) -> None:
-    """``make test``'s background build makes Flux's controllers too, so that a fresh
-    machine does not build them in the foreground when tests/test_plane_flux.py starts; each
-    under a key of its own wrapper (neither the plane's key nor another controller's: adding
-    kustomize-controller did not rebuild the other two)."""
-    from testenv import flux
+    """``make test``'s background build makes Flux's controllers (and the OCI registry of
+    the OCI chart source test) too, so that a fresh machine does not build them in the
+    foreground when tests/test_plane_flux.py starts; each under a key of its own wrapper
+    (neither the plane's key nor another controller's: adding kustomize-controller did not
+    rebuild the other two)."""
+    from testenv import flux, registry
     from testenv.__main__ import main
 
     root = cache_all_but_flux()
     assert flux.missing() == list(flux.CONTROLLERS)
     assert main(["build", "--all"]) == 0
     assert flux.missing() == []
-    built = list(map(flux.binary, flux.CONTROLLERS))
+    built = [*map(flux.binary, flux.CONTROLLERS), registry.binary()]
     for path in built:
         assert path.read_text() == "built by the double"
         assert path.parent.parent == flux.flux_dir() != root
     keys = {path.parent.name.rsplit("-", 1)[1] for path in built}
     assert len(keys) == len(built) and build.cache_key() not in keys
     ran = calls(fake_go)
-    assert [c["args"][-1] for c in ran] == list(flux.CONTROLLERS.values())  # type: ignore[index]
+    expected_packages = [*flux.CONTROLLERS.values(), registry.PACKAGE]
+    assert [c["args"][-1] for c in ran] == expected_packages  # type: ignore[index]
     expected = min(19, os.nice(0) + build.DEFAULT_NICENESS)
     assert {c["nice"] for c in ran} == {expected}
 

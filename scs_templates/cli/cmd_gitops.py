@@ -47,6 +47,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--chart-ref", metavar="REF", help="git tag (vX.Y.Z) or branch of a git --chart-source"
     )
     gitops.add_argument(
+        "--plain-http",
+        action="store_true",
+        help="the oci:// --chart-source registry speaks HTTP without TLS (Flux's "
+        "OCIRepository spec.insecure; as `helm push --plain-http`)",
+    )
+    gitops.add_argument(
         "--interval", default="10m", metavar="DURATION", help="Flux reconcile interval (10m)"
     )
     gitops.add_argument(
@@ -85,7 +91,9 @@ def run_gitops(args: argparse.Namespace) -> int:
     if not re.fullmatch(r"(?:[0-9]+(?:ms|s|m|h))+", args.interval):
         raise InputError(f"--interval: {args.interval!r} is not a duration such as 10m or 1h30m")
     options = GitopsOptions(
-        chart_source=parse_chart_source(args.chart_source, args.chart_ref),
+        chart_source=parse_chart_source(
+            args.chart_source, args.chart_ref, plain_http=args.plain_http
+        ),
         interval=args.interval,
         services=not args.no_services,
         rebase_class=args.rebase_class,

@@ -29,13 +29,15 @@ class ChartSourceSpec:
     """The cluster chart's source as named on the command line.
 
     ``kind`` is ``oci`` or ``git``; ``url`` the registry path (``oci://...``, without the
-    chart name) or the git URL; ``ref`` the git branch/tag (``git`` only).
+    chart name) or the git URL; ``ref`` the git branch/tag (``git`` only); ``plain_http``
+    an OCI registry served without TLS (``oci`` only: the OCIRepository's ``insecure``).
     """
 
     kind: Literal["oci", "git"]
     url: str
     ref: str = ""
     path: str = "charts"
+    plain_http: bool = False
 
     def source_name(self, chart: str, version: str) -> str:
         """Name of the source object: one OCIRepository per chart and chart version, one
@@ -56,19 +58,22 @@ class ChartSourceSpec:
         """The OCIRepository (per provider chart) or GitRepository object."""
         metadata = {"name": self.source_name(chart, version), "namespace": namespace}
         if self.kind == "oci":
+            spec: dict[str, Any] = {
+                "interval": interval,
+                "url": f"{self.url.rstrip('/')}/{chart}",
+                "ref": {"tag": version},
+                "layerSelector": {
+                    "mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip",
+                    "operation": "copy",
+                },
+            }
+            if self.plain_http:
+                spec["insecure"] = True
             return {
                 "apiVersion": SOURCE_API,
                 "kind": "OCIRepository",
                 "metadata": metadata,
-                "spec": {
-                    "interval": interval,
-                    "url": f"{self.url.rstrip('/')}/{chart}",
-                    "ref": {"tag": version},
-                    "layerSelector": {
-                        "mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip",
-                        "operation": "copy",
-                    },
-                },
+                "spec": spec,
             }
         ref_key = "tag" if self.ref.startswith("v") and self.ref[1:2].isdigit() else "branch"
         return {
@@ -115,18 +120,27 @@ def _slug(text: str) -> str:
     return slug
 
 
-def parse_chart_source(url: str, ref: str | None = None) -> ChartSourceSpec:
+def parse_chart_source(
+    url: str, ref: str | None = None, *, plain_http: bool = False
+) -> ChartSourceSpec:
     """``oci://REGISTRY/PATH`` or a git URL (``https://``/``ssh://``) -> a source spec.
 
     A git source needs ``ref`` (a tag such as ``v0.2.0`` or a branch); an OCI source takes
-    the chart version as its tag and refuses a ``ref``. Raises :class:`InputError` (exit 2).
+    the chart version as its tag and refuses a ``ref``. ``plain_http``: the registry
+    speaks HTTP without TLS (as ``helm push --plain-http``; a registry inside the
+    management cluster's network, say); a git URL says its scheme itself, so it is refused
+    there. Raises :class:`InputError` (exit 2).
     """
     if url.startswith("oci://"):
         if ref:
             raise InputError("--chart-ref: an OCI chart source is pinned by the chart version")
         if not url.removeprefix("oci://").strip("/"):
             raise InputError(f"--chart-source: {url!r} names no registry")
-        return ChartSourceSpec("oci", url.rstrip("/"))
+        return ChartSourceSpec("oci", url.rstrip("/"), plain_http=plain_http)
+    if plain_http:
+        raise InputError(
+            "--plain-http: only for an oci:// --chart-source (a git URL names http:// itself)"
+        )
     parsed = urlparse(url)
     if parsed.scheme in _GIT_SCHEMES and parsed.netloc:
         if parsed.password or (parsed.username and parsed.scheme != "ssh"):
