@@ -26,6 +26,20 @@ PYTHON = sys.executable
 MINIMAL = REPO / "examples" / "openstack-minimal.yaml"
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+#: The helm the bare sides (plain helm template, the helm loop, helmfile's --helm-binary)
+#: run, when bench/priority.py routes the CLI's helm through its wrapper: the bare sides then
+#: run the real binary directly and do not pay the wrapper's exec (which favours them).
+BARE_HELM_ENV = "SCS_BENCH_BARE_HELM"
+
+
+def bare_helm() -> str:
+    """The helm binary of the bare sides (see :data:`BARE_HELM_ENV`)."""
+    import os
+
+    from scs_templates.toolchain import find_helm
+
+    return os.environ.get(BARE_HELM_ENV) or str(find_helm().path)
+
 
 TARGETS = {
     "render_cli_vs_helm_ratio": 2.5,
@@ -63,7 +77,6 @@ def _documents(text: str) -> list[str]:
 def render_cli(runs: int, work: Path) -> dict[str, Any]:
     """``scs-templates render`` (subprocess) of every example vs the bare ``helm template``
     it stands for; all sides interleaved in the same rounds."""
-    from scs_templates.toolchain import find_helm
 
     env = _helm_env(work / "helm-home")
     sides: dict[str, Callable[[], object]] = {}
@@ -74,7 +87,7 @@ def render_cli(runs: int, work: Path) -> dict[str, Any]:
         command = shlex.split(done.stdout.decode().strip())
         if command[:2] != ["helm", "template"]:
             raise RuntimeError(f"unexpected command from `values -o`: {command}")
-        helm_argv = [str(find_helm().path), *command[1:]]
+        helm_argv = [bare_helm(), *command[1:]]
         cli_argv = [CLI, "render", str(example)]
         same = (
             run_quiet(cli_argv, stdout=-1).stdout == run_quiet(helm_argv, env=env, stdout=-1).stdout
@@ -177,10 +190,9 @@ def _helmfile_yaml(directory: Path, count: int) -> tuple[Path, list[list[str]]]:
     from scs_templates.helm import Helm
     from scs_templates.render import kube_version_of
     from scs_templates.settings import validate_data
-    from scs_templates.toolchain import find_helm
     from scs_templates.values import build_values
 
-    helm = str(find_helm().path)
+    helm = bare_helm()
     releases = []
     commands = []
     for data in fleet_settings(count):
@@ -243,7 +255,7 @@ def fleet(runs: int, work: Path, count: int) -> dict[str, Any]:
         "--file",
         str(helmfile_file),
         "--helm-binary",
-        str(find_helm_for_helmfile().path),
+        bare_helm() if os.environ.get(BARE_HELM_ENV) else str(find_helm_for_helmfile().path),
         "--no-color",
         "template",
         "--skip-deps",
