@@ -194,18 +194,27 @@ def _spawn(plane: Plane, name: str, argv: list[str], env: dict[str, str]) -> Dae
 
 #: Seconds to wait for another plane's CAPD to release the fixed in-memory ports.
 CAPD_LOCK_TIMEOUT = 1800.0
+#: The machine-wide lock file of CAPD's fixed ports. The ports are the machine's, so the lock
+#: must not depend on the checkout or the cache root: a cold CI run with its own
+#: XDG_CACHE_HOME on a machine where other sessions' planes run (2026-12-02) locked a file
+#: of its own cache root and would have started its CAPD beside theirs. A fixed path in /tmp
+#: (not TMPDIR, which differs between sessions): a lock file only, never written or read,
+#: opened without following a symlink.
+CAPD_PORTS_LOCK = Path("/tmp/scs-templates-testenv-capd-ports.lock")  # noqa: S108
 
 
-def _lock_capd_ports(plane: Plane, log: Callable[[str], None]) -> None:
-    """Hold the machine-wide lock of CAPD's fixed ports while this plane runs.
+def capd_lock_paths() -> tuple[Path, ...]:
+    """The lock files a plane with CAPD holds, in the order it takes them: the machine-wide
+    :data:`CAPD_PORTS_LOCK`, then the cache root's ``capd-ports.lock``, the only one that
+    trees before the machine-wide lock take (so those planes and this one still exclude
+    each other)."""
+    return (CAPD_PORTS_LOCK, build.cache_root() / "capd-ports.lock")
 
-    CAPD's in-memory backend listens on fixed ports (debug server :19000, one workload API
-    server per cluster from :20000, all interfaces; upstream main offers no flag for them), so
-    two planes with CAPD cannot run on one machine at the same time: the second waits here.
-    """
-    path = build.cache_root() / "capd-ports.lock"
+
+def _take_lock(path: Path, log: Callable[[str], None]) -> int:
+    """Open ``path`` and hold its flock (waiting up to :data:`CAPD_LOCK_TIMEOUT`); the fd."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         build.acquire_flock(
             fd,
@@ -220,7 +229,25 @@ def _lock_capd_ports(plane: Plane, log: Callable[[str], None]) -> None:
     except PlaneError:
         os.close(fd)
         raise
-    plane.locks.append(fd)
+    return fd
+
+
+def _lock_capd_ports(plane: Plane, log: Callable[[str], None]) -> None:
+    """Hold the machine-wide locks of CAPD's fixed ports while this plane runs.
+
+    CAPD's in-memory backend listens on fixed ports (debug server :19000, one workload API
+    server per cluster from :20000, all interfaces; upstream main offers no flag for them), so
+    two planes with CAPD cannot run on one machine at the same time: the second waits here.
+    """
+    held: list[int] = []
+    try:
+        for path in capd_lock_paths():
+            held.append(_take_lock(path, log))
+    except PlaneError:
+        for fd in held:
+            os.close(fd)
+        raise
+    plane.locks.extend(held)
 
 
 def _probe_https(port: int, path: str, ca: str, cert: str, key: str) -> Callable[[], bool]:

@@ -4,6 +4,7 @@ the kustomization reading that labels CRDs and wires webhooks, the certificates.
 from __future__ import annotations
 
 import base64
+import os
 import re
 import shutil
 import ssl
@@ -163,3 +164,37 @@ def test_webhooks_only_keeps_each_manager_and_adds_the_watch_filter() -> None:
         assert manager.env == own[manager.name].env
     with pytest.raises(ValueError, match="no such manager: capx"):
         webhooks_only(("capo", "capx"))
+
+
+def test_the_capd_port_lock_is_the_machines_whatever_the_cache_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two planes with CAPD and different cache roots (a cold CI run with its own
+    XDG_CACHE_HOME beside a warm session's plane) exclude each other: CAPD's fixed ports are
+    the machine's. The second waits (here: times out) on the machine-wide lock, and gets
+    both locks once the first plane let go."""
+    from types import SimpleNamespace
+
+    from testenv import plane as testenv_plane
+    from testenv.process import PlaneError
+
+    machine = tmp_path / "machine.lock"
+    monkeypatch.setattr(testenv_plane, "CAPD_PORTS_LOCK", machine)
+    monkeypatch.setattr(testenv_plane, "CAPD_LOCK_TIMEOUT", 0.3)
+    planes = {}
+    for root in ("warm", "cold"):
+        monkeypatch.setenv("SCS_TEMPLATES_TESTENV_CACHE", str(tmp_path / root))
+        assert testenv_plane.capd_lock_paths() == (machine, tmp_path / root / "capd-ports.lock")
+        planes[root] = SimpleNamespace(locks=[])
+    monkeypatch.setenv("SCS_TEMPLATES_TESTENV_CACHE", str(tmp_path / "warm"))
+    testenv_plane._lock_capd_ports(planes["warm"], log=lambda _: None)  # type: ignore[arg-type]
+    monkeypatch.setenv("SCS_TEMPLATES_TESTENV_CACHE", str(tmp_path / "cold"))
+    with pytest.raises(PlaneError, match=f"lock {machine}"):
+        testenv_plane._lock_capd_ports(planes["cold"], log=lambda _: None)  # type: ignore[arg-type]
+    assert planes["cold"].locks == []  # nothing left open after the timeout
+    for fd in planes["warm"].locks:
+        os.close(fd)
+    testenv_plane._lock_capd_ports(planes["cold"], log=lambda _: None)  # type: ignore[arg-type]
+    assert len(planes["cold"].locks) == 2
+    for fd in planes["cold"].locks:
+        os.close(fd)
