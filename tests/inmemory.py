@@ -7,7 +7,9 @@ cluster in seconds.
 The provider is added in exactly the steps of docs/architecture.md, "Adding a provider", and
 nothing else in scs_templates knows about it: (1) its chart folder
 (``tests/charts/inmemory-cluster``: the library chart's objects with DevCluster /
-DevMachineTemplate), (2) this provider module (:class:`InMemoryProvider`), (3) its catalogue
+DevMachineTemplate; its ``values.schema.json`` generated from the common values models and
+:class:`InMemorySections`), (2) this provider module (:class:`InMemoryProvider`, its values
+model :class:`InMemorySections`), (3) its catalogue
 row - for a test-only provider ``catalogue.registered_provider(...)`` while a test runs
 (:func:`registered`). Settings say ``provider: inmemory`` (:func:`as_inmemory` turns a docker
 example into one).
@@ -19,13 +21,14 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypedDict
 
 import pytest
 
 from scs_templates import catalogue
 from scs_templates.helm import Helm
 from scs_templates.providers.docker import DockerProvider
+from scs_templates.values.contract import S, ValuesModel
 from tests.support import REPO, helm_tool
 
 if TYPE_CHECKING:
@@ -48,6 +51,22 @@ VM_STARTUP = "2s"
 #: A VM start-up that never ends within a test: the cluster stays Provisioning, for tests of
 #: what happens while it is not Available (deterministic, no race against the controllers).
 NEVER = "24h"
+
+
+class InMemorySection(TypedDict):
+    """``inMemory``: how the in-memory backend simulates the cluster's machines."""
+
+    vmStartup: Annotated[str, S(pattern="^([0-9]+(ns|us|ms|s|m|h))+$")]  # a Go duration
+
+
+class InMemorySections(TypedDict):
+    """The in-memory chart's own top-level sections (its part of the values contract)."""
+
+    inMemory: InMemorySection
+
+
+#: The chart's schema, generated from the models (tests/test_providers.py keeps it current).
+SCHEMA = CHART / "values.schema.json"
 
 
 class InMemoryProvider(DockerProvider):
@@ -73,8 +92,13 @@ class InMemoryProvider(DockerProvider):
         del charts  # not shipped: the chart lives with the tests
         return CHARTS / self.chart
 
+    @property
+    def values_model(self) -> ValuesModel:
+        return ValuesModel(sections=InMemorySections)
+
     def values(self, settings: ClusterSettings) -> dict[str, Any]:
-        return {**super().values(settings), "inMemory": {"vmStartup": self.vm_startup}}
+        section: InMemorySection = {"vmStartup": self.vm_startup}
+        return {**super().values(settings), "inMemory": section}
 
 
 INMEMORY = InMemoryProvider()

@@ -172,3 +172,17 @@ def test_a_provider_added_in_the_documented_steps_validates_renders_and_is_crd_v
         "KubeadmConfigTemplate",
         "DevMachineTemplate",
     }
+
+
+def test_the_added_providers_values_are_held_to_its_generated_schema() -> None:
+    """Step 2's values model is the chart's contract: helm refuses in-memory values that
+    break it (a VM start-up that is no Go duration) before anything renders."""
+    from scs_templates.errors import ToolError
+    from scs_templates.render import render
+    from tests import inmemory
+
+    text = inmemory.settings_text("default", version="1.36.4", provider="inmemory")
+    with inmemory.registered(vm_startup="soon"):
+        settings = parse_settings_text(text).settings
+        with pytest.raises(ToolError, match=r"inMemory\.vmStartup|vmStartup"):
+            render(settings)

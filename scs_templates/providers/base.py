@@ -13,7 +13,7 @@ The members, in the order a cluster meets them:
 * its part of the cluster chart's values (``node_image``, ``control_plane_values``,
   ``worker_values``, ``network_values``, ``kubelet_extra_args``, ``api_cert_sans``,
   ``remountable_root`` and its own top-level sections from ``values``) and of their
-  contract (``values_schema_part``, generated into the chart's ``values.schema.json``);
+  contract (``values_model``: typed models, generated into the chart's ``values.schema.json``);
 * ``prepare(settings)`` before install (credentials, server groups: the content of the
   values' secrets) and ``release(settings)`` after delete (what ``prepare`` created);
 * its services: which catalogue releases it gets (rows name the provider), which of them
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from scs_templates.kube import KubeClient
     from scs_templates.settings.model import ClusterSettings, WorkerGroup
     from scs_templates.settings.versions import ResolvedVersion
+    from scs_templates.values.contract import ValuesModel
 
 __all__ = ["CloudOptions", "Finding", "Management", "Progress", "Provider"]
 
@@ -175,17 +176,17 @@ class Provider:
         the group's own image, if any)."""
         raise NotImplementedError
 
-    def control_plane_values(self, settings: ClusterSettings) -> dict[str, Any]:
+    def control_plane_values(self, settings: ClusterSettings) -> Mapping[str, Any]:
         """Provider keys of ``controlPlane`` in the values."""
         del settings
         return {}
 
-    def worker_values(self, settings: ClusterSettings, group: WorkerGroup) -> dict[str, Any]:
+    def worker_values(self, settings: ClusterSettings, group: WorkerGroup) -> Mapping[str, Any]:
         """Provider keys of one ``workers[]`` entry in the values."""
         del settings, group
         return {}
 
-    def network_values(self, settings: ClusterSettings) -> dict[str, Any]:
+    def network_values(self, settings: ClusterSettings) -> Mapping[str, Any]:
         """Provider keys of ``network`` in the values (e.g. the node network it creates)."""
         del settings
         return {}
@@ -224,19 +225,22 @@ class Provider:
         del settings
         return []
 
-    def values(self, settings: ClusterSettings) -> dict[str, Any]:
+    def values(self, settings: ClusterSettings) -> Mapping[str, Any]:
         """The provider's own top-level sections of the values (e.g. ``openstack``); never a
         credential (credentials Secrets are written through the Kubernetes API)."""
         del settings
         return {}
 
-    def values_schema_part(self) -> dict[str, Any]:
-        """The provider's part of its chart's values contract (JSON Schema fragments):
-        ``controlPlane``, ``worker`` and ``network`` (``properties``/``required`` added to
-        those objects),
-        ``sections`` (its top-level sections) and ``definitions``; see
-        :mod:`scs_templates.values.schema`. The default adds nothing."""
-        return {}
+    @property
+    def values_model(self) -> ValuesModel:
+        """The provider's part of its chart's values contract, as typed models
+        (:class:`scs_templates.values.contract.ValuesModel`: its keys of ``controlPlane``,
+        ``workers[]`` and ``network``, its top-level sections), from which with the common
+        part the chart's ``values.schema.json`` is generated (:mod:`scs_templates.values.schema`).
+        The default adds nothing."""
+        from scs_templates.values.contract import ValuesModel
+
+        return ValuesModel()
 
     # ----------------------------------------------------------------------- lifecycle
 

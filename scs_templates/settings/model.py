@@ -35,6 +35,15 @@ from scs_templates.settings.versions import DEFAULT_VERSION
 TemplateName = Literal["simple", "multi-md", "clusterclass"]
 TEMPLATES: tuple[TemplateName, ...] = typing.get_args(TemplateName)
 
+# Choices the cluster charts' values take as they are (scs_templates.values.model uses the
+# same names, so the settings and the values contract cannot drift apart).
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+ControlPlaneReplicas = Literal[1, 3, 5]
+ControlPlaneMaxSurge = Literal[0, 1]
+RuleDirection = Literal["ingress", "egress"]
+EtherType = Literal["IPv4", "IPv6"]
+LoadBalancerProvider = Literal["amphora", "ovn"]
+
 # DNS-1123 label: lower-case alphanumerics and '-', starting and ending alphanumeric.
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 Dns1123Label = Annotated[str, StringConstraints(pattern=DNS_LABEL, max_length=63)]
@@ -154,9 +163,7 @@ class Metadata(_Model):
 class Taint(_Model):
     key: LabelKey = Field(description="Taint key, e.g. dedicated.")
     value: LabelValue = Field(default="", description="Taint value (may be empty).")
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(
-        description="What the taint does to pods that do not tolerate it."
-    )
+    effect: TaintEffect = Field(description="What the taint does to pods that do not tolerate it.")
 
 
 class Autoscaling(_Model):
@@ -222,7 +229,7 @@ class ControlPlaneHealthCheck(HealthCheck):
 
 
 class ControlPlaneRollout(_Model):
-    max_surge: Literal[0, 1] = Field(
+    max_surge: ControlPlaneMaxSurge = Field(
         default=1,
         description="Extra control-plane machine during a rolling update: 1 (create the new "
         "one first) or 0 (delete an old one first; needs 3 or 5 replicas).",
@@ -253,7 +260,7 @@ class WorkerRollout(_Model):
 
 
 class ControlPlane(_Model):
-    replicas: Literal[1, 3, 5] = Field(
+    replicas: ControlPlaneReplicas = Field(
         default=3,
         description="Control-plane machines: 1 (no high availability), 3 or 5. An odd count "
         "keeps etcd quorum.",
@@ -874,8 +881,8 @@ class ExistingNetwork(_Model):
 class SecurityGroupRule(_Model):
     name: Dns1123Label = Field(description="Name of the rule (unique).")
     description: str = Field(default="", description="What the rule is for.")
-    direction: Literal["ingress", "egress"] = Field(default="ingress", description="Direction.")
-    ether_type: Literal["IPv4", "IPv6"] = Field(default="IPv4", description="IP version.")
+    direction: RuleDirection = Field(default="ingress", description="Direction.")
+    ether_type: EtherType = Field(default="IPv4", description="IP version.")
     protocol: Literal["tcp", "udp", "icmp", "vrrp", "sctp"] | None = Field(
         default=None, description="Protocol; empty = any."
     )
@@ -906,7 +913,7 @@ class OpenStack(_Model):
     ssh_key_name: NonEmptyStr | None = Field(
         default=None, description="Nova keypair injected into nodes; empty = none."
     )
-    load_balancer_provider: Literal["amphora", "ovn"] = Field(
+    load_balancer_provider: LoadBalancerProvider = Field(
         default="amphora", description="Octavia provider of the API load balancer."
     )
     application_credential: ApplicationCredential = Field(

@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI'
 
     from scs_templates.providers import Provider
     from scs_templates.settings.model import (
+        Audit,
         ClusterSettings,
         HealthCheck,
         MachineDeletion,
@@ -49,6 +50,18 @@ if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI'
         WorkerGroup,
     )
     from scs_templates.settings.versions import KubernetesVersion
+    from scs_templates.values.model import (
+        AdmissionSpec,
+        ApiServerSpec,
+        Authentication,
+        AuthenticationApiVersion,
+        DeletionSpec,
+        EtcdSpec,
+        HealthCheckSpec,
+        Proxy,
+        ScaleFromZero,
+    )
+    from scs_templates.values.model import RegistryMirror as RegistryMirrorValues
 
 __all__ = [
     "CLUSTERCTL_MOVE_LABEL",
@@ -195,25 +208,27 @@ def _worker(
     return worker
 
 
-def _deletion(deletion: MachineDeletion) -> dict[str, int]:
+def _deletion(deletion: MachineDeletion) -> DeletionSpec:
     """The Machine ``deletion`` timeouts that are set (unset ones keep Cluster API's
     defaults, so existing clusters render unchanged)."""
-    timeouts = {
-        "nodeDrainTimeoutSeconds": deletion.node_drain_timeout_seconds,
-        "nodeVolumeDetachTimeoutSeconds": deletion.node_volume_detach_timeout_seconds,
-        "nodeDeletionTimeoutSeconds": deletion.node_deletion_timeout_seconds,
-    }
-    return {key: value for key, value in timeouts.items() if value is not None}
+    timeouts: DeletionSpec = {}
+    if deletion.node_drain_timeout_seconds is not None:
+        timeouts["nodeDrainTimeoutSeconds"] = deletion.node_drain_timeout_seconds
+    if deletion.node_volume_detach_timeout_seconds is not None:
+        timeouts["nodeVolumeDetachTimeoutSeconds"] = deletion.node_volume_detach_timeout_seconds
+    if deletion.node_deletion_timeout_seconds is not None:
+        timeouts["nodeDeletionTimeoutSeconds"] = deletion.node_deletion_timeout_seconds
+    return timeouts
 
 
-def _health_check(check: HealthCheck) -> dict[str, int]:
+def _health_check(check: HealthCheck) -> HealthCheckSpec:
     return {
         "nodeStartupTimeoutSeconds": check.node_startup_timeout_seconds,
         "unhealthyTimeoutSeconds": check.unhealthy_timeout_seconds,
     }
 
 
-def _scale_from_zero(group: WorkerGroup) -> dict[str, str]:
+def _scale_from_zero(group: WorkerGroup) -> ScaleFromZero:
     """What the cluster-autoscaler cannot learn from a group with no node yet: its node
     labels and taints (``capacity.cluster-autoscaler.kubernetes.io/labels|taints``
     annotations on the MachineDeployment). CPU, memory and disk come from the provider:
@@ -234,7 +249,7 @@ def _network(settings: ClusterSettings, provider: Provider) -> dict[str, Any]:
     }
 
 
-def _etcd(settings: ClusterSettings, provider: Provider) -> dict[str, Any]:
+def _etcd(settings: ClusterSettings, provider: Provider) -> EtcdSpec:
     etcd = settings.spec.etcd
     return {
         "heartbeatInterval": ETCD_HEARTBEAT_MS,
@@ -256,7 +271,7 @@ def _etcd(settings: ClusterSettings, provider: Provider) -> dict[str, Any]:
 
 def _api_server(
     settings: ClusterSettings, provider: Provider, version: KubernetesVersion
-) -> dict[str, Any]:
+) -> ApiServerSpec:
     security = settings.spec.security
     limits = security.api_rate_limits
     audit = security.audit
@@ -270,7 +285,7 @@ def _api_server(
             "maxAgeDays": audit.max_age_days,
             "maxBackups": audit.max_backups,
             "maxSizeMB": audit.max_size_mb,
-            "policy": dict(audit.policy) if audit.policy is not None else audit_policy(),
+            "policy": _audit_policy(audit),
         }
         if audit.enabled
         else {"enabled": False},
@@ -284,6 +299,12 @@ def _api_server(
         if security.encryption_at_rest.enabled
         else {"enabled": False},
     }
+
+
+def _audit_policy(audit: Audit) -> Any:
+    """The user's Policy document, or ours (:func:`audit_policy`): passed on whole, an open
+    object of the contract (``Policy`` names only the keys the schema checks)."""
+    return dict(audit.policy) if audit.policy is not None else audit_policy()
 
 
 def audit_policy() -> dict[str, Any]:
@@ -334,7 +355,7 @@ def audit_policy() -> dict[str, Any]:
     }
 
 
-def _authentication(settings: ClusterSettings, version: KubernetesVersion) -> dict[str, Any]:
+def _authentication(settings: ClusterSettings, version: KubernetesVersion) -> Authentication:
     """The structured AuthenticationConfiguration of the OIDC issuers, or {} for none.
 
     apiserver.config.k8s.io/v1 from Kubernetes 1.34 (GA), v1beta1 before (served since
@@ -344,7 +365,11 @@ def _authentication(settings: ClusterSettings, version: KubernetesVersion) -> di
     issuers = settings.spec.security.oidc
     if not issuers:
         return {}
-    api_version = "v1" if version.minor_key >= (1, 34) else "v1beta1"
+    api_version: AuthenticationApiVersion = (
+        "apiserver.config.k8s.io/v1"
+        if version.minor_key >= (1, 34)
+        else "apiserver.config.k8s.io/v1beta1"
+    )
     jwt = []
     for issuer in issuers:
         mappings: dict[str, Any] = {
@@ -368,13 +393,13 @@ def _authentication(settings: ClusterSettings, version: KubernetesVersion) -> di
             entry["issuer"]["audienceMatchPolicy"] = "MatchAny"
         jwt.append(entry)
     return {
-        "apiVersion": f"apiserver.config.k8s.io/{api_version}",
+        "apiVersion": api_version,
         "kind": "AuthenticationConfiguration",
         "jwt": jwt,
     }
 
 
-def _admission(settings: ClusterSettings) -> dict[str, Any]:
+def _admission(settings: ClusterSettings) -> AdmissionSpec:
     security = settings.spec.security
     pss = security.pod_security
     return {
@@ -391,7 +416,7 @@ def _admission(settings: ClusterSettings) -> dict[str, Any]:
     }
 
 
-def _mirror(mirror: RegistryMirror) -> dict[str, Any]:
+def _mirror(mirror: RegistryMirror) -> RegistryMirrorValues:
     return {
         "registry": mirror.registry,
         "server": _REGISTRY_SERVERS.get(mirror.registry, f"https://{mirror.registry}"),
@@ -404,7 +429,7 @@ def _mirror(mirror: RegistryMirror) -> dict[str, Any]:
     }
 
 
-def _proxy(settings: ClusterSettings) -> dict[str, Any]:
+def _proxy(settings: ClusterSettings) -> Proxy:
     """The nodes' proxy environment, or {} without a proxy.
 
     NO_PROXY gets the user's entries plus everything of the cluster itself, so that

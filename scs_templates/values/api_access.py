@@ -30,8 +30,9 @@ from scs_templates.records import record
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:  # the render path stays pydantic-free (tests/test_settings_plain.py)
-    from typing import Any, Literal
+    from typing import Literal
 
+    from scs_templates.providers.openstack.values_model import SecurityGroupRule
     from scs_templates.settings.model import ClusterSettings
 
     Mechanism = Literal["none", "load-balancer", "security-group", "not-enforced"]
@@ -60,11 +61,11 @@ class ApiAccessPlan:
         """``apiServerLoadBalancer.allowedCIDRs`` (amphora only)."""
         return list(self.sources) if self.mechanism == "load-balancer" else []
 
-    def security_group_rules(self) -> list[dict[str, Any]]:
+    def security_group_rules(self) -> list[SecurityGroupRule]:
         """CAPO ``controlPlaneNodesSecurityGroupRules``: the API port from each source."""
         if self.mechanism != "security-group":
             return []
-        rules = []
+        rules: list[SecurityGroupRule] = []
         for index, cidr in enumerate(self.sources):
             network = ipaddress.ip_network(cidr, strict=False)
             rules.append(
@@ -72,7 +73,7 @@ class ApiAccessPlan:
                     "name": f"scs-api-{index}",
                     "description": f"Kubernetes API from {network} (apiAccess {self.mode})",
                     "direction": "ingress",
-                    "etherType": f"IPv{network.version}",
+                    "etherType": "IPv4" if network.version == 4 else "IPv6",
                     "protocol": "tcp",
                     "portRangeMin": self.port,
                     "portRangeMax": self.port,

@@ -1,13 +1,13 @@
 """The values contract of the cluster charts: ONE source, generated into every chart.
 
+The source is typed models (:mod:`scs_templates.values.contract`): the values every chart
+takes, :data:`scs_templates.values.model.ClusterValues`, written once, and each provider's
+part (:attr:`scs_templates.providers.Provider.values_model`: its keys of ``controlPlane``,
+``workers[]`` and ``network``, its top-level sections). The values builders return the
+same models, so mypy holds them to the contract that helm holds the values to.
 Each provider chart's ``values.schema.json`` (draft-07, closed objects: helm validates the
 values against it before rendering, so a misspelled or stray value fails loudly) is
-generated here from the part every chart shares, ``common.schema.json`` beside this module,
-and the provider's own part (:meth:`scs_templates.providers.Provider.values_schema_part`:
-its keys of ``controlPlane``, ``workers[]`` and ``network``, its top-level sections and
-definitions).
-Nobody edits a chart's schema by hand: change the common part or the provider's part and
-run::
+generated here from them. Nobody edits a chart's schema by hand: change a model and run::
 
     python -m scs_templates.values.schema          # writes charts/*/values.schema.json
 
@@ -17,7 +17,6 @@ contract holds a value that no chart template reads.
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 from collections.abc import Sequence
@@ -29,40 +28,61 @@ from scs_templates.atomic import write_file
 if TYPE_CHECKING:
     from scs_templates.providers import Provider
 
-__all__ = ["COMMON_PART", "chart_values_schema", "schema_text", "write_chart_schemas"]
+__all__ = ["chart_values_schema", "common_schema", "schema_text", "write_chart_schemas"]
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
-#: The part of the contract every provider chart shares.
-COMMON_PART = Path(__file__).with_name("common.schema.json")
 _ID = "https://scs.community/scs-templates/charts/{chart}/values.schema.json"
 
 
-def _extend(target: dict[str, Any], part: dict[str, Any]) -> None:
-    """Add a part's ``properties`` and ``required`` to an object schema."""
+def common_schema() -> dict[str, Any]:
+    """The part of the contract every provider chart shares: the schema of
+    :data:`~scs_templates.values.model.ClusterValues` with its ``definitions``."""
+    from scs_templates.values.contract import json_schema
+    from scs_templates.values.model import DEFINITIONS, ClusterValues
+
+    definitions: dict[str, Any] = {}
+    for definition in DEFINITIONS:
+        json_schema(definition, definitions)
+    schema = json_schema(ClusterValues, definitions)
+    schema["definitions"] = definitions
+    return schema
+
+
+def _extend(target: dict[str, Any], model: type | None, definitions: dict[str, Any]) -> None:
+    """Add the keys of a provider's ``TypedDict`` to an object schema."""
+    if model is None:
+        return
+    from scs_templates.values.contract import object_part
+
+    part = object_part(model, definitions)
     target["required"] = [*target["required"], *part.get("required", [])]
-    target["properties"] = {**target["properties"], **part.get("properties", {})}
+    target["properties"] = {**target["properties"], **part["properties"]}
 
 
 def chart_values_schema(provider: Provider) -> dict[str, Any]:
     """The complete values schema of ``provider``'s chart."""
-    common: dict[str, Any] = json.loads(COMMON_PART.read_text(encoding="utf-8"))
-    part = copy.deepcopy(provider.values_schema_part())
+    from scs_templates.values.contract import object_part
+
+    common = common_schema()
+    model = provider.values_model
+    definitions: dict[str, Any] = common.pop("definitions")
     properties = common["properties"]
-    _extend(properties["controlPlane"], part.get("controlPlane", {}))
-    _extend(properties["workers"]["items"], part.get("worker", {}))
-    _extend(properties["network"], part.get("network", {}))
-    sections: dict[str, Any] = part.get("sections", {})
-    common["required"] = [*common["required"], *sections]
+    _extend(properties["controlPlane"], model.control_plane, definitions)
+    _extend(properties["workers"]["items"], model.worker, definitions)
+    _extend(properties["network"], model.network, definitions)
+    sections: dict[str, Any] = (
+        object_part(model.sections, definitions)["properties"] if model.sections else {}
+    )
     common["properties"] = {**properties, **sections}
-    common["definitions"] = {**common["definitions"], **part.get("definitions", {})}
     # the values of a cluster need every section; the values of a ClusterClass's own
     # release are its name and namespace, never anything of a cluster
-    required = common.pop("required")
+    required = [*common.pop("required"), *sections]
     return {
         "$schema": DRAFT,
         "$id": _ID.format(chart=provider.chart),
         "title": f"{provider.chart} values (computed by scs-templates from the cluster settings)",
         **common,
+        "definitions": definitions,
         "if": {"required": ["clusterClass"]},
         "then": {"not": {"required": ["cluster"]}},
         "else": {"required": required},

@@ -1,7 +1,7 @@
 """The OpenStack provider (CAPO): everything OpenStack-specific in Python, in one place.
 
 * :data:`OPENSTACK` (:mod:`.provider`): the provider itself, its settings rules, its part of
-  the values (:mod:`.values`, contract :file:`values.schema.part.json`) and the workload
+  the values (:mod:`.values`, its typed models :mod:`.values_model`) and the workload
   set-up (:mod:`.workload`);
 * the cloud side, the library's OpenStack building blocks: per-cluster application
   credentials (:mod:`.appcred`) and the Secret holding them (:mod:`.credentials_secret`),

@@ -9,9 +9,7 @@ the cloud controller manager first, ``cloud.conf`` copied into the workload clus
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from pathlib import Path
 
 from scs_templates.providers.base import (
     CloudOptions,
@@ -26,17 +24,22 @@ from scs_templates.providers.openstack import values as os_values
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
-    from typing import Any, ClassVar
+    from typing import ClassVar
 
     from scs_templates.kube import KubeClient
+    from scs_templates.providers.openstack.values_model import (
+        OpenStackControlPlaneKeys,
+        OpenStackNetworkKeys,
+        OpenStackSections,
+        OpenStackWorkerKeys,
+    )
     from scs_templates.settings.model import ClusterSettings, WorkerGroup
     from scs_templates.settings.problems import Path as FieldPath
     from scs_templates.settings.versions import ResolvedVersion
+    from scs_templates.values.contract import ValuesModel
 
 __all__ = ["OPENSTACK", "OpenStackProvider"]
 
-#: The OpenStack part of the chart's values contract (:mod:`scs_templates.values.schema`).
-_SCHEMA_PART = Path(__file__).with_name("values.schema.part.json")
 _FLAVOR_REQUIRED = "required for provider 'openstack' (a flavor name)"
 
 
@@ -78,13 +81,13 @@ class OpenStackProvider(Provider):
         image = override or settings.spec.openstack.image
         return image.replace("{version}", str(resolved.version))
 
-    def control_plane_values(self, settings: ClusterSettings) -> dict[str, Any]:
+    def control_plane_values(self, settings: ClusterSettings) -> OpenStackControlPlaneKeys:
         return os_values.control_plane_values(settings)
 
-    def worker_values(self, settings: ClusterSettings, group: WorkerGroup) -> dict[str, Any]:
+    def worker_values(self, settings: ClusterSettings, group: WorkerGroup) -> OpenStackWorkerKeys:
         return os_values.worker_values(settings, group)
 
-    def network_values(self, settings: ClusterSettings) -> dict[str, Any]:
+    def network_values(self, settings: ClusterSettings) -> OpenStackNetworkKeys:
         return os_values.network_values(settings)
 
     def kubelet_extra_args(self, settings: ClusterSettings) -> dict[str, str]:
@@ -108,12 +111,14 @@ class OpenStackProvider(Provider):
             return "security-group", OVN_RESTRICTED_API_PORT
         return "load-balancer", DEFAULT_API_PORT
 
-    def values(self, settings: ClusterSettings) -> dict[str, Any]:
+    def values(self, settings: ClusterSettings) -> OpenStackSections:
         return {"openstack": os_values.openstack_values(settings)}
 
-    def values_schema_part(self) -> dict[str, Any]:
-        part: dict[str, Any] = json.loads(_SCHEMA_PART.read_text(encoding="utf-8"))
-        return part
+    @property
+    def values_model(self) -> ValuesModel:
+        from scs_templates.providers.openstack.values_model import VALUES_MODEL
+
+        return VALUES_MODEL
 
     # ----------------------------------------------------------------------- lifecycle
 

@@ -15,8 +15,14 @@ from scs_templates.settings import naming
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
-    from typing import Any
-
+    from scs_templates.providers.openstack.values_model import (
+        KeyValue,
+        OpenStackControlPlaneKeys,
+        OpenStackNetworkKeys,
+        OpenStackRefSpec,
+        OpenStackSection,
+        OpenStackWorkerKeys,
+    )
     from scs_templates.settings.model import ClusterSettings, WorkerGroup
 
 __all__ = [
@@ -80,7 +86,7 @@ def server_groups(settings: ClusterSettings) -> list[tuple[str, str]]:
     return groups
 
 
-def control_plane_values(settings: ClusterSettings) -> dict[str, Any]:
+def control_plane_values(settings: ClusterSettings) -> OpenStackControlPlaneKeys:
     cp = settings.spec.control_plane
     volume = settings.spec.etcd.volume
     return {
@@ -100,7 +106,7 @@ def control_plane_values(settings: ClusterSettings) -> dict[str, Any]:
     }
 
 
-def worker_values(settings: ClusterSettings, group: WorkerGroup) -> dict[str, Any]:
+def worker_values(settings: ClusterSettings, group: WorkerGroup) -> OpenStackWorkerKeys:
     return {
         "machineType": group.machine_type or "",
         "zone": group.zone or "",
@@ -115,7 +121,7 @@ def worker_values(settings: ClusterSettings, group: WorkerGroup) -> dict[str, An
     }
 
 
-def network_values(settings: ClusterSettings) -> dict[str, Any]:
+def network_values(settings: ClusterSettings) -> OpenStackNetworkKeys:
     """The node network CAPO creates, and who may reach the API load balancer."""
     from scs_templates.values.api_access import api_access_plan
 
@@ -134,7 +140,7 @@ def credentials_secret_name(settings: ClusterSettings) -> str:
     return settings.spec.openstack.credentials_secret or _name(settings, "cloud-config")
 
 
-def openstack_values(settings: ClusterSettings) -> dict[str, Any]:
+def openstack_values(settings: ClusterSettings) -> OpenStackSection:
     """The ``openstack`` section of the values. The credentials Secret is only referenced:
     the library writes it through the Kubernetes API, never as a helm value."""
     from scs_templates.values.api_access import api_access_plan
@@ -188,13 +194,13 @@ def openstack_values(settings: ClusterSettings) -> dict[str, Any]:
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 
 
-def _openstack_ref(name_or_id: str) -> dict[str, Any]:
+def _openstack_ref(name_or_id: str) -> OpenStackRefSpec:
     """A CAPO network/subnet parameter: ``{id}`` for a UUID, else a filter by name."""
     if _UUID.match(name_or_id):
         return {"id": name_or_id.lower()}
     return {"filter": {"name": name_or_id}}
 
 
-def _key_values(mapping: Mapping[str, str]) -> list[dict[str, str]]:
+def _key_values(mapping: Mapping[str, str]) -> list[KeyValue]:
     """A map as a key-sorted list of {key, value} (CAPO's serverMetadata shape)."""
     return [{"key": key, "value": mapping[key]} for key in sorted(mapping)]
