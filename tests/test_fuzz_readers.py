@@ -98,7 +98,3 @@ def test_migrate_reader_never_fails_otherwise(raw: bytes) -> None:
         message = str(error)
         assert message.startswith("c.yaml"), message
         assert "c2VjcmV0" not in message  # the seed's secret value is never quoted
-
-
-def test_corpus_is_there() -> None:
-    assert len(SETTINGS_SEEDS) >= 8 and len(CLUSTERCTL_SEEDS) >= 4

@@ -269,11 +269,6 @@ def test_what_the_charts_refuse_validate_refuses(
     assert any(f" {path}: " in f" {line}" and words in line for line in lines), lines
 
 
-def test_the_corpus_is_the_examples() -> None:
-    assert len(CORPUS) == len(EXAMPLES) >= 3
-    assert all(leaves(data) for data in CORPUS)
-
-
 def test_examples_as_pinned_still_render(helm: Helm) -> None:
     for data in CORPUS:
         render_or_fail(helm, data)
