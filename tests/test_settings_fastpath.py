@@ -246,3 +246,18 @@ def test_a_valid_file_builds_no_pydantic_validator() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.split() == ["[]", "False", "False"]
+
+
+def test_the_schema_is_found_by_the_one_wheel_or_checkout_lookup() -> None:
+    """scs_templates/shipped.py is the only place that knows where shipped files are (the
+    wheel's ``_data`` or the checkout): the fast path's schema is found through it."""
+    from scs_templates.shipped import shipped_dir
+    from tests.support import REPO
+
+    assert fastpath.schema_file() == shipped_dir("schemas", "schema") / fastpath.SCHEMA_NAME
+    elsewhere = [
+        str(path.relative_to(REPO))
+        for path in sorted((REPO / "scs_templates").rglob("*.py"))
+        if path.name != "shipped.py" and '"_data"' in path.read_text(encoding="utf-8")
+    ]
+    assert elsewhere == []

@@ -74,12 +74,15 @@ def _anything(value: Any) -> bool:
 
 
 def schema_file() -> Path:
-    """The published schema: in the wheel's data, or ``schemas/`` of a source checkout."""
-    package = Path(__file__).resolve().parents[1]
-    for candidate in (package / "_data" / "schemas", package.parent / "schemas"):
-        if (candidate / SCHEMA_NAME).is_file():
-            return candidate / SCHEMA_NAME
-    raise Unsupported(f"{SCHEMA_NAME} not found next to the package")
+    """The published schema: in the wheel's data, or ``schemas/`` of a source checkout
+    (:func:`scs_templates.shipped.shipped_dir`, the one lookup of both)."""
+    from scs_templates.errors import ScsTemplatesError
+    from scs_templates.shipped import shipped_dir
+
+    try:
+        return shipped_dir("schemas", "the published settings schema", SCHEMA_NAME) / SCHEMA_NAME
+    except ScsTemplatesError as error:
+        raise Unsupported(str(error)) from None
 
 
 class _Compiler:
