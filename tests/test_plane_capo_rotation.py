@@ -1,5 +1,8 @@
 """The REAL CAPO reconciles an OpenStackCluster against the REAL test OpenStack, and uses a
-rotated credential before the old one is deleted.
+rotated credential before the old one is deleted; and it applies the production example's
+``apiAccess`` as the settings promise (security-group rules on ovn, the listener's allowed
+CIDRs on amphora), falling back silently to the default provider when Octavia does not offer
+the one asked for (which the preflight refuses).
 
 - OpenStack: the local test stack (tests/openstack_stack.py): Keystone 30.0.0, Neutron
   29.0.0 (ML2 + the router plugin, no agents), Octavia 19.0.0 (API + controller worker on its
@@ -29,24 +32,34 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from io import StringIO
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from openstack_fixtures import Tenant, make_tenant, running_stack
+from ruamel.yaml import YAML
 
 from scs_templates import api, lifecycle
 from scs_templates.errors import ToolError
 from scs_templates.kube import KubeClient
-from scs_templates.providers.openstack.appcred import ensure_cluster_credentials
+from scs_templates.providers.openstack.appcred import (
+    delete_cluster_credentials,
+    ensure_cluster_credentials,
+)
 from scs_templates.providers.openstack.capo_fence import FENCE_REASON, ready_condition
+from scs_templates.providers.openstack.capo_names import (
+    capo_resource_name,
+    capo_security_group_names,
+)
 from scs_templates.providers.openstack.credentials_secret import (
     credentials_secret_data,
     parse_credentials_secret,
 )
+from scs_templates.providers.openstack.preflight import run_preflight
 from scs_templates.providers.openstack.rotation import rotate_credentials
 from scs_templates.settings import ClusterSettings, parse_settings_text
-from tests.support import skip_or_fail
+from tests.support import REPO, skip_or_fail
 
 if TYPE_CHECKING:
     from openstack_stack import Stack
@@ -288,5 +301,221 @@ def test_capo_reconciles_with_the_rotated_credential_before_the_old_is_deleted(
         assert _capo_tokens(stack, switched.id, after=deleted) or new_tokens
         assert not [t for t in _capo_tokens(stack, first.id, after=deleted) if t["status"] == 201]
     finally:
+        kube.close()
+        conn.close()
+
+
+# --------------------------------------------------------------------------- apiAccess
+
+#: The preflight check that refuses a load balancer provider the cloud does not offer.
+PROVIDER_CHECK = "load-balancer-provider"
+#: The production example's API access (examples/openstack-production.yaml): who may reach
+#: the API, written out here so the test does not read it through the code it checks.
+PRODUCTION_SOURCES = {"203.0.113.0/24", "198.51.100.17/32", "10.20.0.0/20", "192.0.2.10/32"}
+
+
+def _production(namespace: str, cloud: str, external: str, **changes: str) -> ClusterSettings:
+    """examples/openstack-production.yaml in ``namespace`` on the tenant's cloud and the
+    stack's external network; ``changes``: name, nodeCIDR, loadBalancerProvider."""
+    yaml = YAML()
+    document = yaml.load((REPO / "examples" / "openstack-production.yaml").read_text())
+    document["metadata"]["namespace"] = namespace
+    document["metadata"]["name"] = changes.get("name", document["metadata"]["name"])
+    spec = document["spec"]
+    spec["network"]["nodeCIDR"] = changes.get("nodeCIDR", spec["network"]["nodeCIDR"])
+    spec["openstack"]["cloud"] = cloud
+    spec["openstack"]["externalNetworkID"] = external
+    # as in the rotation test: the API's floating IP changes nobody's access (CAPO's allowed
+    # CIDRs do not name it) and only adds a Neutron round trip per reconcile here
+    spec["openstack"]["apiFloatingIP"] = False
+    provider = changes.get("loadBalancerProvider", spec["openstack"]["loadBalancerProvider"])
+    spec["openstack"]["loadBalancerProvider"] = provider
+    text = StringIO()
+    yaml.dump(document, text)
+    return parse_settings_text(text.getvalue()).settings
+
+
+def _reach_api(conn: Any, group_id: str, port: int) -> list[tuple[str, str]]:
+    """Who the security group admits to tcp ``port``: ("prefix", CIDR) or ("group", ID) per
+    ingress rule (a rule without either admits everyone: ("prefix", "0.0.0.0/0"))."""
+    admitted = []
+    for rule in conn.network.security_group_rules(security_group_id=group_id):
+        if rule.direction != "ingress" or rule.protocol not in (None, "tcp", "6"):
+            continue
+        low, high = rule.port_range_min, rule.port_range_max
+        if low is not None and not (low <= port <= (high if high is not None else low)):
+            continue
+        if rule.remote_group_id:
+            admitted.append(("group", str(rule.remote_group_id)))
+        else:
+            admitted.append(("prefix", str(rule.remote_ip_prefix or "0.0.0.0/0")))
+    return sorted(admitted)
+
+
+def _ready(plane: Plane, namespace: str, name: str) -> Any:
+    """The OpenStackCluster once CAPO set it Ready, else None."""
+    found = plane.api.get(INFRA, "OpenStackCluster", namespace, name) or {}
+    return found if (found.get("status") or {}).get("ready") else None
+
+
+def _listener(conn: Any, lb_id: str) -> Any:
+    """The one listener of Octavia's load balancer ``lb_id``."""
+    (listener,) = [
+        item
+        for item in conn.load_balancer.listeners()
+        if any(lb["id"] == lb_id for lb in item.load_balancers)
+    ]
+    return listener
+
+
+def test_capo_enforces_the_production_examples_api_access_on_ovn_and_amphora(
+    plane: Plane, stack: Stack, tenant: Tenant, helm: api.Helm
+) -> None:
+    """The production example's ``apiAccess: cidrs`` as the REAL CAPO v0.14.7 applies it to
+    the REAL Neutron and Octavia, for both load balancer providers, one cluster after the
+    other (one Octavia load balancer at a time: two at once starved each other on this
+    loaded 2-core machine and ran past the Ready timeout):
+
+    - ``ovn``: CAPO creates the control-plane security group with the chart's rules, and the
+      API port 6444 is reachable from exactly the allowed sources (the example's CIDRs, the
+      node CIDR, the management CIDR) and the cluster's own security groups; CAPO's own
+      "Kubernetes API" rule opens 6443 to everyone (why the API is not on 6443); the rules
+      are the same once CAPO set the cluster Ready (every reconcile reconciles the security
+      groups, deleting rules it did not ask for, before the load balancer:
+      controllers/openstackcluster_controller.go, reconcileNetworkComponents).
+    - This Octavia offers no ``ovn`` provider (its driver needs OVN's northbound database and
+      Neutron's OVN driver, which do not run here), and CAPO then makes the load balancer
+      with the DEFAULT provider, saying so only in an ``OctaviaProviderNotFound`` event
+      (title-cased): an amphora listener on 6444 without allowed CIDRs, so the API is open.
+      The preflight's ``load-balancer-provider`` check (run by install) refuses the ovn
+      settings on this cloud (exit 2) and passes the amphora ones.
+    - ``amphora``: the listener on 6443 has exactly the allowed sources plus what CAPO adds
+      (the node subnet and the router's IPs) as Octavia's ``allowed_cidrs``, and the
+      control-plane group has no rule of ours.
+
+    Deleting each Cluster, CAPO removes everything it made."""
+    namespace = plane.namespace("capo-access")
+    conn = tenant.connect()
+    kube = KubeClient(str(plane.kubeconfig))
+    admin = stack.admin_connection()
+    external = admin.network.find_network("public").id
+    admin.close()
+    ovn = _production(namespace, tenant.cloud, external)
+    amphora = _production(
+        namespace,
+        tenant.cloud,
+        external,
+        name="prod2",
+        nodeCIDR="10.21.0.0/20",
+        loadBalancerProvider="amphora",
+    )
+
+    def build(settings: ClusterSettings) -> str:
+        """The cluster's credentials Secret, OpenStackCluster and Cluster; CAPO's name."""
+        credentials = ensure_cluster_credentials(conn, settings)
+        content = credentials_secret_data(credentials, settings)
+        lifecycle.store_credentials(kube, settings, {k: v.reveal() for k, v in content.items()})
+        infra, cluster = _infrastructure(settings, helm)
+        for obj in (infra, cluster):
+            plane.api.apply(obj | {"metadata": obj["metadata"] | {"namespace": namespace}})
+        return str(infra["metadata"]["name"])
+
+    def delete(settings: ClusterSettings, name: str) -> None:
+        """Delete the Cluster; CAPO leaves nothing of it in Neutron and Octavia."""
+        plane.api.delete(CAPI, "Cluster", namespace, settings.metadata.name)
+        _wait(
+            f"OpenStackCluster {name} deleted",
+            lambda: plane.api.get(INFRA, "OpenStackCluster", namespace, name) is None,
+            plane,
+        )
+        left = _cluster_resources(conn, f"-{capo_resource_name(settings)}")
+        assert not any(left.values()), left
+
+    def groups(settings: ClusterSettings) -> dict[str, str]:
+        wanted = capo_security_group_names(settings)
+        return {g.name: g.id for g in conn.network.security_groups() if g.name in wanted}
+
+    try:
+        # ovn: the control-plane group's rules
+        name = build(ovn)
+        ovn_infra = plane.api.get(INFRA, "OpenStackCluster", namespace, name) or {}
+        assert ovn_infra["spec"]["apiServerPort"] == 6444
+        assert "allowedCIDRs" not in (ovn_infra["spec"].get("apiServerLoadBalancer") or {})
+
+        def ovn_rules() -> Any:
+            control_plane = groups(ovn).get(capo_security_group_names(ovn)[0])
+            if not control_plane:
+                return None
+            admitted = _reach_api(conn, control_plane, 6444)
+            return admitted if ("prefix", "192.0.2.10/32") in admitted else None
+
+        admitted = _wait("CAPO's control-plane security group with the API rules", ovn_rules, plane)
+        own_groups = set(groups(ovn).values())
+        assert {cidr for kind, cidr in admitted if kind == "prefix"} == PRODUCTION_SOURCES
+        assert {ident for kind, ident in admitted if kind == "group"} <= own_groups
+        control_plane = groups(ovn)[capo_security_group_names(ovn)[0]]
+        assert ("prefix", "0.0.0.0/0") in _reach_api(conn, control_plane, 6443)  # CAPO's own
+
+        # ovn on a cloud whose Octavia does not offer it: CAPO falls back to the default
+        # provider with an event only, and the API is open (an amphora listener without
+        # allowed CIDRs, forwarding from its own address in the node CIDR). preflight
+        # (so install) refuses these settings on such a cloud.
+        fallen_back = _wait(
+            "the ovn OpenStackCluster Ready", lambda: _ready(plane, namespace, name), plane
+        )
+        assert _reach_api(conn, control_plane, 6444) == admitted
+        ovn_lb = conn.load_balancer.get_load_balancer(
+            fallen_back["status"]["apiServerLoadBalancer"]["id"]
+        )
+        assert ovn_lb.provider == "amphora"
+        ovn_listener = _listener(conn, ovn_lb.id)
+        assert ovn_listener.protocol_port == 6444 and not ovn_listener.allowed_cidrs
+        # CAPO title-cases its event reasons (pkg/record/recorder.go: cases.Title), so its
+        # "OctaviaProviderNotFound" reads Octaviaprovidernotfound; the Normal event's message
+        # formats a pointer where the provider belongs ("Provider %!s(optional.String=0x...)
+        # specified ..."), so neither event names the provider
+        said = [
+            (event.get("type"), str(event.get("message")))
+            for event in plane.api.list("v1", "Event", namespace)
+            if (event.get("involvedObject") or {}).get("name") == name
+            and event.get("reason") == "Octaviaprovidernotfound"
+        ]
+        assert ("Warning", "Provider specified for Octavia not found.") in said, said
+        assert any(
+            kind == "Normal" and message.endswith(" using the default provider.")
+            for kind, message in said
+        ), said
+        # (the stack's Nova has none of the example's flavors or its keypair: those checks
+        # fail too; only this one is the question here)
+        (check,) = [r for r in run_preflight(conn, ovn).results if r.name == PROVIDER_CHECK]
+        assert check.status == "failed" and check.in_settings, check
+        assert "ovn is not offered by this cloud's Octavia (offered: amphora" in check.message
+        assert "apiAccess cidrs would not hold" in check.message
+        (check,) = [r for r in run_preflight(conn, amphora).results if r.name == PROVIDER_CHECK]
+        assert check.status == "ok", check
+        delete(ovn, name)
+
+        # amphora: the listener's allowed_cidrs, no rule of ours
+        name = build(amphora)
+        built = _wait(
+            "the amphora OpenStackCluster Ready", lambda: _ready(plane, namespace, name), plane
+        )
+        assert built["spec"].get("apiServerPort", 6443) == 6443
+        listener = _listener(conn, built["status"]["apiServerLoadBalancer"]["id"])
+        assert listener.protocol_port == 6443
+        subnet_cidrs = {s["cidr"] for s in built["status"]["network"]["subnets"]}
+        router_ips = {f"{ip}/32" for ip in built["status"]["router"].get("ips") or []}
+        expected = {"203.0.113.0/24", "198.51.100.17/32", "10.21.0.0/20", "192.0.2.10/32"}
+        assert set(listener.allowed_cidrs) == expected | subnet_cidrs | router_ips
+        amphora_cp = groups(amphora)[capo_security_group_names(amphora)[0]]
+        assert not [
+            r
+            for r in conn.network.security_group_rules(security_group_id=amphora_cp)
+            if (r.description or "").startswith("Kubernetes API from ")
+        ]
+        delete(amphora, name)
+    finally:
+        for settings in (ovn, amphora):
+            delete_cluster_credentials(conn, settings)
         kube.close()
         conn.close()

@@ -340,10 +340,10 @@ def _load_balancer_provider(ctx: _Context) -> Iterator[CheckResult]:
     """The Octavia provider the settings ask for must be one the cloud offers.
 
     CAPO v0.14.7 does not fail on a provider Octavia does not list: it records an
-    ``OctaviaProviderNotFound`` event and creates the API load balancer with the cloud's
-    DEFAULT provider (pkg/cloud/services/loadbalancer/loadbalancer.go,
-    getOrCreateAPILoadBalancer; seen with the real CAPO against the test stack's Octavia,
-    which offers only amphora).
+    ``OctaviaProviderNotFound`` event (reason ``Octaviaprovidernotfound``: CAPO's recorder
+    title-cases reasons) and creates the API load balancer with the cloud's DEFAULT provider
+    (pkg/cloud/services/loadbalancer/loadbalancer.go,
+    getOrCreateAPILoadBalancer; seen with the real CAPO in tests/test_plane_capo_rotation.py).
     For ``ovn`` with a restricted apiAccess that is an open API: the chart renders no
     allowedCIDRs for ovn (the security-group rules restrict instead), and an amphora
     forwards every client from its own address in the node CIDR, which the rules allow.
