@@ -213,6 +213,16 @@ def _settings(name: str, node_cidr: str, **kwargs: str) -> Any:
     return parse_settings_text(_settings_text(name, node_cidr, **kwargs)).settings
 
 
+def _settings_without_server_groups(name: str, node_cidr: str, **kwargs: str) -> Any:
+    """:func:`_settings` without anti-affinity: no server groups, which need the compute
+    API this session's stack does not run."""
+    no_groups = "    antiAffinity: {controlPlane: none, workers: none}\n"
+    text = _settings_text(name, node_cidr, **kwargs)
+    return parse_settings_text(
+        text.replace("    cloud: demo\n", "    cloud: demo\n" + no_groups)
+    ).settings
+
+
 def _settings_file(tmp_path: Path, name: str, node_cidr: str, **kwargs: str) -> Path:
     path = tmp_path / f"{name}-{uuid.uuid4().hex[:4]}.yaml"
     path.write_text(_settings_text(name, node_cidr, **kwargs))
@@ -519,6 +529,82 @@ def test_legacy_names_that_are_not_the_clusters_are_kept_and_said(
 
 
 @pytest.mark.openstack
+@pytest.mark.plane
+def test_delete_removes_the_credential_its_secret_held_and_names_what_it_cannot_attribute(
+    conn: Any, demo: Tenant, webhook_plane: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A credential with the cluster's legacy name (``capi-$CLUSTER-appcred``, no namespace)
+    whose description does not name the cluster (made by hand, or KaaS v1's) is the
+    cluster's when its credentials Secret holds it: install and rotate take it so, and
+    ``delete`` now deletes it. Before, delete removed the Secret with the templates and
+    looked the credentials up in step (c) without it: the credential the cluster used was
+    left behind as "kept", unattributed. ``delete`` reads the Secret's IDs before it removes
+    the Secret (dry run too). Once the Secret is gone (a delete run again after it was
+    interrupted, a Secret removed by hand) nothing tells such a credential from KaaS v1's or
+    another's: delete keeps it and prints one line naming it, its ID and the command that
+    deletes it. Against the REAL Keystone and a REAL management plane holding the Secret
+    (conftest ``webhook_plane``; no release is installed: steps (a) and (b) have nothing to
+    do)."""
+    from scs_templates import lifecycle
+    from scs_templates.kube import KubeClient
+    from scs_templates.providers.openstack.appcred import (
+        ClusterCredentials,
+        EnsuredCredential,
+        legacy_generation_name,
+    )
+
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(demo.clouds_yaml))
+    cluster = _unique("held")
+    namespace = webhook_plane.namespace("held")
+    settings = _settings_without_server_groups(cluster, "10.69.0.0/20", namespace=namespace)
+    legacy = legacy_generation_name(settings, "appcred", 1)
+    secret_name = f"capi-{cluster}-cloud-config"
+    adopted = create_app_credential(conn, legacy, description="made by hand for the cluster")
+    access = cloud_access(conn)
+    held = ClusterCredentials("demo", access, EnsuredCredential(adopted, True, "by hand"))
+    kube = KubeClient(str(webhook_plane.kubeconfig))
+    try:
+        assert lifecycle.store_credentials(kube, settings, _secret_of(held, settings))
+        lines: list[str] = []
+
+        def delete(**options: Any) -> None:
+            lines.clear()
+            lifecycle.delete(
+                settings,
+                kube=kube,
+                kubeconfig=str(webhook_plane.kubeconfig),
+                poll_interval=0.1,
+                cloud_progress=lines.append,
+                **options,
+            )
+
+        delete(dry_run=True)
+        assert f"would delete application credential {legacy}" in lines, lines
+        assert kube.secret_data(namespace, secret_name) is not None  # a dry run keeps it
+
+        delete()
+        assert f"application credential {legacy}: deleted" in lines, lines
+        assert not [line for line in lines if line.startswith("kept application credential")]
+        assert find_app_credential(conn, legacy) is None
+        assert kube.secret_data(namespace, secret_name) is None
+
+        # the Secret is gone: the same kind of credential cannot be attributed any more
+        again = create_app_credential(conn, legacy, description="made by hand for the cluster")
+        delete()
+        said = (
+            f"kept application credential {legacy} (ID {again.id}): named as this cluster's by "
+            "KaaS v1 or by hand, not made by scs-templates; delete it once nothing uses it "
+            f"(openstack application credential delete {again.id})"
+        )
+        assert said in lines, lines
+        assert f"application credential {legacy}: deleted" not in lines
+        assert credential_authenticates(access, again.id, again.secret)
+    finally:
+        kube.close()
+        delete_app_credential(conn, legacy)
+
+
+@pytest.mark.openstack
 def test_wrong_own_credential_fails_without_leaking(
     run_cli: Any, tmp_path: Path, demo: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -815,13 +901,8 @@ def test_install_path_preflight_then_credentials(
 
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(demo.clouds_yaml))
     cluster = _unique("inst")
-    no_groups = "    antiAffinity: {controlPlane: none, workers: none}\n"
     namespace = plane.namespace("openstack")
-    settings = parse_settings_text(
-        _settings_text(cluster, "10.67.0.0/20", namespace=namespace).replace(
-            "    cloud: demo\n", "    cloud: demo\n" + no_groups
-        )
-    ).settings
+    settings = _settings_without_server_groups(cluster, "10.67.0.0/20", namespace=namespace)
     assert settings.metadata.namespace == namespace
     external = None
     try:
@@ -924,12 +1005,7 @@ def test_library_install_and_delete_do_what_the_commands_do(
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(demo.clouds_yaml))
     cluster = _unique("lib")
     namespace = webhook_plane.namespace("library")
-    no_groups = "    antiAffinity: {controlPlane: none, workers: none}\n"  # no compute service
-    settings = parse_settings_text(
-        _settings_text(cluster, "10.68.0.0/20", namespace=namespace).replace(
-            "    cloud: demo\n", "    cloud: demo\n" + no_groups
-        )
-    ).settings
+    settings = _settings_without_server_groups(cluster, "10.68.0.0/20", namespace=namespace)
     credential = f"capi-{cluster}-appcred.{namespace}"
     secret_name = f"capi-{cluster}-cloud-config"
     external = None

@@ -103,7 +103,8 @@ def delete(
     templates, the credentials Secret and - a topology cluster - its ClusterClass's release
     when no other Cluster of the namespace uses the class; (c) the provider releases what is
     left in the cloud (OpenStack: load balancers, floating IPs, security groups, volumes and
-    snapshots, leftover ports and network, server groups, the per-cluster application credential:
+    snapshots, leftover ports and network, server groups, the per-cluster application credential,
+    also one the credentials Secret held, read before (b) removed it:
     :func:`scs_templates.providers.openstack.provision.release_cluster_resources`), touching the
     cloud as ``cloud`` allows (default :class:`~scs_templates.providers.CloudOptions`);
     ``cloud_progress`` receives what the provider did (default: ``progress``).
@@ -172,7 +173,11 @@ def delete(
         if kept(obj):
             leftovers[ObjectRef.of(obj, target.namespace)] = None
     selector = f"{CLUSTER_LABEL}={target.cluster}"
-    kept_kinds = (*KEPT_KINDS, *provider_of(settings).machine_template_kinds)
+    provider = provider_of(settings)
+    # read before the Secret goes: step (c) deletes the cloud credentials it held
+    secret_name = provider.credentials_secret_name(settings)
+    credentials = client.secret_data(target.namespace, secret_name) if secret_name else None
+    kept_kinds = (*KEPT_KINDS, *provider.machine_template_kinds)
     kinds = dict.fromkeys([*kept_kinds, ("v1", "Secret")])
     for obj in objects:
         if kept(obj):
@@ -205,8 +210,11 @@ def delete(
         cloud if cloud is not None else CloudOptions(), dry_run=dry_run, keep_volumes=keep_volumes
     )
     try:
-        provider_of(settings).release(
-            settings, options, progress=cloud_progress or progress or quiet
+        provider.release(
+            settings,
+            options,
+            progress=cloud_progress or progress or quiet,
+            credentials=credentials,
         )
     except ToolError as error:
         raise DeleteIncomplete(str(error), result) from None

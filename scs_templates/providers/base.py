@@ -259,11 +259,19 @@ class Provider:
         return None
 
     def release(
-        self, settings: ClusterSettings, options: CloudOptions, *, progress: Progress = _quiet
+        self,
+        settings: ClusterSettings,
+        options: CloudOptions,
+        *,
+        progress: Progress = _quiet,
+        credentials: Mapping[str, str] | None = None,
     ) -> None:
         """After delete (the cluster is gone): remove what :meth:`prepare` created and what
-        the cluster left behind. Idempotent; ToolError when something remains."""
-        del settings, options, progress
+        the cluster left behind. Idempotent; ToolError when something remains.
+        ``credentials``: the content of the credentials Secret (:meth:`credentials_secret_name`)
+        as delete read it before removing it (None: there was none), so the provider still
+        knows which cloud credentials the cluster used. A secret: never print or log it."""
+        del settings, options, progress, credentials
 
     def gitops_secrets(self, settings: ClusterSettings) -> list[str]:
         """The Secrets the cluster needs next to it that no GitOps output holds (the user

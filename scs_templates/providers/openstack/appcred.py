@@ -431,12 +431,14 @@ def ensure_cluster_credentials(
     return ClusterCredentials(settings.spec.openstack.cloud, access, cluster, workload, tuple(kept))
 
 
-def delete_cluster_credentials(conn: Connection, settings: ClusterSettings) -> dict[str, bool]:
+def delete_cluster_credentials(
+    conn: Connection, settings: ClusterSettings, held: frozenset[str] = frozenset()
+) -> dict[str, bool]:
     """Delete every credential of the cluster (both kinds, every generation, the legacy
-    names its description claims); name -> whether one was deleted (the first generation's
-    names are always listed)."""
+    names its description claims or whose ID is in ``held``: the credentials Secret held
+    it); name -> whether one was deleted (the first generation's names are always listed)."""
     result = {generation_name(settings, suffix, 1): False for suffix in SUFFIXES}
-    for members in cluster_credentials_in_keystone(conn, settings).values():
+    for members in cluster_credentials_in_keystone(conn, settings, held).values():
         for member in members:
             result[member.name] = delete_app_credential(conn, member.name)
     return dict(sorted(result.items()))

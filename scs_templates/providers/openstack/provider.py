@@ -9,7 +9,7 @@ the cloud controller manager first, ``cloud.conf`` copied into the workload clus
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from scs_templates.providers.base import (
     CloudOptions,
@@ -148,21 +148,31 @@ class OpenStackProvider(Provider):
             )
 
     def release(
-        self, settings: ClusterSettings, options: CloudOptions, *, progress: Progress = _quiet
+        self,
+        settings: ClusterSettings,
+        options: CloudOptions,
+        *,
+        progress: Progress = _quiet,
+        credentials: Mapping[str, str] | None = None,
     ) -> None:
         """Step (c) of delete: the cluster's load balancers, floating IPs, security groups,
-        volumes, leftover ports and network, server groups and per-cluster credentials."""
+        volumes, leftover ports and network, server groups and per-cluster credentials
+        (those named as the cluster's, and a legacy-named one ``credentials``, the removed
+        credentials Secret, held)."""
         if not options.touch:
             return
         from scs_templates.errors import ToolError
         from scs_templates.providers.openstack import provision
+        from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret
 
+        stored = parse_credentials_secret(credentials or {}, settings.spec.openstack.cloud)
         problems = provision.release_cluster_resources(
             settings,
             os_cloud=options.account,
             progress=progress,
             dry_run=options.dry_run,
             keep_volumes=options.keep_volumes,
+            held=frozenset(credential.id for credential in stored.values()),
         )
         if problems:
             raise ToolError(

@@ -129,11 +129,18 @@ def release_cluster_resources(
     dry_run: bool = False,
     keep_volumes: bool = False,
     conn: Connection | None = None,
+    held: frozenset[str] = frozenset(),
 ) -> list[str]:
     """After the cluster is gone, step (c) of delete: the cluster's load balancers, floating
     IPs, OCCM security groups, volumes and snapshots (:mod:`.leftovers`), leftover ports and
     the network (:mod:`.cleanup`), server groups, credentials. Every removal (dry run: every
     one that would happen) and everything kept is reported through ``progress``.
+
+    ``held``: the application credential IDs the cluster's credentials Secret held (delete
+    reads them before it removes the Secret): a credential with the cluster's legacy name is
+    the cluster's when the Secret held it, as install and rotate take it, even when its
+    description does not name the cluster. Without them such a credential cannot be told
+    from KaaS v1's or another's: it is kept and reported with the command that deletes it.
 
     Returns problems (empty when everything is clean). Idempotent: a second run finds
     nothing to do. ``conn`` defaults to a connection to ``os_cloud``.
@@ -173,14 +180,14 @@ def release_cluster_resources(
             progress(str(action))
         if manages_credentials(settings):
             if dry_run:
-                for members in cluster_credentials_in_keystone(conn, settings).values():
+                for members in cluster_credentials_in_keystone(conn, settings, held).values():
                     for member in members:
                         progress(f"would delete application credential {member.name}")
             else:
-                deleted = delete_cluster_credentials(conn, settings)
+                deleted = delete_cluster_credentials(conn, settings, held)
                 for name, gone in sorted(deleted.items()):
                     progress(f"application credential {name}: {'deleted' if gone else 'absent'}")
-            for kept in kept_legacy_credentials(conn, settings):
+            for kept in kept_legacy_credentials(conn, settings, held):
                 progress(kept.line())
     finally:
         if own:
