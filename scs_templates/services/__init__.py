@@ -13,13 +13,12 @@ See ``docs/services.md``.
 
 from __future__ import annotations
 
+from scs_templates.lazy import exports
 from scs_templates.services.catalogue import CATALOGUE, ServiceInfo, service_catalogue
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from scs_templates.services.deploy import ApplyResult, CniSwitchError, apply
     from scs_templates.services.releases import (
         STATE_KEY,
@@ -49,25 +48,19 @@ __all__ = [
 
 
 _LAZY = {
-    "apply": "deploy",
-    "ApplyResult": "deploy",
-    "CniSwitchError": "deploy",
-    "STATE_KEY": "releases",
-    "ChartSource": "releases",
-    "Repository": "releases",
-    "ServiceRelease": "releases",
-    "service_releases": "releases",
-    "services_state_values": "releases",
-    "deep_merge": "values",
+    "deploy": ("ApplyResult", "CniSwitchError", "apply"),
+    "releases": (
+        "STATE_KEY",
+        "ChartSource",
+        "Repository",
+        "ServiceRelease",
+        "service_releases",
+        "services_state_values",
+    ),
+    "values": ("deep_merge",),
 }
-
-
-def __getattr__(name: str) -> Any:
-    """Import the releases, values and apply machinery (the settings model, the kubernetes
-    client, the helmfile runner) only when used: the catalogue alone is asked by the
-    settings rules on the CLI's pydantic-free happy path."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f"scs_templates.services.{_LAZY[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The releases, values and apply machinery (the settings model, the kubernetes client, the
+# helmfile runner) is imported only when used: the catalogue alone is asked by the settings
+# rules on the CLI's pydantic-free happy path.
+if not TYPE_CHECKING:  # type checkers read the names from the imports above
+    __getattr__, __dir__ = exports(__name__, _LAZY)

@@ -7,13 +7,11 @@ and build the model classes (docs/performance.md).
 
 from __future__ import annotations
 
-import importlib
+from scs_templates.lazy import exports
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from scs_templates.settings.model import API_VERSION, KIND, ClusterSettings
     from scs_templates.settings.problems import Problem, SettingsError
     from scs_templates.settings.validate import (
@@ -23,16 +21,10 @@ if TYPE_CHECKING:
         validate_data,
     )
 
-_HOMES = {
-    "API_VERSION": "scs_templates.settings.model",
-    "KIND": "scs_templates.settings.model",
-    "ClusterSettings": "scs_templates.settings.model",
-    "Problem": "scs_templates.settings.problems",
-    "SettingsError": "scs_templates.settings.problems",
-    "LoadedSettings": "scs_templates.settings.validate",
-    "load_settings": "scs_templates.settings.validate",
-    "parse_settings_text": "scs_templates.settings.validate",
-    "validate_data": "scs_templates.settings.validate",
+_LAZY = {
+    "model": ("API_VERSION", "KIND", "ClusterSettings"),
+    "problems": ("Problem", "SettingsError"),
+    "validate": ("LoadedSettings", "load_settings", "parse_settings_text", "validate_data"),
 }
 
 __all__ = [
@@ -48,10 +40,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # type checkers read the names from the imports above
+    __getattr__, __dir__ = exports(__name__, _LAZY)

@@ -8,6 +8,7 @@ version rules (helm 3.15+ or 4.x, helmfile 0.166+ with a helm 3) hold everywhere
 
 from __future__ import annotations
 
+from scs_templates.lazy import exports
 from scs_templates.toolchain.pins import HELM3_VERSION, HELM4_VERSION, HELMFILE_VERSION
 from scs_templates.toolchain.resolve import (
     ENV_CACHE_DIR,
@@ -29,8 +30,6 @@ from scs_templates.toolchain.resolve import (
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from scs_templates.toolchain.install import install_tools
 
 __all__ = [
@@ -55,11 +54,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import the installer (archives, hashing, pip) only when it is used: rendering only
-    needs the resolver, and every import costs start-up time of each CLI call."""
-    if name == "install_tools":
-        from scs_templates.toolchain.install import install_tools
-
-        return install_tools
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The installer (archives, hashing, pip) is imported only when used: rendering needs only the
+# resolver, and every import costs start-up time of each CLI call.
+if not TYPE_CHECKING:  # type checkers read the names from the imports above
+    __getattr__, __dir__ = exports(__name__, {"install": ("install_tools",)})

@@ -28,15 +28,12 @@ Typical use::
 
 from __future__ import annotations
 
-import importlib
-
+from scs_templates.lazy import exports
 from scs_templates.providers.openstack.provider import OPENSTACK, OpenStackProvider
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from scs_templates.providers.openstack.appcred import (
         AppCredential,
         ClusterCredentials,
@@ -88,55 +85,43 @@ if TYPE_CHECKING:
         wanted_server_groups,
     )
 
-_EXPORTS: dict[str, str] = {
-    # connection
-    "CloudAccess": "connection",
-    "Secret": "connection",
-    "cloud_access": "connection",
-    "has_service": "connection",
-    "open_cloud": "connection",
-    "redact": "connection",
-    # application credentials
-    "AppCredential": "appcred",
-    "ClusterCredentials": "appcred",
-    "EnsuredCredential": "appcred",
-    "create_app_credential": "appcred",
-    "credential_authenticates": "appcred",
-    "credential_names": "appcred",
-    "delete_app_credential": "appcred",
-    "delete_cluster_credentials": "appcred",
-    "ensure_app_credential": "appcred",
-    "ensure_cluster_credentials": "appcred",
-    "find_app_credential": "appcred",
-    # the credentials Secret's content
-    "StoredCredential": "credentials_secret",
-    "cloud_conf_from_clouds_yaml": "credentials_secret",
-    "credentials_secret_data": "credentials_secret",
-    "credentials_secret_name": "credentials_secret",
-    "parse_credentials_secret": "credentials_secret",
-    "read_secret_manifest": "credentials_secret",
-    "render_cloud_conf": "credentials_secret",
-    "render_clouds_yaml": "credentials_secret",
-    "secret_manifest": "credentials_secret",
-    "write_secret_manifest": "credentials_secret",
-    # CAPO's names
-    "capo_network_name": "capo_names",
-    "capo_security_group_names": "capo_names",
-    # preflight
-    "CheckResult": "preflight",
-    "PreflightReport": "preflight",
-    "run_preflight": "preflight",
-    # rotation
-    "RotationReport": "rotation",
-    "rotate_credentials": "rotation",
-    # cleanup
-    "CleanupReport": "cleanup",
-    "cleanup_cluster_network": "cleanup",
-    # server groups
-    "ServerGroupAction": "servergroups",
-    "delete_server_groups": "servergroups",
-    "ensure_server_groups": "servergroups",
-    "wanted_server_groups": "servergroups",
+_LAZY = {
+    "connection": ("CloudAccess", "Secret", "cloud_access", "has_service", "open_cloud", "redact"),
+    "appcred": (  # application credentials
+        "AppCredential",
+        "ClusterCredentials",
+        "EnsuredCredential",
+        "create_app_credential",
+        "credential_authenticates",
+        "credential_names",
+        "delete_app_credential",
+        "delete_cluster_credentials",
+        "ensure_app_credential",
+        "ensure_cluster_credentials",
+        "find_app_credential",
+    ),
+    "credentials_secret": (  # the credentials Secret's content
+        "StoredCredential",
+        "cloud_conf_from_clouds_yaml",
+        "credentials_secret_data",
+        "credentials_secret_name",
+        "parse_credentials_secret",
+        "read_secret_manifest",
+        "render_cloud_conf",
+        "render_clouds_yaml",
+        "secret_manifest",
+        "write_secret_manifest",
+    ),
+    "capo_names": ("capo_network_name", "capo_security_group_names"),
+    "preflight": ("CheckResult", "PreflightReport", "run_preflight"),
+    "rotation": ("RotationReport", "rotate_credentials"),
+    "cleanup": ("CleanupReport", "cleanup_cluster_network"),
+    "servergroups": (
+        "ServerGroupAction",
+        "delete_server_groups",
+        "ensure_server_groups",
+        "wanted_server_groups",
+    ),
 }
 
 __all__ = [
@@ -185,14 +170,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+if not TYPE_CHECKING:  # type checkers read the names from the imports above
+    __getattr__, __dir__ = exports(__name__, _LAZY)
