@@ -21,7 +21,7 @@ from __future__ import annotations
 import ipaddress
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from scs_templates.providers.openstack.capo_names import (
     CAPO_SECGROUP_DESCRIPTION,
@@ -29,6 +29,7 @@ from scs_templates.providers.openstack.capo_names import (
     capo_network_name,
     capo_security_group_names,
 )
+from scs_templates.providers.openstack.cloud_report import CloudItem, report_lines
 from scs_templates.providers.openstack.connection import error_summary, http_status
 
 if TYPE_CHECKING:
@@ -37,8 +38,6 @@ if TYPE_CHECKING:
     from openstack.connection import Connection
 
     from scs_templates.settings.model import ClusterSettings
-
-Kind = Literal["port", "security group", "subnet", "network"]
 
 # Ports Neutron owns itself: never deleted here. DHCP ports go away with their network.
 NEUTRON_OWNER_PREFIX = "network:"
@@ -56,21 +55,8 @@ CONFLICT_DELAY_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
-class Item:
-    kind: Kind
-    id: str
-    name: str
-    detail: str = ""
-
-    def describe(self) -> str:
-        name = f" {self.name}" if self.name else ""
-        detail = f" ({self.detail})" if self.detail else ""
-        return f"{self.kind}{name} {self.id}{detail}"
-
-
-@dataclass(frozen=True)
 class Problem:
-    item: Item
+    item: CloudItem
     message: str
 
     def describe(self) -> str:
@@ -80,8 +66,8 @@ class Problem:
 @dataclass
 class CleanupReport:
     dry_run: bool
-    planned: list[Item] = field(default_factory=list)
-    deleted: list[Item] = field(default_factory=list)
+    planned: list[CloudItem] = field(default_factory=list)
+    deleted: list[CloudItem] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -95,15 +81,15 @@ class CleanupReport:
 
     def lines(self) -> list[str]:
         """Human-readable report, one line per item."""
-        out: list[str] = []
-        if self.nothing_to_do:
-            out.append("nothing to do: no leftovers of this cluster found")
-        verb = "would delete" if self.dry_run else "deleted"
-        items = self.planned if self.dry_run else self.deleted
-        out += [f"{verb} {item.describe()}" for item in items]
-        out += [f"note: {note}" for note in self.notes]
-        out += [f"FAILED {problem.describe()}" for problem in self.problems]
-        return out
+        nothing = (
+            ["nothing to do: no leftovers of this cluster found"] if self.nothing_to_do else []
+        )
+        return nothing + report_lines(
+            self.dry_run,
+            self.planned if self.dry_run else self.deleted,
+            notes=self.notes,
+            problems=[problem.describe() for problem in self.problems],
+        )
 
 
 def cleanup_cluster_network(
@@ -166,9 +152,9 @@ def cleanup_cluster_network(
             remaining.append(port)
 
     port_items = [_port_item(port) for port in doomed]
-    group_items = [Item("security group", g.id, g.name or "") for g in groups]
-    subnet_items = [Item("subnet", s.id, s.name or "", s.cidr or "") for s in subnets]
-    network_items = [Item("network", n.id, n.name or "") for n in networks]
+    group_items = [CloudItem("security group", g.id, g.name or "") for g in groups]
+    subnet_items = [CloudItem("subnet", s.id, s.name or "", s.cidr or "") for s in subnets]
+    network_items = [CloudItem("network", n.id, n.name or "") for n in networks]
     report.planned = port_items + group_items + subnet_items + network_items
     if dry_run:
         return report
@@ -186,7 +172,7 @@ def cleanup_cluster_network(
         report.problems.append(Problem(item, _port_error(ports_of[item.id], error)))
         remaining.append(ports_of[item.id])
 
-    def blockers(kind: Kind, resource_id: str) -> list[Any]:
+    def blockers(kind: str, resource_id: str) -> list[Any]:
         if kind == "security group":
             return [p for p in remaining if resource_id in (p.security_group_ids or [])]
         if kind == "subnet":
@@ -197,7 +183,7 @@ def cleanup_cluster_network(
             ]
         return [p for p in remaining if p.network_id == resource_id]
 
-    deleters: dict[Kind, Callable[[str], Any]] = {
+    deleters: dict[str, Callable[[str], Any]] = {
         "security group": lambda i: network_api.delete_security_group(i, ignore_missing=True),
         "subnet": lambda i: network_api.delete_subnet(i, ignore_missing=True),
         "network": lambda i: network_api.delete_network(i, ignore_missing=True),
@@ -248,11 +234,11 @@ def _port_verdict(
     return "neither on the cluster network nor in its security groups"
 
 
-def _port_item(port: Any) -> Item:
+def _port_item(port: Any) -> CloudItem:
     addresses = ",".join(str(ip.get("ip_address")) for ip in port.fixed_ips or [])
     owner = port.device_owner or "no owner"
     detail = f"{port.status}, {owner}" + (f", {addresses}" if addresses else "")
-    return Item("port", port.id, port.name or "", detail)
+    return CloudItem("port", port.id, port.name or "", detail)
 
 
 def _port_error(port: Any, error: BaseException) -> str:

@@ -33,6 +33,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scs_templates.providers.openstack.capo_names import capo_description
+from scs_templates.providers.openstack.cloud_report import CloudItem, report_lines
 from scs_templates.providers.openstack.connection import error_summary, has_service, http_status
 
 if TYPE_CHECKING:
@@ -151,35 +152,19 @@ def block_storage_api(conn: Connection) -> BlockStorageAPI | None:
     return _SdkBlockStorage(conn) if has_service(conn, "block-storage") else None
 
 
-@dataclass(frozen=True)
-class Leftover:
-    kind: str
-    id: str
-    name: str = ""
-    detail: str = ""
-
-    def describe(self) -> str:
-        name = f" {self.name}" if self.name else ""
-        detail = f" ({self.detail})" if self.detail else ""
-        return f"{self.kind}{name} {self.id}{detail}"
-
-
 @dataclass
 class LeftoverReport:
     dry_run: bool
-    deleted: list[Leftover] = field(default_factory=list)
+    deleted: list[CloudItem] = field(default_factory=list)
     """Deleted (dry run: would be deleted)."""
-    kept: list[Leftover] = field(default_factory=list)
+    kept: list[CloudItem] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
-        verb = "would delete" if self.dry_run else "deleted"
-        out = [f"{verb} {item.describe()}" for item in self.deleted]
-        out += [f"kept {item.describe()}" for item in self.kept]
-        out += [f"note: {note}" for note in self.notes]
-        out += [f"FAILED {problem}" for problem in self.problems]
-        return out
+        return report_lines(
+            self.dry_run, self.deleted, kept=self.kept, notes=self.notes, problems=self.problems
+        )
 
 
 def occm_load_balancer_prefix(settings: ClusterSettings) -> str:
@@ -215,7 +200,7 @@ def clean_project_leftovers(
     cluster = settings.name
 
     def remove(
-        items: list[Leftover],
+        items: list[CloudItem],
         delete: Callable[[str], Any],
         *,
         present: Callable[[], set[str]] | None = None,
@@ -252,7 +237,7 @@ def clean_project_leftovers(
         doomed = [lb for lb in load_balancers.load_balancers() if lb.name.startswith(prefix)]
         remove(
             [
-                Leftover("load balancer", lb.id, lb.name, lb.status)
+                CloudItem("load balancer", lb.id, lb.name, lb.status)
                 for lb in sorted(doomed, key=lambda o: o.id)
             ],
             load_balancers.delete_load_balancer,
@@ -277,12 +262,12 @@ def clean_project_leftovers(
             )
             if part
         )
-        ips.append(Leftover("floating IP", str(fip.id), "", detail))
+        ips.append(CloudItem("floating IP", str(fip.id), "", detail))
     remove(ips, partial(network.delete_ip, ignore_missing=True))
 
     # 3. OCCM's security groups.
     groups = [
-        Leftover("security group", str(group.id), _text(group.name))
+        CloudItem("security group", str(group.id), _text(group.name))
         for group in sorted(network.security_groups(project_id=project_id), key=lambda g: str(g.id))
         if _occm_group(_text(group.name), _text(group.description), cluster)
     ]
@@ -302,11 +287,11 @@ def clean_project_leftovers(
         if s.metadata.get(CINDER_CSI_CLUSTER_PROPERTY) == cluster or s.parent_id in volume_ids
     ]
     snapshot_items = [
-        Leftover("volume snapshot", s.id, s.name, f"{s.status}, of volume {s.parent_id}")
+        CloudItem("volume snapshot", s.id, s.name, f"{s.status}, of volume {s.parent_id}")
         for s in sorted(snapshots, key=lambda o: o.id)
     ]
     volume_items = [
-        Leftover("volume", v.id, v.name, v.status) for v in sorted(volumes, key=lambda o: o.id)
+        CloudItem("volume", v.id, v.name, v.status) for v in sorted(volumes, key=lambda o: o.id)
     ]
     if keep_volumes:
         report.kept += snapshot_items + volume_items
