@@ -6,8 +6,9 @@
 * the cloud side, the library's OpenStack building blocks: per-cluster application
   credentials (:mod:`.appcred`) and the Secret holding them (:mod:`.credentials_secret`),
   preflight checks (:mod:`.preflight`), server groups (:mod:`.servergroups`), rotation
-  (:mod:`.rotation`, :mod:`.capo_fence`), cleanup (:mod:`.cleanup`, :mod:`.leftovers`),
-  what install and delete do with them (:mod:`.provision`).
+  (:mod:`.rotation`, :mod:`.capo_fence`), cleanup (:mod:`.cleanup`, :mod:`.leftovers`, the
+  lines both print: :mod:`.cloud_report`), what install and delete do with them
+  (:mod:`.provision`).
 
 Importing this package is cheap (render imports it through the catalogue): the building
 blocks below are loaded on first use, and openstacksdk only when a function talks to a
