@@ -80,7 +80,13 @@ def test_version_and_help_import_only_what_they_print() -> None:
     assert not _modules_after(["--help"]) & {"typing", "pathlib", "signal"}
     # validate of a valid file: no suggestion words (difflib), no name shortening
     # (hashlib), no secret registered (shlex)
-    assert not _modules_after(["validate", str(EXAMPLES[0])]) & {"difflib", "hashlib", "shlex"}
+    # nor shutil (with bz2, lzma, zlib, fnmatch): the commands' parsers get help_width too
+    assert not _modules_after(["validate", str(EXAMPLES[0])]) & {
+        "difflib",
+        "hashlib",
+        "shlex",
+        "shutil",
+    }
 
 
 @pytest.mark.helm
@@ -227,6 +233,33 @@ def test_top_level_help_is_argparses_text_without_shutil() -> None:
     )
     same, size = done.stdout.split()
     assert same == "True" and int(size) > 500
+
+
+def test_every_commands_help_is_argparses_text() -> None:
+    """Each command's own parser (and its sub-commands') formats with the top level's
+    HelpFormatter, which picks the width without shutil, and prints exactly what argparse's
+    own HelpFormatter prints (COLUMNS unset, not a terminal: 80 columns)."""
+    code = (
+        "import argparse, sys\n"
+        "from scs_templates.cli import main\n"
+        "def walk(parser, seen):\n"
+        "    ours = parser.format_help()\n"
+        "    parser.formatter_class = argparse.HelpFormatter\n"
+        "    seen.append((parser.prog, ours == parser.format_help()))\n"
+        "    for action in parser._actions:\n"
+        "        if isinstance(action, argparse._SubParsersAction):\n"
+        "            for sub in dict.fromkeys(action.choices.values()):\n"
+        "                walk(sub, seen)\n"
+        "seen = []\n"
+        "walk(main.build_parser(), seen)\n"
+        "print([prog for prog, same in seen if not same], len(seen))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in {"COLUMNS", "LINES"}}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    differing, count = done.stdout.rsplit(" ", 1)
+    assert differing == "[]" and int(count) > 10
 
 
 def test_version_fast_path_prints_what_argparse_prints(capsys: pytest.CaptureFixture[str]) -> None:

@@ -171,8 +171,23 @@ def build_parser(
         "$SCS_TEMPLATES_TIMEOUT, else 5m for helm, 15m for helmfile, 1h for the services' "
         "helmfile, 30s for version checks); the tool's whole process group is ended then",
     )
-    options: dict[str, Any] = {"parser_class": _Outline} if outline else {}
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", **options)
+    formatter = parser.formatter_class
+    if outline:
+        parser_class: Any = _Outline
+    else:
+
+        class CommandParser(argparse.ArgumentParser):
+            """A command's own parser (and its sub-commands', which take this class): the
+            same formatter as the top level unless the command names one. argparse's
+            default would import shutil for the width as soon as the first argument is
+            added (it formats the argument to check it), although no help is printed."""
+
+            def __init__(self, *args: Any, **options: Any) -> None:
+                options.setdefault("formatter_class", formatter)
+                super().__init__(*args, **options)
+
+        parser_class = CommandParser
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     for name in modules:
         importlib.import_module(name).register(subparsers)
     return parser
