@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scs_templates.records import record
+from scs_templates import records
+from scs_templates.records import ordered_record, record
 
 
 @record
@@ -76,6 +77,114 @@ def test_what_dataclasses_provide_still_works() -> None:
     assert {one, Rec("a", 1, ("x",))} == {one}
 
 
+@ordered_record
+class Ordered:
+    """An ordered record."""
+
+    line: int = 0
+    name: str = ""
+    ignored: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True, order=True)
+class PlainOrdered:
+    """The same fields as a plain ordered frozen dataclass."""
+
+    line: int = 0
+    name: str = ""
+    ignored: int = field(default=0, compare=False)
+
+
+ordered_values = st.tuples(st.integers(0, 3), st.sampled_from(["", "a", "b"]), st.integers(0, 2))
+
+
+@given(ordered_values, ordered_values)
+def test_an_ordered_record_orders_as_the_ordered_dataclass(a: Any, b: Any) -> None:
+    ra, rb, pa, pb = Ordered(*a), Ordered(*b), PlainOrdered(*a), PlainOrdered(*b)
+    assert ((ra < rb), (ra <= rb), (ra > rb), (ra >= rb)) == (
+        (pa < pb),
+        (pa <= pb),
+        (pa > pb),
+        (pa >= pb),
+    )
+    assert (ra == rb) is (pa == pb) and hash(ra) == hash(pa)
+    assert [x.ignored for x in sorted([ra, rb])] == [x.ignored for x in sorted([pa, pb])]
+    for ours, theirs in ((ra, pa), (pa, ra)):
+        with pytest.raises(TypeError, match="not supported between instances"):
+            ours < theirs  # type: ignore[operator]  # noqa: B015
+    assert ra.__lt__(pa) is NotImplemented
+
+
+def test_an_ordered_record_refuses_its_own_comparison() -> None:
+    with pytest.raises(TypeError, match="not an ordered record"):
+
+        @ordered_record
+        class Own:
+            """Orders itself."""
+
+            x: int
+
+            def __lt__(self, other: object) -> bool:
+                return True
+
+
+def _refusal(action: Any) -> str:
+    with pytest.raises(dataclasses.FrozenInstanceError) as refused:
+        action()
+    return str(refused.value)
+
+
+def test_frozen_as_dataclasses_makes_it_without_compiling() -> None:
+    """A record's __setattr__/__delattr__ (records._frozen_methods: closures, not two
+    exec'd functions per class, issue #19) refuse what dataclasses' own refuse, with the
+    same messages, and let a subclass that is not a dataclass set its own attributes."""
+    rec, plain = Rec("a"), Plain("a")
+    for obj in (rec, plain):
+        assert _refusal(lambda o=obj: setattr(o, "count", 1)) == "cannot assign to field 'count'"
+        assert _refusal(lambda o=obj: setattr(o, "other", 1)) == "cannot assign to field 'other'"
+        assert _refusal(lambda o=obj: delattr(o, "name")) == "cannot delete field 'name'"
+
+    class Sub(Rec):
+        """Not a dataclass itself."""
+
+    class PlainSub(Plain):
+        """The same for the dataclass."""
+
+    for sub in (Sub("s"), PlainSub("s")):
+        sub.extra = 1  # type: ignore[attr-defined]
+        del sub.extra  # type: ignore[attr-defined]
+        assert _refusal(lambda o=sub: setattr(o, "count", 2)) == "cannot assign to field 'count'"
+    frozen_sub = dataclass(frozen=True)(type("FrozenSub", (Rec,), {"__doc__": "x"}))
+    assert frozen_sub("f").name == "f"
+    assert Rec.__setattr__.__qualname__ == "Rec.__setattr__"
+    if sys.version_info < (3, 13):
+        assert Rec.__setattr__.__code__.co_filename == records.__file__
+        assert Rec.__delattr__.__code__.co_filename == records.__file__
+    assert Plain.__setattr__.__code__.co_filename != records.__file__
+
+
+def test_dataclasses_own_maker_is_back_after_a_record_even_a_refused_one() -> None:
+    original = getattr(dataclasses, "_frozen_get_del_attr", None)
+    with pytest.raises(TypeError, match="non-default argument"):
+
+        @record
+        class Bad:
+            """A field without a default after one with a default."""
+
+            a: int = 0
+            b: int  # type: ignore[misc]
+
+    assert getattr(dataclasses, "_frozen_get_del_attr", None) is original
+
+    @dataclass(frozen=True)
+    class After:
+        """A plain frozen dataclass made afterwards compiles its own methods."""
+
+        a: int = 0
+
+    assert After.__setattr__.__code__.co_filename != records.__file__
+
+
 def test_a_recursive_repr_is_cut_as_dataclasses_cuts_it() -> None:
     holder: list[Any] = []
     rec, plain = Rec("r", tags=(holder,)), Plain("r", tags=(holder,))  # type: ignore[arg-type]
@@ -116,16 +225,15 @@ for module_name, module in sorted(sys.modules.items()):
         continue
     for value in vars(module).values():
         if (isinstance(value, type) and value.__module__ == module_name
-                and dataclasses.is_dataclass(value) and not hasattr(value, "__record_repr__")
-                and not value.__dataclass_params__.order):
+                and dataclasses.is_dataclass(value) and not hasattr(value, "__record_repr__")):
             print(module_name, value.__qualname__)
 """
 
 
-def test_the_render_path_compiles_no_dataclass_methods_but_for_ordered_classes() -> None:
+def test_the_render_path_compiles_no_dataclass_methods_but_init() -> None:
     """Regression guard for the import cost (docs/performance.md): every dataclass of the
-    modules a fresh `render` or `validate` imports is a record, except those with order=True."""
+    modules a fresh `render` or `validate` imports is a record (an ordered one for order)."""
     done = subprocess.run(
         [sys.executable, "-c", _LIST_PLAIN], capture_output=True, text=True, check=True
     )
-    assert done.stdout == "", "use scs_templates.records.record for these"
+    assert done.stdout == "", "use scs_templates.records.record (ordered_record) for these"

@@ -8,9 +8,10 @@ with ALL problems so users fix a file in one go; the CLI prints one line per pro
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from scs_templates.errors import InputError
+from scs_templates.records import ordered_record
 
 Path = tuple[str | int, ...]
 
@@ -26,7 +27,7 @@ def format_path(path: Path) -> str:
     return text or "(document)"
 
 
-@dataclass(frozen=True, order=True)
+@ordered_record
 class Problem:
     """One thing wrong (or, with ``severity='warning'``, deprecated) in a settings document."""
 

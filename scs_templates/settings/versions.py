@@ -16,11 +16,9 @@ published image resolves to the newest published image of its minor, and says so
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from scs_templates import version_numbers
 from scs_templates.errors import InputError
-from scs_templates.records import record
+from scs_templates.records import ordered_record, record
 from scs_templates.versions import KindImage, table
 
 _TABLE = table()
@@ -31,7 +29,7 @@ SUPPORTED_MINORS: tuple[tuple[int, int], ...] = tuple(sorted(TESTED_PATCHES))
 DEFAULT_VERSION = f"{_TABLE.default_minor.name}.x"
 
 
-@dataclass(frozen=True, order=True)
+@ordered_record
 class KubernetesVersion:
     """A resolved Kubernetes version (always a concrete patch)."""
 
