@@ -17,8 +17,7 @@ from scs_templates.cli.main import main
 from scs_templates.errors import InputError
 from scs_templates.values import cluster_class_name
 from tests import inmemory
-from tests.fakekube.helpers import helm_tool
-from tests.support import REPO
+from tests.support import REPO, helm_tool
 
 if TYPE_CHECKING:
     from testenv import Plane

@@ -29,8 +29,7 @@ from scs_templates.helm import Helm
 from scs_templates.kube import KubeClient, ObjectRef
 from scs_templates.settings.model import ClusterSettings
 from tests import inmemory
-from tests.fakekube.helpers import helm_tool
-from tests.support import REPO, settings_from_text
+from tests.support import REPO, helm_tool, settings_from_text
 
 if TYPE_CHECKING:
     from testenv import Plane

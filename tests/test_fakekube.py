@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from tests.fakekube import FakeKubeAPI
-from tests.fakekube.helpers import helm_env, helm_tool, run_helm, write_trivial_chart
+from tests.fakekube.helpers import helm_env, run_helm, write_trivial_chart
 from tests.fakekube.selectors import label_matcher
+from tests.support import helm_tool
 
 pytestmark = [
     pytest.mark.fakekube,

@@ -164,7 +164,7 @@ def test_helmfile_sync_and_destroy_on_the_real_plane(plane: Plane, tmp_path: Pat
     and waits for the real controllers, then the release, kept templates and Secrets."""
     from scs_templates import lifecycle
     from scs_templates.helm import Helm
-    from tests.fakekube.helpers import helm_tool, helmfile_tool
+    from tests.support import helm_tool, helmfile_tool
 
     ns = plane.namespace("helmfile")
     kubeconfig = str(plane.kubeconfig)

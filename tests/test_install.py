@@ -26,8 +26,7 @@ from scs_templates.providers import CloudOptions
 from scs_templates.render import render
 from scs_templates.settings.versions import KubernetesVersion, ResolvedVersion, resolve_version
 from tests.fakekube import FakeKubeAPI
-from tests.fakekube.helpers import helm_tool
-from tests.support import REPO, settings_from_text
+from tests.support import REPO, helm_tool, settings_from_text
 
 pytestmark = [
     pytest.mark.fakekube,

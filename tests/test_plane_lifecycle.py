@@ -17,8 +17,7 @@ from scs_templates.errors import InputError
 from scs_templates.helm import Helm
 from scs_templates.kube import KubeClient
 from tests import inmemory
-from tests.fakekube.helpers import helm_tool
-from tests.support import settings_from_text
+from tests.support import helm_tool, settings_from_text
 
 if TYPE_CHECKING:
     from testenv import Plane

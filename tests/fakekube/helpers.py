@@ -1,4 +1,6 @@
-"""Helpers for tests that drive the real helm binaries against the FAKE API (test double)."""
+"""Helpers for tests that drive the real helm binaries against the FAKE API (test double):
+a hermetic helm environment, a runner and a trivial chart. The lookup of the real helm and
+helmfile binaries is in tests/support.py (``helm_tool``, ``helmfile_tool``)."""
 
 from __future__ import annotations
 
@@ -7,15 +9,8 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tests.support import helm_tool, helmfile_tool
-
 if TYPE_CHECKING:
     from scs_templates.toolchain import Tool
-
-# The lookup of the REAL helm and helmfile lives in tests/support.py; these names stay
-# importable from here only until the modules still importing them from here move
-# (test_install, test_encryption, test_clusterclass, test_plane_lifecycle, test_helmfile).
-__all__ = ["helm_env", "helm_tool", "helmfile_tool", "run_helm", "write_trivial_chart"]
 
 
 def helm_env(home: Path, kubeconfig: Path) -> dict[str, str]:
