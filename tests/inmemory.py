@@ -34,12 +34,21 @@ from tests.support import REPO, helm_tool
 if TYPE_CHECKING:
     from scs_templates.settings.model import ClusterSettings
     from testenv import Plane
+    from testenv.kubeapi import KubeAPI
 
 #: The API versions of the objects the in-memory chart renders.
 CAPI = "cluster.x-k8s.io/v1beta2"
 KCP_API = "controlplane.cluster.x-k8s.io/v1beta2"
 BOOTSTRAP = "bootstrap.cluster.x-k8s.io/v1beta2"
 INFRA = "infrastructure.cluster.x-k8s.io/v1beta2"
+
+#: The annotation Cluster API writes on a clone (a machine's bootstrap config and infra
+#: machine) naming the template it was cloned from; (version, kind, template kind) of each.
+CLONED_FROM = "cluster.x-k8s.io/cloned-from-name"
+CLONES = (
+    (BOOTSTRAP, "KubeadmConfig", "KubeadmConfigTemplate"),
+    (INFRA, "DevMachine", "DevMachineTemplate"),
+)
 
 CHARTS = REPO / "tests" / "charts"
 CHART = CHARTS / "inmemory-cluster"
@@ -193,3 +202,32 @@ def write_kubeconfig(
     path.touch(mode=0o600)
     path.write_text(json.dumps(config, indent=2) + "\n")
     return str(path)
+
+
+def machine_templates(api: KubeAPI, namespace: str) -> set[tuple[str, str]]:
+    """(kind, name) of every machine template in ``namespace``."""
+    return {
+        (kind, t["metadata"]["name"])
+        for version, kind in ((BOOTSTRAP, "KubeadmConfigTemplate"), (INFRA, "DevMachineTemplate"))
+        for t in api.list(version, kind, namespace)
+    }
+
+
+def templates_in_use(api: KubeAPI, namespace: str) -> set[tuple[str, str]]:
+    """(kind, name) of the templates Cluster API uses now: named by a MachineDeployment,
+    MachineSet or the KubeadmControlPlane, or the source of a live machine's clone."""
+    used: set[tuple[str, str]] = set()
+    for kind in ("MachineDeployment", "MachineSet"):
+        for obj in api.list(CAPI, kind, namespace):
+            spec = obj["spec"]["template"]["spec"]
+            for ref in (spec["bootstrap"]["configRef"], spec["infrastructureRef"]):
+                used.add((ref["kind"], ref["name"]))
+    for kcp in api.list(KCP_API, "KubeadmControlPlane", namespace):
+        ref = kcp["spec"]["machineTemplate"]["spec"]["infrastructureRef"]
+        used.add((ref["kind"], ref["name"]))
+    for version, kind, template_kind in CLONES:
+        for obj in api.list(version, kind, namespace):
+            source = (obj["metadata"].get("annotations") or {}).get(CLONED_FROM)
+            if source is not None:
+                used.add((template_kind, source))
+    return used

@@ -160,8 +160,10 @@ def test_command_line_environment_and_error(tmp_path: Path) -> None:
 def test_helmfile_sync_and_destroy_on_the_real_plane(plane: Plane, tmp_path: Path) -> None:
     """``sync`` installs the same objects as ``install`` and, as install does, creates the
     encryption key Secret first: the real controllers make the cluster Available (without
-    the key the control plane gets no bootstrap data). ``destroy`` deletes the Cluster first
-    and waits for the real controllers, then the release, kept templates and Secrets."""
+    the key the control plane gets no bootstrap data); after a worker group's change has
+    rolled out, the next ``sync`` prunes its superseded templates as install does.
+    ``destroy`` deletes the Cluster first and waits for the real controllers, then the
+    release, kept templates and Secrets."""
     from scs_templates import lifecycle
     from scs_templates.helm import Helm
     from tests.support import helm_tool, helmfile_tool
@@ -199,6 +201,31 @@ def test_helmfile_sync_and_destroy_on_the_real_plane(plane: Plane, tmp_path: Pat
         again = helm.status("dev", namespace=ns)
         assert again is not None and again.revision == 2
         assert key() == first_key
+
+        # A change to one worker group gives it new hashed templates; the superseded ones are
+        # kept while its rollout needs them and pruned by the next sync after it, as install
+        # prunes them (lifecycle.prune_superseded_templates).
+        first = inmemory.machine_templates(plane.api, ns)
+        assert first == inmemory.templates_in_use(plane.api, ns)
+        changed = settings_from_text(text.replace("tier: batch\n", "tier: stream\n", 1))
+        pruned: list[str] = []
+        runner.sync(changed, progress=pruned.append)
+        superseded = first - inmemory.machine_templates(plane.api, ns)
+        assert superseded == set() and pruned == [], "kept while the rollout needs them"
+        superseded = first - inmemory.templates_in_use(plane.api, ns)
+        assert superseded, "the group change gave md-1 new templates"
+        deadline = time.monotonic() + inmemory.STEP_TIMEOUT
+        while superseded & inmemory.templates_in_use(plane.api, ns) or not available():
+            plane.check()
+            assert time.monotonic() < deadline, "md-1's rollout did not finish"
+            time.sleep(1)
+        runner.sync(changed, progress=pruned.append)
+        left = inmemory.machine_templates(plane.api, ns)
+        assert not superseded & left, f"the superseded templates are pruned: {pruned}"
+        assert left == inmemory.templates_in_use(plane.api, ns)
+        assert sorted(pruned) == sorted(
+            f"pruned the superseded {kind} {ns}/{name}" for kind, name in superseded
+        )
 
         result = runner.destroy(settings, timeout=inmemory.STEP_TIMEOUT, poll_interval=0.5)
     assert result.cluster_deleted and result.release_uninstalled

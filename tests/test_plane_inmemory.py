@@ -31,7 +31,7 @@ from scs_templates import lifecycle
 from scs_templates.helm import Helm
 from scs_templates.kube import KubeClient
 from tests import inmemory
-from tests.inmemory import BOOTSTRAP, CAPI, INFRA
+from tests.inmemory import CAPI, CLONED_FROM, CLONES
 from tests.support import settings_from_text, skip_or_fail
 
 if TYPE_CHECKING:
@@ -39,12 +39,6 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.helm, pytest.mark.plane, pytest.mark.extra_builds]
 
-CLONED_FROM = "cluster.x-k8s.io/cloned-from-name"
-CONTROL_PLANE = "controlplane.cluster.x-k8s.io/v1beta2"
-CLONES = (
-    (BOOTSTRAP, "KubeadmConfig", "KubeadmConfigTemplate"),
-    (INFRA, "DevMachine", "DevMachineTemplate"),
-)
 STEP_TIMEOUT = inmemory.STEP_TIMEOUT
 FIRST, UPGRADED = "1.36.1", "1.36.4"
 
@@ -99,14 +93,7 @@ class Walk:
 
     def templates(self) -> set[tuple[str, str]]:
         """(kind, name) of every machine template in the namespace."""
-        return {
-            (kind, t["metadata"]["name"])
-            for version, kind in (
-                (BOOTSTRAP, "KubeadmConfigTemplate"),
-                (INFRA, "DevMachineTemplate"),
-            )
-            for t in self.plane.api.list(version, kind, self.namespace)
-        }
+        return inmemory.machine_templates(self.plane.api, self.namespace)
 
     def group_templates(self) -> dict[str, set[tuple[str, str]]]:
         """Worker group -> the templates its MachineDeployment points at now."""
@@ -118,23 +105,8 @@ class Walk:
         return groups
 
     def in_use(self) -> set[tuple[str, str]]:
-        """(kind, name) of the templates Cluster API uses now: named by a MachineDeployment,
-        MachineSet or the KubeadmControlPlane, or the source of a live machine's clone."""
-        used: set[tuple[str, str]] = set()
-        for kind in ("MachineDeployment", "MachineSet"):
-            for obj in self.plane.api.list(CAPI, kind, self.namespace):
-                spec = obj["spec"]["template"]["spec"]
-                for ref in (spec["bootstrap"]["configRef"], spec["infrastructureRef"]):
-                    used.add((ref["kind"], ref["name"]))
-        for kcp in self.plane.api.list(CONTROL_PLANE, "KubeadmControlPlane", self.namespace):
-            ref = kcp["spec"]["machineTemplate"]["spec"]["infrastructureRef"]
-            used.add((ref["kind"], ref["name"]))
-        for version, kind, template_kind in CLONES:
-            for obj in self.plane.api.list(version, kind, self.namespace):
-                source = (obj["metadata"].get("annotations") or {}).get(CLONED_FROM)
-                if source is not None:
-                    used.add((template_kind, source))
-        return used
+        """(kind, name) of the templates Cluster API uses now (tests/inmemory.py)."""
+        return inmemory.templates_in_use(self.plane.api, self.namespace)
 
     def assert_templates_of_machines_exist(self) -> None:
         """Every bootstrap config and infra machine still finds the template it was cloned from.

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
     from scs_templates.charts import ChartRef
     from scs_templates.lifecycle import DeleteResult
+    from scs_templates.lifecycle.wait import Progress
     from scs_templates.providers import CloudOptions
     from scs_templates.settings.model import ClusterSettings
 
@@ -230,21 +231,38 @@ class Helmfile(HelmfileProcess):
         settings: ClusterSettings,
         *,
         kubeconfig: str | None = None,
+        prune: bool = True,
+        progress: Progress | None = None,
     ) -> str:
-        """``helmfile sync`` to the management cluster (no helm-diff plugin needed).
+        """``helmfile sync`` to the management cluster (no helm-diff plugin needed); returns
+        helmfile's output.
 
         First, as ``install`` does (``lifecycle.ensure_release_secrets``): the registry
         mirrors' credentials Secrets are checked and the encryption key Secret is created
         when missing. OpenStack: the credentials Secret must exist first
         (``lifecycle.store_credentials`` or the manifest of ``openstack appcred create
         --write-secret``).
-        """
-        from scs_templates.kube import KubeClient
-        from scs_templates.lifecycle import ensure_release_secrets
 
-        with KubeClient(kubeconfig or self.kubeconfig, self.kube_context) as client:
+        After it, as ``install`` does (``prune``, on by default): the cluster's superseded
+        hashed machine templates that nothing uses any more are removed
+        (``lifecycle.prune_superseded_templates``; each one named through ``progress``).
+        The charts keep them (``helm.sh/resource-policy: keep``) so that a rollout finds
+        them; without this step every template change of a sync would leave one more
+        generation behind until ``destroy``.
+        """
+        from scs_templates.helm import Helm
+        from scs_templates.kube import KubeClient
+        from scs_templates.lifecycle import ensure_release_secrets, prune_superseded_templates
+
+        config = kubeconfig or self.kubeconfig
+        with KubeClient(config, self.kube_context) as client:
             ensure_release_secrets(client, settings)
-        done = self.run(settings, ["sync", "--skip-deps"], cluster=True, kubeconfig=kubeconfig)
+            done = self.run(settings, ["sync", "--skip-deps"], cluster=True, kubeconfig=kubeconfig)
+            if prune:
+                helm = Helm(
+                    self.helm, kubeconfig=config, kube_context=self.kube_context, home=self.home
+                )
+                prune_superseded_templates(client, settings, helm, progress=progress)
         return done.stdout
 
     def destroy(
