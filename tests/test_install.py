@@ -697,7 +697,12 @@ def test_install_wait_follows_the_cluster_conditions(
     helm: Helm,
     kube: KubeClient,
 ) -> None:
-    """The real controllers move the Cluster through its conditions to Available."""
+    """The real controllers move the Cluster through its conditions to Available.
+
+    What is certain to be seen between the release and Available: the in-memory machines
+    take ``inmemory.VM_STARTUP`` to start, so the Cluster is not Available at the first
+    poll. Whether InfrastructureReady was still False then is up to how fast CAPD answered
+    (a race, never asserted): only that the line reports it."""
     lines: list[str] = []
     result = lifecycle.install(
         settings_from_text(docker_text(ns)),
@@ -714,7 +719,7 @@ def test_install_wait_follows_the_cluster_conditions(
     waiting = lines[1:-1]
     assert waiting, "the Cluster is not Available at once"
     assert all(line.startswith("Cluster dev: phase ") for line in waiting), waiting
-    assert any("InfrastructureReady=False" in line for line in waiting), waiting
+    assert any("InfrastructureReady=" in line for line in waiting), waiting
     assert any("Available=False (NotAvailable)" in line for line in waiting), waiting
     assert lines[-1].startswith("Cluster dev: Available after")
 
