@@ -1,13 +1,14 @@
 """A FAKE Kubernetes API server for tests: a test double, never a real cluster.
 
 Kept for FAULT INJECTION only: what a real API server cannot be made to do on purpose (its
-one fault hook, ``FakeKubeAPI.fail_next``, fails exactly the next call of a kind; it has
-none for a dying or slow server). Everything else belongs on the real management plane
-(the ``plane`` fixture, ``testenv/``, docs/testing.md), which runs the real kube-apiserver
-and Cluster API controllers; a healthy real server is made to misbehave with real
-mechanisms there (a finalizer holds a deletion, a ValidatingAdmissionPolicy refuses a
-write, a closed port is an unreachable server). Every remaining use of this fake, with its
-reason, is listed in docs/testing.md ("What is still a double, and why").
+one fault hook, ``FakeKubeAPI.fail_next``, fails exactly the next call of a kind; no test
+outside tests/test_fakekube.py uses it today). Everything else belongs on the real
+management plane (the ``plane`` fixture, ``testenv/``, docs/testing.md), which runs
+the real kube-apiserver and Cluster API controllers; a healthy real server is made to
+misbehave with real mechanisms there (a finalizer holds a deletion, a
+ValidatingAdmissionPolicy refuses a write, a closed port is an unreachable server). Every
+remaining use of this fake, with its reason, is listed in docs/testing.md ("What is still a
+double, and why").
 
 See :class:`FakeKubeAPI`.
 """
