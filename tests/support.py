@@ -92,7 +92,7 @@ def pinned_helm() -> Any:
 
 def helm_tool(major: int) -> Tool:
     """The REAL pinned helm ``major`` (3 or 4), for tests that run helm against a real API
-    server (or the fake); skip (fail in CI) when it is not installed."""
+    server; skip (fail in CI) when it is not installed."""
     from scs_templates.errors import ScsTemplatesError
     from scs_templates.toolchain import find_helm
 

@@ -7,10 +7,9 @@ backend, registered in the catalogue while a test runs): the real controllers pr
 roll and delete those clusters. OpenStack settings keep their real chart (CAPO's webhooks
 admit them; nothing can provision them without a cloud).
 
-What a real server cannot be made to do is injected with real API features, not a double:
+Failures are made with real mechanisms, not with a double of the API server:
 a finalizer of the test holds a Cluster's deletion, a ValidatingAdmissionPolicy of the
-real API server refuses a write. The FAKE API (tests/fakekube) remains only where the
-server itself must misbehave.
+real API server refuses a write, a port nobody listens on is an unreachable API server.
 """
 
 from __future__ import annotations
