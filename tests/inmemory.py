@@ -213,18 +213,29 @@ def machine_templates(api: KubeAPI, namespace: str) -> set[tuple[str, str]]:
     }
 
 
+def templates_named(api: KubeAPI, namespace: str) -> set[tuple[str, str]]:
+    """(kind, name) of the templates the cluster's spec names now: its MachineDeployments' and
+    its KubeadmControlPlane's, what the last install wrote (a group's old templates stay in
+    use by its old MachineSet and machines until its rollout ends)."""
+    named: set[tuple[str, str]] = set()
+    for obj in api.list(CAPI, "MachineDeployment", namespace):
+        spec = obj["spec"]["template"]["spec"]
+        for ref in (spec["bootstrap"]["configRef"], spec["infrastructureRef"]):
+            named.add((ref["kind"], ref["name"]))
+    for kcp in api.list(KCP_API, "KubeadmControlPlane", namespace):
+        ref = kcp["spec"]["machineTemplate"]["spec"]["infrastructureRef"]
+        named.add((ref["kind"], ref["name"]))
+    return named
+
+
 def templates_in_use(api: KubeAPI, namespace: str) -> set[tuple[str, str]]:
     """(kind, name) of the templates Cluster API uses now: named by a MachineDeployment,
     MachineSet or the KubeadmControlPlane, or the source of a live machine's clone."""
-    used: set[tuple[str, str]] = set()
-    for kind in ("MachineDeployment", "MachineSet"):
-        for obj in api.list(CAPI, kind, namespace):
-            spec = obj["spec"]["template"]["spec"]
-            for ref in (spec["bootstrap"]["configRef"], spec["infrastructureRef"]):
-                used.add((ref["kind"], ref["name"]))
-    for kcp in api.list(KCP_API, "KubeadmControlPlane", namespace):
-        ref = kcp["spec"]["machineTemplate"]["spec"]["infrastructureRef"]
-        used.add((ref["kind"], ref["name"]))
+    used = templates_named(api, namespace)
+    for obj in api.list(CAPI, "MachineSet", namespace):
+        spec = obj["spec"]["template"]["spec"]
+        for ref in (spec["bootstrap"]["configRef"], spec["infrastructureRef"]):
+            used.add((ref["kind"], ref["name"]))
     for version, kind, template_kind in CLONES:
         for obj in api.list(version, kind, namespace):
             source = (obj["metadata"].get("annotations") or {}).get(CLONED_FROM)
