@@ -18,6 +18,8 @@ import shutil
 from pathlib import Path
 
 from scs_templates import version_numbers
+from scs_templates.cachedir import ENV_CACHE_DIR as ENV_CACHE_DIR  # re-exported
+from scs_templates.cachedir import cache_dir
 from scs_templates.errors import ToolError, ToolNotFoundError
 from scs_templates.records import record
 from scs_templates.toolchain import pins
@@ -26,7 +28,6 @@ from scs_templates.version_numbers import Version
 ENV_HELM = "SCS_TEMPLATES_HELM"
 ENV_HELM4 = "SCS_TEMPLATES_HELM4"
 ENV_HELMFILE = "SCS_TEMPLATES_HELMFILE"
-ENV_CACHE_DIR = "SCS_TEMPLATES_CACHE_DIR"
 
 SOURCE_ARGUMENT = "argument"
 SOURCE_PATH = "PATH"
@@ -84,14 +85,9 @@ def requirement_text(name: str) -> str:
 
 
 def cache_root() -> Path:
-    """The project's cache directory: ``$SCS_TEMPLATES_CACHE_DIR``, XDG, or ``~/.cache``."""
-    configured = os.environ.get(ENV_CACHE_DIR)
-    if configured:
-        return Path(configured).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg).expanduser() / "scs-templates"
-    return Path.home() / ".cache" / "scs-templates"
+    """The project's cache directory: ``$SCS_TEMPLATES_CACHE_DIR``, XDG, or ``~/.cache``
+    (:func:`scs_templates.cachedir.cache_dir`)."""
+    return Path(cache_dir())
 
 
 def tools_dir(cache_dir: Path | None = None) -> Path:
