@@ -70,3 +70,22 @@ def test_a_broken_object_is_refused_by_the_webhooks(
     refused = admit(plane, (broken,), namespace)
     assert len(refused) == 1
     assert "replicas" in refused[0]
+
+
+def test_the_webhook_refuses_what_the_control_plane_rollout_rule_refuses(
+    plane: Plane, helm: api.Helm, namespace: str
+) -> None:
+    """controlPlane.rollout.maxSurge 0 needs 3 or 5 replicas (settings rule,
+    docs/cluster-features.md): the real KubeadmControlPlane webhook refuses the rendered
+    object with one replica and maxSurge 0 as well (its message, Cluster API v1.14's
+    kubeadmcontrolplane webhook), and admits it with three. Our rule refuses it earlier, in
+    validate, naming the setting."""
+    docker = next(p for p in EXAMPLES if p.stem == "docker-dev")
+    result = api.render(load_settings(docker).settings, helm=helm)
+    kcp = next(o for o in result.objects if o["kind"] == "KubeadmControlPlane")
+    rollout = {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0}}}
+    spec = kcp["spec"] | {"rollout": kcp["spec"].get("rollout", {}) | rollout}
+    (refused,) = admit(plane, (kcp | {"spec": spec | {"replicas": 1}},), namespace)
+    assert "spec.rollout.strategy.rollingUpdate" in refused, refused
+    assert "replica count needs to be at least 3" in refused, refused
+    assert admit(plane, (kcp | {"spec": spec | {"replicas": 3}},), namespace) == []
