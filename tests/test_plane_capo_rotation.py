@@ -1,5 +1,6 @@
-"""The REAL CAPO reconciles an OpenStackCluster against the REAL test OpenStack, and uses a
-rotated credential before the old one is deleted; and it applies the production example's
+"""The REAL CAPO reconciles an OpenStackCluster against the REAL test OpenStack: on an
+existing network with extra node rules, and with a rotated credential that it uses before
+the old one is deleted; and it applies the production example's
 ``apiAccess`` as the settings promise (security-group rules on ovn, the listener's allowed
 CIDRs on amphora), falling back silently to the default provider when Octavia does not offer
 the one asked for (which the preflight refuses).
@@ -19,6 +20,12 @@ the one asked for (which the preflight refuses).
   the application credential and the User-Agent (CAPO's gophercloud says
   ``cluster-api-provider-openstack/...``), and every application credential deleted, in
   order.
+
+The chart's network choices (issue #16): on an existing network and subnet of the project
+(``openstack.existingNetwork``), without an API floating IP, with extra node rules
+(``openstack.nodeSecurityGroupRules``), CAPO makes no network, subnet or router, puts the
+API load balancer on that subnet, creates each rule in both node security groups, and on
+deletion leaves the project's network alone.
 
 ``rotate`` must delete the old credential only after CAPO got a token for the new one and
 finished a reconcile with it; after the deletion CAPO still reconciles (it deletes the
@@ -118,11 +125,15 @@ def tenant(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Tenant:
     return make_tenant(stack, tmp_path_factory.mktemp("capo-cloud"), "capo")
 
 
-def _settings(namespace: str, cloud: str) -> ClusterSettings:
+def _settings(
+    namespace: str, cloud: str, *, name: str = "capo", network: str = "", openstack: str = ""
+) -> ClusterSettings:
+    """One control-plane machine and one worker without an API floating IP; ``network`` and
+    ``openstack``: further lines of those sections (indented as there)."""
     text = f"""apiVersion: scs-templates.scs.community/v1alpha1
 kind: ClusterSettings
 metadata:
-  name: capo
+  name: {name}
   namespace: {namespace}
 spec:
   provider: openstack
@@ -132,10 +143,10 @@ spec:
   workers:
     - name: workers
       replicas: 1
-      machineType: SCS-2V-4-20s
+      machineType: SCS-2V-4-20s{network}
   openstack:
     cloud: {cloud}
-    apiFloatingIP: false
+    apiFloatingIP: false{openstack}
 """
     return parse_settings_text(text).settings
 
@@ -147,6 +158,21 @@ def _infrastructure(settings: ClusterSettings, helm: api.Helm) -> list[dict[str,
     spec = {k: v for k, v in cluster["spec"].items() if k != "controlPlaneRef"}
     infra = next(o for o in objects if o["kind"] == "OpenStackCluster")
     return [infra, cluster | {"spec": spec}]
+
+
+def _create(
+    plane: Plane, conn: Any, kube: KubeClient, settings: ClusterSettings, helm: api.Helm
+) -> tuple[Any, dict[str, Any]]:
+    """The cluster's credentials made and stored in its Secret, then the chart's
+    OpenStackCluster and Cluster applied: (the credentials, the OpenStackCluster)."""
+    credentials = ensure_cluster_credentials(conn, settings)
+    content = credentials_secret_data(credentials, settings)
+    lifecycle.store_credentials(kube, settings, {k: v.reveal() for k, v in content.items()})
+    infra, cluster = _infrastructure(settings, helm)
+    namespace = settings.metadata.namespace
+    for obj in (infra, cluster):
+        plane.api.apply(obj | {"metadata": obj["metadata"] | {"namespace": namespace}})
+    return credentials, infra
 
 
 def _capo_tokens(stack: Stack, credential_id: str, after: int = 0) -> list[dict[str, Any]]:
@@ -193,6 +219,28 @@ def _cluster_resources(conn: Any, name: str) -> dict[str, list[str]]:
     }
 
 
+def _ready(plane: Plane, namespace: str, name: str) -> Any:
+    """The OpenStackCluster once CAPO set it Ready, else None."""
+    found = plane.api.get(INFRA, "OpenStackCluster", namespace, name) or {}
+    return found if (found.get("status") or {}).get("ready") else None
+
+
+def _wait_ready(plane: Plane, namespace: str, name: str) -> dict[str, Any]:
+    """Wait until CAPO made the OpenStackCluster ``name`` Ready; it."""
+    found = _wait(f"OpenStackCluster {name} Ready", lambda: _ready(plane, namespace, name), plane)
+    return dict(found)
+
+
+def _delete(plane: Plane, namespace: str, cluster: str, name: str) -> None:
+    """Delete the Cluster and wait until CAPO deleted the OpenStackCluster ``name``."""
+    plane.api.delete(CAPI, "Cluster", namespace, cluster)
+    _wait(
+        f"OpenStackCluster {name} deleted",
+        lambda: plane.api.get(INFRA, "OpenStackCluster", namespace, name) is None,
+        plane,
+    )
+
+
 def test_capo_reconciles_with_the_rotated_credential_before_the_old_is_deleted(
     plane: Plane, stack: Stack, tenant: Tenant, helm: api.Helm, tmp_path: Path
 ) -> None:
@@ -203,19 +251,10 @@ def test_capo_reconciles_with_the_rotated_credential_before_the_old_is_deleted(
     conn = tenant.connect()
     kube = KubeClient(str(plane.kubeconfig))
     try:
-        credentials = ensure_cluster_credentials(conn, settings)
-        content = credentials_secret_data(credentials, settings)
-        lifecycle.store_credentials(kube, settings, {k: v.reveal() for k, v in content.items()})
+        credentials, infra = _create(plane, conn, kube, settings, helm)
         first = credentials.cluster.credential
-        infra, cluster = _infrastructure(settings, helm)
-        for obj in (infra, cluster):
-            plane.api.apply(obj | {"metadata": obj["metadata"] | {"namespace": namespace}})
         name = infra["metadata"]["name"]
         capo_name = f"-{namespace}-capo"
-
-        def ready() -> Any:
-            found = plane.api.get(INFRA, "OpenStackCluster", namespace, name) or {}
-            return found if (found.get("status") or {}).get("ready") else None
 
         def set_paused(paused: bool) -> None:
             """Pause or unpause the Cluster: CAPO reconciles nothing of a paused cluster."""
@@ -229,7 +268,7 @@ def test_capo_reconciles_with_the_rotated_credential_before_the_old_is_deleted(
                 manager="test-pause",
             )
 
-        built = _wait(f"OpenStackCluster {name} Ready", ready, plane)
+        built = _wait_ready(plane, namespace, name)
         made = _cluster_resources(conn, capo_name)
         assert all(made.values()), made  # network, subnet, router, groups, load balancer
         assert built["status"]["network"]["id"] and built["status"]["router"]["id"]
@@ -289,12 +328,7 @@ def test_capo_reconciles_with_the_rotated_credential_before_the_old_is_deleted(
 
         # after the deletion CAPO still works, with the new credential only: it deletes
         # the cluster's infrastructure
-        plane.api.delete(CAPI, "Cluster", namespace, "capo")
-        _wait(
-            f"OpenStackCluster {name} deleted",
-            lambda: plane.api.get(INFRA, "OpenStackCluster", namespace, name) is None,
-            plane,
-        )
+        _delete(plane, namespace, "capo", name)
         assert not any(_cluster_resources(conn, capo_name).values()), _cluster_resources(
             conn, capo_name
         )
@@ -352,12 +386,6 @@ def _reach_api(conn: Any, group_id: str, port: int) -> list[tuple[str, str]]:
     return sorted(admitted)
 
 
-def _ready(plane: Plane, namespace: str, name: str) -> Any:
-    """The OpenStackCluster once CAPO set it Ready, else None."""
-    found = plane.api.get(INFRA, "OpenStackCluster", namespace, name) or {}
-    return found if (found.get("status") or {}).get("ready") else None
-
-
 def _listener(conn: Any, lb_id: str) -> Any:
     """The one listener of Octavia's load balancer ``lb_id``."""
     (listener,) = [
@@ -412,22 +440,11 @@ def test_capo_enforces_the_production_examples_api_access_on_ovn_and_amphora(
 
     def build(settings: ClusterSettings) -> str:
         """The cluster's credentials Secret, OpenStackCluster and Cluster; CAPO's name."""
-        credentials = ensure_cluster_credentials(conn, settings)
-        content = credentials_secret_data(credentials, settings)
-        lifecycle.store_credentials(kube, settings, {k: v.reveal() for k, v in content.items()})
-        infra, cluster = _infrastructure(settings, helm)
-        for obj in (infra, cluster):
-            plane.api.apply(obj | {"metadata": obj["metadata"] | {"namespace": namespace}})
-        return str(infra["metadata"]["name"])
+        return str(_create(plane, conn, kube, settings, helm)[1]["metadata"]["name"])
 
     def delete(settings: ClusterSettings, name: str) -> None:
         """Delete the Cluster; CAPO leaves nothing of it in Neutron and Octavia."""
-        plane.api.delete(CAPI, "Cluster", namespace, settings.metadata.name)
-        _wait(
-            f"OpenStackCluster {name} deleted",
-            lambda: plane.api.get(INFRA, "OpenStackCluster", namespace, name) is None,
-            plane,
-        )
+        _delete(plane, namespace, settings.metadata.name, name)
         left = _cluster_resources(conn, f"-{capo_resource_name(settings)}")
         assert not any(left.values()), left
 
@@ -460,9 +477,7 @@ def test_capo_enforces_the_production_examples_api_access_on_ovn_and_amphora(
         # provider with an event only, and the API is open (an amphora listener without
         # allowed CIDRs, forwarding from its own address in the node CIDR). preflight
         # (so install) refuses these settings on such a cloud.
-        fallen_back = _wait(
-            "the ovn OpenStackCluster Ready", lambda: _ready(plane, namespace, name), plane
-        )
+        fallen_back = _wait_ready(plane, namespace, name)
         assert _reach_api(conn, control_plane, 6444) == admitted
         ovn_lb = conn.load_balancer.get_load_balancer(
             fallen_back["status"]["apiServerLoadBalancer"]["id"]
@@ -497,9 +512,7 @@ def test_capo_enforces_the_production_examples_api_access_on_ovn_and_amphora(
 
         # amphora: the listener's allowed_cidrs, no rule of ours
         name = build(amphora)
-        built = _wait(
-            "the amphora OpenStackCluster Ready", lambda: _ready(plane, namespace, name), plane
-        )
+        built = _wait_ready(plane, namespace, name)
         assert built["spec"].get("apiServerPort", 6443) == 6443
         listener = _listener(conn, built["status"]["apiServerLoadBalancer"]["id"])
         assert listener.protocol_port == 6443
@@ -518,4 +531,110 @@ def test_capo_enforces_the_production_examples_api_access_on_ovn_and_amphora(
         for settings in (ovn, amphora):
             delete_cluster_credentials(conn, settings)
         kube.close()
+        conn.close()
+
+
+#: The extra node rules of the snapshot scenario openstack-network-volumes, as settings
+NODE_RULES = """
+    nodeSecurityGroupRules:
+      - name: nodeports-office
+        description: NodePorts from the office
+        protocol: tcp
+        portRangeMin: 30000
+        portRangeMax: 32767
+        remoteIPPrefix: 198.51.100.0/24
+      - name: icmp
+        protocol: icmp"""
+
+
+def _rule(rule: Any) -> tuple[Any, ...]:
+    """A Neutron security-group rule as the fields the settings give (and none else)."""
+    return (
+        rule.direction,
+        rule.ether_type,
+        rule.protocol,
+        rule.port_range_min,
+        rule.port_range_max,
+        rule.remote_ip_prefix,
+        rule.remote_group_id,
+        rule.description or "",
+    )
+
+
+def test_capo_builds_on_an_existing_network_with_the_extra_node_rules(
+    plane: Plane, tenant: Tenant, helm: api.Helm
+) -> None:
+    """openstack.existingNetwork (the network by name, the subnet by ID), apiFloatingIP false
+    and nodeSecurityGroupRules, reconciled by the REAL CAPO against the real Neutron and
+    Octavia: CAPO uses the project's own network and subnet (makes no network, subnet or
+    router), puts the API load balancer's address on that subnet, and both node security
+    groups hold each extra rule exactly as the settings give it; deleting the cluster removes
+    what CAPO made and leaves the project's network and subnet alone."""
+    namespace = plane.namespace("capo-net")
+    conn = tenant.connect()
+    kube = KubeClient(str(plane.kubeconfig))
+    network = conn.network.create_network(name="project-net")
+    subnet = conn.network.create_subnet(
+        network_id=network.id, cidr="10.30.0.0/24", ip_version=4, name="project-subnet"
+    )
+    try:
+        existing = f"""
+    existingNetwork:
+      network: project-net
+      subnet: {subnet.id}"""
+        settings = _settings(
+            namespace,
+            tenant.cloud,
+            name="net",
+            network="\n  network:\n    nodeCIDR: 10.30.0.0/24",
+            openstack=existing + NODE_RULES,
+        )
+        _, infra = _create(plane, conn, kube, settings, helm)
+        assert infra["spec"]["network"] == {"filter": {"name": "project-net"}}
+        assert infra["spec"]["subnets"] == [{"id": subnet.id}]
+        assert "managedSubnets" not in infra["spec"]
+        name = infra["metadata"]["name"]
+        capo_name = f"-{namespace}-net"
+        status = _wait_ready(plane, namespace, name)["status"]
+        assert status["network"]["id"] == network.id
+        assert [s["id"] for s in status["network"]["subnets"]] == [subnet.id]
+        assert "router" not in status, status.get("router")
+        made = _cluster_resources(conn, capo_name)
+        assert made["networks"] == made["subnets"] == made["routers"] == [], made
+        assert len(made["security groups"]) == 2 and len(made["load balancers"]) == 1, made
+        (balancer,) = [lb for lb in conn.load_balancer.load_balancers() if capo_name in lb.name]
+        assert balancer.vip_subnet_id == subnet.id
+
+        wanted = {
+            (
+                "ingress",
+                "IPv4",
+                "tcp",
+                30000,
+                32767,
+                "198.51.100.0/24",
+                None,
+                "NodePorts from the office",
+            ),
+            ("ingress", "IPv4", "icmp", None, None, None, None, ""),
+        }
+        for group_id in (
+            status["controlPlaneSecurityGroup"]["id"],
+            status["workerSecurityGroup"]["id"],
+        ):
+            rules = {
+                _rule(r) for r in conn.network.security_group_rules(security_group_id=group_id)
+            }
+            assert wanted <= rules, sorted(rules, key=str)
+
+        _delete(plane, namespace, "net", name)
+        assert not any(_cluster_resources(conn, capo_name).values()), _cluster_resources(
+            conn, capo_name
+        )
+        assert conn.network.get_network(network.id).id == network.id
+        assert conn.network.get_subnet(subnet.id).id == subnet.id
+    finally:
+        kube.close()
+        conn.network.delete_subnet(subnet.id, ignore_missing=True)
+        conn.network.delete_network(network.id, ignore_missing=True)
         conn.close()
