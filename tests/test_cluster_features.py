@@ -81,6 +81,7 @@ def test_rollout_defaults_render_what_they_rendered_before(helm: api.Helm) -> No
     assert "deletion" not in md["spec"]["template"]["spec"]
     checks = {o["metadata"]["name"]: o["spec"] for o in kinds(result, "MachineHealthCheck")}
     assert checks["capi-feat-control-plane"]["checks"]["nodeStartupTimeoutSeconds"] == 1200
+    assert "remediation" not in checks["capi-feat-control-plane"]
     assert checks["capi-feat-w"]["checks"]["nodeStartupTimeoutSeconds"] == 600
     assert checks["capi-feat-w"]["remediation"]["triggerIf"] == {
         "unhealthyLessThanOrEqualTo": "40%"
@@ -112,6 +113,33 @@ def test_rollout_tuning_reaches_the_objects(helm: api.Helm) -> None:
     (check,) = [o for o in kinds(result, "MachineHealthCheck") if "w" in o["metadata"]["name"][-2:]]
     assert check["spec"]["remediation"]["triggerIf"] == {"unhealthyLessThanOrEqualTo": "100%"}
     assert {c["timeoutSeconds"] for c in check["spec"]["checks"]["unhealthyNodeConditions"]} == {60}
+
+
+@pytest.mark.parametrize("percent", [0, 34, 100])
+@pytest.mark.parametrize("template", ["simple", "clusterclass"])
+def test_the_control_planes_share_of_unhealthy_machines_stops_remediation(
+    helm: api.Helm, template: str, percent: int
+) -> None:
+    """controlPlane.healthCheck.maxUnhealthyPercent becomes the control-plane health
+    check's remediation.triggerIf, as a worker group's does: on the MachineHealthCheck of a
+    classic cluster and on the topology's control-plane healthCheck of a ClusterClass
+    cluster (Cluster API creates the MachineHealthCheck from it). 0 (never remediate) is a
+    value, not "unset"."""
+    spec = {"template": template, "controlPlane": {"healthCheck": {"maxUnhealthyPercent": percent}}}
+    result = api.render(feature_settings(spec, "docker"), helm=helm)
+    stop = {"triggerIf": {"unhealthyLessThanOrEqualTo": f"{percent}%"}}
+    if template == "clusterclass":
+        (cluster,) = kinds(result, "Cluster")
+        assert cluster["spec"]["topology"]["controlPlane"]["healthCheck"]["remediation"] == stop
+    else:
+        checks = {o["metadata"]["name"]: o["spec"] for o in kinds(result, "MachineHealthCheck")}
+        assert checks["capi-feat-control-plane"]["remediation"] == stop
+
+
+def test_the_control_planes_share_of_unhealthy_machines_is_a_percentage() -> None:
+    assert problems({"controlPlane": {"healthCheck": {"maxUnhealthyPercent": 101}}}) == [
+        "spec.controlPlane.healthCheck.maxUnhealthyPercent: must be less than or equal to 100"
+    ]
 
 
 # --------------------------------------------------------------------------- audit, OIDC

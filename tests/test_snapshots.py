@@ -136,7 +136,11 @@ def rollout_tuning(spec: Spec) -> None:
     spec["controlPlane"].update(
         replicas=3,
         rollout={"maxSurge": 0, "deletion": {"nodeDrainTimeoutSeconds": 600}},
-        healthCheck={"nodeStartupTimeoutSeconds": 1800, "unhealthyTimeoutSeconds": 120},
+        healthCheck={
+            "nodeStartupTimeoutSeconds": 1800,
+            "unhealthyTimeoutSeconds": 120,
+            "maxUnhealthyPercent": 34,
+        },
     )
     group = _workers(spec)[-1]
     group["rollout"] = {

@@ -226,6 +226,15 @@ class ControlPlaneHealthCheck(HealthCheck):
         description="A control-plane machine whose node has not joined after this many "
         "seconds is replaced; 0 disables the check.",
     )
+    max_unhealthy_percent: StrictInt | None = Field(
+        default=None,
+        ge=0,
+        le=100,
+        description="Stop replacing control-plane machines when more than this share of "
+        "them is unhealthy (e.g. 34 with 3 replicas: only a single failed machine is "
+        "replaced); empty = no such stop (Cluster API's default, 100). Independently, "
+        "Cluster API replaces one at a time and never when etcd would lose quorum.",
+    )
 
 
 class ControlPlaneRollout(_Model):

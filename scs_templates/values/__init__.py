@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI'
     from scs_templates.settings.model import (
         Audit,
         ClusterSettings,
+        ControlPlaneHealthCheck,
         HealthCheck,
         MachineDeletion,
         RegistryMirror,
@@ -130,7 +131,7 @@ def build_values(settings: ClusterSettings) -> dict[str, Any]:
         "remediationMaxRetry": cp.remediation_max_retry,
         "certificateExpiryDays": spec.security.certificate_rollout_days,
         "rollout": {"maxSurge": cp.rollout.max_surge, "deletion": _deletion(cp.rollout.deletion)},
-        "healthCheck": _health_check(cp.health_check),
+        "healthCheck": _control_plane_health_check(cp.health_check),
         **provider.control_plane_values(settings),
     }
 
@@ -226,6 +227,15 @@ def _health_check(check: HealthCheck) -> HealthCheckSpec:
         "nodeStartupTimeoutSeconds": check.node_startup_timeout_seconds,
         "unhealthyTimeoutSeconds": check.unhealthy_timeout_seconds,
     }
+
+
+def _control_plane_health_check(check: ControlPlaneHealthCheck) -> HealthCheckSpec:
+    """The control plane's share of unhealthy machines that stops remediation only when set:
+    unset, its MachineHealthCheck renders as before (no ``remediation``: Cluster API's 100%)."""
+    values = _health_check(check)
+    if check.max_unhealthy_percent is not None:
+        values["maxUnhealthyPercent"] = check.max_unhealthy_percent
+    return values
 
 
 def _scale_from_zero(group: WorkerGroup) -> ScaleFromZero:

@@ -402,8 +402,25 @@ unhealthyNodeConditions:
 {{- end -}}
 
 {{/*
+The share of unhealthy machines above which a health check stops remediating, when the
+healthCheck of the values has maxUnhealthyPercent (workers always, the control plane when
+set); empty otherwise (callers indent it only when there is one). Context: a healthCheck
+of the values.
+*/}}
+{{- define "scs.remediationStop" -}}
+{{- if hasKey . "maxUnhealthyPercent" -}}
+remediation:
+  triggerIf:
+    unhealthyLessThanOrEqualTo: {{ printf "%s%%" (include "scs.int" .maxUnhealthyPercent) }}
+{{- end }}
+{{- end -}}
+
+{{/*
 Control-plane health check: KubeadmControlPlane remediates (one machine at a time, never
-when etcd would lose quorum, at most remediation.maxRetry times).
+when etcd would lose quorum, at most remediation.maxRetry times). With maxUnhealthyPercent
+set, the health check also stops remediation when more than that share of the control plane
+is unhealthy (the Cluster API health check's own stop, as for workers); unset, no
+remediation stanza (Cluster API's default, 100%), as always rendered.
 */}}
 {{- define "scs.controlPlaneHealthCheck" -}}
 {{- $v := .Values -}}
@@ -419,6 +436,7 @@ spec:
       cluster.x-k8s.io/control-plane: ""
   checks:
     {{- include "scs.healthChecks" $v.controlPlane.healthCheck | nindent 4 }}
+  {{- with include "scs.remediationStop" $v.controlPlane.healthCheck }}{{ . | nindent 2 }}{{- end }}
 {{- end -}}
 
 {{/*
@@ -440,7 +458,5 @@ spec:
       cluster.x-k8s.io/deployment-name: {{ .machine.deploymentName }}
   checks:
     {{- include "scs.healthChecks" .machine.healthCheck | nindent 4 }}
-  remediation:
-    triggerIf:
-      unhealthyLessThanOrEqualTo: {{ printf "%s%%" (include "scs.int" .machine.healthCheck.maxUnhealthyPercent) }}
+  {{- with include "scs.remediationStop" .machine.healthCheck }}{{ . | nindent 2 }}{{- end }}
 {{- end -}}

@@ -227,6 +227,7 @@ spec:
       healthCheck:
         checks:
           {{- include "scs.healthChecks" $cp.healthCheck | nindent 10 }}
+        {{- with include "scs.remediationStop" $cp.healthCheck }}{{ . | nindent 8 }}{{- end }}
     workers:
       machineDeployments:
         {{- range $group := $v.workers }}
@@ -261,9 +262,7 @@ spec:
           healthCheck:
             checks:
               {{- include "scs.healthChecks" $group.healthCheck | nindent 14 }}
-            remediation:
-              triggerIf:
-                unhealthyLessThanOrEqualTo: {{ printf "%s%%" (include "scs.int" $group.healthCheck.maxUnhealthyPercent) }}
+            {{- with include "scs.remediationStop" $group.healthCheck }}{{ . | nindent 12 }}{{- end }}
           variables:
             overrides:
               {{- include "scs.topologyVariable" (dict "name" "workerBootstrap" "value" (include "scs.kubeadmConfigSpec.worker" $ctx)) | nindent 14 }}
