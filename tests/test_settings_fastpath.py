@@ -261,3 +261,25 @@ def test_the_schema_is_found_by_the_one_wheel_or_checkout_lookup() -> None:
         if path.name != "shipped.py" and '"_data"' in path.read_text(encoding="utf-8")
     ]
     assert elsewhere == []
+
+
+def test_a_pattern_is_compiled_when_a_value_is_first_checked_with_it() -> None:
+    """Patterns compile on first use (fastpath._Lazy): a file sets few of the schema's
+    patterns, and compiling all of them cost ~1 ms of every validate (issue #19). An
+    unparsable pattern of a property the data does not set is never compiled."""
+    import re
+
+    check = fastpath.compile_check(
+        {
+            "type": "object",
+            "properties": {
+                "a": {"type": "string", "pattern": "^x+$"},
+                "b": {"type": "string", "pattern": "("},
+            },
+            "additionalProperties": False,
+        }
+    )
+    assert check({"a": "xx"}) is True and check({"a": "xy"}) is False
+    assert check({"a": "xx\n"}) is False  # a last "$" is the end of the text, as pydantic's
+    with pytest.raises(re.error):
+        check({"b": "z"})
