@@ -429,10 +429,12 @@ def build_all(log: Callable[[str], None] = print) -> list[Path]:
     kube-apiservers of :func:`suite_builds` (test_plane_cluster_features), Flux's
     controllers (test_plane_flux; their own wrappers and cache key, testenv/flux.py), then
     the kubeadms of :func:`suite_builds` (test_plane_inmemory, test_plane_kubeadm_minors).
-    Returns the paths built or found, in that order (Flux: its cache directory)."""
-    from testenv import flux  # testenv.flux imports this module
+    Right after the plane: containerd's registry code (testenv/containerd.py: small, and
+    test_containerd_node_files is the first of those modules by name). Returns the paths
+    built or found, in that order (Flux: its cache directory)."""
+    from testenv import containerd, flux  # both import this module
 
-    built = [ensure_built(log)]
+    built = [ensure_built(log), containerd.ensure_built(log)]
     todo = suite_builds()
     apiservers = [(name, release) for name, release in todo if name == "kube-apiserver"]
     built += [build_release_program(name, release, log) for name, release in apiservers]

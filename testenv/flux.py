@@ -85,6 +85,22 @@ def ensure_built(log: Callable[[str], None] = print) -> Path:
     return flux_dir()
 
 
+def ensure_program(
+    name: str, package: str, module_dir: Path, target: Path, log: Callable[[str], None]
+) -> Path:
+    """``target`` (one program of its own wrapper module, e.g. the OCI registry), built by
+    :func:`build_program` under the cache root's build lock when it is not there yet."""
+    if target.is_file():
+        return target
+    go = build.go_binary()
+    if go is None:
+        raise PlaneError(f"the Go toolchain (`go`) is not installed: cannot build {name}")
+    with build.build_lock(name, log, done=target.is_file):
+        if not target.is_file():
+            build_program(go, name, package, module_dir, target, log)
+    return target
+
+
 def build_program(
     go: str, name: str, package: str, module_dir: Path, target: Path, log: Callable[[str], None]
 ) -> None:

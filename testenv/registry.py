@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from testenv import build, flux
+from testenv import flux
 from testenv.plane import _die_with_parent, _probe_http, free_port
 from testenv.process import Daemon, PlaneError, wait_for
 
@@ -37,16 +37,7 @@ def binary() -> Path:
 
 def ensure_built(log: Callable[[str], None] = print) -> Path:
     """Build the registry when it is not cached; return its path."""
-    target = binary()
-    if target.is_file():
-        return target
-    go = build.go_binary()
-    if go is None:
-        raise PlaneError("the Go toolchain (`go`) is not installed: cannot build the registry")
-    with build.build_lock("the OCI registry", log, done=target.is_file):
-        if not target.is_file():
-            flux.build_program(go, "registry", PACKAGE, MODULE_DIR, target, log)
-    return target
+    return flux.ensure_program("registry", PACKAGE, MODULE_DIR, binary(), log)
 
 
 @dataclass

@@ -180,3 +180,49 @@ CA_PEM = (
     "DgIgPkUoGA1Wi6IJVb0LlODXkUAEyI7C8dAixrg0AqrXVVg=\n"
     "-----END CERTIFICATE-----\n"
 )
+
+
+def run_node_setup(
+    files: list[dict[str, Any]],
+    root: Path,
+    scratch: Path,
+    given: Mapping[str, str],
+    tools: Mapping[str, str] | None = None,
+) -> None:
+    """Lay a node's bootstrap ``files`` out under ``root`` (with ``given``: path -> content,
+    what the bootstrap controller copies from Secrets and what Cluster API writes, e.g.
+    /run/kubeadm/kubeadm-join-config.yaml) and run the rendered scs-node-setup.sh for real,
+    twice (it must be idempotent), in a sandbox: its absolute paths moved under ``root``,
+    systemctl a stub in ``scratch``, ``tools``: further programs there (name -> script). No
+    node boots here; this is the script a node runs."""
+    import subprocess
+
+    def place(path: str, text: str) -> None:
+        target = root / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+    by_path = {f["path"]: f for f in files}
+    for path, entry in by_path.items():
+        place(path, entry.get("content", ""))
+    for path, text in given.items():
+        place(path, text)
+    script = by_path["/usr/local/sbin/scs-node-setup.sh"]["content"]
+    for prefix in ("/run/kubeadm", "/etc/systemd", "/etc/containerd"):
+        script = script.replace(prefix, f"{root}{prefix}")
+    (scratch / "bin").mkdir(parents=True, exist_ok=True)
+    for name, body in {"systemctl": "#!/bin/sh\nexit 0\n", **(tools or {})}.items():
+        (scratch / "bin" / name).write_text(body)
+        (scratch / "bin" / name).chmod(0o755)
+    (scratch / "setup.sh").write_text(script)
+    env = {"PATH": f"{scratch / 'bin'}:/usr/bin:/bin"}
+    for _ in range(2):
+        ran = subprocess.run(
+            ["bash", str(scratch / "setup.sh")],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+            env=env,
+        )
+        assert ran.returncode == 0, ran.stderr

@@ -475,10 +475,9 @@ def test_without_proxy_cas_or_credentials_nothing_runs_before_kubeadm(helm: api.
 
 def test_node_setup_adds_the_api_endpoint_and_registry_auth(helm: api.Helm, tmp_path: Any) -> None:
     """Run the rendered script for real, in a sandbox: its absolute paths moved under
-    tmp_path, systemctl a stub. The join configuration names the endpoint as Cluster API
-    writes it; a second run must change nothing."""
+    tmp_path, systemctl a stub (support.run_node_setup). The join configuration names the
+    endpoint as Cluster API writes it; a second run must change nothing."""
     import base64
-    import subprocess
 
     spec = {
         "network": {"proxy": {"httpProxy": "http://p:1"}},
@@ -488,40 +487,19 @@ def test_node_setup_adds_the_api_endpoint_and_registry_auth(helm: api.Helm, tmp_
     }
     result = api.render(feature_settings(spec, "docker"), helm=helm)
     (template,) = kinds(result, "KubeadmConfigTemplate")
-    files = {f["path"]: f for f in template["spec"]["template"]["spec"]["files"]}
     root = tmp_path / "root"
-
-    def place(path: str, text: str) -> None:
-        target = root / path.lstrip("/")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-
-    for path, entry in files.items():
-        place(path, entry.get("content", ""))
-    place("/etc/containerd/scs-credentials/r.example/username", "robot")
-    place("/etc/containerd/scs-credentials/r.example/password", "s3cr3t")
-    place(
-        "/run/kubeadm/kubeadm-join-config.yaml",
-        "discovery:\n  bootstrapToken:\n    apiServerEndpoint: 203.0.113.7:6443\n",
+    support.run_node_setup(
+        template["spec"]["template"]["spec"]["files"],
+        root,
+        tmp_path,
+        {
+            "/etc/containerd/scs-credentials/r.example/username": "robot",
+            "/etc/containerd/scs-credentials/r.example/password": "s3cr3t",
+            "/run/kubeadm/kubeadm-join-config.yaml": (
+                "discovery:\n  bootstrapToken:\n    apiServerEndpoint: 203.0.113.7:6443\n"
+            ),
+        },
     )
-    script = files["/usr/local/sbin/scs-node-setup.sh"]["content"]
-    for prefix in ("/run/kubeadm", "/etc/systemd", "/etc/containerd"):
-        script = script.replace(prefix, f"{root}{prefix}")
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "systemctl").write_text("#!/bin/sh\nexit 0\n")
-    (tmp_path / "bin" / "systemctl").chmod(0o755)
-    (tmp_path / "setup.sh").write_text(script)
-    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"}
-    for _ in range(2):
-        ran = subprocess.run(
-            ["bash", str(tmp_path / "setup.sh")],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-            env=env,
-        )
-        assert ran.returncode == 0, ran.stderr
     dropin = (root / "etc/systemd/system/kubelet.service.d/http-proxy.conf").read_text()
     assert dropin.count(",203.0.113.7") == 1 and dropin.rstrip().endswith(',.svc,203.0.113.7"')
     hosts = (root / "etc/containerd/certs.d/r.example/hosts.toml").read_text()

@@ -265,12 +265,13 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
     fake_go: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Warm, ``build --all`` only names what it found, in the order the last tests need it:
-    the other releases' kube-apiservers, Flux's controllers, the kubeadms, the plane."""
-    from testenv import flux, registry
+    containerd's registry code, the other releases' kube-apiservers, Flux's controllers,
+    the kubeadms, the plane."""
+    from testenv import containerd, flux, registry
     from testenv.__main__ import main
 
     root = cache_all_but_flux()
-    for path in [*map(flux.binary, flux.CONTROLLERS), registry.binary()]:
+    for path in [*map(flux.binary, flux.CONTROLLERS), registry.binary(), containerd.binary()]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("cached")
     assert main(["build", "--all"]) == 0
@@ -279,6 +280,7 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
     kubeadms = [(n, r) for n, r in build.suite_builds() if n == "kubeadm"]
     assert apiservers and kubeadms
     assert printed == [
+        str(containerd.binary()),
         *[str(build.release_program_path(n, r)) for n, r in apiservers],
         str(flux.flux_dir()),
         *[str(build.release_program_path(n, r)) for n, r in kubeadms],
@@ -288,12 +290,12 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
 
 
 def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_go: Path) -> None:
-    """``make test``'s background build makes Flux's controllers (and the OCI registry of
-    the OCI chart source test) too, so that a fresh machine does not build them in the
-    foreground when tests/test_plane_flux.py starts; each under a key of its own wrapper
-    (neither the plane's key nor another controller's: adding kustomize-controller did not
-    rebuild the other two)."""
-    from testenv import flux, registry
+    """``make test``'s background build makes containerd's registry code, Flux's controllers
+    (and the OCI registry of the OCI chart source test) too, so that a fresh machine does
+    not build them in the foreground when tests/test_plane_flux.py starts; each under a key
+    of its own wrapper (neither the plane's key nor another controller's: adding
+    kustomize-controller did not rebuild the other two)."""
+    from testenv import containerd, flux, registry
     from testenv.__main__ import main
 
     root = cache_all_but_flux()
@@ -307,7 +309,10 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_g
     keys = {path.parent.name.rsplit("-", 1)[1] for path in built}
     assert len(keys) == len(built) and build.cache_key() not in keys
     ran = calls(fake_go)
-    expected_packages = [*flux.CONTROLLERS.values(), registry.PACKAGE]
+    # containerd's registry code first (right after the plane), under its own key
+    assert containerd.binary().read_text() == "built by the double"
+    assert containerd.module_key() not in keys | {build.cache_key()}
+    expected_packages = [".", *flux.CONTROLLERS.values(), registry.PACKAGE]
     assert [c["args"][-1] for c in ran] == expected_packages  # type: ignore[index]
     expected = min(19, os.nice(0) + build.DEFAULT_NICENESS)
     assert {c["nice"] for c in ran} == {expected}
@@ -328,7 +333,7 @@ def test_a_controller_s_key_is_its_own_wrapper_s(tmp_path: Path) -> None:
 
 #: What a test module calls when it needs a program that ``build --all`` makes after the plane.
 LATER_BUILDS = re.compile(
-    r"\b(build_kubeadm|build_kube_apiserver|build_release_program|flux_binaries)\("
+    r"\b(build_kubeadm|build_kube_apiserver|build_release_program|flux_binaries|containerd\.ensure_built)\("
 )
 
 

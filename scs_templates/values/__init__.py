@@ -92,7 +92,11 @@ ETCD_HEARTBEAT_MS = 250
 ETCD_ELECTION_TIMEOUT_MS = 2500
 
 # Upstream endpoints of registries whose API host differs from their name.
-_REGISTRY_SERVERS = {"docker.io": "https://registry-1.docker.io"}
+#: The registry a hosts.toml falls back to; ``_default`` (every registry without a directory
+#: of its own) names none: containerd then falls back to the registry asked for
+#: (core/remotes/docker/config.ConfigureHosts). A ``server`` there would make every such
+#: registry's fallback the host "_default" (tests/test_containerd_node_files.py).
+_REGISTRY_SERVERS = {"docker.io": "https://registry-1.docker.io", "_default": ""}
 
 
 def build_values(settings: ClusterSettings) -> dict[str, Any]:

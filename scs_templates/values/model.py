@@ -170,7 +170,7 @@ class RegistryMirror(TypedDict):
     """containerd's mirrors of one registry."""
 
     registry: Annotated[str, S(minLength=1, pattern="^[^/\\s]+$")]
-    server: Annotated[str, S(pattern="^https?://")]
+    server: Annotated[str, S(pattern="^(https?://.*)?$")]  # "" for _default: no server
     hosts: Annotated[list[MirrorHost], S(minItems=1)]
     caCertificate: str
     credentialsSecret: Annotated[str, S(pattern="^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$")]

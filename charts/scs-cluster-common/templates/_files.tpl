@@ -127,7 +127,9 @@ systemctl restart containerd
 
 {{/* containerd hosts.toml of one registry mirror. Context: one registryMirrors entry. */}}
 {{- define "scs.hostsToml" -}}
-server = {{ .server | toJson }}
+{{- if .server }}server = {{ .server | toJson }}
+{{- else }}# no server: each registry falls back to itself (containerd's _default)
+{{- end }}
 {{- range .hosts }}
 
 [host.{{ .url | toJson }}]
