@@ -136,3 +136,21 @@ def test_the_library_entry_never_uses_the_cache(
         main(["--help"])
     assert "render-fleet" in capsys.readouterr().out
     assert not list(tmp_path.iterdir())
+
+
+def test_a_module_whose_source_cannot_be_seen_keeps_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded module whose file cannot be stat-ed (from a zip archive, or deleted) could
+    change unseen: nothing is kept then."""
+    import types
+
+    monkeypatch.setenv("SCS_TEMPLATES_CACHE_DIR", str(tmp_path))
+    help_cache.store(80, "TEXT\n")
+    assert help_cache.read(80) == "TEXT\n"
+    zipped = types.ModuleType("zipped")
+    zipped.__file__ = str(tmp_path / "lib.zip" / "zipped.py")
+    monkeypatch.setitem(sys.modules, "zipped", zipped)
+    Path(help_cache.cache_file()).unlink()
+    help_cache.store(80, "TEXT\n")
+    assert not Path(help_cache.cache_file()).exists()

@@ -98,7 +98,10 @@ def store(width: int, text: str) -> None:
             sources.add(path)
     if any("\n" in path or "\t" in path for path in sources):
         return
-    lines = [MAGIC, _key(width), *(f"{_stamp(path)}\t{path}" for path in sorted(sources))]
+    stamps = {path: _stamp(path) for path in sorted(sources)}
+    if any(stamp == _ABSENT for path, stamp in stamps.items() if path != _localedir()):
+        return  # a module from a zip or a deleted file: its changes could not be seen
+    lines = [MAGIC, _key(width), *(f"{stamp}\t{path}" for path, stamp in stamps.items())]
     target = cache_file()
     staging = f"{target}.{os.getpid()}.tmp"
     try:
