@@ -106,6 +106,19 @@ class RedactingFilter:
         return True
 
 
+class QuietRetries:
+    """Drops urllib3's ``Retrying (Retry(...)) after connection broken by ...`` warnings
+    (one per attempt, with urllib3's object reprs) unless ``--debug``: the request's last
+    attempt ends in one error line that says why (``cannot reach the Kubernetes API at URL:
+    ...``), found by tests/test_plane_faults.py with a killed kube-apiserver (3 such lines
+    before the error line)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (
+            record.name == "urllib3.connectionpool" and str(record.msg).startswith("Retrying")
+        )
+
+
 class LogFilter:
     """What :func:`install_log_filter` set up: the handler, or, while nothing has imported
     ``logging``, the hooks that install it as soon as something does."""
@@ -124,6 +137,8 @@ class LogFilter:
 
         handler = logging.StreamHandler(sys.stderr)
         handler.addFilter(RedactingFilter())
+        if not self.debug:
+            handler.addFilter(QuietRetries())
         handler.setFormatter(
             logging.Formatter(f"{self.prefix}: %(levelname)s: %(name)s: %(message)s")
         )

@@ -36,19 +36,31 @@ def set_override(seconds: float | None) -> None:
     _override = seconds
 
 
-def tool_timeout(default: float) -> float:
-    """The wall clock for one tool call whose own default is ``default`` seconds.
+def explicit() -> float | None:
+    """The value the user set (``--timeout``, else ``SCS_TEMPLATES_TIMEOUT``), else None.
 
-    Raises :class:`~scs_templates.errors.InputError` for an unreadable environment value.
+    Where a call has a bound of its own besides the wall clock (helm's ``--timeout``, one
+    Kubernetes API request), the user's value caps it: the knob is the longest any one call
+    may take. Raises :class:`~scs_templates.errors.InputError` for an unreadable
+    environment value.
     """
     if _override is not None:
         return _override
     text = os.environ.get(ENV_VAR, "").strip()
     if not text:
-        return default
+        return None
     try:
         return parse_duration(text)
     except ValueError as error:
         from scs_templates.errors import InputError
 
         raise InputError(f"{ENV_VAR}={text!r}: {error}") from None
+
+
+def tool_timeout(default: float) -> float:
+    """The wall clock for one tool call whose own default is ``default`` seconds.
+
+    Raises :class:`~scs_templates.errors.InputError` for an unreadable environment value.
+    """
+    chosen = explicit()
+    return default if chosen is None else chosen

@@ -172,6 +172,13 @@ class Plane:
             os.close(fd)  # releases the flock
         self.locks.clear()
 
+    def component(self, name: str) -> Daemon:
+        """The running component ``name`` (``kube-apiserver``, ``etcd``, a manager)."""
+        for daemon in self.daemons:
+            if daemon.name == name:
+                return daemon
+        raise KeyError(name)
+
     def check(self) -> None:
         """Raise if a component has died."""
         for daemon in self.daemons:

@@ -190,16 +190,21 @@ class Daemon:
         self.name = name
         self.argv = argv
         self.log = log
+        self._env = env
+        self._preexec = preexec
         log.parent.mkdir(parents=True, exist_ok=True)
         self._out: IO[bytes] = log.open("ab")
-        self._proc = subprocess.Popen(
-            argv,
-            env=env,
+        self._proc = self._spawn()
+
+    def _spawn(self) -> Popen:
+        return subprocess.Popen(
+            self.argv,
+            env=self._env,
             stdin=subprocess.DEVNULL,
             stdout=self._out,
             stderr=self._out,
             start_new_session=True,
-            preexec_fn=preexec,
+            preexec_fn=self._preexec,
         )
 
     @property
@@ -218,6 +223,30 @@ class Daemon:
     def stop(self, grace: float = 10) -> None:
         _end_group(self._proc, grace)
         self._out.close()
+
+    # Fault injection with the real component (tests/test_plane_faults.py): a process that
+    # stops answering (SIGSTOP: its sockets stay open, nothing replies), one that dies
+    # mid-request (SIGKILL), and the same command line started again on the same ports.
+
+    def pause(self) -> None:
+        """SIGSTOP the component's process group: connections stay open, nothing answers."""
+        os.killpg(self._proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT after :meth:`pause`."""
+        os.killpg(self._proc.pid, signal.SIGCONT)
+
+    def kill(self) -> None:
+        """SIGKILL the component's process group (a crash: no graceful shutdown)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        self._proc.wait(timeout=30)
+
+    def restart(self) -> None:
+        """Start the same command line again after :meth:`kill` (same flags, ports, state)."""
+        if self._proc.poll() is None:
+            raise PlaneError(f"{self.name} is still running (pid {self._proc.pid})")
+        self._proc = self._spawn()
 
 
 def wait_for(what: str, probe: Callable[[], bool], timeout: float, daemons: list[Daemon]) -> None:

@@ -213,6 +213,35 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert process_gone(child), "the grandchild survived the timeout"
 
 
+def test_the_users_timeout_is_the_wall_clock_of_upgrade_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--timeout``/``SCS_TEMPLATES_TIMEOUT`` bounds ``helm upgrade --install`` too, and
+    helm's own ``--timeout`` ends inside it. Before, that call's wall clock was at least
+    helm's 300 s + 60 s whatever the user set (the real API server that stops answering:
+    tests/test_plane_faults.py)."""
+    d = tmp_path / "h"
+    monkeypatch.setenv("SCS_TEMPLATES_TIMEOUT", "2s")
+    helm = make_helm(fake_helm(d, "sleep 300"))
+    with pytest.raises(HelmTimeout, match="did not finish within 2 s"):
+        helm.upgrade_install("demo", Path("/c"), namespace="n", values={}, timeout=600)
+    argv = argv_of(d)
+    assert argv[argv.index("--timeout") + 1] == "2s"  # max(1 s, 2 s - a quarter), rounded
+    monkeypatch.setenv("SCS_TEMPLATES_TIMEOUT", "20m")
+    d2 = tmp_path / "h2"
+    make_helm(fake_helm(d2, stdout=RELEASE_JSON)).upgrade_install(
+        "demo", Path("/c"), namespace="n", values={}
+    )
+    argv = argv_of(d2)
+    assert argv[argv.index("--timeout") + 1] == "300s"  # helm's default fits inside 20 min
+    monkeypatch.setenv("SCS_TEMPLATES_TIMEOUT", "4m")
+    make_helm(fake_helm(d2, stdout=RELEASE_JSON)).upgrade_install(
+        "demo", Path("/c"), namespace="n", values={}
+    )
+    argv = argv_of(d2)
+    assert argv[argv.index("--timeout") + 1] == "180s"  # a minute left to roll back, report
+
+
 def test_missing_binary_is_a_tool_error(tmp_path: Path) -> None:
     from scs_templates.errors import ToolError
 

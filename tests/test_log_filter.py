@@ -115,3 +115,23 @@ sys.exit(code)
     )
     assert debug.returncode == 0, debug.stderr
     assert "scs-templates: DEBUG: scs_templates.helm.runner: running " in debug.stderr
+
+
+def test_urllib3_retry_warnings_only_with_debug() -> None:
+    """urllib3's one warning per re-sent request (with its object reprs) is not shown
+    without --debug: the request's last attempt ends in one error line of ours
+    (tests/test_plane_faults.py, a killed kube-apiserver). Other urllib3 warnings are."""
+    code = """
+import logging
+from scs_templates import secrets
+installed = secrets.install_log_filter(prefix="t", debug={debug})
+log = logging.getLogger("urllib3.connectionpool")
+log.warning("Retrying (%r) after connection broken by '%r': %s", "Retry(total=2)", "E", "/x")
+log.warning("Connection pool is full, discarding connection: %s", "h")
+"""
+    quiet = _python(code.format(debug=False))
+    assert quiet.returncode == 0, quiet.stderr
+    assert "Retrying" not in quiet.stderr
+    assert "t: WARNING: urllib3.connectionpool: Connection pool is full" in quiet.stderr
+    loud = _python(code.format(debug=True))
+    assert "t: WARNING: urllib3.connectionpool: Retrying ('Retry(total=2)')" in loud.stderr

@@ -187,7 +187,8 @@ def build_parser(
         metavar="DURATION",
         help="wall clock of each helm/helmfile call (e.g. 10m, 90s; default: "
         "$SCS_TEMPLATES_TIMEOUT, else 5m for helm, 15m for helmfile, 1h for the services' "
-        "helmfile, 30s for version checks); the tool's whole process group is ended then",
+        "helmfile, 30s for version checks); the tool's whole process group is ended then. "
+        "It also caps each Kubernetes API request (else 10s to connect, 60s to answer)",
     )
     formatter = parser.formatter_class
     if outline:

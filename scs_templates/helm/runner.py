@@ -33,6 +33,7 @@ from scs_templates.helm import process
 from scs_templates.helm.errors import HelmError, HelmTimeout, error_text, redact
 from scs_templates.records import record
 from scs_templates.tempdirs import private_dir
+from scs_templates.timeouts import explicit as explicit_timeout
 from scs_templates.timeouts import tool_timeout
 from scs_templates.toolchain import Tool, find_helm, hermetic_env
 
@@ -312,7 +313,9 @@ class Helm:
         provisioning as in progress, so an upgrade of a young cluster would wait for the
         timeout and be rolled back; the cluster's readiness is followed by ``install --wait``
         through the Cluster's conditions instead. ``timeout`` is helm's ``--timeout``;
-        our wall clock then allows a minute more. ``--kube-version`` does not exist here:
+        our wall clock then allows a minute more, unless the user set one
+        (:func:`~scs_templates.timeouts.explicit`): then that is the wall clock and helm's
+        ``--timeout`` is cut to end inside it. ``--kube-version`` does not exist here:
         the cluster tells helm its version.
         """
         args = ["upgrade", "--install", release, str(chart), "-n", namespace]
@@ -324,10 +327,19 @@ class Helm:
         if wait or (rollback_on_failure and self.major >= 4):
             args.append(self._wait_flag())
         helm_timeout = 300.0 if timeout is None else timeout
+        wall = max(self.timeout, helm_timeout + _WALL_MARGIN_SECONDS)
+        knob = explicit_timeout()
+        if knob is not None:
+            # the user's --timeout / SCS_TEMPLATES_TIMEOUT is the longest this helm may run:
+            # helm's own --timeout ends inside it (leaving a quarter, at most the margin, to
+            # roll back and report); before, the wall clock was at least 6 minutes whatever
+            # the user had set
+            wall = knob
+            helm_timeout = min(helm_timeout, max(1.0, knob - min(_WALL_MARGIN_SECONDS, knob / 4)))
+            timeout = helm_timeout
         if timeout is not None:
             args += ["--timeout", f"{max(1, round(timeout))}s"]
         args += ["-o", "json", "-f", "-"]
-        wall = max(self.timeout, helm_timeout + _WALL_MARGIN_SECONDS)
         done = self.run(
             args,
             values=values,

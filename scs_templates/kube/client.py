@@ -25,8 +25,45 @@ if TYPE_CHECKING:
 
 #: The Cluster API group and version the charts render Clusters in.
 CLUSTER_API_VERSION = "cluster.x-k8s.io/v1beta2"
-#: Seconds to connect / to read one answer.
+#: Seconds to connect / to read one answer (each capped by the user's ``--timeout``).
 REQUEST_TIMEOUT = (10.0, 60.0)
+#: How often a request is sent again after a refused or reset connection (never after a
+#: timeout: urllib3's default re-sends a GET that got no answer 3 times, so an API server
+#: that stopped answering held each call 4 x 60 s, past every deadline of the caller).
+CONNECT_RETRIES = 3
+
+
+def request_timeout() -> tuple[float, float]:
+    """(connect, read) seconds of one API request: :data:`REQUEST_TIMEOUT`, each at most
+    the user's ``--timeout``/``SCS_TEMPLATES_TIMEOUT`` (:func:`scs_templates.timeouts.explicit`)."""
+    from scs_templates.timeouts import explicit
+
+    knob = explicit()
+    if knob is None:
+        return REQUEST_TIMEOUT
+    return (min(REQUEST_TIMEOUT[0], knob), min(REQUEST_TIMEOUT[1], knob))
+
+
+def _unreachable(error: BaseException, timeout: tuple[float, float]) -> str:
+    """Why a request got no answer, in words (not urllib3's pool and object reprs)."""
+    import re
+
+    from urllib3.exceptions import MaxRetryError, NewConnectionError
+    from urllib3.exceptions import TimeoutError as Urllib3Timeout
+
+    reason: BaseException | None = error
+    if isinstance(error, MaxRetryError) and error.reason is not None:
+        reason = error.reason
+    # urllib3's NewConnectionError (refused, unreachable) is a ConnectTimeoutError too
+    if isinstance(reason, (Urllib3Timeout, TimeoutError)) and not isinstance(
+        reason, NewConnectionError
+    ):
+        connect, read = timeout
+        return (
+            f"no answer in time ({connect:g} s to connect, {read:g} s per request; not sent again)"
+        )
+    text = re.sub(r"<[^<>]*>: ", "", str(reason)) or type(reason).__name__
+    return re.sub(r"^HTTPS?ConnectionPool\([^)]*\): ", "", text)
 
 
 @dataclass(frozen=True, order=True)
@@ -88,8 +125,18 @@ class KubeClient:
         self.kubeconfig = path
         self.context = context
         check_kubeconfig(kubeconfig)
+        from urllib3.util.retry import Retry
+
+        self.timeout = request_timeout()
+        # what config.new_client_from_config does, with retries that never re-send a
+        # request that timed out (CONNECT_RETRIES)
+        configuration = type.__call__(client.Configuration)
+        configuration.retries = Retry(total=CONNECT_RETRIES, read=0)
         try:
-            self.api = config.new_client_from_config(config_file=path, context=context)
+            config.load_kube_config(
+                config_file=path, context=context, client_configuration=configuration
+            )
+            self.api = client.ApiClient(configuration=configuration)
         except config.ConfigException as error:
             raise InputError(f"kubeconfig {path}: {error}") from None
         except OSError as error:
@@ -138,7 +185,7 @@ class KubeClient:
                 auth_settings=["BearerToken"],
                 _return_http_data_only=True,
                 _preload_content=True,
-                _request_timeout=REQUEST_TIMEOUT,
+                _request_timeout=self.timeout,
             )
         except self._client_module.ApiException as error:
             if error.status == 404 or (error.status == 409 and none_on_conflict):
@@ -148,7 +195,8 @@ class KubeClient:
             ) from None
         except (Urllib3Error, OSError) as error:
             host = self.api.configuration.host
-            raise ToolError(f"cannot reach the Kubernetes API at {host}: {error}") from None
+            reason = _unreachable(error, self.timeout)
+            raise ToolError(f"cannot reach the Kubernetes API at {host}: {reason}") from None
 
     def resource(self, api_version: str, kind: str) -> tuple[str, bool]:
         """(plural, namespaced) of a kind, from discovery; ToolError when not served."""

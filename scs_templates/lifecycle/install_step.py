@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from scs_templates.errors import InputError
+from scs_templates.errors import InputError, ToolError
 from scs_templates.lifecycle.target import KEEP_ANNOTATION, Target, helm_of, kube_of, target_of
 from scs_templates.lifecycle.version_guard import (
     check_api_port_change,
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "InstallResult",
+    "check_not_pending",
     "check_registry_credentials",
     "ensure_release_secrets",
     "install",
@@ -132,7 +133,9 @@ def install(
     wanted = values_kubernetes_version(values)  # resolved once, by the values builder
     previous: KubernetesVersion | None = None
     old_class: ClassRelease | None = None
-    if runner.status(target.release, namespace=target.namespace) is not None:
+    installed = runner.status(target.release, namespace=target.namespace)
+    if installed is not None:
+        check_not_pending(installed)
         installed_values = runner.get_values(target.release, namespace=target.namespace)
         check_template_change(installed_values, settings.spec.template, target.release)
         if check_class_change(installed_values, values, target.release, rebase=rebase_class):
@@ -217,6 +220,36 @@ def install(
         str(previous) if previous is not None else None,
         state,
         pruned,
+    )
+
+
+def check_not_pending(release: ReleaseInfo) -> None:
+    """Refuse, saying how to go on, when helm's last record of the release is ``pending-*``.
+
+    helm stores ``pending-install``/``-upgrade``/``-rollback`` before it changes anything
+    and refuses every later change while the record says so ("another operation
+    (install/upgrade/rollback) is in progress"), also after the helm that wrote it was
+    stopped: by our wall clock (``--timeout``), a signal, an API server that stopped
+    answering (tests/test_plane_faults.py). Whether a helm still runs cannot be told from
+    here, so nothing is changed automatically; the line names the way out.
+    """
+    if not release.status.startswith("pending-"):
+        return
+    where = f"release {release.name} in namespace {release.namespace}"
+    if release.status == "pending-install":
+        way = (
+            "once it does not, remove what the first install created with "
+            "`scs-templates delete` on these settings, then install again"
+        )
+    else:
+        way = (
+            f"once it does not, `helm rollback {release.name} -n {release.namespace}` "
+            "returns to the last deployed revision; then install again"
+        )
+    raise ToolError(
+        f"{where} is {release.status} (revision {release.revision}): a helm run on it was "
+        f"stopped before it finished, or one still runs, and helm refuses every change "
+        f"until then; {way}"
     )
 
 
