@@ -1,6 +1,7 @@
 """``python -m testenv``: build the plane's programs, or run a plane in the foreground.
 
-    python -m testenv build [--all] [--flux] [--kubeadm vX.Y.Z ...] [--kube-apiserver vX.Y.Z ...]
+    python -m testenv build [--all] [--flux] [--occm] [--kubeadm vX.Y.Z ...]
+                            [--kube-apiserver vX.Y.Z ...]
     python -m testenv up --dir DIR
 
 ``up`` writes DIR/kubeconfig (cluster-admin), prints a line ``ready`` once every manager's
@@ -78,6 +79,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also build Flux's source-controller and helm-controller (testenv/flux.py; "
         "--all builds them too; tests/test_plane_flux.py builds them when missing)",
     )
+    make.add_argument(
+        "--occm",
+        action="store_true",
+        help="also build the OpenStack cloud controller manager (testenv/occm.py; not in "
+        "--all: CI's cold budget; tests/test_plane_occm.py builds it when missing)",
+    )
     sub.add_parser("where", help="print the cache directory of this tree")
     args = parser.parse_args(argv)
     try:
@@ -98,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
             from testenv import flux
 
             print(flux.ensure_built(_log))
+        if args.occm:
+            from testenv import occm
+
+            print(occm.ensure_built(_log))
         print(root)
         return 0
     except PlaneError as error:

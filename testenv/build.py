@@ -429,9 +429,11 @@ def build_all(log: Callable[[str], None] = print) -> list[Path]:
     kube-apiservers of :func:`suite_builds` (test_plane_cluster_features), Flux's
     controllers (test_plane_flux; their own wrappers and cache key, testenv/flux.py), then
     the kubeadms of :func:`suite_builds` (test_plane_inmemory, test_plane_kubeadm_minors).
-    Right after the plane: containerd's registry code (testenv/containerd.py: small, and
-    test_containerd_node_files is the first of those modules by name). Returns the paths
-    built or found, in that order (Flux: its cache directory)."""
+    Not OCCM (testenv/occm.py: CI's cold budget). Right after the plane: containerd's
+    registry code
+    (testenv/containerd.py: small, and test_containerd_node_files is the first of those
+    modules by name). Returns the paths built or found, in that order (Flux: its cache
+    directory)."""
     from testenv import containerd, flux  # both import this module
 
     built = [ensure_built(log), containerd.ensure_built(log)]

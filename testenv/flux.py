@@ -86,10 +86,17 @@ def ensure_built(log: Callable[[str], None] = print) -> Path:
 
 
 def ensure_program(
-    name: str, package: str, module_dir: Path, target: Path, log: Callable[[str], None]
+    name: str,
+    package: str,
+    module_dir: Path,
+    target: Path,
+    log: Callable[[str], None],
+    *,
+    ldflags: str = "-s -w",
+    root: Path | None = None,
 ) -> Path:
-    """``target`` (one program of its own wrapper module, e.g. the OCI registry), built by
-    :func:`build_program` under the cache root's build lock when it is not there yet."""
+    """``target`` (one program of its own wrapper module, e.g. the OCI registry, OCCM), built
+    by :func:`build_program` under the cache root's build lock when it is not there yet."""
     if target.is_file():
         return target
     go = build.go_binary()
@@ -97,16 +104,25 @@ def ensure_program(
         raise PlaneError(f"the Go toolchain (`go`) is not installed: cannot build {name}")
     with build.build_lock(name, log, done=target.is_file):
         if not target.is_file():
-            build_program(go, name, package, module_dir, target, log)
+            build_program(go, name, package, module_dir, target, log, ldflags=ldflags, root=root)
     return target
 
 
 def build_program(
-    go: str, name: str, package: str, module_dir: Path, target: Path, log: Callable[[str], None]
+    go: str,
+    name: str,
+    package: str,
+    module_dir: Path,
+    target: Path,
+    log: Callable[[str], None],
+    *,
+    ldflags: str = "-s -w",
+    root: Path | None = None,
 ) -> None:
     """``go build`` ``package`` in its wrapper module into ``target`` (niced, logged to
-    ``flux_dir()/build.log``; the seconds it took recorded in ``build-times.json``)."""
-    root = flux_dir()
+    ``ROOT/build.log``; the seconds it took recorded in ``ROOT/build-times.json``; ROOT is
+    ``flux_dir()`` unless given)."""
+    root = root or flux_dir()
     root.mkdir(parents=True, exist_ok=True)
     times_file = root / "build-times.json"
     log(f"testenv: building {name} ({package}); log: {root / 'build.log'}")
@@ -114,7 +130,7 @@ def build_program(
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{name}.tmp"
     run(
-        [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(tmp), package],
+        [go, "build", "-trimpath", "-ldflags", ldflags, "-o", str(tmp), package],
         cwd=module_dir,
         env=build._go_env(),
         timeout=build.GO_TIMEOUT,

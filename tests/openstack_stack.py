@@ -424,6 +424,10 @@ vni_ranges = 1:1000
     def _setup_octavia(self, password: str) -> Path:
         d = self.state_dir / "octavia"
         (d / "lock").mkdir(parents=True)
+        # engine = serial: the default parallel engine runs a cascade delete's pool and
+        # listener tasks in threads of their own, and two SQLite writers of one process fail
+        # at once with "database is locked" (a load balancer with listeners, deleted by
+        # OCCM, stayed PENDING_DELETE; tests/test_plane_occm.py).
         # The amphora flows sign a (never used) amphora certificate with a CA: a throwaway
         # one, its key encrypted (Octavia refuses an unencrypted CA key with a passphrase).
         passphrase = secrets.token_urlsafe(16)
@@ -454,6 +458,7 @@ amp_secgroup_list = 00000000-0000-0000-0000-000000000002
 client_ca = {d}/ca.pem
 [task_flow]
 jobboard_enabled = false
+engine = serial
 [certificates]
 cert_manager = noop_cert_manager
 ca_certificate = {d}/ca.pem

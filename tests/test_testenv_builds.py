@@ -266,8 +266,8 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
 ) -> None:
     """Warm, ``build --all`` only names what it found, in the order the last tests need it:
     containerd's registry code, the other releases' kube-apiservers, Flux's controllers,
-    the kubeadms, the plane."""
-    from testenv import containerd, flux, registry
+    the kubeadms, the plane (not OCCM: docs/testing.md)."""
+    from testenv import containerd, flux, occm, registry
     from testenv.__main__ import main
 
     root = cache_all_but_flux()
@@ -286,7 +286,7 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
         *[str(build.release_program_path(n, r)) for n, r in kubeadms],
         str(root),
     ]
-    assert calls(fake_go) == []
+    assert calls(fake_go) == [] and not occm.binary().exists()
 
 
 def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_go: Path) -> None:
@@ -333,7 +333,8 @@ def test_a_controller_s_key_is_its_own_wrapper_s(tmp_path: Path) -> None:
 
 #: What a test module calls when it needs a program that ``build --all`` makes after the plane.
 LATER_BUILDS = re.compile(
-    r"\b(build_kubeadm|build_kube_apiserver|build_release_program|flux_binaries|containerd\.ensure_built)\("
+    r"\b(build_kubeadm|build_kube_apiserver|build_release_program|flux_binaries"
+    r"|containerd\.ensure_built|occm_binary)\("
 )
 
 
@@ -361,3 +362,52 @@ def test_the_suite_minors_are_every_supported_one() -> None:
     from tests.test_apiserver_minors import supported_minors
 
     assert set(build.WORKLOAD_MINORS) == set(supported_minors())
+
+
+def test_occm_builds_niced_under_its_own_key_with_upstream_s_version_flags(
+    fake_go: Path,
+) -> None:
+    """``build --occm`` makes OCCM in its own cache directory, keyed by its own wrapper (not
+    the plane's key: adding it rebuilt nothing of the plane), niced, with the version linker
+    flags of upstream's Makefile (``build --all`` does not: the test above)."""
+    from testenv import flux, occm, registry
+    from testenv.__main__ import main
+
+    cache_all_but_flux()
+    for path in [*map(flux.binary, flux.CONTROLLERS), registry.binary()]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("cached")
+    assert main(["build", "--occm"]) == 0
+    assert occm.binary().read_text() == "built by the double"
+    assert occm.binary().parent.parent == occm.occm_dir()
+    assert occm.module_key() != build.cache_key()
+    [call] = calls(fake_go)
+    args = call["args"]
+    assert isinstance(args, list) and args[-1] == occm.PACKAGE
+    flags = args[args.index("-ldflags") + 1]
+    assert f"k8s.io/component-base/version.gitVersion={occm.version()}" in flags
+    assert f"k8s.io/cloud-provider-openstack/pkg/version.Version={occm.version()}" in flags
+    assert call["nice"] == min(19, os.nice(0) + build.DEFAULT_NICENESS)
+    assert main(["build", "--occm"]) == 0 and len(calls(fake_go)) == 1  # cached
+
+
+def test_occm_is_the_release_the_services_catalogue_deploys() -> None:
+    """The OCCM built is the image of the chart the catalogue installs at the default minor
+    (the chart's appVersion, from the real chart in ../shared/charts)."""
+    import tarfile
+
+    import yaml
+
+    from scs_templates.services.catalogue import default_version, service_info
+    from scs_templates.versions import table
+    from testenv import occm
+    from tests.support import real_charts
+
+    info = service_info("openstack-cloud-controller-manager")
+    chart_version = default_version(info, table().default_minor.minor)
+    archive = real_charts() / f"{info.chart}-{chart_version}.tgz"
+    with tarfile.open(archive) as tar:
+        member = tar.extractfile(f"{info.chart}/Chart.yaml")
+        assert member is not None
+        chart = yaml.safe_load(member.read())
+    assert chart["appVersion"] == occm.version() == "v1.36.0"

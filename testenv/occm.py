@@ -1,0 +1,81 @@
+"""The OpenStack cloud controller manager (OCCM), built from its Go module, run on loopback.
+
+The services catalogue installs OCCM's upstream chart into every OpenStack workload cluster
+(scs_templates/versions/table.json: chart 2.36.0 for the plane's minor, whose appVersion and
+image tag is v1.36.0, ../shared/charts/README.md). Its program is the Go module
+``k8s.io/cloud-provider-openstack`` at that tag; the wrapper module ``testenv/occm/`` only
+``require``s it with the upstream module's own ``replace`` lines and pins every dependency in
+``go.sum``. Like the Flux controllers it lives OUTSIDE ``testenv/go/`` and has its own cache
+key (the wrapper's, :func:`testenv.flux.module_key`): adding it never invalidated the plane's
+cached binaries: ``<cache root>/occm/occm-<key>/openstack-cloud-controller-manager``. The
+build is niced and holds the cache root's build lock (:func:`testenv.build.build_lock`); its
+cold cost is in docs/testing.md ("Cost on a fresh machine").
+
+``python -m testenv build --occm`` builds it; ``build --all`` (``make test``'s background
+build) does NOT: it shares little with the other builds (v1.36.0 requires ``k8s.io/*``
+v0.36.0, gRPC v1.80.0 and OpenTelemetry v1.43.0, a set no Kubernetes build of the suite
+has), and its ~330 CPU seconds on top of them would leave a cold CI run only minutes of its
+90 (docs/testing.md). tests/test_plane_occm.py builds it when it is missing, except under
+``CI=true``, where it skips with that reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from testenv import build, flux
+from testenv.process import PlaneError
+
+MODULE_DIR = Path(__file__).resolve().parent / "occm"
+MODULE = "k8s.io/cloud-provider-openstack"
+PACKAGE = f"{MODULE}/cmd/openstack-cloud-controller-manager"
+NAME = "openstack-cloud-controller-manager"
+
+
+def version() -> str:
+    """The release the wrapper module requires (``v1.36.0``), read from its go.mod."""
+    found = re.search(rf"^require {re.escape(MODULE)} (v\S+)$", _go_mod(), re.MULTILINE)
+    if found is None:
+        raise PlaneError(f"{MODULE_DIR / 'go.mod'} does not require {MODULE}")
+    return found.group(1)
+
+
+def _go_mod() -> str:
+    return (MODULE_DIR / "go.mod").read_text()
+
+
+def module_key() -> str:
+    """The cache key of the build: the wrapper module's own (:func:`testenv.flux.module_key`)."""
+    return flux.module_key(MODULE_DIR)
+
+
+def occm_dir() -> Path:
+    """The directory of OCCM's builds (their build log and times)."""
+    return build.cache_root() / "occm"
+
+
+def binary() -> Path:
+    return occm_dir() / f"occm-{module_key()}" / NAME
+
+
+def ldflags() -> str:
+    """The linker flags of upstream's Makefile (the version in ``--version`` and in the
+    User-Agent OCCM sends to OpenStack), stripped like every testenv build."""
+    release = version()
+    return " ".join(
+        (
+            "-s",
+            "-w",
+            f"-X k8s.io/component-base/version.gitVersion={release}",
+            f"-X {MODULE}/pkg/version.Version={release}",
+        )
+    )
+
+
+def ensure_built(log: Callable[[str], None] = print) -> Path:
+    """Build OCCM when it is not cached; return its path."""
+    return flux.ensure_program(
+        NAME, PACKAGE, MODULE_DIR, binary(), log, ldflags=ldflags(), root=occm_dir()
+    )

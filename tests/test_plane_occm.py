@@ -1,0 +1,473 @@
+"""The REAL OpenStack cloud controller manager (OCCM) on a REAL workload API server, with the
+REAL Keystone, Neutron and Octavia of the test stack: what the chart we install runs, with
+the credentials our install writes, through our rotation and our delete.
+
+- OCCM: ``k8s.io/cloud-provider-openstack`` at the release the services catalogue deploys
+  for the plane's minor (chart 2.36.0, image v1.36.0; the test checks the two agree), built
+  from its Go module by testenv/occm.py.
+- The workload cluster: a real kube-apiserver with its own real kube-controller-manager
+  (tests/workload_cluster.py); ``apply`` installs the REAL upstream OCCM and Cinder CSI
+  charts with our values and syncs ``kube-system/cloud-config`` from the credentials Secret
+  that the library wrote on the management plane as ``install`` writes it.
+- No kubelet and no container runtime run here. :class:`OCCMContainers` plays the kubelet
+  for OCCM's DaemonSet: for each live Pod of it, it runs the real binary with the Pod's own
+  container arguments and environment, and the Secret volume the Pod mounts written to a
+  private directory in place of ``/etc/config`` (what the kubelet does). Two flags differ,
+  on purpose: ``--controllers=service`` (the chart also runs cloud-node, cloud-node-lifecycle
+  and route, which look servers up in Nova; no Nova servers exist here, and the node
+  lifecycle controller would delete Nodes whose server it cannot find) and what a Pod gets
+  from its ServiceAccount is a kubeconfig here (``--kubeconfig``, leader election and the
+  serving port off). The other Pods of kube-system are reported Ready by the rotation
+  test's :class:`~tests.test_plane_appcred_rotation.Kubelet`.
+- The nodes' servers: a Neutron port per Node (device_id = the server ID of the Node's
+  ``openstack:///`` provider ID, the Node's InternalIP its fixed IP), which is how OCCM
+  finds the subnet of the load balancer and the ports its security group goes on.
+
+Proven: a Service of type LoadBalancer gets its Octavia load balancer (OCCM's name, a
+listener per port, the nodes as members) and OCCM's security group; ``openstack appcred
+rotate`` switches the credential, the DaemonSet's restart brings OCCM up on the new one
+(it reconciles a changed Service with it), the old credential is gone; ``delete``'s step (a)
+deletes the Service and waits for OCCM, which deletes the load balancer and its security
+group, so step (c) finds none of OCCM's left.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from openstack_fixtures import Tenant, make_tenant, running_stack
+
+from scs_templates.cli.main import main
+from scs_templates.kube import KubeClient
+from scs_templates.providers.openstack.appcred import credential_authenticates
+from scs_templates.providers.openstack.connection import cloud_access
+from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret
+from scs_templates.providers.openstack.leftovers import (
+    clean_project_leftovers,
+    load_balancer_api,
+    occm_load_balancer_prefix,
+)
+from scs_templates.services.values import CLOUD_CONFIG_SECRET
+from scs_templates.workload_cleanup import LB_CLEANUP_FINALIZER, clean_workload
+from tests.support import in_ci, skip_or_fail
+from tests.test_plane_appcred_rotation import (
+    Kubelet,
+    _install_credentials,
+    _settings,
+    _settings_text,
+    _write_settings,
+)
+from tests.test_services_workload import apply
+from tests.workload_cluster import NODES, WorkloadCluster, workload_cluster
+
+if TYPE_CHECKING:
+    from openstack_stack import Stack
+
+    from scs_templates import api
+    from testenv import Plane
+    from testenv.process import Daemon
+
+pytestmark = [pytest.mark.helm, pytest.mark.plane, pytest.mark.openstack, pytest.mark.extra_builds]
+
+CLUSTER = "occm"
+SECRET_NAME = f"capi-{CLUSTER}-cloud-config"
+DAEMONSET = "openstack-cloud-controller-manager"
+#: Where the chart mounts the cloud-config Secret in OCCM's container.
+CONFIG_MOUNT = "/etc/config"
+LB_WAIT = 300.0
+
+
+def occm_binary() -> Path:
+    """OCCM, built when it is not cached (as the plane fixture builds the plane); without a
+    Go toolchain skip, in CI fail. Under CI=true a missing OCCM is a skip: it is not in
+    ``build --all``, its build does not fit a cold CI run's budget (docs/testing.md)."""
+    from testenv import PlaneError, build, occm
+
+    if not occm.binary().is_file() and in_ci():
+        pytest.skip(
+            "OCCM is not built and its build is not in CI's cold budget (docs/testing.md); "
+            "`python -m testenv build --occm` builds it"
+        )
+    if not occm.binary().is_file() and build.go_binary() is None:
+        skip_or_fail("OCCM needs the Go toolchain (`go`) to build (python -m testenv build --occm)")
+    try:
+        return occm.ensure_built()
+    except PlaneError as error:
+        pytest.fail(f"OCCM could not be built: {error}")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def occm_program() -> Path:
+    """The binary, first of the module's fixtures (autouse): a skip comes before the stack
+    and the plane start."""
+    return occm_binary()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """Keystone, Neutron and Octavia (skips, or fails under CI=true, when they cannot start)."""
+    for started in running_stack(tmp_path_factory, "occm-stack"):
+        try:
+            started.start_octavia_cinder(cinder=False)
+        except Exception as error:
+            skip_or_fail(f"Octavia could not start in the test stack: {error}")
+        yield started
+
+
+@pytest.fixture(scope="module")
+def tenant(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Tenant:
+    return make_tenant(stack, tmp_path_factory.mktemp("occm-cloud"), CLUSTER)
+
+
+def _expand(value: str, env: dict[str, str]) -> str:
+    """Kubernetes' ``$(VAR)`` expansion of container arguments."""
+    return re.sub(
+        r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), value
+    )
+
+
+class OCCMContainers:
+    """Plays the kubelet for OCCM's DaemonSet (this test's double, see the module docstring):
+    one real OCCM process per live Pod, started from that Pod's container and the Secret it
+    mounts as it is when the Pod starts; a deleted Pod's process is stopped."""
+
+    def __init__(self, cluster: WorkloadCluster, binary: Path, directory: Path) -> None:
+        self.cluster = cluster
+        self.binary = binary
+        self.directory = directory
+        self.running: dict[str, tuple[Daemon, Path]] = {}
+        self.started: list[str] = []  # Pod UIDs, in start order
+        self.stop_event = threading.Event()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> OCCMContainers:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop_event.set()
+        self.thread.join(timeout=30)
+        for daemon, _conf in self.running.values():
+            daemon.stop()
+        self.running.clear()
+
+    def pods(self) -> list[dict[str, Any]]:
+        return [
+            pod
+            for pod in self.cluster.server.list("v1", "Pod", "kube-system")
+            if any(
+                ref.get("kind") == "DaemonSet" and ref.get("name") == DAEMONSET
+                for ref in pod["metadata"].get("ownerReferences") or []
+            )
+        ]
+
+    def config_of_running(self) -> list[str]:
+        """The cloud.conf of every running OCCM (as its container sees it)."""
+        return [(conf / "cloud.conf").read_text() for _d, conf in list(self.running.values())]
+
+    def _run(self) -> None:
+        try:
+            while not self.stop_event.wait(0.3):
+                live = {
+                    pod["metadata"]["uid"]: pod
+                    for pod in self.pods()
+                    if not pod["metadata"].get("deletionTimestamp")
+                }
+                for uid in list(self.running):
+                    if uid not in live:  # the Pod was deleted: its container stops
+                        daemon, _conf = self.running.pop(uid)
+                        daemon.stop()
+                for uid, pod in live.items():
+                    if uid not in self.running:
+                        self.running[uid] = self._start(pod)
+                        self.started.append(uid)
+                for daemon, _conf in self.running.values():
+                    daemon.check()
+        except BaseException as error:  # reported by the test, not lost in the thread
+            self.error = error
+
+    def _start(self, pod: dict[str, Any]) -> tuple[Daemon, Path]:
+        from testenv.plane import _die_with_parent
+        from testenv.process import Daemon
+
+        spec = pod["spec"]
+        [container] = spec["containers"]
+        uid = pod["metadata"]["uid"]
+        conf = self.directory / f"pod-{uid}" / "config"
+        conf.mkdir(parents=True, mode=0o700)
+        mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts") or []}
+        # the chart's other mounts (hostPath kubelet plugin and PKI directories, the
+        # ServiceAccount token) are not read with the flags below
+        assert mounts["cloud-config-volume"] == CONFIG_MOUNT, mounts
+        [volume] = [v for v in spec["volumes"] if v["name"] == "cloud-config-volume"]
+        assert volume["secret"]["secretName"] == CLOUD_CONFIG_SECRET  # the one we sync
+        secret = self.cluster.server.get(
+            "v1", "Secret", "kube-system", volume["secret"]["secretName"]
+        )
+        assert secret is not None
+        for key, value in secret["data"].items():  # what the kubelet writes into the volume
+            path = conf / key
+            path.write_bytes(base64.b64decode(value))
+            path.chmod(0o600)
+        env = {e["name"]: e.get("value", "") for e in container.get("env") or []}
+        args = [_expand(a, env) for a in container["args"]]
+        assert args[0] == "/bin/openstack-cloud-controller-manager", args
+        argv = [str(self.binary)]
+        for arg in args[1:]:
+            arg = arg.replace(CONFIG_MOUNT, str(conf))
+            if arg.startswith("--controllers="):
+                arg = "--controllers=service"  # no Nova servers here (module docstring)
+            argv.append(arg)
+        argv += [
+            f"--kubeconfig={self.cluster.kubeconfig}",
+            "--leader-elect=false",
+            "--secure-port=0",
+        ]
+        daemon = Daemon(
+            f"occm-{uid[:8]}",
+            argv,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(conf.parent)},
+            log=self.directory / f"occm-{uid}.log",
+            preexec=_die_with_parent,
+        )
+        return daemon, conf
+
+
+def _wait(what: str, probe: Any, timeout: float, occm: OCCMContainers) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        if occm.error is not None:
+            raise occm.error
+        found = probe()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            logs = sorted(occm.directory.glob("occm-*.log"))
+            tail = logs[-1].read_text()[-3000:] if logs else "(no OCCM log)"
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}; OCCM log:\n{tail}")
+        time.sleep(1.0)
+
+
+def _node_servers(conn: Any, cluster: WorkloadCluster) -> dict[str, str]:
+    """A network, a subnet and one port per Node (its server's), the Nodes given the provider
+    ID and InternalIP of their server, as CAPO and the kubelet give them; node name -> IP."""
+    network = conn.network.create_network(name=f"k8s-clusterapi-cluster-{CLUSTER}")
+    subnet = conn.network.create_subnet(
+        network_id=network.id, ip_version=4, cidr="10.8.0.0/24", name=network.name
+    )
+    addresses = {}
+    for node in NODES:
+        name = node["metadata"]["name"]
+        server = str(uuid.uuid4())
+        port = conn.network.create_port(network_id=network.id, name=name, device_id=server)
+        [fixed] = [ip for ip in port.fixed_ips if ip["subnet_id"] == subnet.id]
+        addresses[name] = fixed["ip_address"]
+        cluster.server.request(
+            "PATCH",
+            cluster.server.path("v1", "Node", "", name),
+            {"spec": {"providerID": f"openstack:///{server}"}},
+            content_type="application/merge-patch+json",
+        )
+        cluster.server.patch_status(
+            "v1",
+            "Node",
+            "",
+            name,
+            {
+                "addresses": [
+                    {"type": "InternalIP", "address": fixed["ip_address"]},
+                    {"type": "Hostname", "address": name},
+                ]
+            },
+        )
+    return addresses
+
+
+def _service(ports: list[int]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": "shop"},
+        "spec": {
+            "type": "LoadBalancer",
+            "selector": {"app": "web"},
+            "ports": [{"name": f"p{p}", "port": p, "targetPort": 8080} for p in ports],
+        },
+    }
+
+
+def _listeners(conn: Any, lb_id: str) -> dict[int, Any]:
+    return {
+        int(listener.protocol_port): listener
+        for listener in conn.load_balancer.listeners(load_balancer_id=lb_id)
+    }
+
+
+def _occm_load_balancers(conn: Any) -> list[Any]:
+    prefix = f"kube_service_{CLUSTER}_"
+    return [lb for lb in conn.load_balancer.load_balancers() if lb.name.startswith(prefix)]
+
+
+def _occm_groups(conn: Any) -> list[Any]:
+    return [
+        group
+        for group in conn.network.security_groups()
+        if group.name.startswith("lb-sg-")
+        and str(group.description).endswith(f" in cluster {CLUSTER}")
+    ]
+
+
+def test_occm_load_balancer_through_rotation_and_delete(
+    occm_program: Path,
+    api_plane: Plane,
+    tenant: Tenant,
+    helm: api.Helm,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from testenv import occm
+
+    binary = occm_program
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tenant.clouds_yaml))
+    namespace = api_plane.namespace("occm")
+    settings = _settings(namespace, tenant.cloud, name=CLUSTER)
+    conn = tenant.connect()
+    access = cloud_access(conn)
+    kube = KubeClient(str(api_plane.kubeconfig))
+    try:
+        _install_credentials(conn, kube, settings)  # as install writes them
+        first = parse_credentials_secret(
+            kube.secret_data(namespace, SECRET_NAME) or {}, tenant.cloud
+        )["cloud.conf"]
+        with workload_cluster(api_plane, settings, helm, tmp_path / "workload") as cluster:
+            apply(cluster, settings)  # the real OCCM chart, cloud-config synced from the Secret
+            daemonset = cluster.server.get("apps/v1", "DaemonSet", "kube-system", DAEMONSET)
+            assert daemonset is not None
+            [container] = daemonset["spec"]["template"]["spec"]["containers"]
+            # the program built is the one the chart we install runs
+            assert container["image"].endswith(f":{occm.version()}"), container["image"]
+            addresses = _node_servers(conn, cluster)
+            cluster.server.ensure_namespace("shop")
+            with (
+                Kubelet(cluster),
+                OCCMContainers(cluster, binary, tmp_path / "occm") as running,
+            ):
+                _wait("OCCM's Pod to run", lambda: running.running, 120, running)
+                assert [
+                    f'application-credential-id="{first.id}"' in c
+                    for c in running.config_of_running()
+                ] == [True]
+                cluster.server.create(_service([80]))
+
+                # a LoadBalancer Service: OCCM makes its Octavia load balancer
+                def active() -> Any:
+                    found = _occm_load_balancers(conn)
+                    return found if found and found[0].provisioning_status == "ACTIVE" else None
+
+                [lb] = _wait("OCCM's load balancer ACTIVE", active, LB_WAIT, running)
+                assert lb.name == f"{occm_load_balancer_prefix(settings)}shop_web"
+                assert lb.name == f"kube_service_{CLUSTER}_shop_web"
+
+                def ingress() -> Any:
+                    svc = cluster.server.get("v1", "Service", "shop", "web") or {}
+                    return ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress")
+
+                [address] = _wait("the Service's load balancer address", ingress, LB_WAIT, running)
+                assert address["ip"] == lb.vip_address
+                svc = cluster.server.get("v1", "Service", "shop", "web")
+                assert svc is not None
+                assert LB_CLEANUP_FINALIZER in svc["metadata"]["finalizers"]
+                node_port = svc["spec"]["ports"][0]["nodePort"]
+                [listener] = _listeners(conn, lb.id).values()
+                assert listener.protocol_port == 80
+                [pool] = list(conn.load_balancer.pools(loadbalancer_id=lb.id))
+                members = {
+                    (m.address, m.protocol_port) for m in conn.load_balancer.members(pool.id)
+                }
+                assert members == {(ip, node_port) for ip in addresses.values()}
+                [group] = _occm_groups(conn)
+                assert group.description.startswith("Security Group for shop/web Service")
+
+                # rotation: new credential, the DaemonSet restarted, OCCM on the new one
+                code = main(
+                    [
+                        "openstack",
+                        "appcred",
+                        "rotate",
+                        str(
+                            _write_settings(
+                                tmp_path, _settings_text(namespace, tenant.cloud, name=CLUSTER)
+                            )
+                        ),
+                        "--kubeconfig",
+                        str(api_plane.kubeconfig),
+                        "--timeout",
+                        "240",
+                        "--poll-interval",
+                        "0.5",
+                    ]
+                )
+                out, err = capsys.readouterr()
+                assert code == 0, err
+                assert f"(ID {first.id})" in out
+                new = parse_credentials_secret(
+                    kube.secret_data(namespace, SECRET_NAME) or {}, tenant.cloud
+                )["cloud.conf"]
+                assert new.id != first.id
+                assert not credential_authenticates(access, first.id, first.secret)
+                assert credential_authenticates(access, new.id, new.secret)
+
+                def restarted() -> bool:  # the restart made a new Pod: a new OCCM
+                    return len(running.started) == 2 and len(running.running) == 1
+
+                _wait("OCCM's new Pod to run", restarted, 60, running)
+                assert [
+                    f'application-credential-id="{new.id}"' in c
+                    for c in running.config_of_running()
+                ] == [True]
+
+                # the restarted OCCM works with the new credential: a changed Service
+                cluster.server.request(
+                    "PATCH",
+                    cluster.server.path("v1", "Service", "shop", "web"),
+                    {"spec": {"ports": _service([80, 443])["spec"]["ports"]}},
+                    content_type="application/merge-patch+json",
+                )
+                _wait(
+                    "OCCM's listener for the new port",
+                    lambda: set(_listeners(conn, lb.id)) == {80, 443},
+                    LB_WAIT,
+                    running,
+                )
+
+                # delete, step (a): the Service goes, OCCM deletes what it made
+                with KubeClient(str(cluster.kubeconfig)) as client:
+                    report = clean_workload(client, poll_interval=0.5, timeout=LB_WAIT)
+                assert [item.describe() for item in report.deleted] == [
+                    "Service shop/web (type LoadBalancer)"
+                ]
+                assert cluster.server.get("v1", "Service", "shop", "web") is None
+                assert _occm_load_balancers(conn) == []
+                assert _occm_groups(conn) == []
+                left = clean_project_leftovers(
+                    conn,
+                    settings,
+                    load_balancers=load_balancer_api(conn),
+                    block_storage=None,
+                    dry_run=True,
+                )
+                assert [d for d in left.deleted] == [], left.lines()
+    finally:
+        kube.close()
+        conn.close()
