@@ -82,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     make.add_argument(
         "--occm",
         action="store_true",
-        help="also build the OpenStack cloud controller manager (testenv/occm.py; not in "
-        "--all: CI's cold budget; tests/test_plane_occm.py builds it when missing)",
+        help="also build the OpenStack cloud controller manager (testenv/occm.py; --all "
+        "builds it too, last; tests/test_plane_occm.py builds it when missing)",
     )
     sub.add_parser("where", help="print the cache directory of this tree")
     args = parser.parse_args(argv)

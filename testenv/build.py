@@ -429,12 +429,11 @@ def build_all(log: Callable[[str], None] = print) -> list[Path]:
     kube-apiservers of :func:`suite_builds` (test_plane_cluster_features), Flux's
     controllers (test_plane_flux; their own wrappers and cache key, testenv/flux.py), then
     the kubeadms of :func:`suite_builds` (test_plane_inmemory, test_plane_kubeadm_minors).
-    Not OCCM (testenv/occm.py: CI's cold budget). Right after the plane: containerd's
-    registry code
-    (testenv/containerd.py: small, and test_containerd_node_files is the first of those
-    modules by name). Returns the paths built or found, in that order (Flux: its cache
-    directory)."""
-    from testenv import containerd, flux  # both import this module
+    Right after the plane: containerd's registry code (testenv/containerd.py: small, and
+    test_containerd_node_files is the first of those modules by name); last OCCM
+    (testenv/occm.py; test_plane_occm is the last of them by name). Returns the paths built
+    or found, in that order (Flux: its cache directory)."""
+    from testenv import containerd, flux, occm  # they import this module
 
     built = [ensure_built(log), containerd.ensure_built(log)]
     todo = suite_builds()
@@ -443,6 +442,7 @@ def build_all(log: Callable[[str], None] = print) -> list[Path]:
     built.append(flux.ensure_built(log))
     rest = [step for step in todo if step not in apiservers]
     built += [build_release_program(name, release, log) for name, release in rest]
+    built.append(occm.ensure_built(log))
     return built
 
 

@@ -11,12 +11,11 @@ cached binaries: ``<cache root>/occm/occm-<key>/openstack-cloud-controller-manag
 build is niced and holds the cache root's build lock (:func:`testenv.build.build_lock`); its
 cold cost is in docs/testing.md ("Cost on a fresh machine").
 
-``python -m testenv build --occm`` builds it; ``build --all`` (``make test``'s background
-build) does NOT: it shares little with the other builds (v1.36.0 requires ``k8s.io/*``
+``python -m testenv build --occm`` builds it, and ``build --all`` (``make test``'s background
+build) builds it LAST: it shares little with the other builds (v1.36.0 requires ``k8s.io/*``
 v0.36.0, gRPC v1.80.0 and OpenTelemetry v1.43.0, a set no Kubernetes build of the suite
-has), and its ~330 CPU seconds on top of them would leave a cold CI run only minutes of its
-90 (docs/testing.md). tests/test_plane_occm.py builds it when it is missing, except under
-``CI=true``, where it skips with that reason.
+has: ~330 CPU seconds of its own), and tests/test_plane_occm.py, which needs it, is the
+suite's last module. That test waits for it or builds it when it is missing, in CI too.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ from scs_templates.providers.openstack.leftovers import (
 )
 from scs_templates.services.values import CLOUD_CONFIG_SECRET
 from scs_templates.workload_cleanup import LB_CLEANUP_FINALIZER, clean_workload
-from tests.support import in_ci, skip_or_fail
+from tests.support import skip_or_fail
 from tests.test_plane_appcred_rotation import (
     Kubelet,
     _install_credentials,
@@ -87,16 +87,11 @@ LB_WAIT = 300.0
 
 
 def occm_binary() -> Path:
-    """OCCM, built when it is not cached (as the plane fixture builds the plane); without a
-    Go toolchain skip, in CI fail. Under CI=true a missing OCCM is a skip: it is not in
-    ``build --all``, its build does not fit a cold CI run's budget (docs/testing.md)."""
+    """OCCM, built when it is not cached (as the plane fixture builds the plane; ``make
+    test``'s background ``build --all`` builds it last, and this waits for it under the build
+    lock); without a Go toolchain skip, in CI fail."""
     from testenv import PlaneError, build, occm
 
-    if not occm.binary().is_file() and in_ci():
-        pytest.skip(
-            "OCCM is not built and its build is not in CI's cold budget (docs/testing.md); "
-            "`python -m testenv build --occm` builds it"
-        )
     if not occm.binary().is_file() and build.go_binary() is None:
         skip_or_fail("OCCM needs the Go toolchain (`go`) to build (python -m testenv build --occm)")
     try:

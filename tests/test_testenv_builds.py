@@ -266,12 +266,13 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
 ) -> None:
     """Warm, ``build --all`` only names what it found, in the order the last tests need it:
     containerd's registry code, the other releases' kube-apiservers, Flux's controllers,
-    the kubeadms, the plane (not OCCM: docs/testing.md)."""
+    the kubeadms, OCCM, the plane."""
     from testenv import containerd, flux, occm, registry
     from testenv.__main__ import main
 
     root = cache_all_but_flux()
-    for path in [*map(flux.binary, flux.CONTROLLERS), registry.binary(), containerd.binary()]:
+    cached = [*map(flux.binary, flux.CONTROLLERS), registry.binary(), containerd.binary()]
+    for path in [*cached, occm.binary()]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("cached")
     assert main(["build", "--all"]) == 0
@@ -284,9 +285,10 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
         *[str(build.release_program_path(n, r)) for n, r in apiservers],
         str(flux.flux_dir()),
         *[str(build.release_program_path(n, r)) for n, r in kubeadms],
+        str(occm.binary()),
         str(root),
     ]
-    assert calls(fake_go) == [] and not occm.binary().exists()
+    assert calls(fake_go) == []
 
 
 def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_go: Path) -> None:
@@ -294,8 +296,9 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_g
     (and the OCI registry of the OCI chart source test) too, so that a fresh machine does
     not build them in the foreground when tests/test_plane_flux.py starts; each under a key
     of its own wrapper (neither the plane's key nor another controller's: adding
-    kustomize-controller did not rebuild the other two)."""
-    from testenv import containerd, flux, registry
+    kustomize-controller did not rebuild the other two); OCCM last (tests/test_plane_occm.py
+    is the last module: before, it was not in ``build --all`` and skipped in CI)."""
+    from testenv import containerd, flux, occm, registry
     from testenv.__main__ import main
 
     root = cache_all_but_flux()
@@ -312,7 +315,9 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_g
     # containerd's registry code first (right after the plane), under its own key
     assert containerd.binary().read_text() == "built by the double"
     assert containerd.module_key() not in keys | {build.cache_key()}
-    expected_packages = [".", *flux.CONTROLLERS.values(), registry.PACKAGE]
+    assert occm.binary().read_text() == "built by the double"
+    assert occm.module_key() not in keys | {build.cache_key(), containerd.module_key()}
+    expected_packages = [".", *flux.CONTROLLERS.values(), registry.PACKAGE, occm.PACKAGE]
     assert [c["args"][-1] for c in ran] == expected_packages  # type: ignore[index]
     expected = min(19, os.nice(0) + build.DEFAULT_NICENESS)
     assert {c["nice"] for c in ran} == {expected}
