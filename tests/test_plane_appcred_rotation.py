@@ -246,20 +246,8 @@ def test_rotation_switches_restarts_then_deletes(
                 # the CLI: the rotation itself
                 capsys.readouterr()
                 caplog.clear()
-                code = main(
-                    [
-                        "openstack",
-                        "appcred",
-                        "rotate",
-                        str(_write_settings(tmp_path, _settings_text(namespace, tenant.cloud))),
-                        "--kubeconfig",
-                        str(api_plane.kubeconfig),
-                        "--timeout",
-                        "240",
-                        "--poll-interval",
-                        "0.5",
-                    ]
-                )
+                settings_file = _write_settings(tmp_path, _settings_text(namespace, tenant.cloud))
+                code = rotate_cli(settings_file, api_plane.kubeconfig)
                 out, err = capsys.readouterr()
                 assert code == 0, err
                 stored = parse_credentials_secret(
@@ -326,6 +314,25 @@ def _write_settings(directory: Path, text: str) -> Path:
     path = directory / "cluster.yaml"
     path.write_text(text)
     return path
+
+
+def rotate_cli(settings_file: Path, kubeconfig: Path) -> int:
+    """``scs-templates openstack appcred rotate`` of ``settings_file`` through the CLI, with the
+    limits the plane tests give it (the workload's restart waited for up to 240 s)."""
+    return main(
+        [
+            "openstack",
+            "appcred",
+            "rotate",
+            str(settings_file),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--timeout",
+            "240",
+            "--poll-interval",
+            "0.5",
+        ]
+    )
 
 
 def test_rotation_refuses_what_it_does_not_own(

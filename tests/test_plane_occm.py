@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from openstack_fixtures import Tenant, make_tenant, running_stack
 
-from scs_templates.cli.main import main
 from scs_templates.kube import KubeClient
 from scs_templates.providers.openstack.appcred import credential_authenticates
 from scs_templates.providers.openstack.connection import cloud_access
@@ -65,6 +64,7 @@ from tests.test_plane_appcred_rotation import (
     _settings,
     _settings_text,
     _write_settings,
+    rotate_cli,
 )
 from tests.test_services_workload import apply
 from tests.workload_cluster import NODES, WorkloadCluster, workload_cluster
@@ -395,24 +395,8 @@ def test_occm_load_balancer_through_rotation_and_delete(
                 assert group.description.startswith("Security Group for shop/web Service")
 
                 # rotation: new credential, the DaemonSet restarted, OCCM on the new one
-                code = main(
-                    [
-                        "openstack",
-                        "appcred",
-                        "rotate",
-                        str(
-                            _write_settings(
-                                tmp_path, _settings_text(namespace, tenant.cloud, name=CLUSTER)
-                            )
-                        ),
-                        "--kubeconfig",
-                        str(api_plane.kubeconfig),
-                        "--timeout",
-                        "240",
-                        "--poll-interval",
-                        "0.5",
-                    ]
-                )
+                text = _settings_text(namespace, tenant.cloud, name=CLUSTER)
+                code = rotate_cli(_write_settings(tmp_path, text), api_plane.kubeconfig)
                 out, err = capsys.readouterr()
                 assert code == 0, err
                 assert f"(ID {first.id})" in out
