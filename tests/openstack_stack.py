@@ -1,5 +1,5 @@
-"""Launch a REAL Keystone and Neutron (and, on demand, Octavia and Cinder) on 127.0.0.1 for
-the OpenStack tests (no mocks).
+"""Launch a REAL Keystone and Neutron (and, on demand, Octavia, Cinder, Nova and Glance) on
+127.0.0.1 for the OpenStack tests (no mocks).
 
 - The services run from their own virtualenv at
   ``${SCS_TEMPLATES_CACHE_DIR:-~/.cache/scs-templates}/openstack-stack-venv/<hash>``, built on
@@ -24,6 +24,9 @@ the OpenStack tests (no mocks).
   here). Octavia's schema is created like its own functional tests do (create_all + the
   seeded lookup tables: ``octavia-db-manage upgrade head`` fails on SQLite, "No support for
   ALTER of constraints in SQLite dialect"); Cinder's by ``cinder-manage db sync``.
+- Nova (:meth:`Stack.start_nova`: the API only) and Glance (:meth:`Stack.start_glance`: the
+  REAL Glance API on one file store under the state directory, schema by ``glance-manage db
+  sync``), on demand.
 
 The client side (openstacksdk) is the project venv's: the admin setup below uses it too.
 """
@@ -134,6 +137,7 @@ class Stack:
     octavia_port: int = 0
     cinder_port: int = 0
     nova_port: int = 0
+    glance_port: int = 0
     admin_password: str = field(default_factory=lambda: secrets.token_urlsafe(16), repr=False)
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list, repr=False)
 
@@ -575,6 +579,60 @@ driver = noop
             {"OS_NOVA_CONFIG_DIR": str(d), "OS_NOVA_CONFIG_FILES": "api-paste.ini;nova.conf"},
         )
         self._wait("nova", f"{self.nova_url}/", timeout=300)
+
+    # ------------------------------------------------------------------ glance
+
+    @property
+    def glance_url(self) -> str:
+        return f"http://127.0.0.1:{self.glance_port}"
+
+    def start_glance(self) -> None:
+        """Add the REAL Glance API (image) to the running stack: its service user and
+        endpoint, configuration, schema by ``glance-manage db sync`` (Glance's alembic
+        migrations run on SQLite), one file store under the state directory, one process
+        (Glance's own WSGI entry point, ``glance.common.wsgi_app.init_app``). Uploads
+        (``PUT /v2/images/<id>/file``) are stored in the file store; the interoperable
+        import methods would need a staging directory, which is configured but not used
+        by the tests. Idempotent."""
+        if self.glance_port:
+            return
+        self.glance_port = free_port()
+        password = self._register_service("glance", "image", self.glance_url)
+        d = self.state_dir / "glance"
+        for sub in ("lock", "images", "staging", "tasks"):
+            (d / sub).mkdir(parents=True)
+        paste = self.venv / "etc" / "glance" / "glance-api-paste.ini"
+        (d / "glance-api.conf").write_text(
+            f"""[DEFAULT]
+use_stderr = true
+enabled_backends = local:file
+[glance_store]
+default_backend = local
+[local]
+filesystem_store_datadir = {d}/images
+[os_glance_staging_store]
+filesystem_store_datadir = {d}/staging
+[os_glance_tasks_store]
+filesystem_store_datadir = {d}/tasks
+[database]
+connection = sqlite:///{d}/glance.db
+[paste_deploy]
+flavor = keystone
+config_file = {paste}
+[oslo_concurrency]
+lock_path = {d}/lock
+[oslo_messaging_notifications]
+driver = noop
+{self._authtoken("glance", password)}"""
+        )
+        manage = [self.python(), "-c", "from glance.cmd.manage import main; main()"]
+        _run(
+            [*manage, "--config-file", str(d / "glance-api.conf"), "db", "sync"],
+            "glance-manage db sync",
+            env=self._env(),
+        )
+        self._serve("glance", self.glance_port, {"OS_GLANCE_CONFIG_DIR": str(d)})
+        self._wait("glance", f"{self.glance_url}/", timeout=300)
 
     # ------------------------------------------------------------------ processes
 

@@ -1,14 +1,14 @@
-"""Serve Keystone, Neutron, Octavia, Cinder or the Nova API with the stdlib wsgiref server
-(ONE request at a time).
+"""Serve Keystone, Neutron, Octavia, Cinder, the Nova API or the Glance API with the stdlib
+wsgiref server (ONE request at a time).
 
 Run by tests/openstack_stack.py with the python of the separate test-stack virtualenv:
 
-    python openstack_wsgi.py keystone|neutron|octavia|cinder|nova PORT
+    python openstack_wsgi.py keystone|neutron|octavia|cinder|nova|glance PORT
     python openstack_wsgi.py octavia-prepare OCTAVIA_CONF    (CA passphrase: OCTAVIA_CA_PASSPHRASE)
 
 The configuration comes from the environment (OS_KEYSTONE_CONFIG_DIR, OS_NEUTRON_CONFIG_DIR,
-OS_NEUTRON_CONFIG_FILES, OCTAVIA_CONFIG_FILE, CINDER_CONFIG_FILE). Single-threaded on
-purpose: SQLite answers concurrent writers with "database is locked".
+OS_NEUTRON_CONFIG_FILES, OCTAVIA_CONFIG_FILE, CINDER_CONFIG_FILE, OS_GLANCE_CONFIG_DIR).
+Single-threaded on purpose: SQLite answers concurrent writers with "database is locked".
 
 Octavia and Cinder also run their workers IN this process: Octavia's controller worker
 (the v2 RPC consumer), Cinder's scheduler and volume manager. Their RPC goes over
@@ -53,6 +53,12 @@ def load_app(service: str) -> Any:
         from nova.wsgi import osapi_compute
 
         return osapi_compute.application
+    if service == "glance":
+        # Glance's own WSGI entry point: reads glance-api.conf in OS_GLANCE_CONFIG_DIR,
+        # creates the stores, loads the paste pipeline ([paste_deploy] flavor keystone)
+        from glance.common import wsgi_app
+
+        return wsgi_app.init_app()
     raise SystemExit(f"unknown service {service!r}")
 
 

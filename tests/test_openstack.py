@@ -1,12 +1,14 @@
 """OpenStack integration against a REAL Keystone and Neutron (tests/openstack_stack.py).
 
 No mocks: the services run locally from their own virtualenv; the client is the project's
-openstacksdk. The stack has no compute or image service, so the flavor/image/keypair checks
-are only seen skipping here.
+openstacksdk. This session's stack has no compute or image service, so the flavor/image/keypair
+checks are only seen skipping here; tests/test_openstack_preflight.py runs them against the
+real Nova and Glance APIs on a stack of its own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import stat
 import subprocess
@@ -732,6 +734,106 @@ def test_cleanup_reports_compute_owned_port_403(
     assert finish.code == 0, finish.out
     assert conn.network.find_network(network.id, ignore_missing=True) is None
     assert "nothing to do" in run_cli("openstack", "cleanup", str(settings_file)).out
+
+
+@pytest.mark.openstack
+def test_cleanup_says_what_it_leaves_alone_and_touches_none_of_it(
+    run_cli: Any, tmp_path: Path, conn: Any
+) -> None:
+    """What cleanup must not touch, against the real Neutron (router plugin, no agents): a
+    network and a security group with the cluster's CAPO names but another description, a
+    router interface on the cluster's subnet, a port with a fixed IP outside the node CIDR.
+    Each is named on a ``note:`` line, and what they hold up on a ``FAILED`` line (exit 1);
+    the leftover port next to them is deleted; all of them are still there afterwards, and
+    once the router interface and the foreign port are gone the cleanup finishes."""
+    cluster = _unique("alone")
+    cidr = "10.67.0.0/20"
+    settings_file = _settings_file(tmp_path, cluster, cidr)
+    settings = _settings(cluster, cidr)
+    own = capo_network_name(settings)
+    network, subnet, groups = _capo_network(conn, settings, cidr)
+    foreign_net = conn.network.create_network(name=own, description="made by hand")
+    bastion = capo_security_group_names(settings)[2]
+    foreign_group = conn.network.create_security_group(name=bastion, description="by hand")
+    outside = conn.network.create_subnet(
+        network_id=network.id, ip_version=4, cidr="10.99.0.0/24", name=f"{cluster}-outside"
+    )
+    router = conn.network.create_router(name=f"{cluster}-router")
+    conn.network.add_interface_to_router(router, subnet=subnet.id)
+    (interface,) = conn.network.ports(device_id=router.id)
+    stranger = conn.network.create_port(
+        network_id=network.id, name="stranger", fixed_ips=[{"subnet_id": outside.id}]
+    )
+    leftover = conn.network.create_port(
+        network_id=network.id,
+        name=f"{cluster}-md-0-x",
+        security_group_ids=[groups[0].id],
+        fixed_ips=[{"subnet_id": subnet.id}],
+    )
+    (stranger_ip,) = [ip["ip_address"] for ip in stranger.fixed_ips]
+    try:
+        notes = [
+            f"note: network {own} {foreign_net.id} left alone: not created by CAPO for this "
+            "cluster (description 'made by hand')",
+            f"note: security group {bastion} {foreign_group.id} left alone: not created by "
+            "CAPO (description 'by hand')",
+            *sorted(
+                [
+                    f"note: port {interface.id} kept: router interface "
+                    f"(network:router_interface, router {router.id}); remove it with "
+                    f"`openstack router remove subnet {router.id} {subnet.id}`",
+                    f"note: port {stranger.id} kept: fixed IPs {stranger_ip} not all inside "
+                    "the node CIDR",
+                ],
+                key=lambda line: line.split()[2],
+            ),
+        ]
+        dry = run_cli("openstack", "cleanup", str(settings_file), "--dry-run")
+        assert dry.code == 0, dry.out
+        assert [line for line in dry.out.splitlines() if line.startswith("note:")] == notes
+        real = run_cli("openstack", "cleanup", str(settings_file))
+        assert real.code == 1, real.out
+        out = real.out.splitlines()
+        assert [line for line in out if line.startswith("note:")] == notes
+        assert f"deleted port {leftover.name} {leftover.id} (DOWN, no owner" in real.out
+        for group in groups:
+            assert f"deleted security group {group.name} {group.id}" in out
+        assert sorted(line for line in out if line.startswith("FAILED")) == sorted(
+            [
+                f"FAILED subnet {subnet.name} {subnet.id} ({cidr}): not deleted: still in use "
+                f"by port(s) {interface.id}",
+                f"FAILED subnet {outside.name} {outside.id} (10.99.0.0/24): not deleted: still "
+                f"in use by port(s) {stranger.id}",
+                f"FAILED network {own} {network.id}: not deleted: still in use by port(s) "
+                + ", ".join(sorted((interface.id, stranger.id))),
+            ]
+        )
+        for kept in (foreign_net, network):
+            assert conn.network.find_network(kept.id, ignore_missing=True) is not None
+        assert conn.network.find_security_group(foreign_group.id, ignore_missing=True)
+        for port in (interface, stranger):
+            assert conn.network.find_port(port.id, ignore_missing=True) is not None
+        assert conn.network.find_port(leftover.id, ignore_missing=True) is None
+
+        # Remove what the notes name; the cleanup finishes and still leaves the foreign ones.
+        conn.network.remove_interface_from_router(router, subnet=subnet.id)
+        conn.network.delete_port(stranger.id)
+        finish = run_cli("openstack", "cleanup", str(settings_file))
+        assert finish.code == 0, finish.out
+        assert f"deleted network {own} {network.id}" in finish.out
+        assert [line for line in finish.out.splitlines() if line.startswith("note:")] == notes[:2]
+        assert conn.network.find_network(foreign_net.id, ignore_missing=True) is not None
+        assert conn.network.find_security_group(foreign_group.id, ignore_missing=True)
+    finally:
+        with contextlib.suppress(Exception):
+            conn.network.remove_interface_from_router(router, subnet=subnet.id)
+        conn.network.delete_router(router.id, ignore_missing=True)
+        for port in (stranger, leftover):
+            conn.network.delete_port(port.id, ignore_missing=True)
+        for net in (network, foreign_net):
+            conn.network.delete_network(net.id, ignore_missing=True)
+        for group in (*groups, foreign_group):
+            conn.network.delete_security_group(group.id, ignore_missing=True)
 
 
 # --------------------------------------------------------------------------- preflight

@@ -247,28 +247,55 @@ def _not_checked(name: str, service: str) -> CheckResult:
 
 
 def _flavors(ctx: _Context) -> Iterator[CheckResult]:
+    """Each machineType must be the NAME of a flavor the project can use: the chart renders it
+    as the OpenStackMachine's ``flavor``, which CAPO v0.14.7 resolves by name only
+    (pkg/cloud/services/compute/instance.go, GetFlavorID: lists the flavors and compares
+    ``flavor.Name``; "no flavors were found: name=..."), so a flavor ID that Nova would find
+    fails there. A flavor without a disk (``disk: 0``) cannot boot from an image unless the
+    machine gets a root volume (rootDiskGB): Nova refuses image-backed servers on zero-disk
+    flavors to non-admins (policy ``os_compute_api:servers:create:zero_disk_flavor``)."""
     name = "flavors"
     spec = ctx.settings.spec
     wanted: dict[str, list[str]] = {}
+    root_disk: dict[str, list[int]] = {}
     if spec.control_plane.machine_type:
         wanted.setdefault(spec.control_plane.machine_type, []).append("controlPlane")
+        root_disk.setdefault(spec.control_plane.machine_type, []).append(
+            spec.control_plane.root_disk_gb
+        )
     for group in spec.workers:
         if group.machine_type:
             wanted.setdefault(group.machine_type, []).append(f"workers[{group.name}]")
+            root_disk.setdefault(group.machine_type, []).append(group.root_disk_gb)
     if not wanted:
         yield CheckResult(name, "skipped", "no machineType in the settings")
         return
     if not has_service(ctx.conn, "compute"):
         yield _not_checked(name, "compute")
         return
-    missing = []
+    flavors = list(ctx.conn.compute.flavors(details=True))
+    by_name = {str(f.name): f for f in flavors}
+    by_id = {str(f.id): f for f in flavors}
+    problems = []
     for flavor, users in wanted.items():
-        if _find(ctx.conn.compute.find_flavor, flavor) is None:
-            missing.append(f"{flavor} (used by {', '.join(users)})")
-    if missing:
-        yield CheckResult(
-            name, "failed", "flavor(s) not found: " + ", ".join(missing), in_settings=True
-        )
+        used_by = f"used by {', '.join(users)}"
+        found = by_name.get(flavor)
+        if found is None:
+            if flavor in by_id:
+                problems.append(
+                    f"{flavor} is the ID of flavor {by_id[flavor].name}, not a name ({used_by}; "
+                    "CAPO looks flavors up by name: set the name)"
+                )
+            else:
+                problems.append(f"{flavor} not found ({used_by})")
+            continue
+        if not found.disk and 0 in root_disk[flavor]:
+            problems.append(
+                f"{flavor} has no disk (disk 0) and no rootDiskGB is set ({used_by}; Nova "
+                "boots from an image only onto a flavor disk: set rootDiskGB)"
+            )
+    if problems:
+        yield CheckResult(name, "failed", "flavor(s): " + "; ".join(problems), in_settings=True)
     else:
         yield CheckResult(name, "ok", "found: " + ", ".join(sorted(wanted)))
 
@@ -295,22 +322,54 @@ def image_names(settings: ClusterSettings) -> dict[str, list[str]]:
 
 
 def _images(ctx: _Context) -> Iterator[CheckResult]:
+    """Each image must be the NAME of exactly one image the project sees: the chart renders
+    ``image: {filter: {name: ...}}``, and CAPO v0.14.7 lists the images with that name and
+    takes the one (pkg/cloud/services/compute/instance.go, GetImageID: "no images were found
+    with the given image filter" for none, "too many images were found" for several), so an
+    image ID or a name shared by two images fails there. The image must also be ``active``
+    (uploaded): Nova boots from nothing else."""
     name = "images"
     wanted = image_names(ctx.settings)
     if not has_service(ctx.conn, "image"):
         yield _not_checked(name, "image")
         return
-    missing = []
+    in_settings: list[str] = []
+    in_cloud: list[str] = []
     for image, users in wanted.items():
-        if _find(ctx.conn.image.find_image, image) is None:
-            missing.append(f"{image} (used by {', '.join(users)})")
-    if missing:
+        used_by = f"used by {', '.join(users)}"
+        found = sorted(ctx.conn.image.images(name=image), key=lambda i: str(i.id))
+        if len(found) > 1:
+            ids = ", ".join(f"{i.id} ({i.visibility})" for i in found)
+            in_cloud.append(
+                f"{image} is ambiguous: {len(found)} images have this name: {ids} ({used_by}; "
+                "CAPO refuses a name that matches several: rename or delete all but one)"
+            )
+        elif not found:
+            by_id = _find(ctx.conn.image.find_image, image)
+            if by_id is not None and by_id.id == image:
+                in_settings.append(
+                    f"{image} is the ID of image {by_id.name}, not a name ({used_by}; CAPO looks "
+                    "images up by name: set the name)"
+                )
+            else:
+                in_settings.append(f"{image} not found ({used_by})")
+        elif found[0].status != "active":
+            in_cloud.append(
+                f"{image} ({found[0].id}) is {found[0].status}, not active ({used_by}; "
+                "upload its data)"
+            )
+    problems = in_settings + in_cloud
+    if problems:
+        hint = (
+            " (upload them or set spec.openstack.image / the image overrides)"
+            if in_settings
+            else ""
+        )
         yield CheckResult(
             name,
             "failed",
-            "image(s) not found: " + ", ".join(missing) + " (upload them or set "
-            "spec.openstack.image / the image overrides)",
-            in_settings=True,
+            "image(s): " + "; ".join(problems) + hint,
+            in_settings=bool(in_settings),
         )
     else:
         yield CheckResult(name, "ok", "found: " + ", ".join(sorted(wanted)))
