@@ -82,8 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     make.add_argument(
         "--occm",
         action="store_true",
-        help="also build the OpenStack cloud controller manager (testenv/occm.py; --all "
-        "builds it too, last; tests/test_plane_occm.py builds it when missing)",
+        help="also build the OpenStack cloud controller manager and the Cinder CSI plugin of "
+        "its module (testenv/occm.py; --all builds them too, last; tests/test_plane_occm.py "
+        "and tests/test_plane_openstack_cinder_csi.py build them when missing)",
     )
     sub.add_parser("where", help="print the cache directory of this tree")
     args = parser.parse_args(argv)
@@ -109,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             from testenv import occm
 
             print(occm.ensure_built(_log))
+            print(occm.ensure_csi_built(_log))
         print(root)
         return 0
     except PlaneError as error:

@@ -1,4 +1,5 @@
-"""The OpenStack cloud controller manager (OCCM), built from its Go module, run on loopback.
+"""The OpenStack cloud controller manager (OCCM) and the Cinder CSI plugin, built from their
+Go module, run on loopback.
 
 The services catalogue installs OCCM's upstream chart into every OpenStack workload cluster
 (scs_templates/versions/table.json: chart 2.36.0 for the plane's minor, whose appVersion and
@@ -12,10 +13,19 @@ build is niced and holds the cache root's build lock (:func:`testenv.build.build
 cold cost is in docs/testing.md ("Cost on a fresh machine").
 
 ``python -m testenv build --occm`` builds it, and ``build --all`` (``make test``'s background
-build) builds it LAST: it shares little with the other builds (v1.36.0 requires ``k8s.io/*``
-v0.36.0, gRPC v1.80.0 and OpenTelemetry v1.43.0, a set no Kubernetes build of the suite
-has: ~330 CPU seconds of its own), and tests/test_plane_occm.py, which needs it, is the
-suite's last module. That test waits for it or builds it when it is missing, in CI too.
+build) builds it last but one (then the Cinder CSI plugin, below): it shares little with the
+other builds (v1.36.0 requires ``k8s.io/*`` v0.36.0, gRPC v1.80.0 and OpenTelemetry
+v1.43.0, a set no Kubernetes build of the suite has: ~330 CPU seconds of its own), and
+tests/test_plane_occm.py, which needs it, is the suite's last module but one. That test
+waits for it or builds it when it is missing, in CI too.
+
+The Cinder CSI plugin (``cmd/cinder-csi-plugin``) is a second command of the same module at
+the same release: the image of Cinder CSI chart 2.36.0 is the same v1.36.0 (its appVersion).
+It is built from the SAME wrapper (``tools.go`` pins both commands, so they share one
+dependency set and every compiled package of it), into the same directory under the same
+key: ``<cache root>/occm/occm-<key>/cinder-csi-plugin``. ``build --all`` builds it right
+after OCCM, for tests/test_plane_openstack_cinder_csi.py (after test_plane_occm by name);
+its cost on top of OCCM's is in docs/testing.md.
 """
 
 from __future__ import annotations
@@ -31,6 +41,8 @@ MODULE_DIR = Path(__file__).resolve().parent / "occm"
 MODULE = "k8s.io/cloud-provider-openstack"
 PACKAGE = f"{MODULE}/cmd/openstack-cloud-controller-manager"
 NAME = "openstack-cloud-controller-manager"
+CSI_PACKAGE = f"{MODULE}/cmd/cinder-csi-plugin"
+CSI_NAME = "cinder-csi-plugin"
 
 
 def version() -> str:
@@ -59,9 +71,15 @@ def binary() -> Path:
     return occm_dir() / f"occm-{module_key()}" / NAME
 
 
+def csi_binary() -> Path:
+    """The Cinder CSI plugin, next to OCCM (same wrapper, same key)."""
+    return occm_dir() / f"occm-{module_key()}" / CSI_NAME
+
+
 def ldflags() -> str:
     """The linker flags of upstream's Makefile (the version in ``--version`` and in the
-    User-Agent OCCM sends to OpenStack), stripped like every testenv build."""
+    User-Agent OCCM and the CSI plugin send to OpenStack; one ``LDFLAGS`` for every command),
+    stripped like every testenv build."""
     release = version()
     return " ".join(
         (
@@ -77,4 +95,11 @@ def ensure_built(log: Callable[[str], None] = print) -> Path:
     """Build OCCM when it is not cached; return its path."""
     return flux.ensure_program(
         NAME, PACKAGE, MODULE_DIR, binary(), log, ldflags=ldflags(), root=occm_dir()
+    )
+
+
+def ensure_csi_built(log: Callable[[str], None] = print) -> Path:
+    """Build the Cinder CSI plugin when it is not cached; return its path."""
+    return flux.ensure_program(
+        CSI_NAME, CSI_PACKAGE, MODULE_DIR, csi_binary(), log, ldflags=ldflags(), root=occm_dir()
     )

@@ -31,7 +31,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "extra_builds: runs a Go program built after the plane (kubeadm or kube-apiserver of "
-        "another release, Flux's controllers, OCCM); such modules run last "
+        "another release, Flux's controllers, OCCM, Cinder CSI); such modules run last "
         "(pytest_collection_modifyitems)",
     )
 

@@ -488,10 +488,15 @@ lock_path = {d}/lock
         d = self.state_dir / "cinder"
         (d / "lock").mkdir(parents=True)
         paste = self.venv / "etc" / "cinder" / "api-paste.ini"
+        # the filters a deployment ships in /etc/cinder: without the file Cinder refuses
+        # every list filter, and Cinder CSI's CreateVolume looks its volume up by name
+        # (400 "Invalid filters name are found in query options"; test_plane_openstack_cinder_csi)
+        filters = self.venv / "etc" / "cinder" / "resource_filters.json"
         conf = d / "cinder.conf"
         conf.write_text(
             f"""[DEFAULT]
 transport_url = fake://
+resource_query_filters_file = {filters}
 use_stderr = true
 auth_strategy = keystone
 api_paste_config = {paste}

@@ -41,7 +41,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import pytest
 from openstack_fixtures import Tenant, make_tenant, running_stack
@@ -130,10 +130,21 @@ def _expand(value: str, env: dict[str, str]) -> str:
     )
 
 
-class OCCMContainers:
-    """Plays the kubelet for OCCM's DaemonSet (this test's double, see the module docstring):
-    one real OCCM process per live Pod, started from that Pod's container and the Secret it
-    mounts as it is when the Pod starts; a deleted Pod's process is stopped."""
+class PodContainers:
+    """Plays the kubelet for one container of a workload's Pods (this test's double, see the
+    module docstring): one real process per live Pod, started from that Pod's container and
+    the Secret it mounts as it is when the Pod starts; a deleted Pod's process is stopped.
+    Subclasses say which Pods (:meth:`owned`), which container, which Secret volume and
+    mount, and the program's arguments (:meth:`argv`): OCCM's DaemonSet here, the Cinder CSI
+    controller plugin's Deployment in tests/test_plane_openstack_cinder_csi.py."""
+
+    #: The log files' prefix (``<prefix>-<pod uid>.log``) and the processes' name prefix.
+    LOG = "occm"
+    #: The container (``None``: the Pod's only one).
+    CONTAINER: str | None = None
+    #: The Secret volume (the cloud-config Secret we sync) and where the container mounts it.
+    VOLUME = "cloud-config-volume"
+    MOUNT = CONFIG_MOUNT
 
     def __init__(self, cluster: WorkloadCluster, binary: Path, directory: Path) -> None:
         self.cluster = cluster
@@ -145,7 +156,7 @@ class OCCMContainers:
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self) -> OCCMContainers:
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 
@@ -156,19 +167,24 @@ class OCCMContainers:
             daemon.stop()
         self.running.clear()
 
+    def owned(self, pod: dict[str, Any]) -> bool:
+        """Whether ``pod`` is one of the workload's (by its owner reference)."""
+        raise NotImplementedError
+
+    def argv(self, args: list[str], conf: Path, uid: str) -> list[str]:
+        """The program's command line from the container's (``$(VAR)``-expanded) args, its
+        Secret volume written to ``conf``."""
+        raise NotImplementedError
+
     def pods(self) -> list[dict[str, Any]]:
-        return [
-            pod
-            for pod in self.cluster.server.list("v1", "Pod", "kube-system")
-            if any(
-                ref.get("kind") == "DaemonSet" and ref.get("name") == DAEMONSET
-                for ref in pod["metadata"].get("ownerReferences") or []
-            )
-        ]
+        return [p for p in self.cluster.server.list("v1", "Pod", "kube-system") if self.owned(p)]
 
     def config_of_running(self) -> list[str]:
-        """The cloud.conf of every running OCCM (as its container sees it)."""
+        """The cloud.conf of every running process (as its container sees it)."""
         return [(conf / "cloud.conf").read_text() for _d, conf in list(self.running.values())]
+
+    def logs(self) -> list[Path]:
+        return sorted(self.directory.glob(f"{self.LOG}-*.log"))
 
     def _run(self) -> None:
         try:
@@ -196,15 +212,15 @@ class OCCMContainers:
         from testenv.process import Daemon
 
         spec = pod["spec"]
-        [container] = spec["containers"]
+        [container] = [c for c in spec["containers"] if self.CONTAINER in (None, c["name"])]
         uid = pod["metadata"]["uid"]
         conf = self.directory / f"pod-{uid}" / "config"
         conf.mkdir(parents=True, mode=0o700)
         mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts") or []}
         # the chart's other mounts (hostPath kubelet plugin and PKI directories, the
-        # ServiceAccount token) are not read with the flags below
-        assert mounts["cloud-config-volume"] == CONFIG_MOUNT, mounts
-        [volume] = [v for v in spec["volumes"] if v["name"] == "cloud-config-volume"]
+        # ServiceAccount token) are not read with the flags argv() gives
+        assert mounts[self.VOLUME].rstrip("/") == self.MOUNT, mounts
+        [volume] = [v for v in spec["volumes"] if v["name"] == self.VOLUME]
         assert volume["secret"]["secretName"] == CLOUD_CONFIG_SECRET  # the one we sync
         secret = self.cluster.server.get(
             "v1", "Secret", "kube-system", volume["secret"]["secretName"]
@@ -216,6 +232,27 @@ class OCCMContainers:
             path.chmod(0o600)
         env = {e["name"]: e.get("value", "") for e in container.get("env") or []}
         args = [_expand(a, env) for a in container["args"]]
+        daemon = Daemon(
+            f"{self.LOG}-{uid[:8]}",
+            self.argv(args, conf, uid),
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(conf.parent)},
+            log=self.directory / f"{self.LOG}-{uid}.log",
+            preexec=_die_with_parent,
+        )
+        return daemon, conf
+
+
+class OCCMContainers(PodContainers):
+    """OCCM's DaemonSet: the chart's one container, ``--controllers=service`` and a
+    kubeconfig (the module docstring)."""
+
+    def owned(self, pod: dict[str, Any]) -> bool:
+        return any(
+            ref.get("kind") == "DaemonSet" and ref.get("name") == DAEMONSET
+            for ref in pod["metadata"].get("ownerReferences") or []
+        )
+
+    def argv(self, args: list[str], conf: Path, uid: str) -> list[str]:
         assert args[0] == "/bin/openstack-cloud-controller-manager", args
         argv = [str(self.binary)]
         for arg in args[1:]:
@@ -223,22 +260,15 @@ class OCCMContainers:
             if arg.startswith("--controllers="):
                 arg = "--controllers=service"  # no Nova servers here (module docstring)
             argv.append(arg)
-        argv += [
+        return [
+            *argv,
             f"--kubeconfig={self.cluster.kubeconfig}",
             "--leader-elect=false",
             "--secure-port=0",
         ]
-        daemon = Daemon(
-            f"occm-{uid[:8]}",
-            argv,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(conf.parent)},
-            log=self.directory / f"occm-{uid}.log",
-            preexec=_die_with_parent,
-        )
-        return daemon, conf
 
 
-def _wait(what: str, probe: Any, timeout: float, occm: OCCMContainers) -> Any:
+def _wait(what: str, probe: Any, timeout: float, occm: PodContainers) -> Any:
     deadline = time.monotonic() + timeout
     while True:
         if occm.error is not None:
@@ -247,9 +277,11 @@ def _wait(what: str, probe: Any, timeout: float, occm: OCCMContainers) -> Any:
         if found:
             return found
         if time.monotonic() > deadline:
-            logs = sorted(occm.directory.glob("occm-*.log"))
-            tail = logs[-1].read_text()[-3000:] if logs else "(no OCCM log)"
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}; OCCM log:\n{tail}")
+            logs = occm.logs()
+            tail = logs[-1].read_text()[-3000:] if logs else f"(no {occm.LOG} log)"
+            pytest.fail(
+                f"timed out after {timeout:.0f} s waiting for {what}; {occm.LOG} log:\n{tail}"
+            )
         time.sleep(1.0)
 
 

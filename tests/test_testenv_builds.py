@@ -266,13 +266,13 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
 ) -> None:
     """Warm, ``build --all`` only names what it found, in the order the last tests need it:
     containerd's registry code, the other releases' kube-apiservers, Flux's controllers,
-    the kubeadms, OCCM, the plane."""
+    the kubeadms, OCCM, the Cinder CSI plugin, the plane."""
     from testenv import containerd, flux, occm, registry
     from testenv.__main__ import main
 
     root = cache_all_but_flux()
     cached = [*map(flux.binary, flux.CONTROLLERS), registry.binary(), containerd.binary()]
-    for path in [*cached, occm.binary()]:
+    for path in [*cached, occm.binary(), occm.csi_binary()]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("cached")
     assert main(["build", "--all"]) == 0
@@ -286,6 +286,7 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
         str(flux.flux_dir()),
         *[str(build.release_program_path(n, r)) for n, r in kubeadms],
         str(occm.binary()),
+        str(occm.csi_binary()),
         str(root),
     ]
     assert calls(fake_go) == []
@@ -297,7 +298,9 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_g
     not build them in the foreground when tests/test_plane_flux.py starts; each under a key
     of its own wrapper (neither the plane's key nor another controller's: adding
     kustomize-controller did not rebuild the other two); OCCM last (tests/test_plane_occm.py
-    is the last module: before, it was not in ``build --all`` and skipped in CI)."""
+    is the last module but one: before, it was not in ``build --all`` and skipped in CI),
+    then the Cinder CSI plugin of OCCM's wrapper (test_plane_openstack_cinder_csi, the last),
+    under OCCM's key, into OCCM's directory."""
     from testenv import containerd, flux, occm, registry
     from testenv.__main__ import main
 
@@ -317,7 +320,15 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_g
     assert containerd.module_key() not in keys | {build.cache_key()}
     assert occm.binary().read_text() == "built by the double"
     assert occm.module_key() not in keys | {build.cache_key(), containerd.module_key()}
-    expected_packages = [".", *flux.CONTROLLERS.values(), registry.PACKAGE, occm.PACKAGE]
+    assert occm.csi_binary().read_text() == "built by the double"
+    assert occm.csi_binary().parent == occm.binary().parent
+    expected_packages = [
+        ".",
+        *flux.CONTROLLERS.values(),
+        registry.PACKAGE,
+        occm.PACKAGE,
+        occm.CSI_PACKAGE,
+    ]
     assert [c["args"][-1] for c in ran] == expected_packages  # type: ignore[index]
     expected = min(19, os.nice(0) + build.DEFAULT_NICENESS)
     assert {c["nice"] for c in ran} == {expected}
@@ -339,7 +350,7 @@ def test_a_controller_s_key_is_its_own_wrapper_s(tmp_path: Path) -> None:
 #: What a test module calls when it needs a program that ``build --all`` makes after the plane.
 LATER_BUILDS = re.compile(
     r"\b(build_kubeadm|build_kube_apiserver|build_release_program|flux_binaries"
-    r"|containerd\.ensure_built|occm_binary)\("
+    r"|containerd\.ensure_built|occm_binary|csi_binary)\("
 )
 
 
@@ -354,6 +365,11 @@ def test_the_modules_needing_later_builds_run_last() -> None:
         if path.name != Path(__file__).name and LATER_BUILDS.search(path.read_text())
     ]
     assert "test_plane_flux.py" in {path.name for path in modules}
+    # build_all's last two, in the order of their modules (conftest: extra_builds by name)
+    assert [p.name for p in modules][-2:] == [
+        "test_plane_occm.py",
+        "test_plane_openstack_cinder_csi.py",
+    ]
     for path in modules:
         module = importlib.import_module(f"tests.{path.stem}")
         marks = getattr(module, "pytestmark", [])
@@ -374,7 +390,8 @@ def test_occm_builds_niced_under_its_own_key_with_upstream_s_version_flags(
 ) -> None:
     """``build --occm`` makes OCCM in its own cache directory, keyed by its own wrapper (not
     the plane's key: adding it rebuilt nothing of the plane), niced, with the version linker
-    flags of upstream's Makefile (``build --all`` does not: the test above)."""
+    flags of upstream's Makefile, and the Cinder CSI plugin of the same wrapper next to it
+    with the same flags."""
     from testenv import flux, occm, registry
     from testenv.__main__ import main
 
@@ -386,19 +403,24 @@ def test_occm_builds_niced_under_its_own_key_with_upstream_s_version_flags(
     assert occm.binary().read_text() == "built by the double"
     assert occm.binary().parent.parent == occm.occm_dir()
     assert occm.module_key() != build.cache_key()
-    [call] = calls(fake_go)
-    args = call["args"]
-    assert isinstance(args, list) and args[-1] == occm.PACKAGE
-    flags = args[args.index("-ldflags") + 1]
-    assert f"k8s.io/component-base/version.gitVersion={occm.version()}" in flags
-    assert f"k8s.io/cloud-provider-openstack/pkg/version.Version={occm.version()}" in flags
-    assert call["nice"] == min(19, os.nice(0) + build.DEFAULT_NICENESS)
-    assert main(["build", "--occm"]) == 0 and len(calls(fake_go)) == 1  # cached
+    assert occm.csi_binary().read_text() == "built by the double"
+    assert occm.csi_binary().parent == occm.binary().parent
+    ran = calls(fake_go)
+    assert [c["args"][-1] for c in ran] == [occm.PACKAGE, occm.CSI_PACKAGE]  # type: ignore[index]
+    for call in ran:
+        args = call["args"]
+        assert isinstance(args, list)
+        flags = args[args.index("-ldflags") + 1]
+        assert f"k8s.io/component-base/version.gitVersion={occm.version()}" in flags
+        assert f"k8s.io/cloud-provider-openstack/pkg/version.Version={occm.version()}" in flags
+        assert call["nice"] == min(19, os.nice(0) + build.DEFAULT_NICENESS)
+    assert main(["build", "--occm"]) == 0 and len(calls(fake_go)) == 2  # cached
 
 
 def test_occm_is_the_release_the_services_catalogue_deploys() -> None:
-    """The OCCM built is the image of the chart the catalogue installs at the default minor
-    (the chart's appVersion, from the real chart in ../shared/charts)."""
+    """The OCCM and the Cinder CSI plugin built are the images of the charts the catalogue
+    installs at the default minor (each chart's appVersion, from the real charts in
+    ../shared/charts): one module release for both."""
     import tarfile
 
     import yaml
@@ -408,11 +430,12 @@ def test_occm_is_the_release_the_services_catalogue_deploys() -> None:
     from testenv import occm
     from tests.support import real_charts
 
-    info = service_info("openstack-cloud-controller-manager")
-    chart_version = default_version(info, table().default_minor.minor)
-    archive = real_charts() / f"{info.chart}-{chart_version}.tgz"
-    with tarfile.open(archive) as tar:
-        member = tar.extractfile(f"{info.chart}/Chart.yaml")
-        assert member is not None
-        chart = yaml.safe_load(member.read())
-    assert chart["appVersion"] == occm.version() == "v1.36.0"
+    for release in ("openstack-cloud-controller-manager", "openstack-cinder-csi"):
+        info = service_info(release)
+        chart_version = default_version(info, table().default_minor.minor)
+        archive = real_charts() / f"{info.chart}-{chart_version}.tgz"
+        with tarfile.open(archive) as tar:
+            member = tar.extractfile(f"{info.chart}/Chart.yaml")
+            assert member is not None
+            chart = yaml.safe_load(member.read())
+        assert chart["appVersion"] == occm.version() == "v1.36.0", release

@@ -49,6 +49,11 @@ WORKLOAD_CONTROLLERS = (
     "cronjob-controller",
     "serviceaccount-controller",
     "serviceaccount-token-controller",
+    # claims and volumes (tests/test_plane_openstack_cinder_csi.py): binding, and the
+    # protection finalizers the StorageObjectInUseProtection admission plugin adds
+    "persistentvolume-binder-controller",
+    "persistentvolume-protection-controller",
+    "persistentvolumeclaim-protection-controller",
 )
 
 #: Kinds whose controllers create Pods, and where their Pod template is.
