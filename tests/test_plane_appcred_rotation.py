@@ -8,10 +8,10 @@
 - The workload cluster: a second real kube-apiserver with its own real
   kube-controller-manager (tests/workload_cluster.py); ``apply`` installs the REAL upstream
   OCCM and Cinder CSI charts (../shared/charts) with their ``kube-system/cloud-config``, as it
-  does for a real cluster. No kubelet runs here, so the test plays it in :class:`Kubelet`:
-  every Pod the real controllers create is reported Ready, so that the real Deployment and
-  DaemonSet controllers roll the restart through (an old Pod goes only once its successor is
-  available).
+  does for a real cluster. No kubelet runs here, so the test plays it in :class:`Kubelet`
+  (tests/openstack_workload.py): every Pod the real controllers create is reported Ready, so
+  that the real Deployment and DaemonSet controllers roll the restart through (an old Pod
+  goes only once its successor is available).
 
 The rotation must make a new restricted credential, switch the Secret on the management
 cluster and in the workload cluster, restart every OCCM/CSI workload onto it (each Pod that
@@ -22,9 +22,7 @@ run; no secret ever reaches stdout, stderr or a log record.
 
 from __future__ import annotations
 
-import json
 import logging
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,7 +37,6 @@ from scs_templates.providers.openstack.appcred import (
     WORKLOAD_SUFFIX,
     cluster_credentials_in_keystone,
     create_app_credential,
-    credential_authenticates,
     ensure_cluster_credentials,
 )
 from scs_templates.providers.openstack.connection import cloud_access
@@ -48,8 +45,17 @@ from scs_templates.providers.openstack.credentials_secret import (
     parse_credentials_secret,
 )
 from scs_templates.providers.openstack.rotation import ROTATED_ANNOTATION, rotate_credentials
-from scs_templates.settings import ClusterSettings, parse_settings_text
-from tests.support import real_charts
+from scs_templates.settings import ClusterSettings
+from tests.openstack_workload import (
+    Kubelet,
+    cluster_settings,
+    install_credentials,
+    installed,
+    rotate_through_cli,
+    settings_text,
+    stored_credentials,
+    write_settings,
+)
 from tests.test_services_workload import apply
 from tests.workload_cluster import WorkloadCluster, empty_workload, workload_cluster
 
@@ -74,87 +80,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 @pytest.fixture(scope="module")
 def tenant(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Tenant:
     return make_tenant(stack, tmp_path_factory.mktemp("rotation-cloud"), "rot")
-
-
-def _settings_text(namespace: str, cloud: str, *, separate: bool = False, name: str = "rot") -> str:
-    """OCCM and Cinder CSI on (the defaults), the other optional services off (faster)."""
-    return f"""apiVersion: scs-templates.scs.community/v1alpha1
-kind: ClusterSettings
-metadata:
-  name: {name}
-  namespace: {namespace}
-spec:
-  provider: openstack
-  controlPlane:
-    replicas: 1
-    machineType: SCS-2V-4-20s
-  workers:
-    - name: workers
-      replicas: 1
-      machineType: SCS-2V-4-20s
-  openstack:
-    cloud: {cloud}
-    applicationCredential:
-      separateWorkload: {"true" if separate else "false"}
-  services:
-    chartMirror: {json.dumps(str(real_charts()))}
-    metricsServer:
-      enabled: false
-    ingressNginx:
-      enabled: false
-    gatewayAPI:
-      enabled: false
-"""
-
-
-def _settings(namespace: str, cloud: str, **options: Any) -> ClusterSettings:
-    return parse_settings_text(_settings_text(namespace, cloud, **options)).settings
-
-
-class Kubelet:
-    """Plays the kubelet of the workload cluster's nodes: every Pod in kube-system is
-    reported Running and Ready (no container runtime here), so the real controllers see
-    the restarted Pods become available and finish their rollouts."""
-
-    def __init__(self, cluster: WorkloadCluster) -> None:
-        self.cluster = cluster
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> Kubelet:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.stop.set()
-        self.thread.join(timeout=30)
-
-    def _run(self) -> None:
-        from testenv.kubeapi import APIError
-
-        server = self.cluster.server
-        while not self.stop.is_set():
-            for pod in server.list("v1", "Pod", "kube-system"):
-                status = pod.get("status") or {}
-                if status.get("phase") == "Running":
-                    continue
-                try:
-                    server.patch_status(
-                        "v1",
-                        "Pod",
-                        "kube-system",
-                        pod["metadata"]["name"],
-                        {
-                            "phase": "Running",
-                            "conditions": [
-                                {"type": "Ready", "status": "True"},
-                                {"type": "ContainersReady", "status": "True"},
-                            ],
-                        },
-                    )
-                except APIError:
-                    continue  # deleted meanwhile
-            self.stop.wait(0.3)
 
 
 def _consumers(cluster: WorkloadCluster) -> dict[str, dict[str, Any]]:
@@ -199,13 +124,6 @@ def _family(conn: Any, settings: ClusterSettings) -> list[tuple[str, str]]:
     ]
 
 
-def _install_credentials(conn: Any, kube: KubeClient, settings: ClusterSettings) -> None:
-    """What ``install`` does for the credentials: ensure them, write the Secret."""
-    credentials = ensure_cluster_credentials(conn, settings)
-    content = credentials_secret_data(credentials, settings)
-    lifecycle.store_credentials(kube, settings, {k: v.reveal() for k, v in content.items()})
-
-
 def test_rotation_switches_restarts_then_deletes(
     api_plane: Plane,
     tenant: Tenant,
@@ -218,15 +136,9 @@ def test_rotation_switches_restarts_then_deletes(
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tenant.clouds_yaml))
     namespace = api_plane.namespace("rotate")
-    settings = _settings(namespace, tenant.cloud)
-    conn = tenant.connect()
-    access = cloud_access(conn)
-    kube = KubeClient(str(api_plane.kubeconfig))
-    try:
-        _install_credentials(conn, kube, settings)
-        first = parse_credentials_secret(
-            kube.secret_data(namespace, SECRET_NAME) or {}, tenant.cloud
-        )["clouds.yaml"]
+    with installed(api_plane, tenant, namespace) as ready:
+        settings, conn, kube = ready.settings, ready.conn, ready.kube
+        first = ready.credentials["clouds.yaml"]
         with workload_cluster(api_plane, settings, helm, tmp_path / "workload") as cluster:
             apply(cluster, settings)  # the real OCCM + Cinder CSI charts, cloud-config synced
             consumers = _consumers(cluster)
@@ -246,20 +158,11 @@ def test_rotation_switches_restarts_then_deletes(
                 # the CLI: the rotation itself
                 capsys.readouterr()
                 caplog.clear()
-                settings_file = _write_settings(tmp_path, _settings_text(namespace, tenant.cloud))
-                code = rotate_cli(settings_file, api_plane.kubeconfig)
-                out, err = capsys.readouterr()
-                assert code == 0, err
-                stored = parse_credentials_secret(
-                    kube.secret_data(namespace, SECRET_NAME) or {}, tenant.cloud
-                )
-                new = stored["clouds.yaml"]
-                assert new.id != first.id
-                assert stored["cloud.conf"].id == new.id  # no separate workload credential
-                # only the new one is left, and only it authenticates
+                # only the new one authenticates (rotate_through_cli), and only it is left
+                rotated = rotate_through_cli(ready, first, tmp_path, capsys, key="clouds.yaml")
+                new, out, err = rotated.new, rotated.out, rotated.err
+                assert rotated.credentials["cloud.conf"].id == new.id  # no separate workload one
                 assert _family(conn, settings) == [(f"capi-rot-appcred-2.{namespace}", new.id)]
-                assert credential_authenticates(access, new.id, new.secret)
-                assert not credential_authenticates(access, first.id, first.secret)
                 # the workload cluster's cloud-config holds it; every OCCM/CSI Pod that
                 # exists now was made from the restarted template
                 workload_conf = cluster.server.get("v1", "Secret", "kube-system", "cloud-config")
@@ -299,40 +202,10 @@ def test_rotation_switches_restarts_then_deletes(
                 )
                 again = rotate_credentials(conn, settings, kube, timeout=240, poll_interval=0.5)
                 assert any(orphan.id in note for note in again.notes)
-                third = parse_credentials_secret(
-                    kube.secret_data(namespace, SECRET_NAME) or {}, tenant.cloud
-                )["clouds.yaml"]
+                third = stored_credentials(kube, settings)["clouds.yaml"]
                 assert third.id not in (new.id, orphan.id)
                 assert _family(conn, settings) == [(f"capi-rot-appcred-3.{namespace}", third.id)]
                 assert set(_pod_credential_ids(cluster).values()) == {third.id}
-    finally:
-        kube.close()
-        conn.close()
-
-
-def _write_settings(directory: Path, text: str) -> Path:
-    path = directory / "cluster.yaml"
-    path.write_text(text)
-    return path
-
-
-def rotate_cli(settings_file: Path, kubeconfig: Path) -> int:
-    """``scs-templates openstack appcred rotate`` of ``settings_file`` through the CLI, with the
-    limits the plane tests give it (the workload's restart waited for up to 240 s)."""
-    return main(
-        [
-            "openstack",
-            "appcred",
-            "rotate",
-            str(settings_file),
-            "--kubeconfig",
-            str(kubeconfig),
-            "--timeout",
-            "240",
-            "--poll-interval",
-            "0.5",
-        ]
-    )
 
 
 def test_rotation_refuses_what_it_does_not_own(
@@ -345,8 +218,8 @@ def test_rotation_refuses_what_it_does_not_own(
     """Exit 2, one line, nothing changed: no Secret yet, and a credential the user brings."""
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tenant.clouds_yaml))
     namespace = api_plane.namespace("rotate-refused")
-    settings = _settings(namespace, tenant.cloud, separate=True)
-    path = _write_settings(tmp_path, _settings_text(namespace, tenant.cloud, separate=True))
+    settings = cluster_settings(namespace, tenant.cloud, separate=True)
+    path = write_settings(tmp_path, settings_text(namespace, tenant.cloud, separate=True))
     args = ["openstack", "appcred", "rotate", str(path), "--kubeconfig", str(api_plane.kubeconfig)]
     assert main(args) == 2
     err = capsys.readouterr().err
@@ -369,14 +242,11 @@ def test_split_credentials_rotate_together_and_an_unreachable_workload_keeps_the
     from scs_templates.errors import ToolError
 
     namespace = api_plane.namespace("rotate-split")
-    settings = _settings(namespace, tenant.cloud, separate=True, name="split")
+    settings = cluster_settings(namespace, tenant.cloud, separate=True, name="split")
     conn = tenant.connect()
     kube = KubeClient(str(api_plane.kubeconfig))
     try:
-        _install_credentials(conn, kube, settings)
-        before = parse_credentials_secret(
-            kube.secret_data(namespace, SPLIT_SECRET) or {}, tenant.cloud
-        )
+        before = install_credentials(conn, kube, settings)
         with pytest.raises(ToolError, match=r"cannot be reached.*kept"):
             rotate_credentials(conn, settings, kube)
         after = parse_credentials_secret(
@@ -430,8 +300,10 @@ def test_a_credential_named_by_an_earlier_version_is_rotated_to_the_namespaced_n
     )
 
     namespace = api_plane.namespace("rotate-legacy")
-    settings = _settings(namespace, tenant.cloud, name="legacy")
-    other = _settings(api_plane.namespace("rotate-legacy-other"), tenant.cloud, name="legacy")
+    settings = cluster_settings(namespace, tenant.cloud, name="legacy")
+    other = cluster_settings(
+        api_plane.namespace("rotate-legacy-other"), tenant.cloud, name="legacy"
+    )
     conn = tenant.connect()
     kube = KubeClient(str(api_plane.kubeconfig))
     try:

@@ -10,15 +10,16 @@ the credentials our install writes, through our rotation and our delete.
   charts with our values and syncs ``kube-system/cloud-config`` from the credentials Secret
   that the library wrote on the management plane as ``install`` writes it.
 - No kubelet and no container runtime run here. :class:`OCCMContainers` plays the kubelet
-  for OCCM's DaemonSet: for each live Pod of it, it runs the real binary with the Pod's own
-  container arguments and environment, and the Secret volume the Pod mounts written to a
-  private directory in place of ``/etc/config`` (what the kubelet does). Two flags differ,
-  on purpose: ``--controllers=service`` (the chart also runs cloud-node, cloud-node-lifecycle
-  and route, which look servers up in Nova; no Nova servers exist here, and the node
-  lifecycle controller would delete Nodes whose server it cannot find) and what a Pod gets
-  from its ServiceAccount is a kubeconfig here (``--kubeconfig``, leader election and the
-  serving port off). The other Pods of kube-system are reported Ready by the rotation
-  test's :class:`~tests.test_plane_appcred_rotation.Kubelet`.
+  for OCCM's DaemonSet (a :class:`~tests.openstack_workload.PodContainers`): for each live
+  Pod of it, it runs the real binary with the Pod's own container arguments and environment,
+  and the Secret volume the Pod mounts written to a private directory in place of
+  ``/etc/config`` (what the kubelet does). Two flags differ, on purpose:
+  ``--controllers=service`` (the chart also runs cloud-node, cloud-node-lifecycle and route,
+  which look servers up in Nova; no Nova servers exist here, and the node lifecycle
+  controller would delete Nodes whose server it cannot find) and what a Pod gets from its
+  ServiceAccount is a kubeconfig here (``--kubeconfig``, leader election and the serving
+  port off). The other Pods of kube-system are reported Ready by
+  :class:`~tests.openstack_workload.Kubelet`, as in the rotation test.
 - The nodes' servers: a Neutron port per Node (device_id = the server ID of the Node's
   ``openstack:///`` provider ID, the Node's InternalIP its fixed IP), which is how OCCM
   finds the subnet of the load balancer and the ports its security group goes on.
@@ -33,38 +34,30 @@ group, so step (c) finds none of OCCM's left.
 
 from __future__ import annotations
 
-import base64
-import os
-import re
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from openstack_fixtures import Tenant, make_tenant, running_stack
+from openstack_fixtures import Tenant, make_tenant
 
 from scs_templates.kube import KubeClient
-from scs_templates.providers.openstack.appcred import credential_authenticates
-from scs_templates.providers.openstack.connection import cloud_access
-from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret
 from scs_templates.providers.openstack.leftovers import (
     clean_project_leftovers,
     load_balancer_api,
     occm_load_balancer_prefix,
 )
-from scs_templates.services.values import CLOUD_CONFIG_SECRET
 from scs_templates.workload_cleanup import LB_CLEANUP_FINALIZER, clean_workload
-from tests.support import skip_or_fail
-from tests.test_plane_appcred_rotation import (
+from tests.openstack_workload import (
+    CONFIG_MOUNT,
     Kubelet,
-    _install_credentials,
-    _settings,
-    _settings_text,
-    _write_settings,
-    rotate_cli,
+    PodContainers,
+    go_program,
+    installed,
+    octavia_cinder_stack,
+    rotate_through_cli,
+    wait,
 )
 from tests.test_services_workload import apply
 from tests.workload_cluster import NODES, WorkloadCluster, workload_cluster
@@ -74,15 +67,11 @@ if TYPE_CHECKING:
 
     from scs_templates import api
     from testenv import Plane
-    from testenv.process import Daemon
 
 pytestmark = [pytest.mark.helm, pytest.mark.plane, pytest.mark.openstack, pytest.mark.extra_builds]
 
 CLUSTER = "occm"
-SECRET_NAME = f"capi-{CLUSTER}-cloud-config"
 DAEMONSET = "openstack-cloud-controller-manager"
-#: Where the chart mounts the cloud-config Secret in OCCM's container.
-CONFIG_MOUNT = "/etc/config"
 LB_WAIT = 300.0
 
 
@@ -90,14 +79,9 @@ def occm_binary() -> Path:
     """OCCM, built when it is not cached (as the plane fixture builds the plane; ``make
     test``'s background ``build --all`` builds it last, and this waits for it under the build
     lock); without a Go toolchain skip, in CI fail."""
-    from testenv import PlaneError, build, occm
+    from testenv import occm
 
-    if not occm.binary().is_file() and build.go_binary() is None:
-        skip_or_fail("OCCM needs the Go toolchain (`go`) to build (python -m testenv build --occm)")
-    try:
-        return occm.ensure_built()
-    except PlaneError as error:
-        pytest.fail(f"OCCM could not be built: {error}")
+    return go_program("OCCM", occm.binary(), occm.ensure_built)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -110,136 +94,12 @@ def occm_program() -> Path:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """Keystone, Neutron and Octavia (skips, or fails under CI=true, when they cannot start)."""
-    for started in running_stack(tmp_path_factory, "occm-stack"):
-        try:
-            started.start_octavia_cinder(cinder=False)
-        except Exception as error:
-            skip_or_fail(f"Octavia could not start in the test stack: {error}")
-        yield started
+    yield from octavia_cinder_stack(tmp_path_factory, "occm-stack", cinder=False)
 
 
 @pytest.fixture(scope="module")
 def tenant(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Tenant:
     return make_tenant(stack, tmp_path_factory.mktemp("occm-cloud"), CLUSTER)
-
-
-def _expand(value: str, env: dict[str, str]) -> str:
-    """Kubernetes' ``$(VAR)`` expansion of container arguments."""
-    return re.sub(
-        r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), value
-    )
-
-
-class PodContainers:
-    """Plays the kubelet for one container of a workload's Pods (this test's double, see the
-    module docstring): one real process per live Pod, started from that Pod's container and
-    the Secret it mounts as it is when the Pod starts; a deleted Pod's process is stopped.
-    Subclasses say which Pods (:meth:`owned`), which container, which Secret volume and
-    mount, and the program's arguments (:meth:`argv`): OCCM's DaemonSet here, the Cinder CSI
-    controller plugin's Deployment in tests/test_plane_openstack_cinder_csi.py."""
-
-    #: The log files' prefix (``<prefix>-<pod uid>.log``) and the processes' name prefix.
-    LOG = "occm"
-    #: The container (``None``: the Pod's only one).
-    CONTAINER: str | None = None
-    #: The Secret volume (the cloud-config Secret we sync) and where the container mounts it.
-    VOLUME = "cloud-config-volume"
-    MOUNT = CONFIG_MOUNT
-
-    def __init__(self, cluster: WorkloadCluster, binary: Path, directory: Path) -> None:
-        self.cluster = cluster
-        self.binary = binary
-        self.directory = directory
-        self.running: dict[str, tuple[Daemon, Path]] = {}
-        self.started: list[str] = []  # Pod UIDs, in start order
-        self.stop_event = threading.Event()
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> Self:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.stop_event.set()
-        self.thread.join(timeout=30)
-        for daemon, _conf in self.running.values():
-            daemon.stop()
-        self.running.clear()
-
-    def owned(self, pod: dict[str, Any]) -> bool:
-        """Whether ``pod`` is one of the workload's (by its owner reference)."""
-        raise NotImplementedError
-
-    def argv(self, args: list[str], conf: Path, uid: str) -> list[str]:
-        """The program's command line from the container's (``$(VAR)``-expanded) args, its
-        Secret volume written to ``conf``."""
-        raise NotImplementedError
-
-    def pods(self) -> list[dict[str, Any]]:
-        return [p for p in self.cluster.server.list("v1", "Pod", "kube-system") if self.owned(p)]
-
-    def config_of_running(self) -> list[str]:
-        """The cloud.conf of every running process (as its container sees it)."""
-        return [(conf / "cloud.conf").read_text() for _d, conf in list(self.running.values())]
-
-    def logs(self) -> list[Path]:
-        return sorted(self.directory.glob(f"{self.LOG}-*.log"))
-
-    def _run(self) -> None:
-        try:
-            while not self.stop_event.wait(0.3):
-                live = {
-                    pod["metadata"]["uid"]: pod
-                    for pod in self.pods()
-                    if not pod["metadata"].get("deletionTimestamp")
-                }
-                for uid in list(self.running):
-                    if uid not in live:  # the Pod was deleted: its container stops
-                        daemon, _conf = self.running.pop(uid)
-                        daemon.stop()
-                for uid, pod in live.items():
-                    if uid not in self.running:
-                        self.running[uid] = self._start(pod)
-                        self.started.append(uid)
-                for daemon, _conf in self.running.values():
-                    daemon.check()
-        except BaseException as error:  # reported by the test, not lost in the thread
-            self.error = error
-
-    def _start(self, pod: dict[str, Any]) -> tuple[Daemon, Path]:
-        from testenv.plane import _die_with_parent
-        from testenv.process import Daemon
-
-        spec = pod["spec"]
-        [container] = [c for c in spec["containers"] if self.CONTAINER in (None, c["name"])]
-        uid = pod["metadata"]["uid"]
-        conf = self.directory / f"pod-{uid}" / "config"
-        conf.mkdir(parents=True, mode=0o700)
-        mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts") or []}
-        # the chart's other mounts (hostPath kubelet plugin and PKI directories, the
-        # ServiceAccount token) are not read with the flags argv() gives
-        assert mounts[self.VOLUME].rstrip("/") == self.MOUNT, mounts
-        [volume] = [v for v in spec["volumes"] if v["name"] == self.VOLUME]
-        assert volume["secret"]["secretName"] == CLOUD_CONFIG_SECRET  # the one we sync
-        secret = self.cluster.server.get(
-            "v1", "Secret", "kube-system", volume["secret"]["secretName"]
-        )
-        assert secret is not None
-        for key, value in secret["data"].items():  # what the kubelet writes into the volume
-            path = conf / key
-            path.write_bytes(base64.b64decode(value))
-            path.chmod(0o600)
-        env = {e["name"]: e.get("value", "") for e in container.get("env") or []}
-        args = [_expand(a, env) for a in container["args"]]
-        daemon = Daemon(
-            f"{self.LOG}-{uid[:8]}",
-            self.argv(args, conf, uid),
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(conf.parent)},
-            log=self.directory / f"{self.LOG}-{uid}.log",
-            preexec=_die_with_parent,
-        )
-        return daemon, conf
 
 
 class OCCMContainers(PodContainers):
@@ -266,23 +126,6 @@ class OCCMContainers(PodContainers):
             "--leader-elect=false",
             "--secure-port=0",
         ]
-
-
-def _wait(what: str, probe: Any, timeout: float, occm: PodContainers) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        if occm.error is not None:
-            raise occm.error
-        found = probe()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            logs = occm.logs()
-            tail = logs[-1].read_text()[-3000:] if logs else f"(no {occm.LOG} log)"
-            pytest.fail(
-                f"timed out after {timeout:.0f} s waiting for {what}; {occm.LOG} log:\n{tail}"
-            )
-        time.sleep(1.0)
 
 
 def _node_servers(conn: Any, cluster: WorkloadCluster) -> dict[str, str]:
@@ -368,15 +211,9 @@ def test_occm_load_balancer_through_rotation_and_delete(
     binary = occm_program
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tenant.clouds_yaml))
     namespace = api_plane.namespace("occm")
-    settings = _settings(namespace, tenant.cloud, name=CLUSTER)
-    conn = tenant.connect()
-    access = cloud_access(conn)
-    kube = KubeClient(str(api_plane.kubeconfig))
-    try:
-        _install_credentials(conn, kube, settings)  # as install writes them
-        first = parse_credentials_secret(
-            kube.secret_data(namespace, SECRET_NAME) or {}, tenant.cloud
-        )["cloud.conf"]
+    with installed(api_plane, tenant, namespace, name=CLUSTER) as ready:  # as install does
+        settings, conn = ready.settings, ready.conn
+        first = ready.credentials["cloud.conf"]
         with workload_cluster(api_plane, settings, helm, tmp_path / "workload") as cluster:
             apply(cluster, settings)  # the real OCCM chart, cloud-config synced from the Secret
             daemonset = cluster.server.get("apps/v1", "DaemonSet", "kube-system", DAEMONSET)
@@ -390,7 +227,7 @@ def test_occm_load_balancer_through_rotation_and_delete(
                 Kubelet(cluster),
                 OCCMContainers(cluster, binary, tmp_path / "occm") as running,
             ):
-                _wait("OCCM's Pod to run", lambda: running.running, 120, running)
+                wait("OCCM's Pod to run", lambda: running.running, 120, running)
                 assert [
                     f'application-credential-id="{first.id}"' in c
                     for c in running.config_of_running()
@@ -402,7 +239,7 @@ def test_occm_load_balancer_through_rotation_and_delete(
                     found = _occm_load_balancers(conn)
                     return found if found and found[0].provisioning_status == "ACTIVE" else None
 
-                [lb] = _wait("OCCM's load balancer ACTIVE", active, LB_WAIT, running)
+                [lb] = wait("OCCM's load balancer ACTIVE", active, LB_WAIT, running)
                 assert lb.name == f"{occm_load_balancer_prefix(settings)}shop_web"
                 assert lb.name == f"kube_service_{CLUSTER}_shop_web"
 
@@ -410,7 +247,7 @@ def test_occm_load_balancer_through_rotation_and_delete(
                     svc = cluster.server.get("v1", "Service", "shop", "web") or {}
                     return ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress")
 
-                [address] = _wait("the Service's load balancer address", ingress, LB_WAIT, running)
+                [address] = wait("the Service's load balancer address", ingress, LB_WAIT, running)
                 assert address["ip"] == lb.vip_address
                 svc = cluster.server.get("v1", "Service", "shop", "web")
                 assert svc is not None
@@ -427,22 +264,12 @@ def test_occm_load_balancer_through_rotation_and_delete(
                 assert group.description.startswith("Security Group for shop/web Service")
 
                 # rotation: new credential, the DaemonSet restarted, OCCM on the new one
-                text = _settings_text(namespace, tenant.cloud, name=CLUSTER)
-                code = rotate_cli(_write_settings(tmp_path, text), api_plane.kubeconfig)
-                out, err = capsys.readouterr()
-                assert code == 0, err
-                assert f"(ID {first.id})" in out
-                new = parse_credentials_secret(
-                    kube.secret_data(namespace, SECRET_NAME) or {}, tenant.cloud
-                )["cloud.conf"]
-                assert new.id != first.id
-                assert not credential_authenticates(access, first.id, first.secret)
-                assert credential_authenticates(access, new.id, new.secret)
+                new = rotate_through_cli(ready, first, tmp_path, capsys).new
 
                 def restarted() -> bool:  # the restart made a new Pod: a new OCCM
                     return len(running.started) == 2 and len(running.running) == 1
 
-                _wait("OCCM's new Pod to run", restarted, 60, running)
+                wait("OCCM's new Pod to run", restarted, 60, running)
                 assert [
                     f'application-credential-id="{new.id}"' in c
                     for c in running.config_of_running()
@@ -455,7 +282,7 @@ def test_occm_load_balancer_through_rotation_and_delete(
                     {"spec": {"ports": _service([80, 443])["spec"]["ports"]}},
                     content_type="application/merge-patch+json",
                 )
-                _wait(
+                wait(
                     "OCCM's listener for the new port",
                     lambda: set(_listeners(conn, lb.id)) == {80, 443},
                     LB_WAIT,
@@ -479,6 +306,3 @@ def test_occm_load_balancer_through_rotation_and_delete(
                     dry_run=True,
                 )
                 assert [d for d in left.deleted] == [], left.lines()
-    finally:
-        kube.close()
-        conn.close()

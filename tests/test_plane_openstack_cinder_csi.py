@@ -17,11 +17,11 @@ our delete.
 
 Doubles (docs/testing.md "What is still a double"):
 
-- :class:`CSIControllers` plays the kubelet for the controller plugin's Deployment (the
-  mechanism of tests/test_plane_occm.py's :class:`PodContainers`): for each live Pod, the
-  real plugin with the Pod's own ``cinder-csi-plugin`` container arguments and environment,
-  the cloud-config Secret it mounts written where the container reads it, and its CSI socket
-  in a private directory in place of the Pod's ``socket-dir`` emptyDir.
+- :class:`CSIControllers` plays the kubelet for the controller plugin's Deployment (OCCM's
+  mechanism: :class:`~tests.openstack_workload.PodContainers`): for each live Pod, the real
+  plugin with the Pod's own ``cinder-csi-plugin`` container arguments and environment, the
+  cloud-config Secret it mounts written where the container reads it, and its CSI socket in
+  a private directory in place of the Pod's ``socket-dir`` emptyDir.
 - :class:`ProvisionerDouble` stands in for the Pod's ``csi-provisioner`` sidecar (the
   external-provisioner v5.3.0 the chart pins): it is NOT built, because its module requires
   ``k8s.io/kubernetes`` v1.33.1 and its own k8s.io v0.33 / gRPC v1.72 set, which none of the
@@ -50,19 +50,14 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from openstack_fixtures import Tenant, make_tenant, running_stack
+from openstack_fixtures import Tenant, make_tenant
 
 from scs_templates.kube import KubeClient
-from scs_templates.providers.openstack.appcred import credential_authenticates
-from scs_templates.providers.openstack.connection import cloud_access
-from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret
 from scs_templates.providers.openstack.leftovers import (
     CINDER_CSI_CLUSTER_PROPERTY,
     block_storage_api,
@@ -70,16 +65,16 @@ from scs_templates.providers.openstack.leftovers import (
 )
 from scs_templates.services.values import CINDER_DEFAULT_CLASS, CINDER_PROVISIONER
 from scs_templates.workload_cleanup import clean_workload
-from tests.support import skip_or_fail
-from tests.test_plane_appcred_rotation import (
+from tests.openstack_workload import (
     Kubelet,
-    _install_credentials,
-    _settings,
-    _settings_text,
-    _write_settings,
-    rotate_cli,
+    PodContainers,
+    Poller,
+    go_program,
+    installed,
+    octavia_cinder_stack,
+    rotate_through_cli,
+    wait,
 )
-from tests.test_plane_occm import PodContainers, _wait
 from tests.test_services_workload import apply
 from tests.workload_cluster import NODES, WorkloadCluster, workload_cluster
 
@@ -92,7 +87,6 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.helm, pytest.mark.plane, pytest.mark.openstack, pytest.mark.extra_builds]
 
 CLUSTER = "csi"
-SECRET_NAME = f"capi-{CLUSTER}-cloud-config"
 DEPLOYMENT = "openstack-cinder-csi-controllerplugin"
 #: The plugin's topology key (its node service reports the server's zone under it).
 ZONE_KEY = "topology.cinder.csi.openstack.org/zone"
@@ -105,14 +99,9 @@ WAIT = 120.0
 def csi_binary() -> Path:
     """The plugin, built when it is not cached (as test_plane_occm builds OCCM); without a
     Go toolchain skip, in CI fail."""
-    from testenv import PlaneError, build, occm
+    from testenv import occm
 
-    if not occm.csi_binary().is_file() and build.go_binary() is None:
-        skip_or_fail("Cinder CSI needs the Go toolchain (`go`) to build (testenv build --occm)")
-    try:
-        return occm.ensure_csi_built()
-    except PlaneError as error:
-        pytest.fail(f"the Cinder CSI plugin could not be built: {error}")
+    return go_program("the Cinder CSI plugin", occm.csi_binary(), occm.ensure_csi_built)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -124,17 +113,9 @@ def csi_program() -> Path:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Keystone, Neutron, Octavia, Cinder and the Nova API (skips, or fails under CI=true,
-    when they cannot start): the plugin makes its compute client at start and exits when
-    the catalog has no compute endpoint ("No suitable endpoint could be found in the
-    service catalog"), though creating and deleting volumes asks nothing of Nova."""
-    for started in running_stack(tmp_path_factory, "csi-stack"):
-        try:
-            started.start_octavia_cinder()
-            started.start_nova()
-        except Exception as error:
-            skip_or_fail(f"Cinder or the Nova API could not start in the test stack: {error}")
-        yield started
+    """Keystone, Neutron, Octavia, Cinder and the Nova API (the plugin needs a compute
+    endpoint to start: :func:`~tests.openstack_workload.octavia_cinder_stack`)."""
+    yield from octavia_cinder_stack(tmp_path_factory, "csi-stack", cinder=True)
 
 
 @pytest.fixture(scope="module")
@@ -293,28 +274,20 @@ def parse_volume(response: bytes) -> dict[str, Any]:
     }
 
 
-class ProvisionerDouble:
+class ProvisionerDouble(Poller):
     """The csi-provisioner sidecar's work (a double: the module docstring says why), against
     the real plugin's socket: a claim the PV controller handed to our driver
     (``volume.kubernetes.io/storage-provisioner``) with a selected node gets ``CreateVolume``
     and a PV bound to it (what external-provisioner v5 writes); a Released PV of our driver
     with reclaim policy Delete gets ``DeleteVolume``, then the PV is deleted."""
 
+    INTERVAL = 0.5
+
     def __init__(self, cluster: WorkloadCluster, plugins: CSIControllers) -> None:
+        super().__init__()
         self.cluster = cluster
         self.plugins = plugins
-        self.stop_event = threading.Event()
-        self.error: BaseException | None = None
         self.calls: list[tuple[str, str]] = []  # (method, socket) in call order
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> ProvisionerDouble:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.stop_event.set()
-        self.thread.join(timeout=30)
 
     def _call(self, method: str, request: bytes) -> bytes:
         import grpc
@@ -328,18 +301,14 @@ class ProvisionerDouble:
             response: bytes = call(request, timeout=60, wait_for_ready=True)
         return response
 
-    def _run(self) -> None:
-        try:
-            while not self.stop_event.wait(0.5):
-                if not self.plugins.running:
-                    continue
-                server = self.cluster.server
-                for claim in server.list("v1", "PersistentVolumeClaim", ""):
-                    self._provision(claim)
-                for pv in server.list("v1", "PersistentVolume", ""):
-                    self._delete(pv)
-        except BaseException as error:  # reported by the test
-            self.error = error
+    def poll(self) -> None:
+        if not self.plugins.running:
+            return
+        server = self.cluster.server
+        for claim in server.list("v1", "PersistentVolumeClaim", ""):
+            self._provision(claim)
+        for pv in server.list("v1", "PersistentVolume", ""):
+            self._delete(pv)
 
     def _provision(self, claim: dict[str, Any]) -> None:
         meta = claim["metadata"]
@@ -471,27 +440,17 @@ def _bound(cluster: WorkloadCluster, name: str) -> dict[str, Any] | None:
 def _provision(
     conn: Any, cluster: WorkloadCluster, name: str, size: str, watched: list[Any]
 ) -> tuple[dict[str, Any], Any]:
-    """Create the claim; wait for its bound PV and its available Cinder volume."""
+    """Create the claim; wait for its bound PV and its available Cinder volume (a timeout
+    fails with the log of the plugin, ``watched[0]``)."""
     cluster.server.create(_claim(name, size))
-
-    def waited(what: str, probe: Any) -> Any:
-        deadline = time.monotonic() + WAIT
-        while True:
-            for runner in watched:
-                if runner.error is not None:
-                    raise runner.error
-            found = probe()
-            if found:
-                return found
-            if time.monotonic() > deadline:
-                _wait(what, probe, 0, watched[0])  # fails with the plugin's log
-            time.sleep(0.5)
-
-    claim = waited(f"claim {name} Bound", lambda: _bound(cluster, name))
+    claim = wait(f"claim {name} Bound", lambda: _bound(cluster, name), WAIT, *watched, every=0.5)
     pv_name = claim["spec"]["volumeName"]
-    volume = waited(
+    volume = wait(
         f"Cinder volume {pv_name} available",
         lambda: (v := _volumes(conn).get(pv_name)) is not None and v.status == "available" and v,
+        WAIT,
+        *watched,
+        every=0.5,
     )
     return claim, volume
 
@@ -510,15 +469,9 @@ def test_cinder_csi_volumes_through_rotation_and_delete(
 
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tenant.clouds_yaml))
     namespace = api_plane.namespace("csi")
-    settings = _settings(namespace, tenant.cloud, name=CLUSTER)
-    conn = tenant.connect()
-    access = cloud_access(conn)
-    kube = KubeClient(str(api_plane.kubeconfig))
-    try:
-        _install_credentials(conn, kube, settings)  # as install writes them
-        first = parse_credentials_secret(
-            kube.secret_data(namespace, SECRET_NAME) or {}, tenant.cloud
-        )["cloud.conf"]
+    with installed(api_plane, tenant, namespace, name=CLUSTER) as ready:  # as install does
+        settings, conn = ready.settings, ready.conn
+        first = ready.credentials["cloud.conf"]
         with workload_cluster(api_plane, settings, helm, tmp_path / "workload") as cluster:
             apply(cluster, settings)  # the real Cinder CSI chart, our StorageClasses
             deployment = cluster.server.get("apps/v1", "Deployment", "kube-system", DEPLOYMENT)
@@ -558,7 +511,7 @@ def test_cinder_csi_volumes_through_rotation_and_delete(
                 ProvisionerDouble(cluster, plugins) as provisioner_double,
             ):
                 watched = [plugins, provisioner_double]
-                _wait("the controller plugin's Pod to run", lambda: plugins.running, 120, plugins)
+                wait("the controller plugin's Pod to run", lambda: plugins.running, 120, plugins)
                 assert [
                     f'application-credential-id="{first.id}"' in c
                     for c in plugins.config_of_running()
@@ -583,7 +536,7 @@ def test_cinder_csi_volumes_through_rotation_and_delete(
 
                 # the claim deleted (reclaim Delete): the plugin deletes the volume
                 cluster.server.delete("v1", "PersistentVolumeClaim", "shop", "data")
-                _wait(
+                wait(
                     "the volume of the deleted claim to go",
                     lambda: (
                         pv_name not in _volumes(conn)
@@ -596,18 +549,8 @@ def test_cinder_csi_volumes_through_rotation_and_delete(
                 assert kept.size == 2
 
                 # rotation: new credential, the Deployment restarted, the plugin on the new one
-                text = _settings_text(namespace, tenant.cloud, name=CLUSTER)
-                code = rotate_cli(_write_settings(tmp_path, text), api_plane.kubeconfig)
-                out, err = capsys.readouterr()
-                assert code == 0, err
-                assert f"(ID {first.id})" in out
-                new = parse_credentials_secret(
-                    kube.secret_data(namespace, SECRET_NAME) or {}, tenant.cloud
-                )["cloud.conf"]
-                assert new.id != first.id
-                assert not credential_authenticates(access, first.id, first.secret)
-                assert credential_authenticates(access, new.id, new.secret)
-                _wait(
+                new = rotate_through_cli(ready, first, tmp_path, capsys).new
+                wait(
                     "the restarted controller Pod's plugin",
                     lambda: len(plugins.started) == 2 and len(plugins.running) == 1,
                     60,
@@ -634,7 +577,7 @@ def test_cinder_csi_volumes_through_rotation_and_delete(
                 assert cluster.server.list("v1", "PersistentVolume", "") == []
                 # DeleteVolume returns once Cinder accepted the delete (the PV goes then);
                 # Cinder finishes it by itself: a volume may still be "deleting" here
-                _wait("Cinder to finish deleting", lambda: _volumes(conn) == {}, WAIT, plugins)
+                wait("Cinder to finish deleting", lambda: _volumes(conn) == {}, WAIT, plugins)
                 deletes = provisioner_double.calls[calls_before + 1 :]
                 assert deletes == [("DeleteVolume", new_socket)] * 2
                 left = clean_project_leftovers(
@@ -645,6 +588,3 @@ def test_cinder_csi_volumes_through_rotation_and_delete(
                     dry_run=True,
                 )
                 assert [d for d in left.deleted] == [], left.lines()
-    finally:
-        kube.close()
-        conn.close()
