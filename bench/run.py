@@ -25,6 +25,25 @@ RESULTS = Path(__file__).resolve().parent / "results"
 REPO = Path(__file__).resolve().parents[1]
 
 
+def compile_bytecode() -> str:
+    """Byte-compile the package as installed users have it, and say so.
+
+    A wheel install (pip) writes ``__pycache__`` for every module and ``make setup`` runs
+    ``python -m compileall -q scs_templates``; a checkout run under
+    ``PYTHONDONTWRITEBYTECODE=1`` (set on this machine) would otherwise compile every edited
+    module again in every timed run and measure what no user pays. compileall writes the
+    ``.pyc`` files whatever that variable says; a failure stops the benchmark.
+    """
+    package = REPO / "scs_templates"
+    if not compileall.compile_dir(str(package), quiet=1):
+        raise SystemExit(f"bench: compileall failed for {package}; not timing stale bytecode")
+    note = f"compileall {package.relative_to(REPO)} (as make setup / a wheel install)"
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        note += "; PYTHONDONTWRITEBYTECODE is set, so this is the bytecode the runs use"
+    print(f"bytecode: {note}", file=sys.stderr, flush=True)
+    return note
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smoke run: few runs, small fleet")
@@ -56,11 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(cases)}")
 
-    # As `make setup` does: without it, a checkout run under PYTHONDONTWRITEBYTECODE compiles
-    # every changed module in every timed run.
-    compileall.compile_dir(str(REPO / "scs_templates"), quiet=1)
+    bytecode = compile_bytecode()
     report: dict[str, Any] = {
         "machine": machine(),
+        "bytecode": bytecode,
         "runs": runs,
         "quick": args.quick,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

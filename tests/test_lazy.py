@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support import REPO
+from tests.support import EXAMPLES, REPO
 
 PACKAGE = REPO / "scs_templates"
 #: Every package that takes ``__getattr__`` from lazy.exports, and the submodules of its
@@ -116,3 +117,35 @@ def test_no_package_writes_its_own_lazy_getattr() -> None:
             callers.add(".".join(path.relative_to(REPO).parent.parts))
     assert own == OWN_GETATTR
     assert callers == set(LAZY_PACKAGES)
+
+
+def _modules_of_render(example: Path) -> set[str]:
+    """Every module a ``render`` of ``example`` to stdout imported, in a fresh interpreter."""
+    code = (
+        "import json, sys\n"
+        "from scs_templates.cli.main import main\n"
+        "try:\n"
+        f"    main(['render', {str(example)!r}])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "sys.stdout.flush()\n"
+        "print('\\nMODULES=' + json.dumps(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60
+    ).stdout
+    return set(json.loads(out.rsplit("MODULES=", 1)[1]))
+
+
+#: What a successful ``render`` does not need (issue #19, docs/performance.md round 10):
+#: shlex only quotes a secret for redaction, and helm's stderr of a successful run is empty,
+#: so secrets.redact returns at once (and --debug's command line imports it itself).
+RENDER_NEVER_IMPORTS = {"shlex"}
+
+
+@pytest.mark.helm
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
+def test_render_path_imports_none_of_the_trimmed_modules(example: Path) -> None:
+    loaded = _modules_of_render(example)
+    assert "scs_templates.render" in loaded
+    assert not loaded & RENDER_NEVER_IMPORTS, sorted(loaded & RENDER_NEVER_IMPORTS)
