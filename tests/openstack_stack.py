@@ -414,16 +414,26 @@ vni_ranges = 1:1000
         self._serve("octavia", self.octavia_port, {"OCTAVIA_CONFIG_FILE": str(octavia_conf)})
         octavia = self.processes[-1]
         if cinder:
-            self.cinder_port = free_port()
-            cinder_password = self._register_service(
-                "cinder", "block-storage", f"{self.cinder_url}/v3/%(project_id)s"
-            )
-            cinder_conf = self._setup_cinder(cinder_password)
-            self._serve("cinder", self.cinder_port, {"CINDER_CONFIG_FILE": str(cinder_conf)})
+            self._serve_cinder()
         # Octavia and Cinder answer once their workers run (the scripts serve after that).
         self._wait("octavia", f"{self.octavia_url}/", process=octavia, timeout=300)
         if cinder:
             self._wait("cinder", f"{self.cinder_url}/", process=self.processes[-1], timeout=300)
+
+    def start_cinder(self) -> None:
+        """Add Cinder alone (block-storage, as :meth:`start_octavia_cinder` does). Idempotent."""
+        if self.cinder_port:
+            return
+        self._serve_cinder()
+        self._wait("cinder", f"{self.cinder_url}/", process=self.processes[-1], timeout=300)
+
+    def _serve_cinder(self) -> None:
+        self.cinder_port = free_port()
+        cinder_password = self._register_service(
+            "cinder", "block-storage", f"{self.cinder_url}/v3/%(project_id)s"
+        )
+        cinder_conf = self._setup_cinder(cinder_password)
+        self._serve("cinder", self.cinder_port, {"CINDER_CONFIG_FILE": str(cinder_conf)})
 
     def _setup_octavia(self, password: str) -> Path:
         d = self.state_dir / "octavia"

@@ -883,7 +883,11 @@ def test_preflight(run_cli: Any, tmp_path: Path, conn: Any, admin: Any) -> None:
         )
         assert lines["node-cidr"].startswith("ok")
         assert lines["names"].startswith("ok")
-        for check, service in (("flavors", "compute"), ("images", "image")):
+        for check, service in (
+            ("flavors", "compute"),
+            ("images", "image"),
+            ("image-fit", "compute"),
+        ):
             assert lines[check] == (
                 f"skipped {check}: not checked: no {service} endpoint in the service catalog"
             )

@@ -44,6 +44,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         try:
             started.start_nova()
             started.start_glance()
+            started.start_cinder()
         except Exception as error:
             skip_or_fail(f"Nova and Glance could not start in the test stack: {error}")
             raise
@@ -195,3 +196,225 @@ def test_preflight_flavors_and_images_against_real_nova_and_glance(
             conn.image.delete_image(image.id, ignore_missing=True)
         for flavor in flavors:
             admin.compute.delete_flavor(flavor.id, ignore_missing=True)
+
+
+def _fit_file(
+    tmp_path: Path,
+    cluster: str,
+    *,
+    image: str,
+    cp_flavor: str,
+    worker_flavor: str,
+    worker_image: str = "",
+    worker_root_disk: int = 0,
+) -> Path:
+    """Settings for the image-fit check: one image for all (``spec.openstack.image``), the
+    workers' own image and root volume where given."""
+    workers = f"      machineType: {worker_flavor}\n"
+    if worker_image:
+        workers += f"      image: {worker_image}\n"
+    if worker_root_disk:
+        workers += f"      rootDiskGB: {worker_root_disk}\n"
+    text = _settings_text(cluster, "10.70.0.0/20", external=f"    image: {image}\n")
+    text = text.replace("    machineType: SCS-2V-4-20s\n", f"    machineType: {cp_flavor}\n")
+    text = text.replace("      machineType: SCS-4V-8-50s\n", workers)
+    path = tmp_path / f"{cluster}-{uuid.uuid4().hex[:4]}.yaml"
+    path.write_text(text)
+    return path
+
+
+def _line_of(path: Path, text: str) -> int:
+    """The line (1-based) of ``path`` that is ``text``."""
+    return path.read_text().splitlines().index(text) + 1
+
+
+def _nova_refuses(conn: Any, flavor: Any, image: Any, expected: str) -> None:
+    """The REAL Nova API refuses a server of this flavor and image with ``expected`` (its
+    own validation, before any scheduling: proof that the check foresees Nova's answer)."""
+    from openstack import exceptions
+
+    with pytest.raises(exceptions.HttpException) as refused:
+        conn.compute.create_server(
+            name=f"fit-{uuid.uuid4().hex[:6]}",
+            flavor_id=flavor.id,
+            image_id=image.id,
+            networks="none",
+        )
+    assert refused.value.status_code == 400, refused.value
+    assert expected in str(refused.value), refused.value
+
+
+@pytest.mark.openstack
+def test_preflight_image_fit_against_real_nova_and_glance(
+    run_cli: Any, tmp_path: Path, conn: Any, admin: Any
+) -> None:
+    """The image-fit check against real Nova flavors and real Glance images (their min_ram,
+    min_disk and properties as Glance stores them): a flavor with less RAM than the image's
+    min_ram and a disk below its min_disk, a root volume below min_disk, an image uploaded
+    from an encrypted volume booted from the flavor's disk: each a failure in the settings
+    (exit 2) naming the machine and its line; and for each, the REAL Nova API refuses such a
+    server with the error the check names. Everything fitting: ok (exit 0)."""
+    from openstack import exceptions
+
+    cluster = _unique("fit")
+    suffix = uuid.uuid4().hex[:6]
+    small, large = f"fit-small-{suffix}", f"fit-large-{suffix}"
+    image_name, encrypted_name = f"fit-{suffix}", f"fit-enc-{suffix}"
+    _external_network(admin)
+    flavors: list[Any] = []
+    images: list[Any] = []
+    try:
+        flavors.append(admin.compute.create_flavor(name=small, ram=2048, vcpus=1, disk=10))
+        flavors.append(admin.compute.create_flavor(name=large, ram=8192, vcpus=4, disk=20))
+        images.append(_upload(conn, image_name))
+        conn.image.update_image(images[0].id, min_ram=4096, min_disk=15)
+        images.append(_upload(conn, encrypted_name))
+        conn.image.update_image(images[1].id, cinder_encryption_key_id=str(uuid.uuid4()))
+        image, encrypted = (conn.image.get_image(i.id) for i in images)
+        assert (image.min_ram, image.min_disk) == (4096, 15)
+
+        # The control plane's flavor is too small for the image in RAM and disk.
+        misfit = _fit_file(
+            tmp_path, cluster, image=image_name, cp_flavor=small, worker_flavor=large
+        )
+        result = run_cli("openstack", "preflight", str(misfit))
+        assert result.code == 2, result.out
+        at = f"{misfit}:{_line_of(misfit, '  controlPlane:')}"
+        assert _lines(result)["image-fit"] == (
+            f"failed  image-fit: {at}: controlPlane: flavor {small} has 2048 MiB of RAM, image "
+            f"{image_name} needs 4096 MiB (its min_ram; Nova: FlavorMemoryTooSmall); {at}: "
+            f"controlPlane: flavor {small}'s disk of 10 GiB is smaller than image "
+            f"{image_name}'s min_disk 15 GiB (Nova: FlavorDiskSmallerThanMinDisk) (choose a "
+            "larger flavor or rootDiskGB, or another image)"
+        )
+        assert _lines(result)["flavors"].startswith("ok"), result.out
+        _nova_refuses(conn, flavors[0], image, "Flavor's memory is too small for requested image")
+        # RAM enough, disk still too small: Nova's next check.
+        flavors.append(admin.compute.create_flavor(name=f"{small}-ram", ram=4096, vcpus=1, disk=10))
+        _nova_refuses(
+            conn,
+            flavors[2],
+            image,
+            "Flavor's disk is smaller than the minimum size specified in image metadata",
+        )
+
+        # The workers' root volume is below the image's min_disk (Cinder refuses it).
+        volume = _fit_file(
+            tmp_path,
+            cluster,
+            image=image_name,
+            cp_flavor=large,
+            worker_flavor=large,
+            worker_root_disk=10,
+        )
+        result = run_cli("openstack", "preflight", str(volume))
+        assert result.code == 2, result.out
+        at = f"{volume}:{_line_of(volume, '    - name: workers')}"
+        assert _lines(result)["image-fit"] == (
+            f"failed  image-fit: {at}: workers[workers]: rootDiskGB 10 is smaller than image "
+            f"{image_name}'s min_disk 15 GiB (Cinder refuses the root volume) (choose a larger "
+            "flavor or rootDiskGB, or another image)"
+        )
+        # The REAL Cinder API refuses the root volume CAPO would create (size, image).
+        with pytest.raises(exceptions.HttpException) as refused:
+            conn.block_storage.create_volume(size=10, image_id=image.id, name=f"fit-{suffix}")
+        assert refused.value.status_code == 400, refused.value
+        assert "Volume size 10GB cannot be smaller than the image minDisk size 15GB" in str(
+            refused.value
+        ), refused.value
+        assert not list(conn.block_storage.volumes(name=f"fit-{suffix}"))
+
+        # An image uploaded from an encrypted volume, booted from the flavor's disk.
+        direct = _fit_file(
+            tmp_path,
+            cluster,
+            image=image_name,
+            cp_flavor=large,
+            worker_flavor=large,
+            worker_image=encrypted_name,
+        )
+        result = run_cli("openstack", "preflight", str(direct))
+        assert result.code == 2, result.out
+        at = f"{direct}:{_line_of(direct, '    - name: workers')}"
+        assert _lines(result)["image-fit"] == (
+            f"failed  image-fit: {at}: workers[workers]: image {encrypted_name} was uploaded "
+            "from an encrypted volume (cinder_encryption_key_id): Nova boots it only from a "
+            "volume (ImageUnacceptable): set rootDiskGB (choose a larger flavor or "
+            "rootDiskGB, or another image)"
+        )
+        _nova_refuses(
+            conn,
+            flavors[1],
+            encrypted,
+            "Direct booting of an image uploaded from an encrypted volume is unsupported",
+        )
+
+        # Everything fits: the large flavor, the encrypted image on a root volume.
+        fits = _fit_file(
+            tmp_path,
+            cluster,
+            image=image_name,
+            cp_flavor=large,
+            worker_flavor=large,
+            worker_image=encrypted_name,
+            worker_root_disk=20,
+        )
+        result = run_cli("openstack", "preflight", str(fits))
+        assert result.code == 0, result.out
+        assert _lines(result)["image-fit"] == (
+            "ok      image-fit: images fit: controlPlane, workers[workers]"
+        )
+    finally:
+        for leftover in images:
+            conn.image.delete_image(leftover.id, ignore_missing=True)
+        for flavor in flavors:
+            admin.compute.delete_flavor(flavor.id, ignore_missing=True)
+
+
+@pytest.mark.parametrize(
+    ("root_disk", "size", "virtual", "expected"),
+    [
+        (0, 20 * 1024**3, 0, []),
+        (
+            0,
+            20 * 1024**3 + 1,
+            0,
+            [
+                "flavor f's disk of 20 GiB cannot hold image i of 21474836481 bytes "
+                "(Nova: FlavorDiskSmallerThanImage)"
+            ],
+        ),
+        (21, 20 * 1024**3 + 1, 0, []),
+        (
+            20,
+            20 * 1024**3 + 1,
+            0,
+            [
+                "rootDiskGB 20 cannot hold image i of 21 GiB (21474836481 bytes; Cinder "
+                "refuses the root volume)"
+            ],
+        ),
+        (
+            20,
+            4096,
+            30 * 1024**3,
+            [
+                "rootDiskGB 20 cannot hold image i's virtual size 30 GiB (Cinder refuses the "
+                "root volume)"
+            ],
+        ),
+        (30, 4096, 30 * 1024**3, []),
+    ],
+)
+def test_image_fit_sizes(root_disk: int, size: int, virtual: int, expected: list[str]) -> None:
+    """The size comparisons the real services are not shown (an upload above 1 GiB): Nova's
+    bytes against the flavor's disk, Cinder's GiB rounded up against the root volume, and
+    the virtual size (which Glance records for formats it inspects) against it."""
+    from types import SimpleNamespace
+
+    from scs_templates.providers.openstack.preflight import _Machine, _misfits
+
+    machine = _Machine("controlPlane", ("spec", "controlPlane"), "f", "i", root_disk)
+    flavor = SimpleNamespace(ram=4096, disk=20)
+    image = SimpleNamespace(min_ram=0, min_disk=0, size=size, virtual_size=virtual, properties={})
+    assert _misfits(machine, flavor, image) == expected

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from scs_templates.settings.model import ClusterSettings
+    from scs_templates.settings.validate import LoadedSettings
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -154,17 +155,23 @@ def _os_cloud(parser: argparse.ArgumentParser) -> None:
 
 
 def _load(args: argparse.Namespace) -> ClusterSettings:
+    return _loaded(args).settings
+
+
+def _loaded(args: argparse.Namespace) -> LoadedSettings:
+    """The settings file with its positions (for messages that point at a line)."""
     from scs_templates.catalogue import provider_of
     from scs_templates.cli.common import load
     from scs_templates.providers.openstack import OPENSTACK
 
-    settings = load(args.settings).settings
+    loaded = load(args.settings)
+    settings = loaded.settings
     if provider_of(settings) is not OPENSTACK:
         raise InputError(
             f"{args.settings}: spec.provider is {settings.spec.provider}; the openstack "
             "commands need provider openstack"
         )
-    return settings
+    return loaded
 
 
 def _connect(args: argparse.Namespace, settings: ClusterSettings) -> Any:
@@ -284,10 +291,10 @@ def _appcred_rotate(args: argparse.Namespace) -> int:
 def _preflight(args: argparse.Namespace) -> int:
     from scs_templates.providers.openstack.preflight import run_preflight
 
-    settings = _load(args)
-    conn = _connect(args, settings)
+    loaded = _loaded(args)
+    conn = _connect(args, loaded.settings)
     try:
-        report = run_preflight(conn, settings)
+        report = run_preflight(conn, loaded.settings, file=loaded.file, positions=loaded.positions)
     finally:
         conn.close()
     for result in report.results:

@@ -28,7 +28,9 @@ from scs_templates.providers.openstack.connection import error_summary, has_serv
 if TYPE_CHECKING:
     from openstack.connection import Connection
 
+    from scs_templates.settings.loader import Positions
     from scs_templates.settings.model import ClusterSettings
+    from scs_templates.settings.problems import Path as FieldPath
 
 Status = Literal["ok", "failed", "skipped"]
 
@@ -72,19 +74,42 @@ class _Context:
     conn: Any
     settings: ClusterSettings
     project_id: str
+    file: str = ""
+    positions: Positions = field(default_factory=dict)
     external_network_id: str | None = None
     results: list[CheckResult] = field(default_factory=list)
 
+    def at(self, path: FieldPath) -> str:
+        """``FILE:LINE`` of the setting at ``path`` (or of the nearest written parent: a
+        default has no line of its own), empty without a file."""
+        if not self.file:
+            return ""
+        while path:
+            if path in self.positions:
+                return f"{self.file}:{self.positions[path][0]}"
+            path = path[:-1]
+        return self.file
 
-def run_preflight(conn: Connection, settings: ClusterSettings) -> PreflightReport:
-    """Run every check; a check that errors becomes a failed result, the others still run."""
-    context = _Context(conn, settings, str(conn.current_project_id))
+
+def run_preflight(
+    conn: Connection,
+    settings: ClusterSettings,
+    *,
+    file: str = "",
+    positions: Positions | None = None,
+) -> PreflightReport:
+    """Run every check; a check that errors becomes a failed result, the others still run.
+
+    ``file`` and ``positions`` (of :class:`~scs_templates.settings.validate.LoadedSettings`)
+    let a failure point at the line of the setting to change."""
+    context = _Context(conn, settings, str(conn.current_project_id), file, positions or {})
     checks: list[tuple[str, Callable[[_Context], Iterator[CheckResult]]]] = [
         ("external-network", _external_network),
         ("node-cidr", _node_cidr),
         ("names", _names),
         ("flavors", _flavors),
         ("images", _images),
+        ("image-fit", _image_fit),
         ("ssh-key", _ssh_key),
         ("load-balancer-provider", _load_balancer_provider),
     ]
@@ -300,8 +325,9 @@ def _flavors(ctx: _Context) -> Iterator[CheckResult]:
         yield CheckResult(name, "ok", "found: " + ", ".join(sorted(wanted)))
 
 
-def image_names(settings: ClusterSettings) -> dict[str, list[str]]:
-    """Image name -> who uses it, with ``{version}`` replaced by the resolved version."""
+def _image_resolver(settings: ClusterSettings) -> Callable[[str | None], str]:
+    """A machine's image name: its override or ``spec.openstack.image``, with ``{version}``
+    replaced by the resolved Kubernetes version."""
     from scs_templates.settings.versions import parse_version
 
     spec = settings.spec
@@ -314,6 +340,13 @@ def image_names(settings: ClusterSettings) -> dict[str, list[str]]:
     def resolve(image: str | None) -> str:
         return (image or default).replace("{version}", version)
 
+    return resolve
+
+
+def image_names(settings: ClusterSettings) -> dict[str, list[str]]:
+    """Image name -> who uses it, with ``{version}`` replaced by the resolved version."""
+    spec = settings.spec
+    resolve = _image_resolver(settings)
     images: dict[str, list[str]] = {}
     images.setdefault(resolve(spec.control_plane.image), []).append("controlPlane")
     for group in spec.workers:
@@ -373,6 +406,157 @@ def _images(ctx: _Context) -> Iterator[CheckResult]:
         )
     else:
         yield CheckResult(name, "ok", "found: " + ", ".join(sorted(wanted)))
+
+
+@dataclass(frozen=True)
+class _Machine:
+    """One machine of the settings as the image-fit check sees it."""
+
+    who: str
+    path: FieldPath
+    flavor: str
+    image: str
+    root_disk_gb: int
+
+
+def _machines(settings: ClusterSettings) -> list[_Machine]:
+    spec = settings.spec
+    resolve = _image_resolver(settings)
+    machines = []
+    plane = spec.control_plane
+    if plane.machine_type:
+        machines.append(
+            _Machine(
+                "controlPlane",
+                ("spec", "controlPlane"),
+                plane.machine_type,
+                resolve(plane.image),
+                plane.root_disk_gb,
+            )
+        )
+    for index, group in enumerate(spec.workers):
+        if group.machine_type:
+            machines.append(
+                _Machine(
+                    f"workers[{group.name}]",
+                    ("spec", "workers", index),
+                    group.machine_type,
+                    resolve(group.image),
+                    group.root_disk_gb,
+                )
+            )
+    return machines
+
+
+_GIB = 1024**3
+
+
+def _gib(size: int) -> int:
+    """Bytes as whole GiB, rounded up (as Cinder rounds an image's size)."""
+    return (size + _GIB - 1) // _GIB
+
+
+def _misfits(machine: _Machine, flavor: Any, image: Any) -> list[str]:
+    """Why Nova (or Cinder, for the root volume CAPO creates) would refuse this machine.
+
+    The rules are Nova 34.0.0's ``nova/compute/api.py`` (``_validate_flavor_image_nostatus``,
+    ``_detect_nonbootable_image_from_properties``) and Cinder 29.0.0's
+    ``cinder/volume/volume_utils.py`` (``check_image_metadata``): CAPO v0.14.7 with
+    ``rootVolume`` (our rootDiskGB) creates the root volume from the image in Cinder first and
+    boots from that volume, without it Nova copies the image onto the flavor's disk."""
+    found = []
+    min_ram = int(image.min_ram or 0)
+    if int(flavor.ram or 0) < min_ram:
+        found.append(
+            f"flavor {machine.flavor} has {flavor.ram} MiB of RAM, image {machine.image} needs "
+            f"{min_ram} MiB (its min_ram; Nova: FlavorMemoryTooSmall)"
+        )
+    min_disk = int(image.min_disk or 0)
+    size = int(image.size or 0)
+    virtual = int(image.virtual_size or 0)
+    if machine.root_disk_gb:
+        volume = machine.root_disk_gb
+        if volume < min_disk:
+            found.append(
+                f"rootDiskGB {volume} is smaller than image {machine.image}'s min_disk "
+                f"{min_disk} GiB (Cinder refuses the root volume)"
+            )
+        if _gib(size) > volume:
+            found.append(
+                f"rootDiskGB {volume} cannot hold image {machine.image} of {_gib(size)} GiB "
+                f"({size} bytes; Cinder refuses the root volume)"
+            )
+        elif _gib(virtual) > volume:
+            found.append(
+                f"rootDiskGB {volume} cannot hold image {machine.image}'s virtual size "
+                f"{_gib(virtual)} GiB (Cinder refuses the root volume)"
+            )
+        return found
+    if (image.properties or {}).get("cinder_encryption_key_id"):
+        found.append(
+            f"image {machine.image} was uploaded from an encrypted volume "
+            "(cinder_encryption_key_id): Nova boots it only from a volume "
+            "(ImageUnacceptable): set rootDiskGB"
+        )
+    disk = int(flavor.disk or 0)
+    if disk:  # disk 0: the flavors check reports it (no rootDiskGB either)
+        if size > disk * _GIB:
+            found.append(
+                f"flavor {machine.flavor}'s disk of {disk} GiB cannot hold image "
+                f"{machine.image} of {size} bytes (Nova: FlavorDiskSmallerThanImage)"
+            )
+        if min_disk > disk:
+            found.append(
+                f"flavor {machine.flavor}'s disk of {disk} GiB is smaller than image "
+                f"{machine.image}'s min_disk {min_disk} GiB (Nova: FlavorDiskSmallerThanMinDisk)"
+            )
+    return found
+
+
+def _image_fit(ctx: _Context) -> Iterator[CheckResult]:
+    """Each machine's image must fit its flavor (and its root volume): Nova refuses the
+    server at once otherwise, and CAPO v0.14.7 then only records the error on the
+    OpenStackMachine (``InstanceCreateFailed``), retrying forever. The flavor's RAM against
+    the image's ``min_ram``; the root volume (rootDiskGB) or else the flavor's disk against
+    the image's ``min_disk`` and size; an image uploaded from an encrypted volume boots only
+    from a volume. Only machines whose flavor and image the other checks found (a name, one
+    active image) are compared; each failure names the machine and the line of its settings."""
+    name = "image-fit"
+    machines = _machines(ctx.settings)
+    if not machines:
+        yield CheckResult(name, "skipped", "no machineType in the settings")
+        return
+    for service in ("compute", "image"):
+        if not has_service(ctx.conn, service):
+            yield _not_checked(name, service)
+            return
+    flavors = {str(f.name): f for f in ctx.conn.compute.flavors(details=True)}
+    images: dict[str, Any] = {}
+    for image_name in sorted({machine.image for machine in machines}):
+        found = list(ctx.conn.image.images(name=image_name))
+        if len(found) == 1 and found[0].status == "active":
+            images[image_name] = found[0]
+    problems = []
+    compared = []
+    for machine in machines:
+        flavor, image = flavors.get(machine.flavor), images.get(machine.image)
+        if flavor is None or image is None:
+            continue
+        compared.append(machine.who)
+        where = ctx.at(machine.path)
+        for misfit in _misfits(machine, flavor, image):
+            problems.append(f"{where + ': ' if where else ''}{machine.who}: {misfit}")
+    if problems:
+        yield CheckResult(
+            name,
+            "failed",
+            "; ".join(problems) + " (choose a larger flavor or rootDiskGB, or another image)",
+            in_settings=True,
+        )
+    elif compared:
+        yield CheckResult(name, "ok", "images fit: " + ", ".join(compared))
+    else:
+        yield CheckResult(name, "skipped", "no machine with a found flavor and image to compare")
 
 
 def _ssh_key(ctx: _Context) -> Iterator[CheckResult]:
