@@ -78,6 +78,23 @@ class _Context:
     positions: Positions = field(default_factory=dict)
     external_network_id: str | None = None
     results: list[CheckResult] = field(default_factory=list)
+    _flavor_list: list[Any] | None = field(default=None, repr=False)
+    _images_by_name: dict[str, list[Any]] = field(default_factory=dict, repr=False)
+
+    def flavors(self) -> list[Any]:
+        """The flavors the project can use (``GET /flavors/detail``), listed once for all
+        the checks that compare them."""
+        if self._flavor_list is None:
+            self._flavor_list = list(self.conn.compute.flavors(details=True))
+        return self._flavor_list
+
+    def images_named(self, name: str) -> list[Any]:
+        """The images of that name the project sees (``GET /v2/images?name=``), by ID,
+        listed once for all the checks that look at them."""
+        if name not in self._images_by_name:
+            found = self.conn.image.images(name=name)
+            self._images_by_name[name] = sorted(found, key=lambda i: str(i.id))
+        return self._images_by_name[name]
 
     def at(self, path: FieldPath) -> str:
         """``FILE:LINE`` of the setting at ``path`` (or of the nearest written parent: a
@@ -271,6 +288,45 @@ def _not_checked(name: str, service: str) -> CheckResult:
     )
 
 
+@dataclass(frozen=True)
+class _Machine:
+    """One machine group of the settings (the control plane, each worker group) as the
+    compute and image checks see it; ``flavor`` is its machineType, if any."""
+
+    who: str
+    path: FieldPath
+    flavor: str | None
+    image: str
+    root_disk_gb: int
+
+
+def _machines(settings: ClusterSettings) -> list[_Machine]:
+    """The control plane, then each worker group in the settings' order."""
+    spec = settings.spec
+    resolve = _image_resolver(settings)
+    plane = spec.control_plane
+    machines = [
+        _Machine(
+            "controlPlane",
+            ("spec", "controlPlane"),
+            plane.machine_type,
+            resolve(plane.image),
+            plane.root_disk_gb,
+        )
+    ]
+    for index, group in enumerate(spec.workers):
+        machines.append(
+            _Machine(
+                f"workers[{group.name}]",
+                ("spec", "workers", index),
+                group.machine_type,
+                resolve(group.image),
+                group.root_disk_gb,
+            )
+        )
+    return machines
+
+
 def _flavors(ctx: _Context) -> Iterator[CheckResult]:
     """Each machineType must be the NAME of a flavor the project can use: the chart renders it
     as the OpenStackMachine's ``flavor``, which CAPO v0.14.7 resolves by name only
@@ -280,25 +336,19 @@ def _flavors(ctx: _Context) -> Iterator[CheckResult]:
     machine gets a root volume (rootDiskGB): Nova refuses image-backed servers on zero-disk
     flavors to non-admins (policy ``os_compute_api:servers:create:zero_disk_flavor``)."""
     name = "flavors"
-    spec = ctx.settings.spec
     wanted: dict[str, list[str]] = {}
     root_disk: dict[str, list[int]] = {}
-    if spec.control_plane.machine_type:
-        wanted.setdefault(spec.control_plane.machine_type, []).append("controlPlane")
-        root_disk.setdefault(spec.control_plane.machine_type, []).append(
-            spec.control_plane.root_disk_gb
-        )
-    for group in spec.workers:
-        if group.machine_type:
-            wanted.setdefault(group.machine_type, []).append(f"workers[{group.name}]")
-            root_disk.setdefault(group.machine_type, []).append(group.root_disk_gb)
+    for machine in _machines(ctx.settings):
+        if machine.flavor:
+            wanted.setdefault(machine.flavor, []).append(machine.who)
+            root_disk.setdefault(machine.flavor, []).append(machine.root_disk_gb)
     if not wanted:
         yield CheckResult(name, "skipped", "no machineType in the settings")
         return
     if not has_service(ctx.conn, "compute"):
         yield _not_checked(name, "compute")
         return
-    flavors = list(ctx.conn.compute.flavors(details=True))
+    flavors = ctx.flavors()
     by_name = {str(f.name): f for f in flavors}
     by_id = {str(f.id): f for f in flavors}
     problems = []
@@ -345,12 +395,9 @@ def _image_resolver(settings: ClusterSettings) -> Callable[[str | None], str]:
 
 def image_names(settings: ClusterSettings) -> dict[str, list[str]]:
     """Image name -> who uses it, with ``{version}`` replaced by the resolved version."""
-    spec = settings.spec
-    resolve = _image_resolver(settings)
     images: dict[str, list[str]] = {}
-    images.setdefault(resolve(spec.control_plane.image), []).append("controlPlane")
-    for group in spec.workers:
-        images.setdefault(resolve(group.image), []).append(f"workers[{group.name}]")
+    for machine in _machines(settings):
+        images.setdefault(machine.image, []).append(machine.who)
     return images
 
 
@@ -370,7 +417,7 @@ def _images(ctx: _Context) -> Iterator[CheckResult]:
     in_cloud: list[str] = []
     for image, users in wanted.items():
         used_by = f"used by {', '.join(users)}"
-        found = sorted(ctx.conn.image.images(name=image), key=lambda i: str(i.id))
+        found = ctx.images_named(image)
         if len(found) > 1:
             ids = ", ".join(f"{i.id} ({i.visibility})" for i in found)
             in_cloud.append(
@@ -406,46 +453,6 @@ def _images(ctx: _Context) -> Iterator[CheckResult]:
         )
     else:
         yield CheckResult(name, "ok", "found: " + ", ".join(sorted(wanted)))
-
-
-@dataclass(frozen=True)
-class _Machine:
-    """One machine of the settings as the image-fit check sees it."""
-
-    who: str
-    path: FieldPath
-    flavor: str
-    image: str
-    root_disk_gb: int
-
-
-def _machines(settings: ClusterSettings) -> list[_Machine]:
-    spec = settings.spec
-    resolve = _image_resolver(settings)
-    machines = []
-    plane = spec.control_plane
-    if plane.machine_type:
-        machines.append(
-            _Machine(
-                "controlPlane",
-                ("spec", "controlPlane"),
-                plane.machine_type,
-                resolve(plane.image),
-                plane.root_disk_gb,
-            )
-        )
-    for index, group in enumerate(spec.workers):
-        if group.machine_type:
-            machines.append(
-                _Machine(
-                    f"workers[{group.name}]",
-                    ("spec", "workers", index),
-                    group.machine_type,
-                    resolve(group.image),
-                    group.root_disk_gb,
-                )
-            )
-    return machines
 
 
 _GIB = 1024**3
@@ -522,7 +529,7 @@ def _image_fit(ctx: _Context) -> Iterator[CheckResult]:
     from a volume. Only machines whose flavor and image the other checks found (a name, one
     active image) are compared; each failure names the machine and the line of its settings."""
     name = "image-fit"
-    machines = _machines(ctx.settings)
+    machines = [machine for machine in _machines(ctx.settings) if machine.flavor]
     if not machines:
         yield CheckResult(name, "skipped", "no machineType in the settings")
         return
@@ -530,18 +537,15 @@ def _image_fit(ctx: _Context) -> Iterator[CheckResult]:
         if not has_service(ctx.conn, service):
             yield _not_checked(name, service)
             return
-    flavors = {str(f.name): f for f in ctx.conn.compute.flavors(details=True)}
-    images: dict[str, Any] = {}
-    for image_name in sorted({machine.image for machine in machines}):
-        found = list(ctx.conn.image.images(name=image_name))
-        if len(found) == 1 and found[0].status == "active":
-            images[image_name] = found[0]
+    flavors = {str(f.name): f for f in ctx.flavors()}
     problems = []
     compared = []
     for machine in machines:
-        flavor, image = flavors.get(machine.flavor), images.get(machine.image)
-        if flavor is None or image is None:
-            continue
+        flavor = flavors.get(str(machine.flavor))
+        found = ctx.images_named(machine.image)
+        if flavor is None or len(found) != 1 or found[0].status != "active":
+            continue  # the flavors or images check reports it
+        image = found[0]
         compared.append(machine.who)
         where = ctx.at(machine.path)
         for misfit in _misfits(machine, flavor, image):
