@@ -7,6 +7,7 @@ this module's own; the CLI, tenant and helpers are tests/test_openstack.py's.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -274,9 +275,10 @@ def test_preflight_image_fit_against_real_nova_and_glance(
         assert (image.min_ram, image.min_disk) == (4096, 15)
 
         # The control plane's flavor is too small for the image in RAM and disk.
-        misfit = _fit_file(
-            tmp_path, cluster, image=image_name, cp_flavor=small, worker_flavor=large
+        fit_file = functools.partial(
+            _fit_file, tmp_path, cluster, image=image_name, worker_flavor=large
         )
+        misfit = fit_file(cp_flavor=small)
         result = run_cli("openstack", "preflight", str(misfit))
         assert result.code == 2, result.out
         at = f"{misfit}:{_line_of(misfit, '  controlPlane:')}"
@@ -299,14 +301,7 @@ def test_preflight_image_fit_against_real_nova_and_glance(
         )
 
         # The workers' root volume is below the image's min_disk (Cinder refuses it).
-        volume = _fit_file(
-            tmp_path,
-            cluster,
-            image=image_name,
-            cp_flavor=large,
-            worker_flavor=large,
-            worker_root_disk=10,
-        )
+        volume = fit_file(cp_flavor=large, worker_root_disk=10)
         result = run_cli("openstack", "preflight", str(volume))
         assert result.code == 2, result.out
         at = f"{volume}:{_line_of(volume, '    - name: workers')}"
@@ -325,14 +320,7 @@ def test_preflight_image_fit_against_real_nova_and_glance(
         assert not list(conn.block_storage.volumes(name=f"fit-{suffix}"))
 
         # An image uploaded from an encrypted volume, booted from the flavor's disk.
-        direct = _fit_file(
-            tmp_path,
-            cluster,
-            image=image_name,
-            cp_flavor=large,
-            worker_flavor=large,
-            worker_image=encrypted_name,
-        )
+        direct = fit_file(cp_flavor=large, worker_image=encrypted_name)
         result = run_cli("openstack", "preflight", str(direct))
         assert result.code == 2, result.out
         at = f"{direct}:{_line_of(direct, '    - name: workers')}"
@@ -350,15 +338,7 @@ def test_preflight_image_fit_against_real_nova_and_glance(
         )
 
         # Everything fits: the large flavor, the encrypted image on a root volume.
-        fits = _fit_file(
-            tmp_path,
-            cluster,
-            image=image_name,
-            cp_flavor=large,
-            worker_flavor=large,
-            worker_image=encrypted_name,
-            worker_root_disk=20,
-        )
+        fits = fit_file(cp_flavor=large, worker_image=encrypted_name, worker_root_disk=20)
         result = run_cli("openstack", "preflight", str(fits))
         assert result.code == 0, result.out
         assert _lines(result)["image-fit"] == (
