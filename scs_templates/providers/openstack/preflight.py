@@ -522,12 +522,13 @@ def _misfits(machine: _Machine, flavor: Any, image: Any) -> list[str]:
 
 def _image_fit(ctx: _Context) -> Iterator[CheckResult]:
     """Each machine's image must fit its flavor (and its root volume): Nova refuses the
-    server at once otherwise, and CAPO v0.14.7 then only records the error on the
-    OpenStackMachine (``InstanceCreateFailed``), retrying forever. The flavor's RAM against
-    the image's ``min_ram``; the root volume (rootDiskGB) or else the flavor's disk against
-    the image's ``min_disk`` and size; an image uploaded from an encrypted volume boots only
-    from a volume. Only machines whose flavor and image the other checks found (a name, one
-    active image) are compared; each failure names the machine and the line of its settings."""
+    server at once otherwise, and CAPO then only records the error in a condition (reason
+    ``InstanceCreateFailed``) and retries; the cluster never gets the machine. The flavor's
+    RAM against the image's ``min_ram``; the root volume (rootDiskGB) or else the flavor's
+    disk against the image's ``min_disk`` and size; an image uploaded from an encrypted
+    volume boots only from a volume. Only machines whose flavor and image the other checks
+    found (a name, one active image) are compared; each failure names the machine and the
+    line of its settings."""
     name = "image-fit"
     machines = [machine for machine in _machines(ctx.settings) if machine.flavor]
     if not machines:
