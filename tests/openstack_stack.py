@@ -10,7 +10,8 @@
   time: SQLite does not like concurrent writers) in its own subprocess, on a free port.
 - Keystone: SQLite, fernet tokens, in-process cache, cheap password hashing. Neutron: ML2 with
   no mechanism drivers and no agents (ports stay DOWN, like leftovers of deleted servers), no
-  L3/router plugin, schema created like Neutron's own unit tests do (``neutron-db-manage``
+  agents for the router plugin (routers, gateways and floating IPs exist in its database
+  only), schema created like Neutron's own unit tests do (``neutron-db-manage``
   fails on SQLite).
 
 - Octavia and Cinder (:meth:`Stack.start_octavia_cinder`, only for the tests that need
@@ -24,6 +25,15 @@
   here). Octavia's schema is created like its own functional tests do (create_all + the
   seeded lookup tables: ``octavia-db-manage upgrade head`` fails on SQLite, "No support for
   ALTER of constraints in SQLite dialect"); Cinder's by ``cinder-manage db sync``.
+  ``neutron_vips=True`` (the OCCM test): the API side of Octavia uses its REAL Neutron
+  driver (``allowed_address_pairs_driver``) against the REAL Neutron, so a load balancer's
+  VIP is a real Neutron port in the user's project, and a floating IP can be put on it;
+  the worker's flows keep the noop network driver (there is no server to plug the VIP
+  into: the noop compute driver's attach returns nothing). On a cloud the two are separate
+  processes with their own configuration; here they share one (``fake://``), so
+  ``tests/openstack_wsgi.py`` gives the worker's network tasks the noop driver
+  (``OCTAVIA_WORKER_NETWORK_DRIVER``). What that leaves behind: the worker's noop
+  ``deallocate_vip`` does not delete the VIP port (a real worker does).
 - Nova (:meth:`Stack.start_nova`: the API only) and Glance (:meth:`Stack.start_glance`: the
   REAL Glance API on one file store under the state directory, schema by ``glance-manage db
   sync``), on demand.
@@ -402,16 +412,20 @@ vni_ranges = 1:1000
     def cinder_url(self) -> str:
         return f"http://127.0.0.1:{self.cinder_port}"
 
-    def start_octavia_cinder(self, *, cinder: bool = True) -> None:
+    def start_octavia_cinder(self, *, cinder: bool = True, neutron_vips: bool = False) -> None:
         """Add Octavia (load-balancer) and Cinder (block-storage; ``cinder=False``: Octavia
         only) to the running stack: their service users and endpoints in Keystone,
-        configuration, schema, one process each. Idempotent."""
+        configuration, schema, one process each. ``neutron_vips``: VIP ports in the real
+        Neutron (the module docstring). Idempotent."""
         if self.octavia_port:
             return
         self.octavia_port = free_port()
         octavia_password = self._register_service("octavia", "load-balancer", self.octavia_url)
-        octavia_conf = self._setup_octavia(octavia_password)
-        self._serve("octavia", self.octavia_port, {"OCTAVIA_CONFIG_FILE": str(octavia_conf)})
+        octavia_conf = self._setup_octavia(octavia_password, neutron_vips=neutron_vips)
+        env = {"OCTAVIA_CONFIG_FILE": str(octavia_conf)}
+        if neutron_vips:
+            env["OCTAVIA_WORKER_NETWORK_DRIVER"] = "network_noop_driver"
+        self._serve("octavia", self.octavia_port, env)
         octavia = self.processes[-1]
         if cinder:
             self._serve_cinder()
@@ -435,7 +449,7 @@ vni_ranges = 1:1000
         cinder_conf = self._setup_cinder(cinder_password)
         self._serve("cinder", self.cinder_port, {"CINDER_CONFIG_FILE": str(cinder_conf)})
 
-    def _setup_octavia(self, password: str) -> Path:
+    def _setup_octavia(self, password: str, *, neutron_vips: bool) -> Path:
         d = self.state_dir / "octavia"
         (d / "lock").mkdir(parents=True)
         # engine = serial: the default parallel engine runs a cascade delete's pool and
@@ -461,7 +475,7 @@ connection = sqlite:///{d}/octavia.db
 [controller_worker]
 amphora_driver = amphora_noop_driver
 compute_driver = compute_noop_driver
-network_driver = network_noop_driver
+network_driver = {"allowed_address_pairs_driver" if neutron_vips else "network_noop_driver"}
 volume_driver = volume_noop_driver
 image_driver = image_noop_driver
 loadbalancer_topology = SINGLE
@@ -485,7 +499,7 @@ heartbeat_key = {secrets.token_hex(16)}
 driver = noop
 [oslo_concurrency]
 lock_path = {d}/lock
-{self._authtoken("octavia", password)}"""
+{self._authtoken("octavia", password)}{self._octavia_neutron(password) if neutron_vips else ""}"""
         )
         _run(
             [self.python(), str(WSGI_SCRIPT), "octavia-prepare", str(conf)],
@@ -493,6 +507,16 @@ lock_path = {d}/lock
             env={**self._env(), "OCTAVIA_CA_PASSPHRASE": passphrase},
         )
         return conf
+
+    def _octavia_neutron(self, password: str) -> str:
+        """How Octavia's Neutron driver reaches Neutron: as the octavia service user
+        ([service_auth], admin in ``service``: it creates the VIP port in the user's project),
+        Neutron's URL given (its catalog entry says the same)."""
+        auth = self._authtoken("octavia", password).replace("[keystone_authtoken]", "")
+        return f"""[service_auth]{auth}[neutron]
+endpoint_override = {self.neutron_url}
+region_name = {REGION}
+"""
 
     def _setup_cinder(self, password: str) -> Path:
         d = self.state_dir / "cinder"

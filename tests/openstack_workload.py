@@ -65,8 +65,17 @@ if TYPE_CHECKING:
 CONFIG_MOUNT = "/etc/config"
 
 
-def settings_text(namespace: str, cloud: str, *, separate: bool = False, name: str = "rot") -> str:
-    """OCCM and Cinder CSI on (the defaults), the other optional services off (faster)."""
+def settings_text(
+    namespace: str,
+    cloud: str,
+    *,
+    separate: bool = False,
+    name: str = "rot",
+    external_network: str | None = None,
+) -> str:
+    """OCCM and Cinder CSI on (the defaults), the other optional services off (faster);
+    ``external_network``: its ID as ``externalNetworkID`` (OCCM's floating network)."""
+    external = f"\n    externalNetworkID: {external_network}" if external_network else ""
     return f"""apiVersion: scs-templates.scs.community/v1alpha1
 kind: ClusterSettings
 metadata:
@@ -82,7 +91,7 @@ spec:
       replicas: 1
       machineType: SCS-2V-4-20s
   openstack:
-    cloud: {cloud}
+    cloud: {cloud}{external}
     applicationCredential:
       separateWorkload: {"true" if separate else "false"}
   services:
@@ -154,16 +163,17 @@ def installed(
 
 
 def octavia_cinder_stack(
-    tmp_path_factory: pytest.TempPathFactory, name: str, *, cinder: bool
+    tmp_path_factory: pytest.TempPathFactory, name: str, *, cinder: bool, neutron_vips: bool = False
 ) -> Iterator[Stack]:
     """For a module's ``stack`` fixture: Keystone, Neutron and Octavia, with ``cinder`` also
-    Cinder and the Nova API (skips, or fails under CI=true, when they cannot start). The Cinder
+    Cinder and the Nova API (skips, or fails under CI=true, when they cannot start);
+    ``neutron_vips``: Octavia's VIP ports in the real Neutron (tests/openstack_stack.py). The Cinder
     CSI plugin makes its compute client at start and exits when the catalog has no compute
     endpoint ("No suitable endpoint could be found in the service catalog"), though creating
     and deleting volumes asks nothing of Nova."""
     for started in running_stack(tmp_path_factory, name):
         try:
-            started.start_octavia_cinder(cinder=cinder)
+            started.start_octavia_cinder(cinder=cinder, neutron_vips=neutron_vips)
             if cinder:
                 started.start_nova()
         except Exception as error:

@@ -13,7 +13,10 @@ Single-threaded on purpose: SQLite answers concurrent writers with "database is 
 Octavia and Cinder also run their workers IN this process: Octavia's controller worker
 (the v2 RPC consumer), Cinder's scheduler and volume manager. Their RPC goes over
 oslo.messaging's ``fake://`` transport, which only connects one process (there is no
-message broker here); the services themselves are the real ones.
+message broker here); the services themselves are the real ones. With
+``OCTAVIA_WORKER_NETWORK_DRIVER`` set, the worker's network tasks use that driver while the
+API uses the configured one (:func:`_worker_network_driver`; tests/openstack_stack.py says
+why).
 Keystone is served behind :func:`audited`, an observer (not a double: every request goes to
 the real Keystone unchanged) that appends one JSON line per token issued and per application
 credential deleted to ``$KEYSTONE_AUDIT_FILE``: which credential authenticated, with which
@@ -118,9 +121,27 @@ def _octavia() -> Any:
     app = api_app.setup_app(argv=sys.argv)
     # SQLite/NullPool refuses pool_timeout (Octavia's own functional tests unset it too).
     cfg.CONF.set_override("pool_timeout", None, group="database")
+    worker_network = os.environ.get("OCTAVIA_WORKER_NETWORK_DRIVER")
+    if worker_network:
+        _worker_network_driver(worker_network)
     worker = consumer.ConsumerService(0, cfg.CONF)
     worker.run()  # starts the RPC server's thread and returns
     return app
+
+
+def _worker_network_driver(name: str) -> None:
+    """The controller worker's network driver where it differs from the API's (a separate
+    worker process with its own ``[controller_worker] network_driver`` on a cloud; one
+    process here, see the module docstring). The worker reaches its network driver only
+    through ``BaseNetworkTask.network_driver`` (Octavia 19.0.0's controller/worker/v2; the
+    API's provider driver and validation call ``utils.get_network_driver()``)."""
+    from octavia.controller.worker.v2.tasks import network_tasks
+    from stevedore import driver
+
+    loaded = driver.DriverManager(
+        namespace="octavia.network.drivers", name=name, invoke_on_load=True
+    ).driver
+    network_tasks.BaseNetworkTask.network_driver = property(lambda _task: loaded)
 
 
 def _cinder() -> Any:

@@ -23,13 +23,23 @@ the credentials our install writes, through our rotation and our delete.
 - The nodes' servers: a Neutron port per Node (device_id = the server ID of the Node's
   ``openstack:///`` provider ID, the Node's InternalIP its fixed IP), which is how OCCM
   finds the subnet of the load balancer and the ports its security group goes on.
+- Floating IPs: the cluster's ``externalNetworkID`` is a real external network (an admin
+  makes it, with a subnet), the cluster network's router has its gateway there, as CAPO
+  makes it; the settings give OCCM that network (``floating-network-id`` in cloud.conf).
+  Octavia runs with ``neutron_vips`` (tests/openstack_stack.py): the VIP is a real Neutron
+  port, so OCCM's floating IP is made by the real Neutron on the real port. Octavia's
+  worker keeps the noop network driver (no server to plug the VIP into), so after OCCM has
+  deleted the load balancer its VIP port stays (a cloud's worker deletes it); the test
+  shows that port is one our network cleanup deletes.
 
 Proven: a Service of type LoadBalancer gets its Octavia load balancer (OCCM's name, a
-listener per port, the nodes as members) and OCCM's security group; ``openstack appcred
+listener per port, the nodes as members), OCCM's security group and OCCM's floating IP on
+the VIP port (the Service's address; step (c)'s matcher recognises OCCM's description);
+``openstack appcred
 rotate`` switches the credential, the DaemonSet's restart brings OCCM up on the new one
 (it reconciles a changed Service with it), the old credential is gone; ``delete``'s step (a)
-deletes the Service and waits for OCCM, which deletes the load balancer and its security
-group, so step (c) finds none of OCCM's left.
+deletes the Service and waits for OCCM, which deletes the floating IP, the load balancer
+and its security group, so step (c) finds none of OCCM's left.
 """
 
 from __future__ import annotations
@@ -43,6 +53,8 @@ import pytest
 from openstack_fixtures import Tenant, make_tenant
 
 from scs_templates.kube import KubeClient
+from scs_templates.providers.openstack.capo_names import capo_description, capo_network_name
+from scs_templates.providers.openstack.cleanup import cleanup_cluster_network
 from scs_templates.providers.openstack.leftovers import (
     clean_project_leftovers,
     load_balancer_api,
@@ -66,6 +78,7 @@ if TYPE_CHECKING:
     from openstack_stack import Stack
 
     from scs_templates import api
+    from scs_templates.settings import ClusterSettings
     from testenv import Plane
 
 pytestmark = [pytest.mark.helm, pytest.mark.plane, pytest.mark.openstack, pytest.mark.extra_builds]
@@ -94,7 +107,7 @@ def occm_program() -> Path:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """Keystone, Neutron and Octavia (skips, or fails under CI=true, when they cannot start)."""
-    yield from octavia_cinder_stack(tmp_path_factory, "occm-stack", cinder=False)
+    yield from octavia_cinder_stack(tmp_path_factory, "occm-stack", cinder=False, neutron_vips=True)
 
 
 @pytest.fixture(scope="module")
@@ -128,13 +141,35 @@ class OCCMContainers(PodContainers):
         ]
 
 
-def _node_servers(conn: Any, cluster: WorkloadCluster) -> dict[str, str]:
-    """A network, a subnet and one port per Node (its server's), the Nodes given the provider
-    ID and InternalIP of their server, as CAPO and the kubelet give them; node name -> IP."""
-    network = conn.network.create_network(name=f"k8s-clusterapi-cluster-{CLUSTER}")
+def _external_network(stack: Stack) -> str:
+    """The cloud's external network with a subnet (floating IPs come from it), made by an
+    admin as a cloud has it; its ID."""
+    admin = stack.admin_connection()
+    try:
+        network = admin.network.create_network(name="public", is_router_external=True)
+        admin.network.create_subnet(
+            network_id=network.id, ip_version=4, cidr="198.18.0.0/24", name="public"
+        )
+        return str(network.id)
+    finally:
+        admin.close()
+
+
+def _node_servers(conn: Any, cluster: WorkloadCluster, settings: ClusterSettings) -> dict[str, str]:
+    """The cluster's network, subnet and router as CAPO makes them (CAPO's names and
+    description; the router's gateway on the external network, so that a floating IP can
+    reach the subnet) and one port per Node (its server's), the Nodes given the provider ID
+    and InternalIP of their server, as CAPO and the kubelet give them; node name -> IP."""
+    name, description = capo_network_name(settings), capo_description(settings)
+    network = conn.network.create_network(name=name, description=description)
     subnet = conn.network.create_subnet(
-        network_id=network.id, ip_version=4, cidr="10.8.0.0/24", name=network.name
+        network_id=network.id, ip_version=4, cidr="10.8.0.0/24", name=name
     )
+    external = settings.spec.openstack.external_network_id
+    router = conn.network.create_router(
+        name=name, description=description, external_gateway_info={"network_id": external}
+    )
+    conn.network.add_interface_to_router(router, subnet=subnet.id)
     addresses = {}
     for node in NODES:
         name = node["metadata"]["name"]
@@ -197,9 +232,18 @@ def _occm_groups(conn: Any) -> list[Any]:
     ]
 
 
+def _occm_fips(conn: Any) -> list[Any]:
+    return [
+        fip
+        for fip in conn.network.ips()
+        if str(fip.description).startswith("Floating IP for Kubernetes external service ")
+    ]
+
+
 def test_occm_load_balancer_through_rotation_and_delete(
     occm_program: Path,
     api_plane: Plane,
+    stack: Stack,
     tenant: Tenant,
     helm: api.Helm,
     tmp_path: Path,
@@ -211,8 +255,9 @@ def test_occm_load_balancer_through_rotation_and_delete(
     binary = occm_program
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tenant.clouds_yaml))
     namespace = api_plane.namespace("occm")
-    with installed(api_plane, tenant, namespace, name=CLUSTER) as ready:  # as install does
-        settings, conn = ready.settings, ready.conn
+    external = _external_network(stack)
+    with installed(api_plane, tenant, namespace, name=CLUSTER, external_network=external) as ready:
+        settings, conn = ready.settings, ready.conn  # the credentials as install writes them
         first = ready.credentials["cloud.conf"]
         with workload_cluster(api_plane, settings, helm, tmp_path / "workload") as cluster:
             apply(cluster, settings)  # the real OCCM chart, cloud-config synced from the Secret
@@ -221,7 +266,7 @@ def test_occm_load_balancer_through_rotation_and_delete(
             [container] = daemonset["spec"]["template"]["spec"]["containers"]
             # the program built is the one the chart we install runs
             assert container["image"].endswith(f":{occm.version()}"), container["image"]
-            addresses = _node_servers(conn, cluster)
+            addresses = _node_servers(conn, cluster, settings)
             cluster.server.ensure_namespace("shop")
             with (
                 Kubelet(cluster),
@@ -229,9 +274,12 @@ def test_occm_load_balancer_through_rotation_and_delete(
             ):
                 wait("OCCM's Pod to run", lambda: running.running, 120, running)
                 assert [
-                    f'application-credential-id="{first.id}"' in c
+                    (
+                        f'application-credential-id="{first.id}"' in c,
+                        f'floating-network-id="{external}"' in c,
+                    )
                     for c in running.config_of_running()
-                ] == [True]
+                ] == [(True, True)]
                 cluster.server.create(_service([80]))
 
                 # a LoadBalancer Service: OCCM makes its Octavia load balancer
@@ -248,7 +296,26 @@ def test_occm_load_balancer_through_rotation_and_delete(
                     return ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress")
 
                 [address] = wait("the Service's load balancer address", ingress, LB_WAIT, running)
-                assert address["ip"] == lb.vip_address
+                # OCCM's floating IP: made by the real Neutron on the real VIP port
+                [fip] = _occm_fips(conn)
+                assert address["ip"] == fip.floating_ip_address != lb.vip_address
+                assert (fip.port_id, fip.floating_network_id) == (lb.vip_port_id, external)
+                assert fip.fixed_ip_address == lb.vip_address
+                assert fip.description == (
+                    f"Floating IP for Kubernetes external service shop/web from cluster {CLUSTER}"
+                )
+                # step (c) would find what OCCM made by its names and descriptions
+                found = clean_project_leftovers(
+                    conn,
+                    settings,
+                    load_balancers=load_balancer_api(conn),
+                    block_storage=None,
+                    dry_run=True,
+                )
+                assert sorted((item.kind, item.id) for item in found.deleted) == sorted(
+                    [("load balancer", lb.id), ("floating IP", fip.id)]
+                    + [("security group", g.id) for g in _occm_groups(conn)]
+                ), found.lines()
                 svc = cluster.server.get("v1", "Service", "shop", "web")
                 assert svc is not None
                 assert LB_CLEANUP_FINALIZER in svc["metadata"]["finalizers"]
@@ -298,6 +365,7 @@ def test_occm_load_balancer_through_rotation_and_delete(
                 assert cluster.server.get("v1", "Service", "shop", "web") is None
                 assert _occm_load_balancers(conn) == []
                 assert _occm_groups(conn) == []
+                assert _occm_fips(conn) == []
                 left = clean_project_leftovers(
                     conn,
                     settings,
@@ -306,3 +374,10 @@ def test_occm_load_balancer_through_rotation_and_delete(
                     dry_run=True,
                 )
                 assert [d for d in left.deleted] == [], left.lines()
+                # The VIP port: Octavia's noop worker leaves it (a cloud's worker deletes it).
+                # DOWN, Octavia's, on the cluster's network inside the node CIDR: the network
+                # cleanup after the Cluster's delete removes it.
+                [vip] = conn.network.ports(name=f"octavia-lb-{lb.id}")
+                assert (vip.device_owner, vip.status) == ("Octavia", "DOWN")
+                network_left = cleanup_cluster_network(conn, settings, dry_run=True)
+                assert ("port", vip.id) in {(i.kind, i.id) for i in network_left.planned}
