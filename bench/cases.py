@@ -663,11 +663,22 @@ def breakdown(runs: int, work: Path) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- 5. memory
 
+# The shim's own peak is VmHWM of /proc/self/status, NOT RUSAGE_SELF: Linux keeps ru_maxrss
+# across execve (the old address space's high-water mark is folded into the process's), and a
+# process spawned by this harness starts from the harness's address space (fork/vfork), so
+# ru_maxrss reported the harness's RSS at spawn: 112 MiB for one `render` late in a full run
+# (2026-12-03), 18 MiB when measured alone. VmHWM belongs to the address space exec made.
+# (The children's ru_maxrss folds in the shim's RSS at their spawn, ~18 MiB: below helm's.)
 _SHIM = """
 import json, resource, sys
 from scs_templates.cli.main import main
 code = main(sys.argv[1:])
 me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    with open("/proc/self/status") as status:
+        me = next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
+except (OSError, StopIteration):
+    pass  # not Linux: ru_maxrss, which may include the harness's RSS (see above)
 kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 sys.stdout.flush()
 print(json.dumps({"code": code, "self_kib": me, "children_kib": kids}), file=sys.stderr)
@@ -685,9 +696,9 @@ def memory_of(argv: list[str]) -> dict[str, Any]:
     """Peak RSS (MiB) of the CLI's Python process and of its helm children, separately.
 
     The CLI runs in a shim process (same code as the console script) that reports its own
-    ``RUSAGE_SELF`` and its ``RUSAGE_CHILDREN`` (the largest helm). A wrapper that runs the
-    console script reports ``RUSAGE_CHILDREN`` too: the largest of the Python process and
-    helm (rusage keeps the max of the descendants, not their sum).
+    peak (``VmHWM``, see :data:`_SHIM`) and its ``RUSAGE_CHILDREN`` (the largest helm). A
+    wrapper that runs the console script reports ``RUSAGE_CHILDREN`` too: the largest of the
+    Python process and helm (rusage keeps the max of the descendants, not their sum).
     """
     done = subprocess.run(
         [PYTHON, "-c", _SHIM, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False
