@@ -335,8 +335,8 @@ backend = oslo_cache.dict
         conn.close()
         return password
 
-    def _authtoken(self, user: str, password: str) -> str:
-        return f"""[keystone_authtoken]
+    def _authtoken(self, user: str, password: str, section: str = "keystone_authtoken") -> str:
+        return f"""[{section}]
 www_authenticate_uri = {self.auth_url}
 auth_url = {self.auth_url}
 auth_type = password
@@ -512,8 +512,7 @@ lock_path = {d}/lock
         """How Octavia's Neutron driver reaches Neutron: as the octavia service user
         ([service_auth], admin in ``service``: it creates the VIP port in the user's project),
         Neutron's URL given (its catalog entry says the same)."""
-        auth = self._authtoken("octavia", password).replace("[keystone_authtoken]", "")
-        return f"""[service_auth]{auth}[neutron]
+        return f"""{self._authtoken("octavia", password, "service_auth")}[neutron]
 endpoint_override = {self.neutron_url}
 region_name = {REGION}
 """

@@ -35,11 +35,10 @@ the credentials our install writes, through our rotation and our delete.
 Proven: a Service of type LoadBalancer gets its Octavia load balancer (OCCM's name, a
 listener per port, the nodes as members), OCCM's security group and OCCM's floating IP on
 the VIP port (the Service's address; step (c)'s matcher recognises OCCM's description);
-``openstack appcred
-rotate`` switches the credential, the DaemonSet's restart brings OCCM up on the new one
-(it reconciles a changed Service with it), the old credential is gone; ``delete``'s step (a)
-deletes the Service and waits for OCCM, which deletes the floating IP, the load balancer
-and its security group, so step (c) finds none of OCCM's left.
+``openstack appcred rotate`` switches the credential, the DaemonSet's restart brings OCCM up
+on the new one (it reconciles a changed Service with it), the old credential is gone;
+``delete``'s step (a) deletes the Service and waits for OCCM, which deletes the floating IP,
+the load balancer and its security group, so step (c) finds none of OCCM's left.
 """
 
 from __future__ import annotations
@@ -71,6 +70,7 @@ from tests.openstack_workload import (
     rotate_through_cli,
     wait,
 )
+from tests.test_openstack import _external_network
 from tests.test_services_workload import apply
 from tests.workload_cluster import NODES, WorkloadCluster, workload_cluster
 
@@ -139,20 +139,6 @@ class OCCMContainers(PodContainers):
             "--leader-elect=false",
             "--secure-port=0",
         ]
-
-
-def _external_network(stack: Stack) -> str:
-    """The cloud's external network with a subnet (floating IPs come from it), made by an
-    admin as a cloud has it; its ID."""
-    admin = stack.admin_connection()
-    try:
-        network = admin.network.create_network(name="public", is_router_external=True)
-        admin.network.create_subnet(
-            network_id=network.id, ip_version=4, cidr="198.18.0.0/24", name="public"
-        )
-        return str(network.id)
-    finally:
-        admin.close()
 
 
 def _node_servers(conn: Any, cluster: WorkloadCluster, settings: ClusterSettings) -> dict[str, str]:
@@ -255,7 +241,11 @@ def test_occm_load_balancer_through_rotation_and_delete(
     binary = occm_program
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tenant.clouds_yaml))
     namespace = api_plane.namespace("occm")
-    external = _external_network(stack)
+    admin = stack.admin_connection()  # the cloud's external network, made by an admin
+    try:
+        external = str(_external_network(admin).id)
+    finally:
+        admin.close()
     with installed(api_plane, tenant, namespace, name=CLUSTER, external_network=external) as ready:
         settings, conn = ready.settings, ready.conn  # the credentials as install writes them
         first = ready.credentials["cloud.conf"]
