@@ -1,5 +1,5 @@
-"""Launch a REAL Keystone and Neutron (and, on demand, Octavia, Cinder, Nova and Glance) on
-127.0.0.1 for the OpenStack tests (no mocks).
+"""Launch a REAL Keystone and Neutron (and, on demand, Octavia, Cinder, Nova, Placement and
+Glance) on 127.0.0.1 for the OpenStack tests (no mocks).
 
 - The services run from their own virtualenv at
   ``${SCS_TEMPLATES_CACHE_DIR:-~/.cache/scs-templates}/openstack-stack-venv/<hash>``, built on
@@ -34,9 +34,12 @@
   ``tests/openstack_wsgi.py`` gives the worker's network tasks the noop driver
   (``OCTAVIA_WORKER_NETWORK_DRIVER``). What that leaves behind: the worker's noop
   ``deallocate_vip`` does not delete the VIP port (a real worker does).
-- Nova (:meth:`Stack.start_nova`: the API only) and Glance (:meth:`Stack.start_glance`: the
-  REAL Glance API on one file store under the state directory, schema by ``glance-manage db
-  sync``), on demand.
+- Nova (:meth:`Stack.start_nova`: the API only; ``compute=True``: also Placement and Nova's
+  REAL conductor, scheduler and compute services, the compute service on Nova's own
+  ``fake.FakeDriver``, so servers go ACTIVE without a VM; Neutron then binds their ports with
+  its REAL ``openvswitch`` mechanism driver on an agent record, :meth:`Stack._bind_ports`)
+  and Glance (:meth:`Stack.start_glance`: the REAL Glance API on one file store under the
+  state directory, schema by ``glance-manage db sync``), on demand.
 
 The client side (openstacksdk) is the project venv's: the admin setup below uses it too.
 """
@@ -147,6 +150,7 @@ class Stack:
     octavia_port: int = 0
     cinder_port: int = 0
     nova_port: int = 0
+    placement_port: int = 0
     glance_port: int = 0
     admin_password: str = field(default_factory=lambda: secrets.token_urlsafe(16), repr=False)
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list, repr=False)
@@ -564,30 +568,54 @@ volume_backend_name = test
     def nova_url(self) -> str:
         return f"http://127.0.0.1:{self.nova_port}"
 
-    def start_nova(self) -> None:
-        """Add the Nova API (compute) to the running stack: its service user and endpoint,
+    def start_nova(self, *, compute: bool = False) -> None:
+        """Add Nova (compute) to the running stack: its service user and endpoint,
         configuration, the API, cell0 and cell1 databases as a deployment makes them
         (``nova-manage api_db sync``, ``cell_v2 map_cell0``, ``db sync``, ``cell_v2
-        create_cell``), one process. Only the API runs: no conductor, scheduler or compute
-        (nothing here could run a server), so it answers what CAPO's OpenStackCluster
-        reconcile asks of it (the API version document, the availability zones: none, no
-        compute host exists) and would refuse to boot a server. Idempotent."""
+        create_cell``), one process.
+
+        Without ``compute`` only the API runs: it answers what CAPO's OpenStackCluster
+        reconcile asks of it (the API version document, the availability zones) and accepts
+        a server that then never leaves BUILD (nothing takes the RPC cast).
+
+        ``compute=True``: servers boot. Placement runs (:meth:`start_placement`), and the
+        Nova process also runs the REAL conductor, scheduler and compute services over
+        ``fake://`` RPC (tests/openstack_wsgi.py). The compute service runs Nova's own
+        ``fake.FakeDriver`` virt driver: a server goes BUILD -> ACTIVE -> deleted through
+        the real API, scheduler (filters, placement allocations, server groups), conductor
+        and compute manager (Neutron port binding, Glance image metadata), but no VM starts.
+        Neutron gets a mechanism driver that binds ports (:meth:`_bind_ports`). Idempotent."""
         if self.nova_port:
+            if compute and not self.placement_port:
+                raise StackError("Nova already runs without compute: start it with compute first")
             return
+        if compute:
+            self.start_placement()
+            self._bind_ports()
         self.nova_port = free_port()
         password = self._register_service("nova", "compute", f"{self.nova_url}/v2.1")
         d = self.state_dir / "nova"
         (d / "lock").mkdir(parents=True)
         shutil.copy(self.venv / "etc" / "nova" / "api-paste.ini", d / "api-paste.ini")
         conf = d / "nova.conf"
+        services = ""
+        if compute:
+            # host: the compute host's name, which Neutron's port binding sees (binding:host_id,
+            # :meth:`_bind_ports`).
+            services = f"""compute_driver = fake.FakeDriver
+host = {self.COMPUTE_HOST}
+{self._authtoken("nova", password, "placement")}
+{self._authtoken("nova", password, "neutron")}
+"""
+        else:
+            services = "host = nova-local\n"
         conf.write_text(
             f"""[DEFAULT]
 transport_url = fake://
 use_stderr = true
-host = nova-local
 state_path = {d}
 enabled_apis = osapi_compute
-[api]
+{services}[api]
 auth_strategy = keystone
 [api_database]
 connection = sqlite:///{d}/nova_api.db
@@ -611,12 +639,127 @@ driver = noop
             (["cell_v2", "create_cell", "--name", "cell1"], "nova-manage cell_v2 create_cell"),
         ):
             _run([*base, *args], what, env=self._env())
-        self._serve(
-            "nova",
-            self.nova_port,
-            {"OS_NOVA_CONFIG_DIR": str(d), "OS_NOVA_CONFIG_FILES": "api-paste.ini;nova.conf"},
-        )
+        env = {"OS_NOVA_CONFIG_DIR": str(d), "OS_NOVA_CONFIG_FILES": "api-paste.ini;nova.conf"}
+        if compute:
+            env["NOVA_SERVICES"] = "conductor,scheduler,compute"
+        self._serve("nova", self.nova_port, env)
         self._wait("nova", f"{self.nova_url}/", timeout=300)
+        if compute:
+            self._discover_compute_host(base)
+
+    def _discover_compute_host(self, manage: list[str], timeout: float = 120) -> None:
+        """Map the compute host into cell1 once its service record exists, as a deployment
+        does after adding a host (``nova-manage cell_v2 discover_hosts``); until then the
+        scheduler finds the host in Placement and the conductor refuses it ("Host ... is not
+        mapped to any cell")."""
+        deadline = time.monotonic() + timeout
+        while True:
+            out = _run(
+                [*manage, "cell_v2", "discover_hosts", "--verbose"],
+                "nova-manage cell_v2 discover_hosts",
+                env=self._env(),
+            )
+            if f"Creating host mapping for compute host '{self.COMPUTE_HOST}'" in out:
+                return
+            if time.monotonic() > deadline:
+                raise StackError(
+                    f"the compute host was not discovered within {timeout:.0f}s: {out}"
+                )
+            time.sleep(1)
+
+    #: The compute host's name (Neutron's agent record of :meth:`_bind_ports` is on it).
+    COMPUTE_HOST = "compute-local"
+
+    def _bind_ports(self) -> None:
+        """Neutron binds ports on the compute host, so Nova's compute manager can plug a
+        server's port (it refuses a port whose binding failed): Neutron restarts with its
+        REAL ``openvswitch`` mechanism driver, and the compute host gets the agent record an
+        Open vSwitch agent registers on a cloud (a row in Neutron's ``agents`` table, with a
+        heartbeat that never goes stale). No agent process runs: nothing here could run Open
+        vSwitch, and the record is the only thing the driver asks of an agent when it binds.
+        The database stays."""
+        neutron = self._process("neutron")
+        neutron.terminate()
+        neutron.wait(timeout=30)
+        self.processes.remove(neutron)
+        ml2 = self.ndir / "ml2_conf.ini"
+        ml2.write_text(
+            ml2.read_text().replace("mechanism_drivers =\n", "mechanism_drivers = openvswitch\n")
+        )
+        self._register_agent(
+            "Open vSwitch agent",
+            "neutron-openvswitch-agent",
+            {"tunnel_types": ["vxlan"], "bridge_mappings": {}, "integration_bridge": "br-int"},
+        )
+        self._serve(
+            "neutron",
+            self.neutron_port,
+            {
+                "OS_NEUTRON_CONFIG_DIR": str(self.ndir),
+                "OS_NEUTRON_CONFIG_FILES": "neutron.conf;ml2_conf.ini",
+            },
+        )
+        self._wait("neutron", f"{self.neutron_url}/")
+
+    def _register_agent(self, agent_type: str, binary: str, configurations: dict[str, Any]) -> None:
+        """The row an agent's first state report writes (neutron/db/agents_db.py), on
+        :attr:`COMPUTE_HOST`; its heartbeat lies in 2100, so Neutron counts it alive."""
+        import json
+        import sqlite3
+        import uuid
+
+        now = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+        with contextlib.closing(sqlite3.connect(self.ndir / "neutron.db")) as db, db:
+            db.execute(
+                "INSERT INTO agents (id, agent_type, binary, topic, host, admin_state_up,"
+                " created_at, started_at, heartbeat_timestamp, configurations, load)"
+                " VALUES (?, ?, ?, 'N/A', ?, 1, ?, ?, '2100-01-01 00:00:00', ?, 0)",
+                (
+                    str(uuid.uuid4()),
+                    agent_type,
+                    binary,
+                    self.COMPUTE_HOST,
+                    now,
+                    now,
+                    json.dumps(configurations),
+                ),
+            )
+
+    # ------------------------------------------------------------------ placement
+
+    @property
+    def placement_url(self) -> str:
+        return f"http://127.0.0.1:{self.placement_port}"
+
+    def start_placement(self) -> None:
+        """Add the REAL Placement API (placement) to the running stack: its service user and
+        endpoint, configuration, schema by ``placement-manage db sync``, one process
+        (Placement's own WSGI entry point, ``placement.wsgi.api``). Idempotent."""
+        if self.placement_port:
+            return
+        self.placement_port = free_port()
+        password = self._register_service("placement", "placement", self.placement_url)
+        d = self.state_dir / "placement"
+        (d / "lock").mkdir(parents=True)
+        (d / "placement.conf").write_text(
+            f"""[DEFAULT]
+use_stderr = true
+[api]
+auth_strategy = keystone
+[placement_database]
+connection = sqlite:///{d}/placement.db
+[oslo_concurrency]
+lock_path = {d}/lock
+{self._authtoken("placement", password)}"""
+        )
+        manage = [self.python(), "-c", "from placement.cmd.manage import main; main()"]
+        _run(
+            [*manage, "--config-file", str(d / "placement.conf"), "db", "sync"],
+            "placement-manage db sync",
+            env=self._env(),
+        )
+        self._serve("placement", self.placement_port, {"OS_PLACEMENT_CONFIG_DIR": str(d)})
+        self._wait("placement", f"{self.placement_url}/", timeout=120)
 
     # ------------------------------------------------------------------ glance
 
@@ -694,6 +837,13 @@ driver = noop
         )
         log.close()
         self.processes.append(process)
+
+    def _process(self, service: str) -> subprocess.Popen[bytes]:
+        """The running process of ``service`` (its command line names it, :meth:`_serve`)."""
+        for process in self.processes:
+            if process.poll() is None and list(process.args)[2] == service:  # type: ignore[arg-type]
+                return process
+        raise StackError(f"{service} is not running")
 
     def _wait(
         self,

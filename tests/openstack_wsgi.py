@@ -1,17 +1,18 @@
-"""Serve Keystone, Neutron, Octavia, Cinder, the Nova API or the Glance API with the stdlib
+"""Serve Keystone, Neutron, Octavia, Cinder, Nova, Placement or the Glance API with the stdlib
 wsgiref server (ONE request at a time).
 
 Run by tests/openstack_stack.py with the python of the separate test-stack virtualenv:
 
-    python openstack_wsgi.py keystone|neutron|octavia|cinder|nova|glance PORT
+    python openstack_wsgi.py keystone|neutron|octavia|cinder|nova|placement|glance PORT
     python openstack_wsgi.py octavia-prepare OCTAVIA_CONF    (CA passphrase: OCTAVIA_CA_PASSPHRASE)
 
 The configuration comes from the environment (OS_KEYSTONE_CONFIG_DIR, OS_NEUTRON_CONFIG_DIR,
 OS_NEUTRON_CONFIG_FILES, OCTAVIA_CONFIG_FILE, CINDER_CONFIG_FILE, OS_GLANCE_CONFIG_DIR).
 Single-threaded on purpose: SQLite answers concurrent writers with "database is locked".
 
-Octavia and Cinder also run their workers IN this process: Octavia's controller worker
-(the v2 RPC consumer), Cinder's scheduler and volume manager. Their RPC goes over
+Octavia, Cinder and (with ``NOVA_SERVICES``) Nova also run their workers IN this process:
+Octavia's controller worker (the v2 RPC consumer), Cinder's scheduler and volume manager,
+Nova's conductor, scheduler and compute (:func:`_nova_services`). Their RPC goes over
 oslo.messaging's ``fake://`` transport, which only connects one process (there is no
 message broker here); the services themselves are the real ones. With
 ``OCTAVIA_WORKER_NETWORK_DRIVER`` set, the worker's network tasks use that driver while the
@@ -53,9 +54,18 @@ def load_app(service: str) -> Any:
     if service == "nova":
         # as nova's own WSGI entry point (OS_NOVA_CONFIG_DIR, OS_NOVA_CONFIG_FILES): it
         # monkey-patches first, sets up the service record, loads the paste pipeline
+        if os.environ.get("NOVA_SERVICES"):
+            _sqlite_immediate_transactions()
         from nova.wsgi import osapi_compute
 
+        if os.environ.get("NOVA_SERVICES"):
+            _nova_services(os.environ["NOVA_SERVICES"].split(","))
         return osapi_compute.application
+    if service == "placement":
+        # Placement's own WSGI entry point: placement.conf in OS_PLACEMENT_CONFIG_DIR
+        from placement.wsgi import api as placement_api
+
+        return placement_api.application
     if service == "glance":
         # Glance's own WSGI entry point: reads glance-api.conf in OS_GLANCE_CONFIG_DIR,
         # creates the stores, loads the paste pipeline ([paste_deploy] flavor keystone)
@@ -142,6 +152,56 @@ def _worker_network_driver(name: str) -> None:
         namespace="octavia.network.drivers", name=name, invoke_on_load=True
     ).driver
     network_tasks.BaseNetworkTask.network_driver = property(lambda _task: loaded)
+
+
+def _sqlite_immediate_transactions() -> None:
+    """Every SQLite transaction of this process takes the write lock when it begins
+    (``BEGIN IMMEDIATE``; SQLAlchemy's documented recipe for pysqlite). Nova's services
+    run as threads of one process here, and Nova reads before it writes in one transaction
+    (``update_on_match``: SELECT, then UPDATE). Two such deferred transactions deadlock on
+    SQLite's lock upgrade, and SQLite fails one of them at once with "database is locked"
+    (a server build failed so); with the lock taken at BEGIN the second one waits."""
+    import sqlite3
+
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    @event.listens_for(Engine, "connect")
+    def _no_implicit_begin(connection: Any, _record: Any) -> None:
+        if isinstance(connection, sqlite3.Connection):
+            connection.isolation_level = None
+
+    # oslo.db emits its own (deferred) BEGIN unless the connection is marked as in a
+    # transaction (oslo_db/sqlalchemy/engines.py); this class-level listener runs before
+    # oslo.db's engine-level one, begins first and sets that mark.
+    @event.listens_for(Engine, "begin")
+    def _begin_immediate(connection: Any) -> None:
+        if connection.dialect.name == "sqlite" and "in_transaction" not in connection.info:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+            connection.info["in_transaction"] = True
+
+
+def _nova_services(names: list[str]) -> None:
+    """Nova's conductor, scheduler and compute services, started in this process after the
+    API has parsed the configuration, as nova/cmd/{conductor,scheduler,compute}.py create
+    them. Unlike nova-compute on a cloud, the compute service keeps direct database access
+    (nova/cmd/compute.py turns it off and sends object calls to the conductor over RPC; in
+    one process that would turn it off for the API too)."""
+    import os_vif
+    from nova import objects, service
+    from nova.compute import rpcapi as compute_rpcapi
+    from nova.scheduler import rpcapi as scheduler_rpcapi
+
+    objects.register_all()
+    os_vif.initialize()
+    topics = {
+        "conductor": {"topic": "conductor"},
+        "scheduler": {"topic": scheduler_rpcapi.RPC_TOPIC},
+        "compute": {"topic": compute_rpcapi.RPC_TOPIC, "topic_alt": compute_rpcapi.RPC_TOPIC_ALT},
+    }
+    for name in names:
+        server = service.Service.create(binary=f"nova-{name}", **topics[name])
+        server.start()
 
 
 def _cinder() -> Any:

@@ -8,7 +8,7 @@ machine, but must never skip in CI: there, a missing prerequisite is a failure.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ from scs_templates.catalogue import PROVIDERS
 if TYPE_CHECKING:
     from scs_templates.settings.model import ClusterSettings
     from scs_templates.toolchain import Tool
+    from testenv import Plane
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
@@ -226,3 +227,25 @@ def run_node_setup(
             env=env,
         )
         assert ran.returncode == 0, ran.stderr
+
+
+def plane_with_managers(
+    tmp_path_factory: pytest.TempPathFactory, directory: str, names: tuple[str, ...]
+) -> Iterator[Plane]:
+    """For a module's ``plane`` fixture: etcd, kube-apiserver, kube-controller-manager and
+    only the managers ``names`` of :data:`testenv.plane.MANAGERS`, in a fresh ``directory``.
+    Skips (fails in CI) when a binary is missing and Go cannot build it; fails when the
+    plane does not start."""
+    from testenv import PlaneError, build, running
+    from testenv.plane import MANAGERS
+
+    needed = {"etcd", "kube-apiserver", "kube-controller-manager", *names}
+    missing = [name for name in build.missing() if name in needed]
+    if missing and build.go_binary() is None:
+        skip_or_fail(f"the test plane needs the Go toolchain (`go`) to build {', '.join(missing)}")
+    managers = tuple(m for m in MANAGERS if m.name in names)
+    try:
+        with running(tmp_path_factory.mktemp(directory), managers=managers) as started:
+            yield started
+    except PlaneError as error:
+        pytest.fail(f"the test plane did not start: {error}")

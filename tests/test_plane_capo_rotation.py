@@ -66,7 +66,7 @@ from scs_templates.providers.openstack.credentials_secret import (
 from scs_templates.providers.openstack.preflight import run_preflight
 from scs_templates.providers.openstack.rotation import rotate_credentials
 from scs_templates.settings import ClusterSettings, parse_settings_text
-from tests.support import REPO, skip_or_fail
+from tests.support import REPO, plane_with_managers
 
 if TYPE_CHECKING:
     from openstack_stack import Stack
@@ -86,18 +86,7 @@ RECONCILE_TIMEOUT = 600.0
 @pytest.fixture(scope="module")
 def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
     """etcd, kube-apiserver, kube-controller-manager, CAPI core and CAPO."""
-    from testenv import PlaneError, build, running
-    from testenv.plane import MANAGERS
-
-    missing = [name for name in build.missing() if name != "kubeadm"]
-    if missing and build.go_binary() is None:
-        skip_or_fail(f"the real test plane needs Go to build {', '.join(missing)}")
-    managers = tuple(m for m in MANAGERS if m.name in ("capi-core", "capo"))
-    try:
-        with running(tmp_path_factory.mktemp("capo-plane"), managers=managers) as started:
-            yield started
-    except PlaneError as error:
-        pytest.fail(f"the test plane did not start: {error}")
+    yield from plane_with_managers(tmp_path_factory, "capo-plane", ("capi-core", "capo"))
 
 
 @pytest.fixture(scope="module")

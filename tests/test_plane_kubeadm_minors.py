@@ -49,7 +49,7 @@ import yaml
 
 from scs_templates import encryption
 from testenv import build
-from tests.support import skip_or_fail
+from tests.support import plane_with_managers, skip_or_fail
 from tests.test_apiserver_minors import render_all_features, supported_minors
 
 if TYPE_CHECKING:
@@ -66,20 +66,8 @@ BOOTSTRAP = "bootstrap.cluster.x-k8s.io/v1beta2"
 def bootstrap_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
     """etcd, kube-apiserver, kube-controller-manager, CAPI core and the kubeadm bootstrap and
     control-plane managers (with their CRDs and webhooks)."""
-    from testenv import PlaneError, build, running
-    from testenv.plane import MANAGERS
-
-    needed = {"etcd", "kube-apiserver", "kube-controller-manager", "capi-core"}
-    needed |= {"capi-bootstrap-kubeadm", "capi-controlplane-kubeadm"}
-    missing = [name for name in build.missing() if name in needed]
-    if missing and build.go_binary() is None:
-        skip_or_fail(f"the test plane needs the Go toolchain (`go`) to build {', '.join(missing)}")
-    managers = tuple(m for m in MANAGERS if m.name in needed)
-    try:
-        with running(tmp_path_factory.mktemp("kubeadm-plane"), managers=managers) as started:
-            yield started
-    except PlaneError as error:
-        pytest.fail(f"the test plane did not start: {error}")
+    managers = ("capi-core", "capi-bootstrap-kubeadm", "capi-controlplane-kubeadm")
+    yield from plane_with_managers(tmp_path_factory, "kubeadm-plane", managers)
 
 
 def kubeadm_release_of(minor: tuple[int, int]) -> str:
