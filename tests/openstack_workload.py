@@ -182,6 +182,34 @@ def octavia_cinder_stack(
         yield started
 
 
+def booting_stack(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Stack]:
+    """For a module's ``stack`` fixture: Keystone, Neutron, Octavia, Glance, Placement and
+    Nova with compute (servers boot: ``Stack.start_nova(compute=True)``); skips, or fails
+    under CI=true, when they cannot start."""
+    for started in running_stack(tmp_path_factory, name):
+        try:
+            started.start_octavia_cinder(cinder=False)
+            started.start_glance()
+            started.start_nova(compute=True)
+        except Exception as error:
+            skip_or_fail(f"Octavia, Glance or Nova with compute did not start: {error}")
+        yield started
+
+
+def public_image(admin: Any, name: str) -> Any:
+    """A small raw public image ``name``, uploaded into Glance (the admin's, as a cloud's
+    images are); the fake virt driver never reads it."""
+    return admin.image.create_image(
+        name=name,
+        data=b"\0" * 4096,
+        disk_format="raw",
+        container_format="bare",
+        visibility="public",
+        allow_duplicates=True,
+        wait=True,
+    )
+
+
 def go_program(what: str, cached: Path, ensure_built: Callable[[], Path]) -> Path:
     """A program of testenv/ (``what``, its ``cached`` binary), built when it is not cached as
     the plane fixture builds the plane (``make test``'s background ``build --all`` builds

@@ -40,14 +40,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from openstack_fixtures import Tenant, make_tenant, running_stack
+from openstack_fixtures import Tenant, make_tenant
 from ruamel.yaml import YAML
 
 from scs_templates import api, lifecycle
 from scs_templates.helm import Helm
 from scs_templates.kube import KubeClient
 from scs_templates.settings import ClusterSettings, parse_settings_text
-from tests.support import pinned_helm, plane_with_managers, skip_or_fail
+from tests.openstack_workload import booting_stack, public_image
+from tests.support import pinned_helm, plane_with_managers
 from tests.test_openstack import _external_network
 
 if TYPE_CHECKING:
@@ -75,13 +76,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """Keystone, Neutron, Octavia, Glance, Placement and Nova with compute; the flavor and
     the external network (the cluster's router gateway), made by the admin as on a cloud."""
-    for started in running_stack(tmp_path_factory, "capo-machines-stack"):
-        try:
-            started.start_octavia_cinder(cinder=False)
-            started.start_glance()
-            started.start_nova(compute=True)
-        except Exception as error:
-            skip_or_fail(f"Octavia, Glance or Nova with compute did not start: {error}")
+    for started in booting_stack(tmp_path_factory, "capo-machines-stack"):
         admin = started.admin_connection()
         admin.compute.create_flavor(name=FLAVOR, vcpus=2, ram=4096, disk=20)
         _external_network(admin)
@@ -204,15 +199,7 @@ def test_capo_boots_the_control_plane_server_and_delete_leaves_nothing(
     conn = tenant.connect()
     kube = KubeClient(str(plane.kubeconfig))
     try:
-        image = admin.image.create_image(
-            name=template["image"]["filter"]["name"],
-            data=b"\0" * 4096,
-            disk_format="raw",
-            container_format="bare",
-            visibility="public",
-            allow_duplicates=True,
-            wait=True,
-        )
+        image = public_image(admin, template["image"]["filter"]["name"])
         lifecycle.install(settings, helm=helm, kube=kube)
 
         def booted() -> tuple[dict[str, Any], Any] | None:

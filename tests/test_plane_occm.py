@@ -15,8 +15,9 @@ the credentials our install writes, through our rotation and our delete.
   and the Secret volume the Pod mounts written to a private directory in place of
   ``/etc/config`` (what the kubelet does). Two flags differ, on purpose:
   ``--controllers=service`` (the chart also runs cloud-node, cloud-node-lifecycle and route,
-  which look servers up in Nova; no Nova servers exist here, and the node lifecycle
-  controller would delete Nodes whose server it cannot find) and what a Pod gets from its
+  which look servers up in Nova; this module's stack has no compute, and the node lifecycle
+  controller would delete Nodes whose server it cannot find: tests/test_plane_occm_nodes.py
+  runs the node controllers on servers that boot) and what a Pod gets from its
   ServiceAccount is a kubeconfig here (``--kubeconfig``, leader election and the serving
   port off). The other Pods of kube-system are reported Ready by
   :class:`~tests.openstack_workload.Kubelet`, as in the rotation test.
@@ -116,8 +117,12 @@ def tenant(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Tenant:
 
 
 class OCCMContainers(PodContainers):
-    """OCCM's DaemonSet: the chart's one container, ``--controllers=service`` and a
-    kubeconfig (the module docstring)."""
+    """OCCM's DaemonSet: the chart's one container, ``--controllers=`` :attr:`CONTROLLERS`
+    and a kubeconfig (the module docstring)."""
+
+    #: What this module runs of the chart's controllers (tests/test_plane_occm_nodes.py
+    #: runs the node controllers on a Nova whose servers boot).
+    CONTROLLERS = "service"
 
     def owned(self, pod: dict[str, Any]) -> bool:
         return any(
@@ -131,7 +136,7 @@ class OCCMContainers(PodContainers):
         for arg in args[1:]:
             arg = arg.replace(CONFIG_MOUNT, str(conf))
             if arg.startswith("--controllers="):
-                arg = "--controllers=service"  # no Nova servers here (module docstring)
+                arg = f"--controllers={self.CONTROLLERS}"  # the module docstring
             argv.append(arg)
         return [
             *argv,
