@@ -198,15 +198,7 @@ class Stack:
         self._wait("keystone", f"{self.auth_url}")
         self._register_neutron()
         self._setup_neutron()
-        self._serve(
-            "neutron",
-            self.neutron_port,
-            {
-                "OS_NEUTRON_CONFIG_DIR": str(self.ndir),
-                "OS_NEUTRON_CONFIG_FILES": "neutron.conf;ml2_conf.ini",
-            },
-        )
-        self._wait("neutron", f"{self.neutron_url}/")
+        self._serve_neutron()
         self.startup_seconds = time.monotonic() - started
 
     def stop(self) -> None:
@@ -353,6 +345,19 @@ region_name = {REGION}
 """
 
     # ------------------------------------------------------------------ neutron
+
+    def _serve_neutron(self) -> None:
+        """Neutron's process on :attr:`neutron_port`, with the configuration in
+        :attr:`ndir`; returns once it answers."""
+        self._serve(
+            "neutron",
+            self.neutron_port,
+            {
+                "OS_NEUTRON_CONFIG_DIR": str(self.ndir),
+                "OS_NEUTRON_CONFIG_FILES": "neutron.conf;ml2_conf.ini",
+            },
+        )
+        self._wait("neutron", f"{self.neutron_url}/")
 
     def _setup_neutron(self) -> None:
         d = self.ndir
@@ -598,7 +603,6 @@ volume_backend_name = test
         (d / "lock").mkdir(parents=True)
         shutil.copy(self.venv / "etc" / "nova" / "api-paste.ini", d / "api-paste.ini")
         conf = d / "nova.conf"
-        services = ""
         if compute:
             # host: the compute host's name, which Neutron's port binding sees (binding:host_id,
             # :meth:`_bind_ports`).
@@ -691,15 +695,7 @@ driver = noop
             "neutron-openvswitch-agent",
             {"tunnel_types": ["vxlan"], "bridge_mappings": {}, "integration_bridge": "br-int"},
         )
-        self._serve(
-            "neutron",
-            self.neutron_port,
-            {
-                "OS_NEUTRON_CONFIG_DIR": str(self.ndir),
-                "OS_NEUTRON_CONFIG_FILES": "neutron.conf;ml2_conf.ini",
-            },
-        )
-        self._wait("neutron", f"{self.neutron_url}/")
+        self._serve_neutron()
 
     def _register_agent(self, agent_type: str, binary: str, configurations: dict[str, Any]) -> None:
         """The row an agent's first state report writes (neutron/db/agents_db.py), on

@@ -54,12 +54,13 @@ def load_app(service: str) -> Any:
     if service == "nova":
         # as nova's own WSGI entry point (OS_NOVA_CONFIG_DIR, OS_NOVA_CONFIG_FILES): it
         # monkey-patches first, sets up the service record, loads the paste pipeline
-        if os.environ.get("NOVA_SERVICES"):
+        services = os.environ.get("NOVA_SERVICES")
+        if services:
             _sqlite_immediate_transactions()
         from nova.wsgi import osapi_compute
 
-        if os.environ.get("NOVA_SERVICES"):
-            _nova_services(os.environ["NOVA_SERVICES"].split(","))
+        if services:
+            _nova_services(services.split(","))
         return osapi_compute.application
     if service == "placement":
         # Placement's own WSGI entry point: placement.conf in OS_PLACEMENT_CONFIG_DIR

@@ -8,6 +8,7 @@ machine, but must never skip in CI: there, a missing prerequisite is a failure.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -249,3 +250,16 @@ def plane_with_managers(
             yield started
     except PlaneError as error:
         pytest.fail(f"the test plane did not start: {error}")
+
+
+def wait_on_plane(what: str, check: Any, plane: Plane, timeout: float) -> Any:
+    """``check()``'s first truthy answer within ``timeout`` seconds, polled every 2 s; each
+    round first checks that the plane's processes still run (``Plane.check``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        plane.check()
+        found = check()
+        if found:
+            return found
+        time.sleep(2)
+    raise AssertionError(f"timed out waiting for {what}")

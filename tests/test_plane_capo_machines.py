@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import base64
 import shlex
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,7 +47,7 @@ from scs_templates.helm import Helm
 from scs_templates.kube import KubeClient
 from scs_templates.settings import ClusterSettings, parse_settings_text
 from tests.openstack_workload import booting_stack, public_image
-from tests.support import pinned_helm, plane_with_managers
+from tests.support import pinned_helm, plane_with_managers, wait_on_plane
 from tests.test_openstack import _external_network
 
 if TYPE_CHECKING:
@@ -114,17 +113,6 @@ spec:
     apiFloatingIP: false
 """
     return parse_settings_text(text).settings
-
-
-def _wait(what: str, check: Any, plane: Plane, timeout: float = RECONCILE_TIMEOUT) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        plane.check()
-        found = check()
-        if found:
-            return found
-        time.sleep(2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _control_plane_template(settings: ClusterSettings, helm: Helm) -> dict[str, Any]:
@@ -214,7 +202,9 @@ def test_capo_boots_the_control_plane_server_and_delete_leaves_nothing(
                     return machine, server
             return None
 
-        machine, server = _wait("the control plane's server ACTIVE", booted, plane)
+        machine, server = wait_on_plane(
+            "the control plane's server ACTIVE", booted, plane, RECONCILE_TIMEOUT
+        )
         built = _project_contents(conn)
         assert set(built) == {
             "servers",

@@ -37,7 +37,6 @@ why, and the next run finishes once CAPO reconciles again.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from io import StringIO
 from pathlib import Path
@@ -66,7 +65,7 @@ from scs_templates.providers.openstack.credentials_secret import (
 from scs_templates.providers.openstack.preflight import run_preflight
 from scs_templates.providers.openstack.rotation import rotate_credentials
 from scs_templates.settings import ClusterSettings, parse_settings_text
-from tests.support import REPO, plane_with_managers
+from tests.support import REPO, plane_with_managers, wait_on_plane
 
 if TYPE_CHECKING:
     from openstack_stack import Stack
@@ -184,14 +183,7 @@ def _deleted_at(stack: Stack, credential_id: str) -> int:
 
 
 def _wait(what: str, check: Any, plane: Plane, timeout: float = RECONCILE_TIMEOUT) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        plane.check()
-        found = check()
-        if found:
-            return found
-        time.sleep(2)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_on_plane(what, check, plane, timeout)
 
 
 def _cluster_resources(conn: Any, name: str) -> dict[str, list[str]]:
