@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         "--occm",
         action="store_true",
         help="also build the OpenStack cloud controller manager and the Cinder CSI plugin of "
-        "its module (testenv/occm.py; --all builds them too, last; tests/test_plane_occm.py "
+        "its module (testenv/occm.py) and the plugin's csi-provisioner sidecar "
+        "(testenv/csi_provisioner.py; --all builds them too, last; tests/test_plane_occm.py "
         "and tests/test_plane_openstack_cinder_csi.py build them when missing)",
     )
     sub.add_parser("where", help="print the cache directory of this tree")
@@ -107,10 +108,11 @@ def main(argv: list[str] | None = None) -> int:
 
             print(flux.ensure_built(_log))
         if args.occm:
-            from testenv import occm
+            from testenv import csi_provisioner, occm
 
             print(occm.ensure_built(_log))
             print(occm.ensure_csi_built(_log))
+            print(csi_provisioner.ensure_built(_log))
         print(root)
         return 0
     except PlaneError as error:

@@ -431,10 +431,11 @@ def build_all(log: Callable[[str], None] = print) -> list[Path]:
     the kubeadms of :func:`suite_builds` (test_plane_inmemory, test_plane_kubeadm_minors).
     Right after the plane: containerd's registry code (testenv/containerd.py: small, and
     test_containerd_node_files is the first of those modules by name); last OCCM
-    (testenv/occm.py; test_plane_occm is the last of them by name but one), then the Cinder
-    CSI plugin of OCCM's wrapper (test_plane_openstack_cinder_csi, the last). Returns the
-    paths built or found, in that order (Flux: its cache directory)."""
-    from testenv import containerd, flux, occm  # they import this module
+    (testenv/occm.py; test_plane_occm and test_plane_occm_nodes are the last of them by name
+    but one), then the Cinder CSI plugin of OCCM's wrapper and the csi-provisioner sidecar of
+    its own wrapper (testenv/csi_provisioner.py; test_plane_openstack_cinder_csi, the last).
+    Returns the paths built or found, in that order (Flux: its cache directory)."""
+    from testenv import containerd, csi_provisioner, flux, occm  # they import this module
 
     built = [ensure_built(log), containerd.ensure_built(log)]
     todo = suite_builds()
@@ -445,6 +446,7 @@ def build_all(log: Callable[[str], None] = print) -> list[Path]:
     built += [build_release_program(name, release, log) for name, release in rest]
     built.append(occm.ensure_built(log))
     built.append(occm.ensure_csi_built(log))
+    built.append(csi_provisioner.ensure_built(log))
     return built
 
 

@@ -311,8 +311,9 @@ class PodContainers(Poller):
     LOG = "occm"
     #: The container (``None``: the Pod's only one).
     CONTAINER: str | None = None
-    #: The Secret volume (the cloud-config Secret we sync) and where the container mounts it.
-    VOLUME = "cloud-config-volume"
+    #: The Secret volume (the cloud-config Secret we sync) and where the container mounts it
+    #: (``None``: the container mounts none, as the CSI sidecars).
+    VOLUME: str | None = "cloud-config-volume"
     MOUNT = CONFIG_MOUNT
 
     def __init__(self, cluster: WorkloadCluster, binary: Path, directory: Path) -> None:
@@ -374,6 +375,23 @@ class PodContainers(Poller):
         uid = pod["metadata"]["uid"]
         conf = self.directory / f"pod-{uid}" / "config"
         conf.mkdir(parents=True, mode=0o700)
+        if self.VOLUME is not None:
+            self._write_secret_volume(spec, container, conf)
+        env = {e["name"]: e.get("value", "") for e in container.get("env") or []}
+        args = [_expand(a, env) for a in container["args"]]
+        daemon = Daemon(
+            f"{self.LOG}-{uid[:8]}",
+            self.argv(args, conf, uid),
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(conf.parent)},
+            log=self.directory / f"{self.LOG}-{uid}.log",
+            preexec=_die_with_parent,
+        )
+        return daemon, conf
+
+    def _write_secret_volume(
+        self, spec: dict[str, Any], container: dict[str, Any], conf: Path
+    ) -> None:
+        """The cloud-config Secret volume, written to ``conf`` as the kubelet writes it."""
         mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts") or []}
         # the chart's other mounts (hostPath kubelet plugin and PKI directories, the
         # ServiceAccount token) are not read with the flags argv() gives
@@ -388,16 +406,6 @@ class PodContainers(Poller):
             path = conf / key
             path.write_bytes(base64.b64decode(value))
             path.chmod(0o600)
-        env = {e["name"]: e.get("value", "") for e in container.get("env") or []}
-        args = [_expand(a, env) for a in container["args"]]
-        daemon = Daemon(
-            f"{self.LOG}-{uid[:8]}",
-            self.argv(args, conf, uid),
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(conf.parent)},
-            log=self.directory / f"{self.LOG}-{uid}.log",
-            preexec=_die_with_parent,
-        )
-        return daemon, conf
 
 
 def wait(
@@ -405,7 +413,7 @@ def wait(
 ) -> Any:
     """``probe()``'s first truthy answer within ``timeout`` seconds, polled ``every`` seconds;
     a failure of a background runner (``runner``, ``others``) is raised at once, a timeout
-    fails with the tail of ``runner``'s log."""
+    fails with the tail of the log of ``runner`` and of every other Pod runner."""
     deadline = time.monotonic() + timeout
     while True:
         for watched in (runner, *others):
@@ -415,11 +423,13 @@ def wait(
         if found:
             return found
         if time.monotonic() > deadline:
-            logs = runner.logs()
-            tail = logs[-1].read_text()[-3000:] if logs else f"(no {runner.LOG} log)"
-            pytest.fail(
-                f"timed out after {timeout:.0f} s waiting for {what}; {runner.LOG} log:\n{tail}"
-            )
+            tails = []
+            for containers in (runner, *others):
+                if isinstance(containers, PodContainers):
+                    logs = containers.logs()
+                    tail = logs[-1].read_text()[-3000:] if logs else "(none)"
+                    tails.append(f"{containers.LOG} log:\n{tail}")
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}; " + "\n".join(tails))
         time.sleep(every)
 
 

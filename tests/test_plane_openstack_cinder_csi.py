@@ -14,27 +14,29 @@ our delete.
   (tests/openstack_stack.py): the volumes are real Cinder volumes with no disk behind them.
   The Nova API runs too (no compute): the plugin refuses to start without a compute
   endpoint in the catalog.
+- The sidecar: the REAL csi-provisioner (``cmd/csi-provisioner`` of
+  ``github.com/kubernetes-csi/external-provisioner/v5`` v5.3.0, the image tag the chart pins;
+  the test checks it), built from its own wrapper by testenv/csi_provisioner.py, run with the
+  Pod's own ``csi-provisioner`` container arguments (``--default-fstype=ext4``,
+  ``--extra-create-metadata``, ``--feature-gates=Topology=true``, leader election on) on the
+  socket of the same Pod's plugin, with a token of the Pod's ServiceAccount from the API
+  server's TokenRequest API: it provisions with the RBAC the chart gives it.
 
 Doubles (docs/testing.md "What is still a double"):
 
-- :class:`CSIControllers` plays the kubelet for the controller plugin's Deployment (OCCM's
-  mechanism: :class:`~tests.openstack_workload.PodContainers`): for each live Pod, the real
-  plugin with the Pod's own ``cinder-csi-plugin`` container arguments and environment, the
-  cloud-config Secret it mounts written where the container reads it, and its CSI socket in
-  a private directory in place of the Pod's ``socket-dir`` emptyDir.
-- :class:`ProvisionerDouble` stands in for the Pod's ``csi-provisioner`` sidecar (the
-  external-provisioner v5.3.0 the chart pins): it is NOT built, because its module requires
-  ``k8s.io/kubernetes`` v1.33.1 and its own k8s.io v0.33 / gRPC v1.72 set, which none of the
-  suite's builds has: a third Kubernetes dependency build on a CI budget with minutes to
-  spare (docs/testing.md "Cost on a fresh machine"). The double does what the sidecar does
-  with the chart's arguments (``--default-fstype=ext4``, ``--extra-create-metadata``,
-  ``--feature-gates=Topology=true``) and calls the real plugin's CSI gRPC ``CreateVolume``
-  and ``DeleteVolume`` over its unix socket, with messages encoded as the CSI spec's
-  csi.proto (spec v1.12.0, the version the plugin is built with) defines them.
+- :class:`CSIControllers` and :class:`ProvisionerSidecars` play the kubelet for the
+  controller plugin's Deployment (OCCM's mechanism:
+  :class:`~tests.openstack_workload.PodContainers`): for each live Pod, the real plugin with
+  the Pod's own ``cinder-csi-plugin`` container arguments and environment and the
+  cloud-config Secret it mounts written where the container reads it, and the real sidecar
+  beside it; their shared CSI socket is in a private directory in place of the Pod's
+  ``socket-dir`` emptyDir, and the ServiceAccount token is a kubeconfig.
+- :func:`register_node_plugin` does what the kubelet does when the node plugin registers on
+  a Node: the Node's zone label (``topology.cinder.csi.openstack.org/zone``) and its CSINode
+  entry with that topology key, which the sidecar's Topology feature reads.
 - The scheduler's choice of a node (the ``volume.kubernetes.io/selected-node`` annotation our
-  ``WaitForFirstConsumer`` StorageClass waits for) is set by the test, and the Nodes get the
-  zone label that the node plugin's registration gives them (``topology.cinder.csi.
-  openstack.org/zone``). The node side (attach, mount) needs Nova and a kubelet: not here.
+  ``WaitForFirstConsumer`` StorageClass waits for) is set by the test. The node side
+  (attach, mount) needs a kubelet: not here.
 
 Proven: a claim of our default StorageClass becomes a real Cinder volume (the PV's name, the
 claim's size rounded to GiB, Cinder's default type since our class names none, the zone of
@@ -42,12 +44,13 @@ the selected node, the cluster property delete step (c) matches) and a bound PV 
 class's reclaim policy; deleting the claim deletes the volume. ``openstack appcred rotate``
 restarts the controller Deployment, the new Pod's plugin runs on the new credential (the old
 one no longer authenticates) and creates and deletes volumes with it; ``delete``'s step (a)
-deletes the claims and waits until the plugin has deleted their volumes, and step (c) finds
-no volume left.
+deletes the claims and waits until the sidecar and the plugin have deleted their volumes,
+and step (c) finds no volume left.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -68,7 +71,6 @@ from scs_templates.workload_cleanup import clean_workload
 from tests.openstack_workload import (
     Kubelet,
     PodContainers,
-    Poller,
     go_program,
     installed,
     octavia_cinder_stack,
@@ -104,10 +106,20 @@ def csi_binary() -> Path:
     return go_program("the Cinder CSI plugin", occm.csi_binary(), occm.ensure_csi_built)
 
 
+def provisioner_binary() -> Path:
+    """The csi-provisioner sidecar, built when it is not cached (as :func:`csi_binary`)."""
+    from testenv import csi_provisioner
+
+    return go_program(
+        "the csi-provisioner sidecar", csi_provisioner.binary(), csi_provisioner.ensure_built
+    )
+
+
 @pytest.fixture(scope="module", autouse=True)
 def csi_program() -> Path:
-    """The binary, first of the module's fixtures (autouse): a skip comes before the stack
-    and the plane start."""
+    """The plugin (and its sidecar), first of the module's fixtures (autouse): a skip comes
+    before the stack and the plane start."""
+    provisioner_binary()
     return csi_binary()
 
 
@@ -132,13 +144,9 @@ def socket_dir() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-class CSIControllers(PodContainers):
-    """Plays the kubelet for the controller plugin's Deployment: its ``cinder-csi-plugin``
-    container (the sidecars: :class:`ProvisionerDouble` and the module docstring)."""
-
-    LOG = "cinder-csi"
-    CONTAINER = "cinder-csi-plugin"
-    VOLUME = "cloud-config"
+class ControllerPodContainers(PodContainers):
+    """One container of the controller plugin Deployment's Pods (by their ReplicaSet); the
+    Pod's shared ``socket-dir`` emptyDir is ``sockets``, one socket per Pod."""
 
     def __init__(
         self, cluster: WorkloadCluster, binary: Path, directory: Path, sockets: Path
@@ -152,6 +160,19 @@ class CSIControllers(PodContainers):
             for ref in pod["metadata"].get("ownerReferences") or []
         )
 
+    def socket(self, uid: str) -> Path:
+        """The CSI socket of the Pod ``uid`` (its plugin listens there, its sidecar dials)."""
+        return self.sockets / f"{uid[:8]}-csi.sock"
+
+
+class CSIControllers(ControllerPodContainers):
+    """Plays the kubelet for the controller plugin's Deployment: its ``cinder-csi-plugin``
+    container (its ``csi-provisioner`` sidecar: :class:`ProvisionerSidecars`)."""
+
+    LOG = "cinder-csi"
+    CONTAINER = "cinder-csi-plugin"
+    VOLUME = "cloud-config"
+
     def argv(self, args: list[str], conf: Path, uid: str) -> list[str]:
         assert args[0] == "/bin/cinder-csi-plugin", args
         argv = [str(self.binary)]
@@ -159,249 +180,98 @@ class CSIControllers(PodContainers):
             # the socket-dir emptyDir is mounted at /csi; the config Secret at /etc/config
             arg = arg.replace("unix://csi/", f"unix://{self.sockets}/{uid[:8]}-")
             argv.append(arg.replace(self.MOUNT, str(conf)))
-        assert f"--endpoint=unix://{self.sockets}/{uid[:8]}-csi.sock" in argv, argv
+        assert f"--endpoint=unix://{self.socket(uid)}" in argv, argv
         assert "--provide-node-service=false" in argv, argv
         assert f"--cluster={CLUSTER}" in argv, argv
         return argv
 
-    def sockets_of_running(self) -> list[Path]:
-        return [self.sockets / f"{uid[:8]}-csi.sock" for uid in list(self.running)]
 
+class ProvisionerSidecars(ControllerPodContainers):
+    """Plays the kubelet for the controller plugin's ``csi-provisioner`` sidecar: the REAL
+    external-provisioner (testenv/csi_provisioner.py) with the Pod's own container arguments,
+    on the socket of the same Pod's plugin (the two containers' shared ``socket-dir``), with
+    the token of the Pod's ServiceAccount (the chart's RBAC) in place of the mounted one."""
 
-# -- CSI messages: protobuf wire encoding of the few csi.proto (spec v1.12.0) messages the
-#    provisioner sends. Field numbers are csi.proto's: CreateVolumeRequest name=1,
-#    capacity_range=2, volume_capabilities=3, parameters=4, accessibility_requirements=7;
-#    CapacityRange required_bytes=1; VolumeCapability mount=2 (MountVolume fs_type=1),
-#    access_mode=3 (AccessMode mode=1, SINGLE_NODE_WRITER=1); TopologyRequirement
-#    requisite=1, preferred=2; Topology segments=1; CreateVolumeResponse volume=1; Volume
-#    capacity_bytes=1, volume_id=2, volume_context=3, accessible_topology=5;
-#    DeleteVolumeRequest volume_id=1. Maps are repeated entries (key=1, value=2).
+    LOG = "csi-provisioner"
+    CONTAINER = "csi-provisioner"
+    VOLUME = None  # the sidecar mounts only the socket directory
+    #: Where the sidecar's container mounts the shared ``socket-dir`` (the chart's ADDRESS).
+    SOCKET = "/var/lib/csi/sockets/pluginproxy/csi.sock"
 
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _bytes_field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _int_field(number: int, value: int) -> bytes:
-    return _varint(number << 3) + _varint(value)
-
-
-def _map_field(number: int, entries: dict[str, str]) -> bytes:
-    return b"".join(
-        _bytes_field(number, _bytes_field(1, k.encode()) + _bytes_field(2, v.encode()))
-        for k, v in sorted(entries.items())
-    )
-
-
-def _decode(data: bytes) -> dict[int, list[Any]]:
-    """Fields of one message: number -> values (ints for varints, bytes for the rest)."""
-    fields: dict[int, list[Any]] = {}
-    at = 0
-
-    def varint() -> int:
-        nonlocal at
-        value = shift = 0
-        while True:
-            byte = data[at]
-            at += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                return value
-
-    while at < len(data):
-        key = varint()
-        wire = key & 7
-        if wire == 0:
-            value: Any = varint()
-        elif wire == 2:
-            size = varint()
-            value, at = data[at : at + size], at + size
-        else:
-            raise AssertionError(f"unexpected wire type {wire} in a CSI response")
-        fields.setdefault(key >> 3, []).append(value)
-    return fields
-
-
-def _decode_map(entries: list[bytes]) -> dict[str, str]:
-    out = {}
-    for entry in entries:
-        fields = _decode(entry)
-        out[fields[1][0].decode()] = fields.get(2, [b""])[0].decode()
-    return out
-
-
-def _topology(zone: str) -> bytes:
-    return _map_field(1, {ZONE_KEY: zone})
-
-
-def create_volume_request(
-    name: str, size: int, fs_type: str, parameters: dict[str, str], zone: str
-) -> bytes:
-    capability = _bytes_field(2, _bytes_field(1, fs_type.encode())) + _bytes_field(
-        3, _int_field(1, 1)
-    )
-    topology = _bytes_field(1, _topology(zone)) + _bytes_field(2, _topology(zone))
-    return (
-        _bytes_field(1, name.encode())
-        + _bytes_field(2, _int_field(1, size))
-        + _bytes_field(3, capability)
-        + _map_field(4, parameters)
-        + _bytes_field(7, topology)
-    )
-
-
-def parse_volume(response: bytes) -> dict[str, Any]:
-    [volume] = _decode(response)[1]
-    fields = _decode(volume)
-    return {
-        "capacity_bytes": fields.get(1, [0])[0],
-        "volume_id": fields[2][0].decode(),
-        "volume_context": _decode_map(fields.get(3, [])),
-        "accessible_topology": [_decode_map(_decode(t).get(1, [])) for t in fields.get(5, [])],
-    }
-
-
-class ProvisionerDouble(Poller):
-    """The csi-provisioner sidecar's work (a double: the module docstring says why), against
-    the real plugin's socket: a claim the PV controller handed to our driver
-    (``volume.kubernetes.io/storage-provisioner``) with a selected node gets ``CreateVolume``
-    and a PV bound to it (what external-provisioner v5 writes); a Released PV of our driver
-    with reclaim policy Delete gets ``DeleteVolume``, then the PV is deleted."""
-
-    INTERVAL = 0.5
-
-    def __init__(self, cluster: WorkloadCluster, plugins: CSIControllers) -> None:
-        super().__init__()
-        self.cluster = cluster
-        self.plugins = plugins
-        self.calls: list[tuple[str, str]] = []  # (method, socket) in call order
-
-    def _call(self, method: str, request: bytes) -> bytes:
-        import grpc
-
-        sockets = self.plugins.sockets_of_running()
-        assert len(sockets) == 1, sockets  # the Deployment's one replica
-        [socket] = sockets
-        self.calls.append((method, socket.name))
-        with grpc.insecure_channel(f"unix://{socket}") as channel:
-            call = channel.unary_unary(f"/csi.v1.Controller/{method}")
-            response: bytes = call(request, timeout=60, wait_for_ready=True)
-        return response
-
-    def poll(self) -> None:
-        if not self.plugins.running:
-            return
-        server = self.cluster.server
-        for claim in server.list("v1", "PersistentVolumeClaim", ""):
-            self._provision(claim)
-        for pv in server.list("v1", "PersistentVolume", ""):
-            self._delete(pv)
-
-    def _provision(self, claim: dict[str, Any]) -> None:
-        meta = claim["metadata"]
-        annotations = meta.get("annotations") or {}
-        if (
-            annotations.get("volume.kubernetes.io/storage-provisioner") != CINDER_PROVISIONER
-            or claim["spec"].get("volumeName")
-            or meta.get("deletionTimestamp")
-        ):
-            return
-        node_name = annotations["volume.kubernetes.io/selected-node"]  # WaitForFirstConsumer
-        server = self.cluster.server
-        storage_class = server.get(
-            "storage.k8s.io/v1", "StorageClass", "", claim["spec"]["storageClassName"]
-        )
-        node = server.get("v1", "Node", "", node_name)
-        assert storage_class is not None and node is not None
-        name = f"pvc-{meta['uid']}"  # --volume-name-prefix=pvc, the claim's UID
-        if server.get("v1", "PersistentVolume", "", name) is not None:
-            return
-        size = _quantity(claim["spec"]["resources"]["requests"]["storage"])
-        parameters = dict(storage_class.get("parameters") or {})
-        parameters.update(  # --extra-create-metadata
-            {
-                "csi.storage.k8s.io/pvc/name": meta["name"],
-                "csi.storage.k8s.io/pvc/namespace": meta["namespace"],
-                "csi.storage.k8s.io/pv/name": name,
-            }
-        )
-        zone = node["metadata"]["labels"][ZONE_KEY]  # Topology=true: the node's segment
-        volume = parse_volume(
-            self._call("CreateVolume", create_volume_request(name, size, "ext4", parameters, zone))
-        )
-        terms = [
-            {"matchExpressions": [{"key": k, "operator": "In", "values": [v]}]}
-            for segment in volume["accessible_topology"]
-            for k, v in sorted(segment.items())
+    def argv(self, args: list[str], conf: Path, uid: str) -> list[str]:
+        assert f"--csi-address={self.SOCKET}" in args, args
+        pods = self.cluster.server.list("v1", "Pod", "kube-system")
+        [account] = [p["spec"]["serviceAccountName"] for p in pods if p["metadata"]["uid"] == uid]
+        kubeconfig = conf / "kubeconfig"
+        service_account_kubeconfig(self.cluster, "kube-system", account, kubeconfig)
+        argv = [str(self.binary)]
+        for arg in args:
+            argv.append(arg.replace(self.SOCKET, str(self.socket(uid))))
+        return [
+            *argv,
+            f"--kubeconfig={kubeconfig}",
+            # a Pod's namespace, which the program reads from its ServiceAccount mount
+            "--leader-election-namespace=kube-system",
         ]
-        spec: dict[str, Any] = {
-            "capacity": {"storage": str(volume["capacity_bytes"])},
-            "accessModes": claim["spec"]["accessModes"],
-            "persistentVolumeReclaimPolicy": storage_class.get("reclaimPolicy", "Delete"),
-            "storageClassName": storage_class["metadata"]["name"],
-            "volumeMode": claim["spec"].get("volumeMode", "Filesystem"),
-            "claimRef": {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "namespace": meta["namespace"],
-                "name": meta["name"],
-                "uid": meta["uid"],
-                "resourceVersion": meta["resourceVersion"],
-            },
-            "csi": {
-                "driver": CINDER_PROVISIONER,
-                "volumeHandle": volume["volume_id"],
-                "fsType": "ext4",
-                "volumeAttributes": volume["volume_context"],
-            },
-        }
-        if terms:
-            spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": terms}}
+
+
+def service_account_kubeconfig(
+    cluster: WorkloadCluster, namespace: str, account: str, path: Path
+) -> None:
+    """A kubeconfig (0600) with a token of ``account`` from the real API server's TokenRequest
+    API: what the kubelet projects into a Pod of that ServiceAccount, so the program runs
+    with the RBAC the chart gives it, not as the cluster's admin."""
+    server = cluster.server
+    answer = server.request(
+        "POST",
+        server.path("v1", "ServiceAccount", namespace, account) + "/token",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
+    )
+    admin = json.loads(cluster.kubeconfig.read_text())
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": admin["clusters"],
+        "users": [{"name": account, "user": {"token": answer["status"]["token"]}}],
+        "contexts": [
+            {"name": account, "context": {"cluster": admin["clusters"][0]["name"], "user": account}}
+        ],
+        "current-context": account,
+    }
+    path.touch(mode=0o600)
+    path.write_text(json.dumps(config))
+
+
+def register_node_plugin(cluster: WorkloadCluster) -> None:
+    """What the kubelet does when the Cinder CSI node plugin registers on a Node (a double:
+    no kubelet or node plugin runs here): the Node's zone label and its CSINode entry for
+    the driver with the plugin's topology key, which the provisioner's Topology feature
+    reads for the selected node."""
+    server = cluster.server
+    for node in NODES:
+        name = node["metadata"]["name"]
+        server.request(
+            "PATCH",
+            server.path("v1", "Node", "", name),
+            {"metadata": {"labels": {ZONE_KEY: ZONE}}},
+            content_type="application/merge-patch+json",
+        )
         server.create(
             {
-                "apiVersion": "v1",
-                "kind": "PersistentVolume",
-                "metadata": {
-                    "name": name,
-                    "annotations": {"pv.kubernetes.io/provisioned-by": CINDER_PROVISIONER},
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "CSINode",
+                "metadata": {"name": name},
+                "spec": {
+                    "drivers": [
+                        {
+                            "name": CINDER_PROVISIONER,
+                            "nodeID": name,
+                            "topologyKeys": [ZONE_KEY],
+                        }
+                    ]
                 },
-                "spec": spec,
             }
         )
-
-    def _delete(self, pv: dict[str, Any]) -> None:
-        meta, spec = pv["metadata"], pv["spec"]
-        if (
-            (meta.get("annotations") or {}).get("pv.kubernetes.io/provisioned-by")
-            != CINDER_PROVISIONER
-            or (pv.get("status") or {}).get("phase") != "Released"
-            or spec.get("persistentVolumeReclaimPolicy") != "Delete"
-            or meta.get("deletionTimestamp")
-        ):
-            return
-        self._call("DeleteVolume", _bytes_field(1, spec["csi"]["volumeHandle"].encode()))
-        self.cluster.server.delete("v1", "PersistentVolume", "", meta["name"])
-
-
-def _quantity(text: str) -> int:
-    units = {"Gi": GIB, "Mi": 1024**2, "G": 10**9, "M": 10**6}
-    for suffix, factor in units.items():
-        if text.endswith(suffix):
-            return int(text[: -len(suffix)]) * factor
-    return int(text)
 
 
 def _claim(name: str, size: str) -> dict[str, Any]:
@@ -465,7 +335,7 @@ def test_cinder_csi_volumes_through_rotation_and_delete(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from testenv import occm
+    from testenv import csi_provisioner, occm
 
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tenant.clouds_yaml))
     namespace = api_plane.namespace("csi")
@@ -482,9 +352,9 @@ def test_cinder_csi_volumes_through_rotation_and_delete(
             # the program built is the one the chart we install runs
             image = containers["cinder-csi-plugin"]["image"]
             assert image.endswith(f":{occm.version()}"), image
-            # the sidecar the double stands for, and the arguments it follows
+            # the sidecar built is the one the chart runs beside it
             provisioner = containers["csi-provisioner"]
-            assert provisioner["image"].endswith(":v5.3.0"), provisioner["image"]
+            assert provisioner["image"].endswith(f":{csi_provisioner.version()}")
             for arg in ("--default-fstype=ext4", "--extra-create-metadata"):
                 assert arg in provisioner["args"], provisioner["args"]
             assert "--feature-gates=Topology=true" in provisioner["args"]
@@ -496,22 +366,24 @@ def test_cinder_csi_volumes_through_rotation_and_delete(
             assert storage_class["reclaimPolicy"] == "Delete"
             assert storage_class["volumeBindingMode"] == "WaitForFirstConsumer"
             assert not storage_class.get("parameters")  # Cinder's default type and zone
-            for node in NODES:  # what the node plugin's registration gives a Node
-                cluster.server.request(
-                    "PATCH",
-                    cluster.server.path("v1", "Node", "", node["metadata"]["name"]),
-                    {"metadata": {"labels": {ZONE_KEY: ZONE}}},
-                    content_type="application/merge-patch+json",
-                )
+            register_node_plugin(cluster)
             cluster.server.ensure_namespace("shop")
             default_type = conn.block_storage.find_type("__DEFAULT__", ignore_missing=False)
             with (
                 Kubelet(cluster),
                 CSIControllers(cluster, csi_program, tmp_path / "csi", socket_dir) as plugins,
-                ProvisionerDouble(cluster, plugins) as provisioner_double,
+                ProvisionerSidecars(
+                    cluster, provisioner_binary(), tmp_path / "csi-provisioner", socket_dir
+                ) as provisioners,
             ):
-                watched = [plugins, provisioner_double]
-                wait("the controller plugin's Pod to run", lambda: plugins.running, 120, plugins)
+                watched = [plugins, provisioners]
+                wait(
+                    "the controller plugin's Pod to run",
+                    lambda: plugins.running and provisioners.running,
+                    120,
+                    plugins,
+                    provisioners,
+                )
                 assert [
                     f'application-credential-id="{first.id}"' in c
                     for c in plugins.config_of_running()
@@ -530,6 +402,14 @@ def test_cinder_csi_volumes_through_rotation_and_delete(
                 assert pv is not None
                 assert pv["spec"]["csi"]["volumeHandle"] == volume.id
                 assert pv["spec"]["persistentVolumeReclaimPolicy"] == "Delete"
+                # the sidecar's marks: it provisioned the PV and deletes its volume first
+                assert pv["metadata"]["annotations"]["pv.kubernetes.io/provisioned-by"] == (
+                    CINDER_PROVISIONER
+                )
+                assert (
+                    "external-provisioner.volume.kubernetes.io/finalizer"
+                    in (pv["metadata"]["finalizers"])
+                )
                 assert pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"] == [
                     {"matchExpressions": [{"key": ZONE_KEY, "operator": "In", "values": [ZONE]}]}
                 ]
@@ -560,12 +440,18 @@ def test_cinder_csi_volumes_through_rotation_and_delete(
                     f'application-credential-id="{new.id}"' in c
                     for c in plugins.config_of_running()
                 ] == [True]
-                calls_before = len(provisioner_double.calls)
+                # the old Pod's plugin and sidecar are gone: only the new Pod's pair runs
+                wait(
+                    "the old Pod's sidecar to stop",
+                    lambda: list(provisioners.running) == list(plugins.running),
+                    60,
+                    provisioners,
+                    plugins,
+                )
+                assert len(provisioners.started) == 2
                 # the new plugin creates with the new credential (the old one is dead)
                 _claim3, after = _provision(conn, cluster, "after", "1Gi", watched)
                 assert after.size == 1
-                new_socket = plugins.sockets_of_running()[0].name
-                assert provisioner_double.calls[calls_before:] == [("CreateVolume", new_socket)]
 
                 # delete, step (a): the claims go, the new plugin deletes both volumes
                 with KubeClient(str(cluster.kubeconfig)) as client:
@@ -578,8 +464,6 @@ def test_cinder_csi_volumes_through_rotation_and_delete(
                 # DeleteVolume returns once Cinder accepted the delete (the PV goes then);
                 # Cinder finishes it by itself: a volume may still be "deleting" here
                 wait("Cinder to finish deleting", lambda: _volumes(conn) == {}, WAIT, plugins)
-                deletes = provisioner_double.calls[calls_before + 1 :]
-                assert deletes == [("DeleteVolume", new_socket)] * 2
                 left = clean_project_leftovers(
                     conn,
                     settings,

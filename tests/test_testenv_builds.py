@@ -266,13 +266,13 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
 ) -> None:
     """Warm, ``build --all`` only names what it found, in the order the last tests need it:
     containerd's registry code, the other releases' kube-apiservers, Flux's controllers,
-    the kubeadms, OCCM, the Cinder CSI plugin, the plane."""
-    from testenv import containerd, flux, occm, registry
+    the kubeadms, OCCM, the Cinder CSI plugin, its csi-provisioner sidecar, the plane."""
+    from testenv import containerd, csi_provisioner, flux, occm, registry
     from testenv.__main__ import main
 
     root = cache_all_but_flux()
     cached = [*map(flux.binary, flux.CONTROLLERS), registry.binary(), containerd.binary()]
-    for path in [*cached, occm.binary(), occm.csi_binary()]:
+    for path in [*cached, occm.binary(), occm.csi_binary(), csi_provisioner.binary()]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("cached")
     assert main(["build", "--all"]) == 0
@@ -287,6 +287,7 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
         *[str(build.release_program_path(n, r)) for n, r in kubeadms],
         str(occm.binary()),
         str(occm.csi_binary()),
+        str(csi_provisioner.binary()),
         str(root),
     ]
     assert calls(fake_go) == []
@@ -300,8 +301,9 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_g
     kustomize-controller did not rebuild the other two); OCCM last (tests/test_plane_occm.py
     is the last module but one: before, it was not in ``build --all`` and skipped in CI),
     then the Cinder CSI plugin of OCCM's wrapper (test_plane_openstack_cinder_csi, the last),
-    under OCCM's key, into OCCM's directory."""
-    from testenv import containerd, flux, occm, registry
+    under OCCM's key, into OCCM's directory, and its csi-provisioner sidecar under a key of
+    its own wrapper."""
+    from testenv import containerd, csi_provisioner, flux, occm, registry
     from testenv.__main__ import main
 
     root = cache_all_but_flux()
@@ -322,12 +324,15 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_g
     assert occm.module_key() not in keys | {build.cache_key(), containerd.module_key()}
     assert occm.csi_binary().read_text() == "built by the double"
     assert occm.csi_binary().parent == occm.binary().parent
+    assert csi_provisioner.binary().read_text() == "built by the double"
+    assert csi_provisioner.module_key() not in keys | {build.cache_key(), occm.module_key()}
     expected_packages = [
         ".",
         *flux.CONTROLLERS.values(),
         registry.PACKAGE,
         occm.PACKAGE,
         occm.CSI_PACKAGE,
+        csi_provisioner.PACKAGE,
     ]
     assert [c["args"][-1] for c in ran] == expected_packages  # type: ignore[index]
     expected = min(19, os.nice(0) + build.DEFAULT_NICENESS)
@@ -350,7 +355,7 @@ def test_a_controller_s_key_is_its_own_wrapper_s(tmp_path: Path) -> None:
 #: What a test module calls when it needs a program that ``build --all`` makes after the plane.
 LATER_BUILDS = re.compile(
     r"\b(build_kubeadm|build_kube_apiserver|build_release_program|flux_binaries"
-    r"|containerd\.ensure_built|occm_binary|csi_binary)\("
+    r"|containerd\.ensure_built|occm_binary|csi_binary|provisioner_binary)\("
 )
 
 
@@ -367,7 +372,7 @@ def test_the_modules_needing_later_builds_run_last() -> None:
     assert "test_plane_flux.py" in {path.name for path in modules}
     # build_all's last two (OCCM, then Cinder CSI): the modules that run them come after every
     # other extra_builds module (conftest: extra_builds by name), so they wait the least
-    last_builds = re.compile(r"\b(occm_binary|csi_binary)\(")
+    last_builds = re.compile(r"\b(occm_binary|csi_binary|provisioner_binary)\(")
     names = [p.name for p in modules]
     needing_last = [p.name for p in modules if last_builds.search(p.read_text())]
     assert {"test_plane_occm.py", "test_plane_openstack_cinder_csi.py"} <= set(needing_last)
@@ -393,8 +398,9 @@ def test_occm_builds_niced_under_its_own_key_with_upstream_s_version_flags(
     """``build --occm`` makes OCCM in its own cache directory, keyed by its own wrapper (not
     the plane's key: adding it rebuilt nothing of the plane), niced, with the version linker
     flags of upstream's Makefile, and the Cinder CSI plugin of the same wrapper next to it
-    with the same flags."""
-    from testenv import flux, occm, registry
+    with the same flags; then the plugin's csi-provisioner sidecar under its own wrapper's
+    key, with the version flag of upstream's release-tools."""
+    from testenv import csi_provisioner, flux, occm, registry
     from testenv.__main__ import main
 
     cache_all_but_flux()
@@ -407,16 +413,23 @@ def test_occm_builds_niced_under_its_own_key_with_upstream_s_version_flags(
     assert occm.module_key() != build.cache_key()
     assert occm.csi_binary().read_text() == "built by the double"
     assert occm.csi_binary().parent == occm.binary().parent
+    assert csi_provisioner.binary().read_text() == "built by the double"
+    assert csi_provisioner.binary().parent.parent == csi_provisioner.provisioner_dir()
+    assert csi_provisioner.module_key() not in {build.cache_key(), occm.module_key()}
     ran = calls(fake_go)
-    assert [c["args"][-1] for c in ran] == [occm.PACKAGE, occm.CSI_PACKAGE]  # type: ignore[index]
+    packages = [occm.PACKAGE, occm.CSI_PACKAGE, csi_provisioner.PACKAGE]
+    assert [c["args"][-1] for c in ran] == packages  # type: ignore[index]
     for call in ran:
         args = call["args"]
         assert isinstance(args, list)
         flags = args[args.index("-ldflags") + 1]
-        assert f"k8s.io/component-base/version.gitVersion={occm.version()}" in flags
-        assert f"k8s.io/cloud-provider-openstack/pkg/version.Version={occm.version()}" in flags
+        if args[-1] == csi_provisioner.PACKAGE:
+            assert flags == f"-s -w -X main.version={csi_provisioner.version()}"
+        else:
+            assert f"k8s.io/component-base/version.gitVersion={occm.version()}" in flags
+            assert f"k8s.io/cloud-provider-openstack/pkg/version.Version={occm.version()}" in flags
         assert call["nice"] == min(19, os.nice(0) + build.DEFAULT_NICENESS)
-    assert main(["build", "--occm"]) == 0 and len(calls(fake_go)) == 2  # cached
+    assert main(["build", "--occm"]) == 0 and len(calls(fake_go)) == 3  # cached
 
 
 def test_occm_is_the_release_the_services_catalogue_deploys() -> None:
@@ -441,3 +454,29 @@ def test_occm_is_the_release_the_services_catalogue_deploys() -> None:
             assert member is not None
             chart = yaml.safe_load(member.read())
         assert chart["appVersion"] == occm.version() == "v1.36.0", release
+
+
+def test_the_csi_provisioner_is_the_sidecar_the_cinder_csi_chart_runs() -> None:
+    """The csi-provisioner built is the image tag of the Cinder CSI chart the catalogue
+    installs at the default minor (its values, from the real chart in ../shared/charts), and
+    the wrapper builds it with upstream's own ``replace`` lines (``k8s.io/*`` at v0.33.0)."""
+    import tarfile
+
+    import yaml
+
+    from scs_templates.services.catalogue import default_version, service_info
+    from scs_templates.versions import table
+    from testenv import csi_provisioner
+    from tests.support import real_charts
+
+    info = service_info("openstack-cinder-csi")
+    chart_version = default_version(info, table().default_minor.minor)
+    with tarfile.open(real_charts() / f"{info.chart}-{chart_version}.tgz") as tar:
+        member = tar.extractfile(f"{info.chart}/values.yaml")
+        assert member is not None
+        values = yaml.safe_load(member.read())
+    image = values["csi"]["provisioner"]["image"]
+    assert image["repository"] == "registry.k8s.io/sig-storage/csi-provisioner"
+    assert image["tag"] == csi_provisioner.version() == "v5.3.0"
+    go_mod = (csi_provisioner.MODULE_DIR / "go.mod").read_text()
+    assert "replace k8s.io/client-go => k8s.io/client-go v0.33.0" in go_mod
