@@ -21,6 +21,12 @@ Proven here, and nowhere else against real services:
   ``provider-id`` in the bootstrap data CAPO handed to Nova, rendered as cloud-init renders it
   on that server (its Jinja with the instance's ID and host name), is the OpenStackMachine's
   ``spec.providerID``, ``openstack:///<server id>``; the node name is the server's host name.
+- ``openstack appcred rotate`` right after ``install``, while CAPO builds the cluster's
+  infrastructure: the rotation deletes the old credential only after CAPO got a token for
+  the new one (Keystone's record, tests/openstack_wsgi.py ``audited``); CAPO then asks Nova
+  for the server with the new credential (in the run of 2026-12-04 the server's create came
+  8 s after the old credential's deletion), the server goes ACTIVE, exactly one, and CAPO
+  deletes everything with the new credential, the old one never again authenticated.
 - ``delete``: CAPO deletes the server and its port, then the cluster's network; step (c)
   removes the server groups and the application credential; the project keeps nothing of
   the cluster.
@@ -45,10 +51,14 @@ from ruamel.yaml import YAML
 from scs_templates import api, lifecycle
 from scs_templates.helm import Helm
 from scs_templates.kube import KubeClient
+from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret
+from scs_templates.providers.openstack.values import credentials_secret_name
 from scs_templates.settings import ClusterSettings, parse_settings_text
 from tests.openstack_workload import booting_stack, public_image
 from tests.support import pinned_helm, plane_with_managers, wait_on_plane
 from tests.test_openstack import _external_network
+from tests.test_plane_capo_rotation import _capo_tokens, _deleted_at, rotate_waiting_for_capo
+from tests.workload_cluster import empty_workload
 
 if TYPE_CHECKING:
     from openstack_stack import Stack
@@ -172,11 +182,18 @@ def _project_contents(conn: Any) -> dict[str, list[str]]:
     return {kind: sorted(found) for kind, found in kinds.items() if found}
 
 
+def _stored_credential(kube: KubeClient, settings: ClusterSettings) -> Any:
+    """The application credential CAPO's ``clouds.yaml`` in the credentials Secret names."""
+    data = kube.secret_data(settings.metadata.namespace, credentials_secret_name(settings))
+    return parse_credentials_secret(data or {}, settings.spec.openstack.cloud)["clouds.yaml"]
+
+
 def test_capo_boots_the_control_plane_server_and_delete_leaves_nothing(
     plane: Plane,
     stack: Stack,
     tenant: Tenant,
     helm: Helm,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tenant.clouds_yaml))
@@ -189,6 +206,22 @@ def test_capo_boots_the_control_plane_server_and_delete_leaves_nothing(
     try:
         image = public_image(admin, template["image"]["filter"]["name"])
         lifecycle.install(settings, helm=helm, kube=kube)
+
+        # the credential rotated while CAPO builds the cluster's infrastructure
+        first = _stored_credential(kube, settings)
+        with empty_workload(plane, "boot-workload", tmp_path) as workload:
+            report = rotate_waiting_for_capo(conn, settings, kube, workload)
+        new = _stored_credential(kube, settings)
+        assert new.id != first.id
+        assert [c.id for c in report.deleted] == [first.id]
+        clusters = plane.api.list(INFRA, "OpenStackCluster", namespace)
+        assert report.confirmed == [
+            f"OpenStackCluster {namespace}/{c['metadata']['name']}" for c in clusters
+        ]
+        assert len(clusters) == 1
+        deleted = _deleted_at(stack, first.id)
+        new_tokens = _capo_tokens(stack, new.id)
+        assert new_tokens and new_tokens[0]["seq"] < deleted, (new_tokens, deleted)
 
         def booted() -> tuple[dict[str, Any], Any] | None:
             for machine in plane.api.list(INFRA, "OpenStackMachine", namespace):
@@ -243,9 +276,16 @@ def test_capo_boots_the_control_plane_server_and_delete_leaves_nothing(
         assert kubelet_provider_id == provider_id
         assert node_name == server.hostname == name
 
+        # one server, made with the new credential
+        assert built["servers"] == [name], built
+
         result = lifecycle.delete(settings, helm=helm, kube=kube, timeout=RECONCILE_TIMEOUT)
         assert result.cluster_deleted
         assert _project_contents(conn) == {}
+        # CAPO worked on with the new credential only (its token of before the deletion,
+        # cached by its client): Keystone issued no token for the old one after its
+        # deletion (a refused attempt is 401)
+        assert not [t for t in _capo_tokens(stack, first.id, after=deleted) if t["status"] == 201]
     finally:
         kube.close()
         conn.close()

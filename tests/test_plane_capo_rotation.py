@@ -174,6 +174,16 @@ def _capo_tokens(stack: Stack, credential_id: str, after: int = 0) -> list[dict[
     ]
 
 
+def rotate_waiting_for_capo(
+    conn: Any, settings: ClusterSettings, kube: KubeClient, workload: KubeClient
+) -> Any:
+    """``rotate_credentials`` as a user runs it, waiting up to :data:`RECONCILE_TIMEOUT` for
+    CAPO to reconcile with the new credential (the OCCM/CSI restarts on ``workload``)."""
+    return rotate_credentials(
+        conn, settings, kube, workload=workload, timeout=RECONCILE_TIMEOUT, poll_interval=1
+    )
+
+
 def _deleted_at(stack: Stack, credential_id: str) -> int:
     return next(
         int(e["seq"])
@@ -285,14 +295,7 @@ def test_capo_reconciles_with_the_rotated_credential_before_the_old_is_deleted(
                 # unpaused: the next run finishes once CAPO reconciled with the new one
                 marker = stack.keystone_events()[-1]["seq"]
                 set_paused(False)
-                report = rotate_credentials(
-                    conn,
-                    settings,
-                    kube,
-                    workload=workload,
-                    timeout=RECONCILE_TIMEOUT,
-                    poll_interval=1,
-                )
+                report = rotate_waiting_for_capo(conn, settings, kube, workload)
                 assert report.created == []  # finishing, no third credential
                 assert report.confirmed == [f"OpenStackCluster {namespace}/{name}"]
                 assert [c.id for c in report.deleted] == [first.id]
