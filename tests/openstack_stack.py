@@ -139,6 +139,27 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def spawn_service(
+    argv: list[str], log: Path, env: dict[str, str], cwd: Path
+) -> subprocess.Popen[bytes]:
+    """One service process of the stack, in a session of its own (its output to ``log``),
+    that gets SIGTERM when the process that started it dies: a pytest killed mid-run (a
+    CI timeout, ^C twice) leaves no Keystone, Neutron or Nova serving on behind it
+    (:func:`testenv.plane._die_with_parent`, as the plane's processes)."""
+    from testenv.plane import _die_with_parent
+
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+
+
 @dataclass
 class Stack:
     """A running Keystone + Neutron. Use :func:`start_stack` and :meth:`stop`."""
@@ -822,16 +843,8 @@ driver = noop
 
     def _serve(self, service: str, port: int, extra_env: dict[str, str]) -> None:
         env = {**self._env(), **extra_env}
-        log = (self.state_dir / f"{service}.log").open("wb")
-        process = subprocess.Popen(
-            [self.python(), str(WSGI_SCRIPT), service, str(port)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=self.state_dir,
-            start_new_session=True,
-        )
-        log.close()
+        argv = [self.python(), str(WSGI_SCRIPT), service, str(port)]
+        process = spawn_service(argv, self.state_dir / f"{service}.log", env, self.state_dir)
         self.processes.append(process)
 
     def _process(self, service: str) -> subprocess.Popen[bytes]:
