@@ -36,7 +36,6 @@ why, and the next run finishes once CAPO reconciles again.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from io import StringIO
 from pathlib import Path
@@ -66,6 +65,7 @@ from scs_templates.providers.openstack.preflight import run_preflight
 from scs_templates.providers.openstack.rotation import rotate_credentials
 from scs_templates.settings import ClusterSettings, parse_settings_text
 from tests.support import REPO, plane_with_managers, wait_on_plane
+from tests.workload_cluster import empty_workload
 
 if TYPE_CHECKING:
     from openstack_stack import Stack
@@ -235,8 +235,6 @@ def _delete(plane: Plane, namespace: str, cluster: str, name: str) -> None:
 def test_capo_reconciles_with_the_rotated_credential_before_the_old_is_deleted(
     plane: Plane, stack: Stack, tenant: Tenant, helm: api.Helm, tmp_path: Path
 ) -> None:
-    from testenv.plane import extra_apiserver
-
     namespace = plane.namespace("capo-rotate")
     settings = _settings(namespace, tenant.cloud)
     conn = tenant.connect()
@@ -268,37 +266,31 @@ def test_capo_reconciles_with_the_rotated_credential_before_the_old_is_deleted(
 
         # the workload cluster: an empty real kube-apiserver (the OCCM/CSI restarts are
         # proven in test_plane_appcred_rotation.py)
-        with extra_apiserver(plane, "capo-workload", ()) as server:
-            config = json.loads(plane.kubeconfig.read_text())
-            config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{server.port}"
-            path = tmp_path / "workload.kubeconfig"
-            path.write_text(json.dumps(config))
-            path.chmod(0o600)
-            with KubeClient(str(path)) as workload:
-                # paused: CAPO does not reconcile, so the old credential is kept, and why
-                set_paused(True)
-                with pytest.raises(ToolError, match="no reconcile since the switch") as refused:
-                    rotate_credentials(
-                        conn, settings, kube, workload=workload, timeout=30, poll_interval=1
-                    )
-                assert "old credential is kept" in str(refused.value)
-                switched = parse_credentials_secret(
-                    kube.secret_data(namespace, "capi-capo-cloud-config") or {}, tenant.cloud
-                )["clouds.yaml"]
-                assert switched.id != first.id
-                assert conn.identity.find_application_credential(conn.current_user_id, first.id), (
-                    "the old credential was deleted although CAPO never used the new one"
+        with empty_workload(plane, "capo-workload", tmp_path) as workload:
+            # paused: CAPO does not reconcile, so the old credential is kept, and why
+            set_paused(True)
+            with pytest.raises(ToolError, match="no reconcile since the switch") as refused:
+                rotate_credentials(
+                    conn, settings, kube, workload=workload, timeout=30, poll_interval=1
                 )
-                osc = plane.api.get(INFRA, "OpenStackCluster", namespace, name)
-                assert (ready_condition(osc) or {}).get("reason") == FENCE_REASON
+            assert "old credential is kept" in str(refused.value)
+            switched = parse_credentials_secret(
+                kube.secret_data(namespace, "capi-capo-cloud-config") or {}, tenant.cloud
+            )["clouds.yaml"]
+            assert switched.id != first.id
+            assert conn.identity.find_application_credential(conn.current_user_id, first.id), (
+                "the old credential was deleted although CAPO never used the new one"
+            )
+            osc = plane.api.get(INFRA, "OpenStackCluster", namespace, name)
+            assert (ready_condition(osc) or {}).get("reason") == FENCE_REASON
 
-                # unpaused: the next run finishes once CAPO reconciled with the new one
-                marker = stack.keystone_events()[-1]["seq"]
-                set_paused(False)
-                report = rotate_waiting_for_capo(conn, settings, kube, workload)
-                assert report.created == []  # finishing, no third credential
-                assert report.confirmed == [f"OpenStackCluster {namespace}/{name}"]
-                assert [c.id for c in report.deleted] == [first.id]
+            # unpaused: the next run finishes once CAPO reconciled with the new one
+            marker = stack.keystone_events()[-1]["seq"]
+            set_paused(False)
+            report = rotate_waiting_for_capo(conn, settings, kube, workload)
+            assert report.created == []  # finishing, no third credential
+            assert report.confirmed == [f"OpenStackCluster {namespace}/{name}"]
+            assert [c.id for c in report.deleted] == [first.id]
 
         # Keystone's record: CAPO got a token for the NEW credential before the old one
         # was deleted, and none for the old one after the pause was lifted
