@@ -351,6 +351,74 @@ def test_preflight_image_fit_against_real_nova_and_glance(
             admin.compute.delete_flavor(flavor.id, ignore_missing=True)
 
 
+@pytest.mark.openstack
+def test_preflight_image_fit_sizes_against_real_nova_cinder_and_glance(
+    run_cli: Any, tmp_path: Path, conn: Any, admin: Any
+) -> None:
+    """An image one byte larger than 1 GiB, as Glance stores it (its ``size`` from the
+    upload, the data a sparse file of zeros): on a flavor with a 1 GiB disk the check fails
+    with FlavorDiskSmallerThanImage, and on a root volume of 1 GiB because Cinder rounds the
+    image up to 2 GiB; for each the REAL Nova API and the REAL Cinder API refuse what CAPO
+    would ask for with the error the check names (before, only the unit cases below)."""
+    from openstack import exceptions
+
+    cluster = _unique("size")
+    suffix = uuid.uuid4().hex[:6]
+    tiny, name = f"fit-tiny-{suffix}", f"fit-big-{suffix}"
+    size = 1024**3 + 1
+    data = tmp_path / "image.raw"
+    with data.open("wb") as out:  # sparse: no disk used here, zeros when read
+        out.truncate(size)
+    _external_network(admin)
+    flavor = admin.compute.create_flavor(name=tiny, ram=4096, vcpus=2, disk=1)
+    image = None
+    try:
+        image = conn.image.create_image(
+            name=name,
+            filename=str(data),
+            disk_format="raw",
+            container_format="bare",
+            allow_duplicates=True,
+            wait=True,
+        )
+        _wait_for(f"image {name} active", lambda: conn.image.get_image(image.id).status == "active")
+        image = conn.image.get_image(image.id)
+        assert image.size == size
+
+        settings = _fit_file(
+            tmp_path, cluster, image=name, cp_flavor=tiny, worker_flavor=tiny, worker_root_disk=1
+        )
+        result = run_cli("openstack", "preflight", str(settings))
+        assert result.code == 2, result.out
+        cp = f"{settings}:{_line_of(settings, '  controlPlane:')}"
+        workers = f"{settings}:{_line_of(settings, '    - name: workers')}"
+        assert _lines(result)["image-fit"] == (
+            f"failed  image-fit: {cp}: controlPlane: flavor {tiny}'s disk of 1 GiB cannot hold "
+            f"image {name} of {size} bytes (Nova: FlavorDiskSmallerThanImage); {workers}: "
+            f"workers[workers]: rootDiskGB 1 cannot hold image {name} of 2 GiB ({size} bytes; "
+            "Cinder refuses the root volume) (choose a larger flavor or rootDiskGB, or another "
+            "image)"
+        )
+        _nova_refuses(
+            conn,
+            flavor,
+            image,
+            f"Flavor's disk is too small for requested image. Flavor disk is {1024**3} bytes, "
+            f"image is {size} bytes.",
+        )
+        with pytest.raises(exceptions.HttpException) as refused:
+            conn.block_storage.create_volume(size=1, image_id=image.id, name=f"fit-{suffix}")
+        assert refused.value.status_code == 400, refused.value
+        assert "Size of specified image 2GB is larger than volume size 1GB" in str(refused.value), (
+            refused.value
+        )
+        assert not list(conn.block_storage.volumes(name=f"fit-{suffix}"))
+    finally:
+        if image is not None:
+            conn.image.delete_image(image.id, ignore_missing=True)
+        admin.compute.delete_flavor(flavor.id, ignore_missing=True)
+
+
 @pytest.mark.parametrize(
     ("root_disk", "size", "virtual", "expected"),
     [
