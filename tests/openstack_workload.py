@@ -334,9 +334,9 @@ class PodContainers(Poller):
         """Whether ``pod`` is one of the workload's (by its owner reference)."""
         raise NotImplementedError
 
-    def argv(self, args: list[str], conf: Path, uid: str) -> list[str]:
-        """The program's command line from the container's (``$(VAR)``-expanded) args, its
-        Secret volume written to ``conf``."""
+    def argv(self, args: list[str], conf: Path, pod: dict[str, Any]) -> list[str]:
+        """The program's command line for ``pod`` from the container's (``$(VAR)``-expanded)
+        args, its Secret volume written to ``conf``."""
         raise NotImplementedError
 
     def pods(self) -> list[dict[str, Any]]:
@@ -381,7 +381,7 @@ class PodContainers(Poller):
         args = [_expand(a, env) for a in container["args"]]
         daemon = Daemon(
             f"{self.LOG}-{uid[:8]}",
-            self.argv(args, conf, uid),
+            self.argv(args, conf, pod),
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(conf.parent)},
             log=self.directory / f"{self.LOG}-{uid}.log",
             preexec=_die_with_parent,

@@ -16,18 +16,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from tests.support import REPO
-
-
-def _gone(pid: int) -> bool:
-    """Whether ``pid`` has exited (a zombie that nobody reaped counts as exited)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return True
-    return any(
-        line.split()[1:2] == ["Z"] for line in status.splitlines() if line.startswith("State:")
-    )
+from tests.support import REPO, process_gone
 
 
 def test_a_killed_test_process_leaves_no_stack_service_behind(tmp_path: Path) -> None:
@@ -56,13 +45,13 @@ def test_a_killed_test_process_leaves_no_stack_service_behind(tmp_path: Path) ->
         line = parent.stdout.readline()
         assert line.strip().isdigit(), parent.stderr.read() if parent.stderr else line
         service = int(line)
-        assert not _gone(service)
+        assert not process_gone(service)
         parent.send_signal(signal.SIGKILL)  # no cleanup can run: only the kernel's signal
         parent.wait(timeout=30)
         deadline = time.monotonic() + 30
-        while not _gone(service) and time.monotonic() < deadline:
+        while not process_gone(service) and time.monotonic() < deadline:
             time.sleep(0.1)
-        survived = not _gone(service)
+        survived = not process_gone(service)
         if survived:
             os.kill(service, signal.SIGKILL)
         assert not survived, "the service outlived the test process that started it"

@@ -130,7 +130,7 @@ class OCCMContainers(PodContainers):
             for ref in pod["metadata"].get("ownerReferences") or []
         )
 
-    def argv(self, args: list[str], conf: Path, uid: str) -> list[str]:
+    def argv(self, args: list[str], conf: Path, pod: dict[str, Any]) -> list[str]:
         assert args[0] == "/bin/openstack-cloud-controller-manager", args
         argv = [str(self.binary)]
         for arg in args[1:]:

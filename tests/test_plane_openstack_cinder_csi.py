@@ -173,8 +173,9 @@ class CSIControllers(ControllerPodContainers):
     CONTAINER = "cinder-csi-plugin"
     VOLUME = "cloud-config"
 
-    def argv(self, args: list[str], conf: Path, uid: str) -> list[str]:
+    def argv(self, args: list[str], conf: Path, pod: dict[str, Any]) -> list[str]:
         assert args[0] == "/bin/cinder-csi-plugin", args
+        uid = pod["metadata"]["uid"]
         argv = [str(self.binary)]
         for arg in args[1:]:
             # the socket-dir emptyDir is mounted at /csi; the config Secret at /etc/config
@@ -198,15 +199,15 @@ class ProvisionerSidecars(ControllerPodContainers):
     #: Where the sidecar's container mounts the shared ``socket-dir`` (the chart's ADDRESS).
     SOCKET = "/var/lib/csi/sockets/pluginproxy/csi.sock"
 
-    def argv(self, args: list[str], conf: Path, uid: str) -> list[str]:
+    def argv(self, args: list[str], conf: Path, pod: dict[str, Any]) -> list[str]:
         assert f"--csi-address={self.SOCKET}" in args, args
-        pods = self.cluster.server.list("v1", "Pod", "kube-system")
-        [account] = [p["spec"]["serviceAccountName"] for p in pods if p["metadata"]["uid"] == uid]
         kubeconfig = conf / "kubeconfig"
+        account = pod["spec"]["serviceAccountName"]
         service_account_kubeconfig(self.cluster, "kube-system", account, kubeconfig)
+        socket = str(self.socket(pod["metadata"]["uid"]))
         argv = [str(self.binary)]
         for arg in args:
-            argv.append(arg.replace(self.SOCKET, str(self.socket(uid))))
+            argv.append(arg.replace(self.SOCKET, socket))
         return [
             *argv,
             f"--kubeconfig={kubeconfig}",
@@ -221,6 +222,8 @@ def service_account_kubeconfig(
     """A kubeconfig (0600) with a token of ``account`` from the real API server's TokenRequest
     API: what the kubelet projects into a Pod of that ServiceAccount, so the program runs
     with the RBAC the chart gives it, not as the cluster's admin."""
+    from testenv.plane import _write_private
+
     server = cluster.server
     answer = server.request(
         "POST",
@@ -238,8 +241,7 @@ def service_account_kubeconfig(
         ],
         "current-context": account,
     }
-    path.touch(mode=0o600)
-    path.write_text(json.dumps(config))
+    _write_private(path, json.dumps(config))
 
 
 def register_node_plugin(cluster: WorkloadCluster) -> None:

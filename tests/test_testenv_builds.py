@@ -21,6 +21,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -370,8 +371,9 @@ def test_the_modules_needing_later_builds_run_last() -> None:
         if path.name != Path(__file__).name and LATER_BUILDS.search(path.read_text())
     ]
     assert "test_plane_flux.py" in {path.name for path in modules}
-    # build_all's last two (OCCM, then Cinder CSI): the modules that run them come after every
-    # other extra_builds module (conftest: extra_builds by name), so they wait the least
+    # build_all's last three (OCCM, the Cinder CSI plugin, its csi-provisioner sidecar): the
+    # modules that run them come after every other extra_builds module (conftest:
+    # extra_builds by name), so they wait the least
     last_builds = re.compile(r"\b(occm_binary|csi_binary|provisioner_binary)\(")
     names = [p.name for p in modules]
     needing_last = [p.name for p in modules if last_builds.search(p.read_text())]
@@ -432,27 +434,33 @@ def test_occm_builds_niced_under_its_own_key_with_upstream_s_version_flags(
     assert main(["build", "--occm"]) == 0 and len(calls(fake_go)) == 3  # cached
 
 
-def test_occm_is_the_release_the_services_catalogue_deploys() -> None:
-    """The OCCM and the Cinder CSI plugin built are the images of the charts the catalogue
-    installs at the default minor (each chart's appVersion, from the real charts in
-    ../shared/charts): one module release for both."""
+def _default_chart_file(release: str, name: str) -> Any:
+    """A YAML file of the real chart (../shared/charts) the services catalogue installs as
+    ``release`` at the default minor."""
     import tarfile
 
     import yaml
 
     from scs_templates.services.catalogue import default_version, service_info
     from scs_templates.versions import table
-    from testenv import occm
     from tests.support import real_charts
 
+    info = service_info(release)
+    chart_version = default_version(info, table().default_minor.minor)
+    with tarfile.open(real_charts() / f"{info.chart}-{chart_version}.tgz") as tar:
+        member = tar.extractfile(f"{info.chart}/{name}")
+        assert member is not None
+        return yaml.safe_load(member.read())
+
+
+def test_occm_is_the_release_the_services_catalogue_deploys() -> None:
+    """The OCCM and the Cinder CSI plugin built are the images of the charts the catalogue
+    installs at the default minor (each chart's appVersion, from the real charts in
+    ../shared/charts): one module release for both."""
+    from testenv import occm
+
     for release in ("openstack-cloud-controller-manager", "openstack-cinder-csi"):
-        info = service_info(release)
-        chart_version = default_version(info, table().default_minor.minor)
-        archive = real_charts() / f"{info.chart}-{chart_version}.tgz"
-        with tarfile.open(archive) as tar:
-            member = tar.extractfile(f"{info.chart}/Chart.yaml")
-            assert member is not None
-            chart = yaml.safe_load(member.read())
+        chart = _default_chart_file(release, "Chart.yaml")
         assert chart["appVersion"] == occm.version() == "v1.36.0", release
 
 
@@ -460,21 +468,9 @@ def test_the_csi_provisioner_is_the_sidecar_the_cinder_csi_chart_runs() -> None:
     """The csi-provisioner built is the image tag of the Cinder CSI chart the catalogue
     installs at the default minor (its values, from the real chart in ../shared/charts), and
     the wrapper builds it with upstream's own ``replace`` lines (``k8s.io/*`` at v0.33.0)."""
-    import tarfile
-
-    import yaml
-
-    from scs_templates.services.catalogue import default_version, service_info
-    from scs_templates.versions import table
     from testenv import csi_provisioner
-    from tests.support import real_charts
 
-    info = service_info("openstack-cinder-csi")
-    chart_version = default_version(info, table().default_minor.minor)
-    with tarfile.open(real_charts() / f"{info.chart}-{chart_version}.tgz") as tar:
-        member = tar.extractfile(f"{info.chart}/values.yaml")
-        assert member is not None
-        values = yaml.safe_load(member.read())
+    values = _default_chart_file("openstack-cinder-csi", "values.yaml")
     image = values["csi"]["provisioner"]["image"]
     assert image["repository"] == "registry.k8s.io/sig-storage/csi-provisioner"
     assert image["tag"] == csi_provisioner.version() == "v5.3.0"
