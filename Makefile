@@ -1,5 +1,6 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Everything else is set up by
 # them (virtualenv, the package, the pinned helm/helmfile toolchain) and is fast the second time.
+# Day to day: `make check` (lint, typecheck, the unit and render tiers: minutes, not an hour).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -9,10 +10,13 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 TOOLS_STAMP := $(VENV)/.tools-installed
 DEMO ?= examples/openstack-minimal.yaml
 
-.PHONY: demo test setup tools plane lint typecheck unit bench fuzz snapshot-update clean help
+.PHONY: demo test check setup tools plane lint typecheck test-unit test-render test-plane test-cloud \
+	bench fuzz snapshot-update clean help
 help:
 	@echo "make demo   - set up, then render an example cluster offline ($(DEMO))"
-	@echo "make test   - set up, then run the full test suite, ruff and mypy"
+	@echo "make test   - set up, then run the full test suite (every tier), ruff and mypy"
+	@echo "make check  - ruff, mypy and the unit and render tiers (the day-to-day loop)"
+	@echo "make test-unit|test-render|test-plane|test-cloud - one tier"
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,15 +52,30 @@ plane: $(STAMP)
 		$(BIN)/python -m testenv build; \
 	else echo "plane: no Go toolchain, the real-plane tests will skip"; fi
 
-unit: setup plane
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+# The fast loop: everything that needs no Go program and no OpenStack service, on both cores.
+JOBS ?= 2
+check: setup lint typecheck
+	$(BIN)/python -m pytest -n $(JOBS) tests/unit tests/render $(PYTEST_ARGS)
+
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) tests/unit $(PYTEST_ARGS)
+
+test-render: setup
+	$(BIN)/python -m pytest -n $(JOBS) tests/render $(PYTEST_ARGS)
+
+test-plane: setup plane
+	$(BIN)/python -m pytest tests/plane $(PYTEST_ARGS)
+
+test-cloud: setup plane
+	$(BIN)/python -m pytest tests/cloud $(PYTEST_ARGS)
 
 # The full suite. Every Go program the tests run (the plane, then the other releases'
 # kubeadm and kube-apiserver: `python -m testenv build --all`, niced) builds in the
-# BACKGROUND from the start, while setup, lint, typecheck and the tests that need no Go
-# program run on the other core; a test that needs a program waits for its build (testenv's
-# build lock) and the modules that need the later builds run last (tests/conftest.py). Warm,
-# the build is a no-op. On a fresh machine: docs/testing.md "Cost on a fresh machine".
+# BACKGROUND from the start, while setup, lint and typecheck run; then the tiers run side by
+# side (tests/support/run_tiers.py: unit + render on $(JOBS) workers, plane, cloud), a test
+# that needs a program waits for its build (testenv's build lock) and the modules that need
+# the later builds run last in their tier (tests/conftest.py). Warm, the build is a no-op.
+# The run ends with each tier's wall clock and the 25 slowest tests (docs/testing.md).
 # The build's log: $(BUILD_LOG); it ends with the recipe (EXIT/INT/TERM/HUP).
 BUILD_LOG ?= $(VENV)/testenv-build.log
 test: $(STAMP)
@@ -69,7 +88,7 @@ test: $(STAMP)
 		$(BIN)/python -m testenv build --all </dev/null >$(BUILD_LOG) 2>&1 & build=$$!; \
 	else echo "test: no Go toolchain, the real-plane tests will skip"; fi; \
 	$(MAKE) --no-print-directory setup lint typecheck; \
-	$(BIN)/python -m pytest $(PYTEST_ARGS); \
+	$(BIN)/python -m tests.support.run_tiers --jobs $(JOBS) -- $(PYTEST_ARGS); \
 	if [ -n "$$build" ]; then \
 		status=0; wait "$$build" || status=$$?; build=; \
 		if [ "$$status" != 0 ]; then \
@@ -81,13 +100,13 @@ test: $(STAMP)
 bench: setup
 	$(BIN)/python bench/run.py
 
-# The readers' fuzz targets for longer than CI runs them (tests/test_fuzz_readers.py).
+# The readers' fuzz targets for longer than CI runs them (tests/unit/test_fuzz_readers.py).
 FUZZ_EXAMPLES ?= 20000
 fuzz: setup
-	SCS_TEMPLATES_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/test_fuzz_readers.py
+	SCS_TEMPLATES_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/unit/test_fuzz_readers.py
 
 snapshot-update: setup
-	$(BIN)/python -m pytest --snapshot-update tests/test_snapshots.py
+	$(BIN)/python -m pytest --snapshot-update tests/render/test_snapshots.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,6 +1,6 @@
 """Generated cluster settings: a mixed fleet (templates, providers, namespaces, versions).
 
-Shared by the benchmarks and by ``tests/test_fleet.py``. Deterministic: cluster ``i`` is
+Shared by the benchmarks and by ``tests/render/test_fleet.py``. Deterministic: cluster ``i`` is
 always the same, so a fleet of 10 is the first 10 clusters of a fleet of 100.
 """
 

@@ -9,7 +9,7 @@ each such name lives and takes its module-level ``__getattr__`` and ``__dir__`` 
 package, so every later use is a plain attribute read.
 
 Type checkers read the same names from the package's ``if TYPE_CHECKING:`` imports and its
-``__all__``; ``tests/test_lazy.py`` fails when those, the table and the submodules disagree,
+``__all__``; ``tests/render/test_lazy.py`` fails when those, the table and the submodules disagree,
 or when a package writes its own ``__getattr__`` again.
 """
 

@@ -11,7 +11,7 @@ only what depends on each class's fields and defaults (``__init__`` and the froz
 the field names dataclasses decided (``repr``, ``compare`` and ``hash`` of each field as
 dataclasses weighs them). Everything else (``dataclasses.fields``, ``replace``, ``asdict``,
 ``__match_args__``, pickling, ``FrozenInstanceError``) is dataclasses' own.
-``tests/test_records.py`` compares a record with the plain frozen dataclass of the same
+``tests/unit/test_records.py`` compares a record with the plain frozen dataclass of the same
 fields.
 
 :func:`ordered_record` is the same for ``@dataclass(frozen=True, order=True)``: ``<``,
@@ -39,7 +39,7 @@ else:
     def dataclass_transform(**_options: object) -> Callable[[object], object]:
         """typing's decorator only tells type checkers that ``record`` makes dataclasses;
         at run time it would only set ``__dataclass_transform__``, and importing typing for
-        it costs every command (``tests/test_cli.py::test_commands_import_no_typing``)."""
+        it costs every command (``tests/render/test_cli.py::test_commands_import_no_typing``)."""
         return lambda function: function
 
 

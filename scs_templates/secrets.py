@@ -80,7 +80,7 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     An empty text (helm's stderr after nearly every successful run) is returned at once:
     there is nothing to replace, and the encodings of the secrets (shlex, urllib's quoting,
     JSON) are not worked out, so ``render`` does not import shlex
-    (``tests/test_lazy.py::test_render_path_imports_none_of_the_trimmed_modules``)."""
+    (``tests/render/test_lazy.py::test_render_path_imports_none_of_the_trimmed_modules``)."""
     if not text:
         return text
     forms: set[str] = set()
@@ -117,7 +117,7 @@ class QuietRetries:
     """Drops urllib3's ``Retrying (Retry(...)) after connection broken by ...`` warnings
     (one per attempt, with urllib3's object reprs) unless ``--debug``: the request's last
     attempt ends in one error line that says why (``cannot reach the Kubernetes API at URL:
-    ...``), found by tests/test_plane_faults.py with a killed kube-apiserver (3 such lines
+    ...``), found by tests/plane/test_plane_faults.py with a killed kube-apiserver (3 such lines
     before the error line)."""
 
     def filter(self, record: logging.LogRecord) -> bool:

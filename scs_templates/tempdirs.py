@@ -13,7 +13,7 @@ directory missing, not a directory or not writable, or tempfile already imported
 ``tempfile.tempdir``, set by a caller or cached by ``gettempdir``, then decides).
 
 Removing the directory is the caller's job (the helm runner: an exit handler, which the CLI
-runs on every exit, signals included: scs_templates/signals.py, tests/test_signals.py).
+runs on every exit, signals included: scs_templates/signals.py, tests/render/test_signals.py).
 """
 
 from __future__ import annotations

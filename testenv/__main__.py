@@ -77,15 +77,15 @@ def main(argv: list[str] | None = None) -> int:
         "--flux",
         action="store_true",
         help="also build Flux's source-controller and helm-controller (testenv/flux.py; "
-        "--all builds them too; tests/test_plane_flux.py builds them when missing)",
+        "--all builds them too; tests/plane/test_plane_flux.py builds them when missing)",
     )
     make.add_argument(
         "--occm",
         action="store_true",
         help="also build the OpenStack cloud controller manager and the Cinder CSI plugin of "
         "its module (testenv/occm.py) and the plugin's csi-provisioner sidecar "
-        "(testenv/csi_provisioner.py; --all builds them too, last; tests/test_plane_occm.py "
-        "and tests/test_plane_openstack_cinder_csi.py build them when missing)",
+        "(testenv/csi_provisioner.py; --all builds them too, last; tests/cloud/test_plane_occm.py "
+        "and tests/cloud/test_plane_openstack_cinder_csi.py build them when missing)",
     )
     sub.add_parser("where", help="print the cache directory of this tree")
     args = parser.parse_args(argv)

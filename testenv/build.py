@@ -387,12 +387,12 @@ def kubeadm_release(kubernetes_version: str) -> str:
 
 
 #: Every supported workload minor (``workloadMinors`` of scs_templates/versions/table.json;
-#: tests/test_testenv_builds.py keeps the two equal). The suite runs, for each, the REAL
+#: tests/render/test_testenv_builds.py keeps the two equal). The suite runs, for each, the REAL
 #: programs of that minor's release in KUBEADM_RELEASES (docs/testing.md "Every supported
 #: minor"): its own kube-apiserver loads every file the all-features example renders at it
-#: (tests/test_plane_cluster_features.py), and its own kubeadm validates the kubeadm
+#: (tests/plane/test_plane_cluster_features.py), and its own kubeadm validates the kubeadm
 #: configuration the real bootstrap controller generates for it
-#: (tests/test_plane_kubeadm_minors.py). The plane's minor is the plane's own build.
+#: (tests/plane/test_plane_kubeadm_minors.py). The plane's minor is the plane's own build.
 WORKLOAD_MINORS: tuple[tuple[int, int], ...] = (
     (1, 31),
     (1, 32),
@@ -403,7 +403,7 @@ WORKLOAD_MINORS: tuple[tuple[int, int], ...] = (
     (1, 37),
 )
 
-#: The workload version of tests/test_plane_inmemory.py's cluster, whose kubeadm (of the
+#: The workload version of tests/plane/test_plane_inmemory.py's cluster, whose kubeadm (of the
 #: same minor) validates the bootstrap data of a machine the in-memory backend runs.
 INMEMORY_WALK_MINOR = (1, 36)
 

@@ -1,5 +1,5 @@
 """containerd's own registry code as a program: the proof of the registry mirror, CA and
-proxy files the nodes get (tests/test_containerd_node_files.py).
+proxy files the nodes get (tests/plane/test_containerd_node_files.py).
 
 No node boots on this machine, so no containerd runs; but the code with which containerd
 reads ``/etc/containerd/certs.d/*/hosts.toml`` and pulls through it is a Go module. The

@@ -16,8 +16,9 @@ Like OCCM (testenv/occm.py) it has its own wrapper and cache key
 (:func:`testenv.flux.module_key`): ``<cache root>/csi-provisioner/csi-provisioner-<key>/
 csi-provisioner``. Its dependency set (``k8s.io/*`` v0.33.0, gRPC v1.72.1) is no other
 build's, so it pays for it: docs/testing.md "Cost on a fresh machine". ``build --all``
-builds it last, right after the Cinder CSI plugin, for tests/test_plane_openstack_cinder_csi.py
-(the suite's last module), which waits for it or builds it when it is missing, in CI too.
+builds it last, right after the Cinder CSI plugin, for
+tests/cloud/test_plane_openstack_cinder_csi.py (the cloud tier's last module), which waits
+for it or builds it when it is missing, in CI too.
 """
 
 from __future__ import annotations

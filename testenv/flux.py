@@ -8,7 +8,7 @@ the plane's cached binaries nor the other controllers':
 ``<cache root>/flux/<name>-<key>/<name>``.
 
 ``python -m testenv build --all`` (``make test``'s background build) builds them after the
-other releases' kube-apiservers, ``--flux`` alone; the Flux tests (tests/test_plane_flux.py,
+other releases' kube-apiservers, ``--flux`` alone; the Flux tests (tests/plane/test_plane_flux.py,
 marked ``extra_builds`` so that they run after the tests the earlier builds serve) build them
 when they are not cached, as the plane fixture builds the plane. Like the plane's builds
 they run niced and under the cache root's build lock (:func:`testenv.build.build_lock`).

@@ -16,7 +16,7 @@ cold cost is in docs/testing.md ("Cost on a fresh machine").
 build) builds it last but one (then the Cinder CSI plugin, below): it shares little with the
 other builds (v1.36.0 requires ``k8s.io/*`` v0.36.0, gRPC v1.80.0 and OpenTelemetry
 v1.43.0, a set no Kubernetes build of the suite has: ~330 CPU seconds of its own), and
-tests/test_plane_occm.py, which needs it, is the suite's last module but one. That test
+tests/cloud/test_plane_occm.py, which needs it, is the suite's last module but one. That test
 waits for it or builds it when it is missing, in CI too.
 
 The Cinder CSI plugin (``cmd/cinder-csi-plugin``) is a second command of the same module at
@@ -24,7 +24,7 @@ the same release: the image of Cinder CSI chart 2.36.0 is the same v1.36.0 (its 
 It is built from the SAME wrapper (``tools.go`` pins both commands, so they share one
 dependency set and every compiled package of it), into the same directory under the same
 key: ``<cache root>/occm/occm-<key>/cinder-csi-plugin``. ``build --all`` builds it right
-after OCCM, for tests/test_plane_openstack_cinder_csi.py (after test_plane_occm by name);
+after OCCM, for tests/cloud/test_plane_openstack_cinder_csi.py (after test_plane_occm by name);
 its cost on top of OCCM's is in docs/testing.md.
 """
 

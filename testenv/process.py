@@ -224,7 +224,7 @@ class Daemon:
         _end_group(self._proc, grace)
         self._out.close()
 
-    # Fault injection with the real component (tests/test_plane_faults.py): a process that
+    # Fault injection with the real component (tests/plane/test_plane_faults.py): a process that
     # stops answering (SIGSTOP: its sockets stay open, nothing replies), one that dies
     # mid-request (SIGKILL), and the same command line started again on the same ports.
 

@@ -12,7 +12,6 @@ nothing, one per test module (OpenStack clusters that nothing could provision he
 kube-controller-manager and the Cluster API, CAPD and CAPO managers built from Go modules).
 Tests must not share objects through it: each takes a fresh namespace (``plane.namespace``).
 Without a Go toolchain and without cached binaries the plane tests skip (fail in CI).
-The tests that use it run last, together (:func:`pytest_collection_modifyitems`).
 """
 
 from __future__ import annotations
@@ -26,37 +25,59 @@ import pytest
 from scs_templates.helm import Helm
 from tests.support import pinned_helm, skip_or_fail
 
+TESTS = Path(__file__).resolve().parent
+
+
+TIERS = ("unit", "render", "plane", "cloud")
+"""The test tiers, cheapest first; each is a folder of tests/ and a marker of that name:
+
+- ``unit``: pure Python, no subprocess (tests/unit/conftest.py refuses one);
+- ``render``: helm, helmfile and other programs, offline;
+- ``plane``: the real management plane (testenv/: kube-apiserver, etcd, Cluster API managers,
+  workload API servers, Flux), programs built from Go modules;
+- ``cloud``: the real OpenStack services of the local test stack (with or without a plane).
+"""
+
 
 def pytest_configure(config: pytest.Config) -> None:
+    for tier in TIERS:
+        config.addinivalue_line("markers", f"{tier}: the {tier} tier (set from the folder)")
     config.addinivalue_line(
         "markers",
         "extra_builds: runs a Go program built after the plane (kubeadm or kube-apiserver of "
-        "another release, Flux's controllers, OCCM, Cinder CSI); such modules run last "
-        "(pytest_collection_modifyitems)",
+        "another release, Flux's controllers, OCCM, Cinder CSI); such modules run last in "
+        "their tier (pytest_collection_modifyitems)",
     )
 
 
-def _order(item: pytest.Item) -> int:
-    if item.get_closest_marker("extra_builds"):
-        return 2
-    if item.get_closest_marker("plane") or "plane" in getattr(item, "fixturenames", ()):
-        return 1
-    return 0
+def tier_of(path: Path) -> str:
+    """The tier of a test file: the folder of tests/ it lives in."""
+    relative = path.resolve().relative_to(TESTS)
+    if len(relative.parts) < 2 or relative.parts[0] not in TIERS:
+        raise pytest.UsageError(
+            f"{path}: a test module lives in a tier folder: tests/{{{','.join(TIERS)}}}/"
+        )
+    return relative.parts[0]
+
+
+def _order(item: pytest.Item) -> tuple[int, int]:
+    tier = TIERS.index(tier_of(item.path))
+    return tier, 1 if item.get_closest_marker("extra_builds") else 0
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the tests on the real plane last, and last of them the modules that need a
-    program built after the plane (marked ``extra_builds``); each group in collected order.
+    """Mark each test with its folder's tier; run the tiers cheapest first and, within a tier,
+    the modules marked ``extra_builds`` last (each group in collected order).
 
-    The session's plane starts at the first test that needs it and holds the machine-wide
-    lock of CAPD's fixed ports (testenv/plane.py) until the session ends: grouped at the
-    end, the plane runs (and blocks other sessions on this machine) only while its tests
-    run, not during the whole suite. On a fresh machine ``make test`` builds the plane and
-    then the rest of testenv.build.build_all() in the background, in the order of the last
-    group:
-    the tests that need no Go program run first (on the core the build leaves), then the
-    plane's, while the build goes on, then those that wait for the rest.
+    On a fresh machine ``make test`` builds the plane and then the rest of
+    testenv.build.build_all() in the background, in the order of the extra_builds modules:
+    the tests that need no Go program run first, then the plane's while the build goes on,
+    then those that wait for the rest. The session's plane starts at the first test that
+    needs it and holds the machine-wide lock of CAPD's fixed ports (testenv/plane.py) until
+    the session ends, so it runs only while its tests run.
     """
+    for item in items:
+        item.add_marker(tier_of(item.path))
     items.sort(key=_order)
 
 

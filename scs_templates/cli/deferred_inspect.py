@@ -11,9 +11,9 @@ docstring of its own. Every dataclass on those paths has a docstring, so the CLI
 ``sys.modules``, so every other ``import inspect`` is the ordinary one. The first attribute
 ``dataclasses`` asks of it (a class without a docstring) imports the real ``inspect``, an
 ordinary import (thread-safe under the import lock), and hands it over, so the result is
-the same as it would have been. ``tests/test_deferred_inspect.py`` proves that (the
+the same as it would have been. ``tests/render/test_deferred_inspect.py`` proves that (the
 ``__doc__`` of a class without a docstring, threads, ``inspect`` being the real module
-afterwards); ``tests/test_cli.py`` that ``render`` and ``validate`` import no ``inspect``.
+afterwards); ``tests/render/test_cli.py`` that ``render`` and ``validate`` import no ``inspect``.
 
 Only the CLI does this (a library caller's process is left as it is); nothing happens when
 ``dataclasses`` or ``inspect`` is already imported.

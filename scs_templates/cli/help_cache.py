@@ -18,7 +18,7 @@ it); a text is printed only when every one of them is as recorded, as Python its
 a ``.pyc`` whose source has the recorded time and size. Anything else (no file, another
 format, a changed or missing source, a read error) makes the text anew and, when the text
 came from no translation (``gettext.find``), writes it atomically for the next run; a
-cache that cannot be written is skipped silently. tests/test_help_cache.py.
+cache that cannot be written is skipped silently. tests/render/test_help_cache.py.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 # Commands that build ONLY their own module's parser (building every command's parser costs
 # more than most commands); a command missing here builds all of them, which is correct,
-# just slower. tests/test_cli.py checks that each is registered by the module named here.
+# just slower. tests/render/test_cli.py checks that each is registered by the module named here.
 LAZY_COMMANDS: dict[str, str] = {
     "validate": "scs_templates.cli.cmd_settings",
     "schema": "scs_templates.cli.cmd_settings",
@@ -62,13 +62,13 @@ PROG = "scs-templates"
 #: ``render`` ran ~32 collections that found nothing, 7-20 ms of CPU. At 100,000 none runs
 #: in a single command; a long one (``render-fleet``, a lifecycle wait) still collects,
 #: only less often, with at most this many young objects between collections.
-#: tests/test_cli.py::test_a_command_runs_no_garbage_collection.
+#: tests/render/test_cli.py::test_a_command_runs_no_garbage_collection.
 GC_YOUNG_THRESHOLD = 100_000
 # Top-level options that may come before the command without changing which parser is
 # needed (anything else, e.g. --help, builds every command's parser).
 _LAZY_OPTIONS = frozenset({"--debug"})
 # Command lines whose only output is the top-level help (the list of commands): each
-# command's own parser is then an :class:`_Outline` (tests/test_cli.py proves the help text
+# command's own parser is then an :class:`_Outline` (tests/render/test_cli.py proves the help text
 # the same as with the full parsers, at several terminal widths).
 _OUTLINE_ARGV: tuple[list[str], ...] = ([], ["--help"], ["-h"])
 
@@ -122,7 +122,7 @@ def help_width() -> int:
     columns minus 2: ``COLUMNS`` when a positive number, else the terminal of
     ``sys.__stdout__``, else 80), computed without importing shutil, which loads ``bz2``,
     ``lzma`` and ``fnmatch`` to see what archives it could make: a part of ``--help``'s
-    cost (issue #19). tests/test_cli.py compares it with shutil's in every case."""
+    cost (issue #19). tests/render/test_cli.py compares it with shutil's in every case."""
     try:
         columns = int(os.environ["COLUMNS"])
     except (KeyError, ValueError):

@@ -106,7 +106,7 @@ def _namespace(name: str) -> dict[str, Any]:
     (``--prune``) the namespace leaves the index, and kustomize-controller deleting it would
     delete every object in it, the clusters' HelmReleases (annotated or not) and so the
     clusters (kustomize-controller deletes what leaves its inventory unless annotated;
-    tests/test_plane_flux.py drops a namespace's last folder under the real one)."""
+    tests/plane/test_plane_flux.py drops a namespace's last folder under the real one)."""
     return _protected(
         {
             "apiVersion": "v1",

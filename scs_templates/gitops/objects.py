@@ -158,7 +158,7 @@ def _cluster_release(
             # replacing machines) but retried as it is: an upgrade that moves a topology
             # cluster onto a new ClusterClass creates the class and is refused by the
             # Cluster webhook until Cluster API has reconciled it; the retry then succeeds
-            # (tests/test_plane_flux.py, docs/gitops.md).
+            # (tests/plane/test_plane_flux.py, docs/gitops.md).
             "upgrade": {
                 "strategy": {"name": "RetryOnFailure", "retryInterval": UPGRADE_RETRY_INTERVAL}
             },

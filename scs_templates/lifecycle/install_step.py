@@ -230,7 +230,7 @@ def check_not_pending(release: ReleaseInfo) -> None:
     and refuses every later change while the record says so ("another operation
     (install/upgrade/rollback) is in progress"), also after the helm that wrote it was
     stopped: by our wall clock (``--timeout``), a signal, an API server that stopped
-    answering (tests/test_plane_faults.py). Whether a helm still runs cannot be told from
+    answering (tests/plane/test_plane_faults.py). Whether a helm still runs cannot be told from
     here, so nothing is changed automatically; the line names the way out.
     """
     if not release.status.startswith("pending-"):

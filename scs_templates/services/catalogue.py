@@ -4,7 +4,7 @@ One row per helm release that ``scs-templates apply`` can install into a WORKLOA
 The default chart version comes from the versions table (:mod:`scs_templates.versions`): the
 newest real release that supports the cluster's Kubernetes minor, per minor
 (:func:`default_version`); :attr:`ServiceInfo.version` is the default for new clusters (the
-table's default minor). ``docs/services.md`` has the same table; ``tests/test_services.py``
+table's default minor). ``docs/services.md`` has the same table; ``tests/render/test_services.py``
 keeps both in step. A settings file may pin another version per service
 (``spec.services.<service>.version``).
 

@@ -11,7 +11,7 @@ its DER walked as far as the outline of RFC 5280's Certificate: SEQUENCE { tbsCe
 SEQUENCE { [0] version?, serialNumber INTEGER, signature, issuer, validity, subject,
 subjectPublicKeyInfo (SEQUENCEs), extensions... }, signatureAlgorithm SEQUENCE,
 signatureValue BIT STRING }, every length exact, nothing left over. The contents (keys,
-dates, names) are the consumers' to judge; ``tests/test_plane_cluster_features.py`` has the
+dates, names) are the consumers' to judge; ``tests/plane/test_plane_cluster_features.py`` has the
 real kube-apiserver load what this accepts and refuse what it refuses. Pure Python: no
 cryptography import on the validate path.
 """

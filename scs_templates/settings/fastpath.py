@@ -21,7 +21,7 @@ Anything the check does not accept goes to pydantic as before, which decides and
 errors. So the check may refuse more than the model, never less: it is a gate, not a
 second set of rules. The fast path is also off when the schema file and the model disagree
 on any class's keys or required keys, or a model class has validators of its own (the JSON
-Schema cannot express them); ``tests/test_settings_fastpath.py`` fails when it is off.
+Schema cannot express them); ``tests/unit/test_settings_fastpath.py`` fails when it is off.
 """
 
 from __future__ import annotations

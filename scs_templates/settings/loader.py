@@ -19,7 +19,7 @@ deeper than libyaml's recursion should go, and when the C extension is missing. 
 libyaml composes is checked against the same depth and alias limits; anything over them,
 and any error, is composed again by the pure-Python composer, which then reports it; the
 problems and warnings of a settings file are always positioned by the pure-Python composer
-(``parse_settings_text``). ``tests/test_yaml_composers.py`` proves both give the same nodes.
+(``parse_settings_text``). ``tests/unit/test_yaml_composers.py`` proves both give the same nodes.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def compose_yaml(text: str, *, name_aliases: bool = True) -> Any:
 #: limit then reports the depth.
 LIBYAML_SAFE_NESTING = 2000
 #: What libyaml (a YAML 1.1 parser) may read differently from ruamel (YAML 1.2), found by
-#: ``tests/test_yaml_composers.py``: directives, document end markers, explicit tags,
+#: ``tests/unit/test_yaml_composers.py``: directives, document end markers, explicit tags,
 #: anchors and aliases, a comment glued to a block scalar header, tabs, the 1.1-only line
 #: breaks NEL, LS and PS, a byte-order mark inside the text. Such texts (rare in settings
 #: files) are composed by the pure-Python composer.

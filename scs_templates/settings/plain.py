@@ -19,7 +19,7 @@ The objects answer what the values builders and the cross-field rules read (attr
 ``model_fields_set``, ``type(x).model_fields``), compare equal field by field and are
 immutable; they are not pydantic models (no ``model_dump``): the library's
 :func:`~scs_templates.settings.load_settings` keeps returning model instances, only the
-commands above ask for these. ``tests/test_settings_plain.py`` proves that they build the
+commands above ask for these. ``tests/unit/test_settings_plain.py`` proves that they build the
 same values, rule findings and fields-set as the model instances, for the examples, the
 benchmark fleet and generated documents, and that the path imports no pydantic.
 """

@@ -95,7 +95,7 @@ ETCD_ELECTION_TIMEOUT_MS = 2500
 #: The registry a hosts.toml falls back to; ``_default`` (every registry without a directory
 #: of its own) names none: containerd then falls back to the registry asked for
 #: (core/remotes/docker/config.ConfigureHosts). A ``server`` there would make every such
-#: registry's fallback the host "_default" (tests/test_containerd_node_files.py).
+#: registry's fallback the host "_default" (tests/plane/test_containerd_node_files.py).
 _REGISTRY_SERVERS = {"docker.io": "https://registry-1.docker.io", "_default": ""}
 
 

@@ -29,7 +29,7 @@ from scs_templates.records import record
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
-if TYPE_CHECKING:  # the render path stays pydantic-free (tests/test_settings_plain.py)
+if TYPE_CHECKING:  # the render path stays pydantic-free (tests/unit/test_settings_plain.py)
     from typing import Literal
 
     from scs_templates.providers.openstack.values_model import SecurityGroupRule

@@ -19,7 +19,7 @@ the one source of the rules (it is generated, :mod:`scs_templates.values.schema`
 * numbers compared as JSON numbers (``1`` equals ``1.0``, a boolean is never a number), as
   gojsonschema compares the values helm read from JSON.
 
-``tests/test_values_gate.py`` proves it: every example's and benchmark cluster's values pass,
+``tests/unit/test_values_gate.py`` proves it: every example's and benchmark cluster's values pass,
 and for generated near-misses what the gate accepts, both the ``jsonschema`` package and
 the real helm accept.
 """

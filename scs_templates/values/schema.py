@@ -11,7 +11,7 @@ generated here from them. Nobody edits a chart's schema by hand: change a model 
 
     python -m scs_templates.values.schema          # writes charts/*/values.schema.json
 
-``tests/test_values_contract.py`` fails while a generated schema is stale, and when the
+``tests/unit/test_values_contract.py`` fails while a generated schema is stale, and when the
 contract holds a value that no chart template reads.
 """
 

@@ -591,7 +591,7 @@ def _load_balancer_provider(ctx: _Context) -> Iterator[CheckResult]:
     ``OctaviaProviderNotFound`` event (reason ``Octaviaprovidernotfound``: CAPO's recorder
     title-cases reasons) and creates the API load balancer with the cloud's DEFAULT provider
     (pkg/cloud/services/loadbalancer/loadbalancer.go,
-    getOrCreateAPILoadBalancer; seen with the real CAPO in tests/test_plane_capo_rotation.py).
+    getOrCreateAPILoadBalancer; seen with the real CAPO in tests/cloud/test_plane_capo_rotation.py).
     For ``ovn`` with a restricted apiAccess that is an open API: the chart renders no
     allowedCIDRs for ovn (the security-group rules restrict instead), and an amphora
     forwards every client from its own address in the node CIDR, which the rules allow.

@@ -2,7 +2,7 @@
 Provider hooks called by the library chart (see scs-cluster-common/templates/_objects.tpl).
 CAPD's in-memory backend simulates the VM, the node, etcd and the API server of each machine;
 the startup durations keep a rollout observable but short; the VM's comes from the values
-(inMemory.vmStartup, tests/inmemory.py: InMemoryProvider; "24h" keeps a cluster Provisioning).
+(inMemory.vmStartup, tests/support/inmemory.py: InMemoryProvider; "24h" keeps a cluster Provisioning).
 */}}
 {{- define "provider.infraApiVersion" -}}infrastructure.cluster.x-k8s.io/v1beta2{{- end -}}
 {{- define "provider.infraClusterKind" -}}DevCluster{{- end -}}
@@ -13,7 +13,7 @@ backend:
   inMemory:
     vm:
       provisioning:
-        startupDuration: {{ required "inMemory.vmStartup (tests/inmemory.py)" .root.Values.inMemory.vmStartup | quote }}
+        startupDuration: {{ required "inMemory.vmStartup (tests/support/inmemory.py)" .root.Values.inMemory.vmStartup | quote }}
     node:
       provisioning:
         startupDuration: 1s

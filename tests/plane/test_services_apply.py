@@ -1,0 +1,462 @@
+"""Standard services: catalogue, values builders, state values, helmfile and apply.
+
+The helmfile and ``services render`` tests run the REAL helmfile 0.166 and helm 3.15 offline
+with the REAL upstream charts (../shared/charts, used as a local chart mirror). The apply
+tests run against REAL kube-apiservers (a management and a workload cluster, fresh for each
+test, on the test plane's etcd: :class:`Clusters`) and are about plumbing (state values ->
+helmfile -> helm -> the API servers, idempotence, keep/remove, the CNI guard, the cloud
+config copy): they use STAND-IN charts (tests/support/standin_charts.py, a test double: one
+ConfigMap echoing the values), since the real charts' Pods need controllers and admission
+of a workload cluster (that is test_services_workload.py, with the real charts).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import re
+import secrets
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from scs_templates.errors import InputError, ToolNotFoundError
+from scs_templates.services.catalogue import service_info
+from scs_templates.settings import ClusterSettings
+from tests import support
+from tests.support import real_charts, skip_or_fail
+from tests.support.standin_charts import STAND_IN_LABEL, build_stand_in_mirror, package_stand_in
+
+if TYPE_CHECKING:
+    from testenv import Plane
+    from testenv.kubeapi import KubeAPI
+
+yaml = YAML(typ="safe")
+#: How docs/services.md names the namespace of a release on the management cluster.
+
+
+def services_settings(
+    provider: str = "openstack", *, network_mtu: int = 0, **services: Any
+) -> ClusterSettings:
+    """Valid settings with ``spec.services`` = ``services`` (camelCase keys)."""
+    spec: dict[str, Any] = {"provider": provider, "services": services}
+    if network_mtu:
+        spec["network"] = {"mtu": network_mtu}
+    if provider == "openstack":
+        spec["controlPlane"] = {"replicas": 1, "machineType": "SCS-2V-4"}
+        spec["workers"] = [{"name": "workers", "machineType": "SCS-2V-4"}]
+    else:
+        spec["controlPlane"] = {"replicas": 1}
+    return support.settings_of(spec)
+
+
+# --------------------------------------------------------------------------- catalogue + docs
+
+
+# --------------------------------------------------------------------------- values builders
+
+
+# --------------------------------------------------------------------------- helmfile (real)
+
+
+@pytest.fixture(scope="module")
+def services_helmfile() -> Any:
+    from scs_templates.services.runner import ServicesHelmfile
+
+    try:
+        return ServicesHelmfile()
+    except ToolNotFoundError as error:
+        skip_or_fail(f"helmfile/helm 3 not available ({error}); run `scs-templates tools install`")
+
+
+@pytest.fixture(scope="module")
+def charts() -> Path:
+    """The REAL upstream charts, packaged (../shared/charts), used as a local chart mirror."""
+    return real_charts()
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """STAND-IN charts (a test double), only for the apply plumbing tests."""
+    directory = tmp_path_factory.mktemp("stand-in-charts")
+    build_stand_in_mirror(directory)
+    return directory
+
+
+# --------------------------------------------------------------------------- services render
+
+
+# --------------------------------------------------------------------------- apply (real API)
+
+
+def _kubeconfig_of(plane: Plane, server: KubeAPI, path: Path) -> Path:
+    """A cluster-admin kubeconfig (context ``testenv``) of ``server``, 0600."""
+    from testenv.plane import _kubeconfig, _write_private
+
+    pki = plane.directory / "pki"
+    text = _kubeconfig(
+        f"https://{server.host}:{server.port}", pki / "ca.crt", pki / "admin.crt", pki / "admin.key"
+    )
+    _write_private(path, text)
+    return path
+
+
+class Clusters:
+    """A REAL management and a REAL workload kube-apiserver, each an empty cluster of its own
+    (testenv.plane.extra_apiserver: on the plane's etcd under its own key prefix, started
+    fresh for each test). The workload cluster's kubeconfig is the management cluster's
+    Secret ``demo-kubeconfig``, as Cluster API writes it. No controllers run: the stand-in
+    charts render ConfigMaps, which need none."""
+
+    def __init__(self, plane: Plane, tmp: Path, stack: contextlib.ExitStack) -> None:
+        from testenv.plane import extra_apiserver
+
+        tag = secrets.token_hex(3)
+        self.management = stack.enter_context(extra_apiserver(plane, f"mgmt-{tag}", ()))
+        self.workload = stack.enter_context(extra_apiserver(plane, f"workload-{tag}", ()))
+        self.mgmt_kubeconfig = _kubeconfig_of(plane, self.management, tmp / "mgmt.kubeconfig")
+        self.workload_kubeconfig = _kubeconfig_of(plane, self.workload, tmp / "workload.kubeconfig")
+        value = base64.b64encode(self.workload_kubeconfig.read_bytes()).decode()
+        self.management.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "demo-kubeconfig", "namespace": "default"},
+                "data": {"value": value},
+            }
+        )
+
+    @staticmethod
+    def _helm_releases(server: KubeAPI) -> dict[str, int]:
+        """Helm release Secrets on ``server``: release name -> highest revision."""
+        found: dict[str, int] = {}
+        for secret in server.list("v1", "Secret", selector="owner=helm"):
+            labels = secret["metadata"]["labels"]
+            name, version = labels["name"], int(labels["version"])
+            found[name] = max(found.get(name, 0), version)
+        return found
+
+    def revisions(self) -> dict[str, int]:
+        """Helm releases in the workload cluster: release name -> highest revision."""
+        return self._helm_releases(self.workload)
+
+    def management_releases(self) -> dict[str, int]:
+        return self._helm_releases(self.management)
+
+    def stand_ins(self) -> set[str]:
+        return {
+            cm["metadata"]["name"].removesuffix("-stand-in")
+            for cm in self.workload.list("v1", "ConfigMap", selector=f"{STAND_IN_LABEL}=true")
+        }
+
+
+@pytest.fixture
+def clusters(api_plane: Plane, tmp_path: Path, services_helmfile: Any) -> Iterator[Clusters]:
+    with contextlib.ExitStack() as stack:
+        yield Clusters(api_plane, tmp_path, stack)
+
+
+def run_apply(clusters: Clusters, settings: ClusterSettings, **options: Any) -> Any:
+    from scs_templates.services import apply
+
+    return apply(
+        settings,
+        kubeconfig=str(clusters.mgmt_kubeconfig),
+        install_cluster=False,
+        poll_interval=0.1,
+        kubeconfig_timeout=5,
+        api_timeout=5,
+        **options,
+    )
+
+
+def test_apply_sync_is_idempotent_keeps_disabled_and_force_removes(
+    clusters: Clusters, mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
+    services = {"chartMirror": str(mirror), "certManager": {"enabled": True}}
+    settings = services_settings("docker", **services)
+
+    first = run_apply(clusters, settings)
+    assert set(first.synced) == {"cilium", "kubelet-csr-approver", "metrics-server", "cert-manager"}
+    assert {p.action for p in first.plan} == {"install"}
+    assert clusters.stand_ins() == set(first.synced)
+    revisions = clusters.revisions()
+    assert revisions == dict.fromkeys(first.synced, 1)
+    assert list(private_tmp.glob("scs-templates-workload-*")) == []  # kubeconfig removed
+
+    second = run_apply(clusters, settings)
+    assert second.synced == ()
+    assert {p.action for p in second.plan} == {"unchanged"}
+    assert clusters.revisions() == revisions  # no new helm revision anywhere
+
+    changed = services_settings("docker", **services, metricsServer={"values": {"replicas": 2}})
+    third = run_apply(clusters, changed)
+    assert third.synced == ("metrics-server",)
+    assert clusters.revisions()["metrics-server"] == 2
+
+    disabled = services_settings("docker", chartMirror=str(mirror), certManager={"enabled": False})
+    kept = run_apply(clusters, disabled)
+    plans = {p.name: p.action for p in kept.plan}
+    assert plans["cert-manager"] == "keep"
+    assert "cert-manager" in clusters.stand_ins()
+    assert kept.state_values["services"]["releases"][-1]["installed"] is True
+
+    removed = run_apply(clusters, disabled, force_remove=True)
+    assert removed.synced == ("cert-manager",)
+    assert {p.name: p.action for p in removed.plan}["cert-manager"] == "remove"
+    assert "cert-manager" not in clusters.stand_ins()
+    assert "cert-manager" not in clusters.revisions()
+    assert list(private_tmp.glob("scs-templates-workload-*")) == []
+
+
+def test_apply_refuses_a_cni_switch_unless_allowed(clusters: Clusters, mirror: Path) -> None:
+    from scs_templates.services import CniSwitchError
+
+    run_apply(clusters, services_settings("docker", chartMirror=str(mirror)))
+    calico = services_settings("docker", chartMirror=str(mirror), cni={"type": "calico"})
+    with pytest.raises(CniSwitchError) as refused:
+        run_apply(clusters, calico)
+    assert refused.value.exit_code == 2
+    message = str(refused.value)
+    assert "pods lose networking" in message and "restart" in message
+    assert "maintenance window" in message
+    assert "tigera-operator" not in clusters.stand_ins()
+
+    switched = run_apply(clusters, calico, allow_cni_switch=True)
+    plans = {p.name: p.action for p in switched.plan}
+    assert plans["cilium"] == "remove" and plans["tigera-operator"] == "install"
+    assert "cilium" not in clusters.stand_ins() and "tigera-operator" in clusters.stand_ins()
+    namespace = clusters.workload.get("v1", "Namespace", "", "tigera-operator")
+    assert namespace is not None  # labelled before the sync (fix 1)
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+
+
+def test_cli_apply_dry_run_and_cni_refusal(
+    clusters: Clusters, mirror: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scs_templates.cli.main import main
+
+    def write(path: Path, **services: Any) -> str:
+        settings = services_settings("docker", chartMirror=str(mirror), **services)
+        path.write_text(json.dumps(settings.model_dump(by_alias=True, exclude_none=True)))
+        return str(path)
+
+    plain = write(tmp_path / "plain.yaml")
+    base = ["apply", "--kubeconfig", str(clusters.mgmt_kubeconfig), "--services-only"]
+    assert main([*base, "--dry-run", "--poll-interval", "0.1", plain]) == 0
+    out = capsys.readouterr().out
+    cilium = service_info("cilium").version
+    assert f"would install   kube-system/cilium (cilium-{cilium})" in out
+    assert clusters.revisions() == {}  # a dry run changes nothing
+
+    assert main([*base, "--poll-interval", "0.1", plain]) == 0
+    assert (
+        "services: synced cilium, kubelet-csr-approver, metrics-server" in capsys.readouterr().out
+    )
+    assert main([*base, "--poll-interval", "0.1", plain]) == 0
+    assert "services: nothing to change" in capsys.readouterr().out
+
+    calico = write(tmp_path / "calico.yaml", cni={"type": "calico"})
+    assert main([*base, "--poll-interval", "0.1", calico]) == 2
+    err = capsys.readouterr().err
+    assert "refused" in err and "pods lose networking" in err
+    # no workload credential in any output (the client key of its kubeconfig Secret)
+    config = json.loads(clusters.workload_kubeconfig.read_text())
+    key = config["users"][0]["user"]["client-key-data"]
+    assert key[:40] not in out + err
+
+
+def test_apply_stops_on_a_local_mirror_without_the_chart(
+    clusters: Clusters, tmp_path: Path
+) -> None:
+    sparse = tmp_path / "sparse"
+    package_stand_in(sparse, "cilium", service_info("cilium").version)
+    settings = services_settings("docker", chartMirror=str(sparse))
+    metrics_server = re.escape(service_info("metrics-server").version)
+    with pytest.raises(InputError, match=rf"metrics-server-{metrics_server}\.tgz"):
+        run_apply(clusters, settings)
+
+
+def test_apply_installs_the_cluster_release_first(
+    clusters: Clusters, mirror: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``lifecycle.install`` is replaced by a recording SPY (a test double): installing the
+    cluster chart for real needs the Cluster API CRDs and controllers (the session plane,
+    test_plane_lifecycle.py); here only the order and the arguments are the question."""
+    from scs_templates import lifecycle
+    from scs_templates.services import apply
+
+    calls: list[dict[str, Any]] = []
+
+    def fake_install(settings: ClusterSettings, **options: Any) -> None:
+        calls.append({"name": settings.name, "stand_ins": clusters.stand_ins(), **options})
+
+    monkeypatch.setattr(lifecycle, "install", fake_install)
+    settings = services_settings("docker", chartMirror=str(mirror))
+    result = apply(
+        settings,
+        kubeconfig=str(clusters.mgmt_kubeconfig),
+        context="testenv",
+        secrets={"clouds.yaml": "x"},
+        poll_interval=0.1,
+        kubeconfig_timeout=5,
+        api_timeout=5,
+    )
+    assert len(calls) == 1
+    call = calls[0]
+    assert call["name"] == "demo" and call["stand_ins"] == set()  # before any service
+    assert (call["kubeconfig"], call["context"], call["wait"]) == (
+        str(clusters.mgmt_kubeconfig),
+        "testenv",
+        False,
+    )
+    assert call["secrets"] == {"clouds.yaml": "x"}
+    assert "cilium" in result.synced
+
+    dry = apply(settings, kubeconfig=str(clusters.mgmt_kubeconfig), dry_run=True)
+    assert len(calls) == 1  # a dry run installs nothing
+    assert {p.action for p in dry.plan} == {"unchanged"}
+
+
+def test_cli_apply_prints_the_templates_the_cluster_install_pruned(
+    clusters: Clusters,
+    mirror: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``apply`` reports the superseded machine templates its cluster install pruned as
+    ``install`` does: each on the progress stream as it goes, and the summary line on stdout.
+    Before, apply called install without its progress and printed only the release, so an
+    operator of apply never learnt what was removed. ``lifecycle.install`` is a SPY (a test
+    double, for the reason above: the real chart needs Cluster API's CRDs and controllers)
+    that prunes only through the progress it is given, with the real prune's words
+    (scs_templates.template_prune); the real prune after a rollout is proven with the real
+    Cluster API in test_plane_inmemory.py (test_scaling_changes_only_replicas)."""
+    from scs_templates import lifecycle
+    from scs_templates.cli.main import main
+    from scs_templates.helm import ReleaseInfo
+
+    pruned = [
+        "DockerMachineTemplate default/demo-md-0-0a1b2c3d",
+        "KubeadmConfigTemplate default/demo-md-0-4e5f6a7b",
+    ]
+
+    def fake_install(settings: ClusterSettings, **options: Any) -> lifecycle.InstallResult:
+        say = options.get("progress")
+        if say is not None:  # what prune_templates says for each template it deletes
+            for ref in pruned:
+                say(f"pruned the superseded {ref}")
+        release = ReleaseInfo("demo", "default", 2, "deployed", "scs-cluster", "", "")
+        return lifecycle.InstallResult(
+            lifecycle.target_of(settings), release, "1.36.3", "1.36.3", None, list(pruned)
+        )
+
+    monkeypatch.setattr(lifecycle, "install", fake_install)
+    path = tmp_path / "cluster.yaml"
+    settings = services_settings("docker", chartMirror=str(mirror))
+    path.write_text(json.dumps(settings.model_dump(by_alias=True, exclude_none=True)))
+    assert main(["apply", "--kubeconfig", str(clusters.mgmt_kubeconfig), str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "cluster release demo in namespace default: revision 2, deployed" in captured.out
+    assert (
+        "pruned 2 superseded template(s) no machine uses any more: " + ", ".join(pruned)
+        in captured.out.splitlines()
+    )
+    for ref in pruned:
+        assert f"pruned the superseded {ref}" in captured.err
+    assert "services: synced cilium" in captured.out
+
+
+def test_apply_copies_cloud_conf_into_the_workload_cluster(
+    clusters: Clusters, tmp_path: Path
+) -> None:
+    """OCCM and Cinder CSI read kube-system/cloud-config: copied API to API, idempotently."""
+    from scs_templates.kube import KubeClient
+    from scs_templates.providers.openstack.workload import sync_cloud_config
+
+    settings = services_settings("openstack")
+    management = KubeClient(str(clusters.mgmt_kubeconfig))
+    workload = KubeClient(str(clusters.workload_kubeconfig))
+
+    note = sync_cloud_config(settings, management, workload)
+    assert "has no cloud.conf" in note
+    assert clusters.workload.get("v1", "Secret", "kube-system", "cloud-config") is None
+
+    conf = '[Global]\nauth-url="https://keystone.invalid/v3"\n'
+    clusters.management.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "capi-demo-cloud-config", "namespace": "default"},
+            "data": {
+                "cloud.conf": base64.b64encode(conf.encode()).decode(),
+                "cacert": base64.b64encode(b"PEM").decode(),
+                "clouds.yaml": base64.b64encode(b"clouds: {}").decode(),
+            },
+        }
+    )
+    assert sync_cloud_config(settings, management, workload) == ""
+    copied = workload.secret_data("kube-system", "cloud-config")
+    # not clouds.yaml; cloud.conf names the CA copied next to it (OCCM mounts /etc/config)
+    assert copied == {"ca.crt": "PEM", "cloud.conf": conf + "ca-file=/etc/config/ca.crt\n"}
+    written = clusters.workload.get("v1", "Secret", "kube-system", "cloud-config")
+    assert written is not None
+    assert sync_cloud_config(settings, management, workload) == ""  # unchanged: no write
+    again = clusters.workload.get("v1", "Secret", "kube-system", "cloud-config")
+    assert again is not None
+    assert again["metadata"]["resourceVersion"] == written["metadata"]["resourceVersion"]
+    assert (
+        sync_cloud_config(
+            services_settings("openstack", cinderCSI={"enabled": False}), management, workload
+        )
+        == ""
+    )
+    management.close()
+    workload.close()
+
+
+# --------------------------------------------------------------------------- defects (issue 14)
+# Each test below failed on the code before the fix it names.
+
+
+# --------------------------------------------------------------------------- autoscaler, ingress
+
+
+def autoscaled(provider: str = "openstack", **services: Any) -> ClusterSettings:
+    """Settings whose one worker group autoscales from zero, with a label and a taint."""
+    data = services_settings(provider, **services).model_dump(by_alias=True, exclude_none=True)
+    group = data["spec"]["workers"][0]
+    group.pop("replicas", None)
+    group["autoscaling"] = {"min": 0, "max": 4}
+    group["labels"] = {"scs.community/pool": "batch"}
+    group["taints"] = [{"key": "batch", "value": "yes", "effect": "NoSchedule"}]
+    return ClusterSettings.model_validate(data)
+
+
+def test_apply_installs_the_autoscaler_on_the_management_cluster(
+    clusters: Clusters, mirror: Path
+) -> None:
+    """Plumbing (STAND-IN charts, REAL API servers): the autoscaler release goes to the management
+    cluster's namespace of the Cluster, the rest to the workload cluster."""
+    settings = autoscaled("docker", chartMirror=str(mirror))
+    result = run_apply(clusters, settings)
+    assert "demo-cluster-autoscaler" in result.synced
+    assert set(clusters.management_releases()) == {"demo-cluster-autoscaler"}
+    assert "demo-cluster-autoscaler" not in clusters.revisions()  # not in the workload
+    again = run_apply(clusters, settings)
+    assert again.synced == ()  # idempotent on both clusters
+    off = services_settings("docker", chartMirror=str(mirror), clusterAutoscaler={"enabled": False})
+    kept = run_apply(clusters, off)
+    assert {p.name: p.action for p in kept.plan}["demo-cluster-autoscaler"] == "keep"
+    removed = run_apply(clusters, off, force_remove=True)
+    assert removed.synced == ("demo-cluster-autoscaler",)
+    assert clusters.management_releases() == {}

@@ -1,0 +1,149 @@
+"""helmfile over helmfile.d: same objects as ``scs-templates render``, offline commands work.
+
+Uses the real pinned helmfile 0.166 and helm 3 (skip without them, fail in CI). A TEST DOUBLE
+for helmfile checks the command line and environment without running anything real.
+``sync`` and ``destroy`` run against the REAL management plane (testenv/), on the test-only
+provider ``inmemory`` (tests/support/inmemory.py): the real controllers make the cluster Available
+and tear it down.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from scs_templates import api
+from scs_templates.errors import ToolNotFoundError
+from scs_templates.helmfile import Helmfile, HelmfileError, helmfile_dir
+from scs_templates.settings.versions import TESTED_PATCHES
+from scs_templates.toolchain import Tool, find_helm_for_helmfile, find_helmfile
+from tests.support import EXAMPLES, REPO, skip_or_fail
+
+if TYPE_CHECKING:
+    pass
+
+V137 = f"v1.37.{TESTED_PATCHES[(1, 37)]}"  # the examples run 1.37.x
+
+MINIMAL = REPO / "examples" / "openstack-minimal.yaml"
+
+
+@pytest.fixture(scope="module")
+def helmfile() -> Helmfile:
+    try:
+        return Helmfile(find_helmfile(), find_helm_for_helmfile())
+    except ToolNotFoundError as error:
+        skip_or_fail(f"helmfile/helm 3 not installed (`scs-templates tools install`): {error}")
+        raise
+
+
+def test_helmfile_dir_is_the_repository_one() -> None:
+    assert helmfile_dir() == REPO / "helmfile.d"
+    assert (helmfile_dir() / "00-cluster.yaml.gotmpl").is_file()
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_helmfile_template_equals_render(helmfile: Helmfile, example: Path) -> None:
+    settings = api.load_settings(example).settings
+    rendered = api.render(settings)
+    templated = helmfile.template(settings)
+    _, objects = api.split_documents(templated)
+    assert objects == list(rendered.objects)
+    # helmfile only adds a blank line after each release's output.
+    assert templated.rstrip("\n") == rendered.manifests.rstrip("\n")
+
+
+def test_helmfile_list_and_build_offline(helmfile: Helmfile) -> None:
+    settings = api.load_settings(REPO / "examples" / "openstack-production.yaml").settings
+    rows = helmfile.list(settings)
+    assert [(r["name"], r["namespace"]) for r in rows] == [("prod1", "team-a")]
+    assert rows[0]["labels"] == "scs-templates.scs.community/role:cluster"
+    built = helmfile.build(settings)
+    assert "name: prod1" in built
+    assert f"kubeVersion: {V137}" in built
+
+
+def test_helmfile_write_values(helmfile: Helmfile, tmp_path: Path) -> None:
+    from ruamel.yaml import YAML
+
+    settings = api.load_settings(MINIMAL).settings
+    files = helmfile.write_values(settings, tmp_path)
+    assert [f.name for f in files] == ["demo.yaml"]
+    assert YAML(typ="safe").load(files[0].read_text()) == api.build_values(settings)
+
+
+def test_state_files_are_private_json(tmp_path: Path) -> None:
+    tool = Tool("helm", Path("/bin/true"), "3.15.3", 3, "argument")
+    hf = Helmfile(Tool("helmfile", Path("/bin/true"), "0.166.0", 0, "argument"), tool)
+    settings = api.load_settings(MINIMAL).settings
+    state = hf.write_state(settings, tmp_path)
+    for file in (state.file, state.values_file):
+        assert stat.S_IMODE(file.stat().st_mode) == 0o600
+    data = json.loads(state.file.read_text())
+    cluster = data["cluster"]
+    assert cluster["release"] == "demo" and cluster["namespace"] == "default"
+    assert cluster["kubeVersion"] == V137
+    assert Path(cluster["chart"]).is_dir()
+    assert json.loads(state.values_file.read_text()) == api.build_values(settings)
+
+
+def test_helmfile_refuses_helm_4() -> None:
+    from scs_templates.errors import ToolError
+
+    with pytest.raises(ToolError, match="needs helm 3"):
+        Helmfile(
+            Tool("helmfile", Path("/bin/true"), "0.166.0", 0, "argument"),
+            Tool("helm", Path("/bin/true"), "4.1.4", 4, "argument"),
+        )
+
+
+def test_command_line_environment_and_error(tmp_path: Path) -> None:
+    """A helmfile TEST DOUBLE records argv/env/stdin and fails like helmfile wrapping helm."""
+    log = tmp_path / "log"
+    double = tmp_path / "helmfile"
+    double.write_text(
+        "#!/bin/sh\n# TEST DOUBLE for helmfile: records, then fails as helmfile does.\n"
+        f'for a in "$@"; do printf "%s\\n" "$a"; done > "{log}.argv"\n'
+        f'env > "{log}.env"\n'
+        f'if read line; then echo got-stdin > "{log}.stdin"; fi\n'
+        "cat >&2 <<'EOF'\n"
+        'in ./helmfile.d/00-cluster.yaml.gotmpl: command "/x/helm" exited with non-zero status:\n'
+        "\nPATH:\n  /x/helm\n\nARGS:\n  0: helm\n\nERROR:\n  exit status 1\n\n"
+        "EXIT STATUS\n  1\n\nSTDERR:\n  Error: values don't meet the specifications:\n"
+        "  - b: wrong\n  - a: wrong\n\nCOMBINED OUTPUT:\n  Error: values don't meet\n"
+        "EOF\nexit 1\n"
+    )
+    double.chmod(0o755)
+    hf = Helmfile(
+        Tool("helmfile", double, "0.166.0", 0, "argument"),
+        Tool("helm", Path("/opt/helm3"), "3.15.3", 3, "argument"),
+        home=tmp_path / "home",
+    )
+    settings = api.load_settings(MINIMAL).settings
+    with pytest.raises(HelmfileError) as caught:
+        # sync's helmfile call (sync first creates Secrets through the API: on the real plane,
+        # test_helmfile_sync_and_destroy_on_the_real_plane below)
+        hf.run(settings, ["sync", "--skip-deps"], cluster=True, kubeconfig="/k/config")
+    assert str(caught.value) == (
+        "helmfile sync failed (exit 1): Error: values don't meet the specifications:\n"
+        "- a: wrong\n- b: wrong"
+    )
+    argv = Path(f"{log}.argv").read_text().splitlines()
+    assert argv[argv.index("--helm-binary") + 1] == "/opt/helm3"
+    assert argv[argv.index("--kubeconfig") + 1] == "/k/config"
+    assert argv[argv.index("--file") + 1] == str(helmfile_dir())
+    assert argv[-2:] == ["sync", "--skip-deps"]
+    assert "init" not in argv
+    env = dict(
+        line.split("=", 1) for line in Path(f"{log}.env").read_text().splitlines() if "=" in line
+    )
+    assert env["HELMFILE_UPGRADE_NOTICE_DISABLED"] == "1"
+    assert env["HELMFILE_TEMPDIR"].startswith("/")
+    assert env["HELM_CONFIG_HOME"] == str(tmp_path / "home" / "config")
+    assert env["KUBECONFIG"] == "/k/config"
+    assert not Path(f"{log}.stdin").exists()  # stdin is /dev/null: never interactive
+    # The state directory (with the 0600 values) is gone after the call.
+    assert not Path(env["HELMFILE_TEMPDIR"]).exists()

@@ -1,0 +1,39 @@
+"""scs_templates.records: a record behaves as the plain frozen dataclass of the same fields."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from hypothesis import strategies as st
+
+values = st.tuples(
+    st.text(max_size=5),
+    st.integers(-3, 3),
+    st.lists(st.sampled_from(["a", "b"]), max_size=2).map(tuple),
+    st.sampled_from(["h", "x"]),
+    st.integers(0, 2),
+    st.integers(0, 2),
+)
+
+
+_LIST_PLAIN = """
+import dataclasses, sys
+import scs_templates.cli.cmd_render, scs_templates.render, scs_templates.settings.validate
+for module_name, module in sorted(sys.modules.items()):
+    if not module_name.startswith("scs_templates."):
+        continue
+    for value in vars(module).values():
+        if (isinstance(value, type) and value.__module__ == module_name
+                and dataclasses.is_dataclass(value) and not hasattr(value, "__record_repr__")):
+            print(module_name, value.__qualname__)
+"""
+
+
+def test_the_render_path_compiles_no_dataclass_methods_but_init() -> None:
+    """Regression guard for the import cost (docs/performance.md): every dataclass of the
+    modules a fresh `render` or `validate` imports is a record (an ordered one for order)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _LIST_PLAIN], capture_output=True, text=True, check=True
+    )
+    assert done.stdout == "", "use scs_templates.records.record (ordered_record) for these"

@@ -1,0 +1,265 @@
+"""Shared test helpers (import them: `from tests.support import ...`).
+
+Tests that need something from outside the repository (the pinned helm binaries, the
+reference CRDs in ../shared, the OpenStack test stack) skip with a clear reason on a user's
+machine, but must never skip in CI: there, a missing prerequisite is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from scs_templates.catalogue import PROVIDERS
+
+if TYPE_CHECKING:
+    from scs_templates.settings.model import ClusterSettings
+    from scs_templates.toolchain import Tool
+    from testenv import Plane
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+#: The names of the shipped providers (the catalogue's rows; test-only ones are not among them).
+SHIPPED_PROVIDERS: tuple[str, ...] = tuple(provider.name for provider in PROVIDERS)
+#: The reference material next to the repository (../shared); SCS_TEMPLATES_SHARED points
+#: elsewhere (a git worktree lives one level deeper than the clone).
+SHARED = Path(os.environ.get("SCS_TEMPLATES_SHARED") or REPO.parent / "shared")
+#: Real upstream service charts, packaged (../shared/charts/README.md lists their sources).
+REAL_CHARTS = SHARED / "charts"
+
+
+def settings_data(
+    spec: Mapping[str, Any], name: str = "demo", namespace: str = "default"
+) -> dict[str, Any]:
+    """A settings document (apiVersion, kind, metadata) around ``spec``."""
+    return {
+        "apiVersion": "scs-templates.scs.community/v1alpha1",
+        "kind": "ClusterSettings",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": dict(spec),
+    }
+
+
+def settings_of(
+    spec: Mapping[str, Any], name: str = "demo", namespace: str = "default", *, file: str = ""
+) -> ClusterSettings:
+    """Validated settings from a spec dict (the path a settings file takes after YAML)."""
+    from scs_templates.settings import validate_data
+
+    return validate_data(settings_data(spec, name, namespace), file=file).settings
+
+
+def settings_from_text(text: str) -> ClusterSettings:
+    """Validated settings from the YAML text of a settings file."""
+    from scs_templates.settings import parse_settings_text
+
+    return parse_settings_text(text).settings
+
+
+def real_charts() -> Path:
+    """The directory of the real packaged service charts, or skip (fail in CI)."""
+    if not (REAL_CHARTS / "README.md").is_file():
+        skip_or_fail(f"the real upstream service charts are not in {REAL_CHARTS}")
+    return REAL_CHARTS
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip outside CI; fail in CI, where every prerequisite must be present."""
+    if in_ci():
+        pytest.fail(f"required in CI: {reason}")
+    pytest.skip(reason)
+
+
+def pinned_helm() -> Any:
+    """The library's Helm runner over the pinned helm (skip, or fail in CI, when absent)."""
+    from scs_templates import api
+    from scs_templates.errors import ToolNotFoundError
+    from scs_templates.toolchain import find_helm
+
+    try:
+        return api.Helm(find_helm())
+    except ToolNotFoundError as error:
+        skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
+        raise
+
+
+def helm_tool(major: int) -> Tool:
+    """The REAL pinned helm ``major`` (3 or 4), for tests that run helm against a real API
+    server; skip (fail in CI) when it is not installed."""
+    from scs_templates.errors import ScsTemplatesError
+    from scs_templates.toolchain import find_helm
+
+    try:
+        return find_helm(major=major)
+    except ScsTemplatesError as error:
+        skip_or_fail(f"helm {major} is not installed (`scs-templates tools install`): {error}")
+        raise  # unreachable: skip_or_fail raises
+
+
+def helmfile_tool() -> Tool:
+    """The REAL pinned helmfile; skip (fail in CI) when it is not installed."""
+    from scs_templates.errors import ScsTemplatesError
+    from scs_templates.toolchain import find_helmfile
+
+    try:
+        return find_helmfile()
+    except ScsTemplatesError as error:
+        skip_or_fail(f"helmfile is not installed (`scs-templates tools install`): {error}")
+        raise
+
+
+def process_gone(pid: int) -> bool:
+    """True once ``pid`` has exited (a zombie counts: it no longer runs)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")
+
+
+def fake_helm_binary(directory: Path, body: str, *, version: str = 'printf "v3.15.3"') -> Path:
+    """A TEST DOUBLE for helm 3.15.3: ``version`` runs ``version``, anything else ``body``
+    (after reading stdin, where the values arrive). For cases a real helm cannot be made to
+    show: hanging, printing garbage, flooding stderr."""
+    directory.mkdir(parents=True, exist_ok=True)
+    script = directory / "helm"
+    script.write_text(
+        "#!/bin/sh\n"
+        "# TEST DOUBLE for helm (tests/support/__init__.py: fake_helm_binary).\n"
+        f'if [ "$1" = version ]; then {version}; exit 0; fi\n'
+        "cat > /dev/null\n"
+        f"{body}\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
+_RENDERED: dict[str, list[dict[str, Any]]] = {}
+
+
+def render_crds_from_real_charts(settings: ClusterSettings, release: Any) -> list[dict[str, Any]]:
+    """gitops' renderer of CRD releases (scs_templates.gitops.crds) over the real packaged
+    charts in ../shared/charts: the same chart version and values, the pinned helmfile; only
+    the place the chart comes from is the local mirror (no registry is reachable here).
+    Cached per release and values (a helmfile run per distinct rendering)."""
+    import json
+
+    from scs_templates.services.releases import service_releases
+    from scs_templates.services.runner import ServicesHelmfile
+    from scs_templates.services.serverside import rendered_objects
+
+    key = json.dumps([release.name, release.version, release.values], sort_keys=True)
+    if key not in _RENDERED:
+        services = settings.spec.services.model_copy(update={"chart_mirror": str(real_charts())})
+        spec = settings.spec.model_copy(update={"services": services})
+        mirrored = settings.model_copy(update={"spec": spec})
+        local = next(r for r in service_releases(mirrored) if r.name == release.name)
+        assert (local.version, local.values) == (release.version, release.values)
+        _RENDERED[key] = rendered_objects(mirrored, local, ServicesHelmfile())
+    return [dict(obj) for obj in _RENDERED[key]]
+
+
+#: A real self-signed CA certificate (its key thrown away): the settings refuse made-up PEM
+#: (settings/certificates.py); the tests' CA in settings.
+CA_PEM = (
+    "-----BEGIN CERTIFICATE-----\n"
+    "MIIBbzCCARWgAwIBAgIUAZ3V/8oQdyQU7MBDhiVXo6qS4q0wCgYIKoZIzj0EAwIw\n"
+    "LTErMCkGA1UEAwwic2NzLXRlbXBsYXRlcyB0ZXN0IENBICh0ZXN0cyBvbmx5KTAe\n"
+    "Fw0yNjAxMDEwMDAwMDBaFw0zNTEyMzAwMDAwMDBaMC0xKzApBgNVBAMMInNjcy10\n"
+    "ZW1wbGF0ZXMgdGVzdCBDQSAodGVzdHMgb25seSkwWTATBgcqhkjOPQIBBggqhkjO\n"
+    "PQMBBwNCAARCIiSJ+9jPDR7RHJqpdSpQeZHAizwegdDK/bVCLDOKiPW77LXXNiFW\n"
+    "b2PVlsZHeTZ/Vz2WEKNeokP7JxfbkfyxoxMwETAPBgNVHRMBAf8EBTADAQH/MAoG\n"
+    "CCqGSM49BAMCA0gAMEUCIQCpqOxQJPv049DnBPPIyFGhP5CfKbADPsSPsLxmC+1y\n"
+    "DgIgPkUoGA1Wi6IJVb0LlODXkUAEyI7C8dAixrg0AqrXVVg=\n"
+    "-----END CERTIFICATE-----\n"
+)
+
+
+def run_node_setup(
+    files: list[dict[str, Any]],
+    root: Path,
+    scratch: Path,
+    given: Mapping[str, str],
+    tools: Mapping[str, str] | None = None,
+) -> None:
+    """Lay a node's bootstrap ``files`` out under ``root`` (with ``given``: path -> content,
+    what the bootstrap controller copies from Secrets and what Cluster API writes, e.g.
+    /run/kubeadm/kubeadm-join-config.yaml) and run the rendered scs-node-setup.sh for real,
+    twice (it must be idempotent), in a sandbox: its absolute paths moved under ``root``,
+    systemctl a stub in ``scratch``, ``tools``: further programs there (name -> script). No
+    node boots here; this is the script a node runs."""
+    import subprocess
+
+    def place(path: str, text: str) -> None:
+        target = root / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+    by_path = {f["path"]: f for f in files}
+    for path, entry in by_path.items():
+        place(path, entry.get("content", ""))
+    for path, text in given.items():
+        place(path, text)
+    script = by_path["/usr/local/sbin/scs-node-setup.sh"]["content"]
+    for prefix in ("/run/kubeadm", "/etc/systemd", "/etc/containerd"):
+        script = script.replace(prefix, f"{root}{prefix}")
+    (scratch / "bin").mkdir(parents=True, exist_ok=True)
+    for name, body in {"systemctl": "#!/bin/sh\nexit 0\n", **(tools or {})}.items():
+        (scratch / "bin" / name).write_text(body)
+        (scratch / "bin" / name).chmod(0o755)
+    (scratch / "setup.sh").write_text(script)
+    env = {"PATH": f"{scratch / 'bin'}:/usr/bin:/bin"}
+    for _ in range(2):
+        ran = subprocess.run(
+            ["bash", str(scratch / "setup.sh")],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+            env=env,
+        )
+        assert ran.returncode == 0, ran.stderr
+
+
+def plane_with_managers(
+    tmp_path_factory: pytest.TempPathFactory, directory: str, names: tuple[str, ...]
+) -> Iterator[Plane]:
+    """For a module's ``plane`` fixture: etcd, kube-apiserver, kube-controller-manager and
+    only the managers ``names`` of :data:`testenv.plane.MANAGERS`, in a fresh ``directory``.
+    Skips (fails in CI) when a binary is missing and Go cannot build it; fails when the
+    plane does not start."""
+    from testenv import PlaneError, build, running
+    from testenv.plane import MANAGERS
+
+    needed = {"etcd", "kube-apiserver", "kube-controller-manager", *names}
+    missing = [name for name in build.missing() if name in needed]
+    if missing and build.go_binary() is None:
+        skip_or_fail(f"the test plane needs the Go toolchain (`go`) to build {', '.join(missing)}")
+    managers = tuple(m for m in MANAGERS if m.name in names)
+    try:
+        with running(tmp_path_factory.mktemp(directory), managers=managers) as started:
+            yield started
+    except PlaneError as error:
+        pytest.fail(f"the test plane did not start: {error}")
+
+
+def wait_on_plane(what: str, check: Any, plane: Plane, timeout: float) -> Any:
+    """``check()``'s first truthy answer within ``timeout`` seconds, polled every 2 s; each
+    round first checks that the plane's processes still run (``Plane.check``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        plane.check()
+        found = check()
+        if found:
+            return found
+        time.sleep(2)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -1,0 +1,195 @@
+"""Run the test tiers of ``make test`` side by side, then report what each cost.
+
+Why side by side: the plane and cloud tiers mostly wait (controllers, rollouts, the services
+of the OpenStack test stack answering), while the unit and render tiers keep a core busy. Run
+one after the other they took the sum of their wall clocks; as three pytest processes they
+take about the longest one. Each process keeps its own session fixtures (the plane tier's
+management plane, the cloud tier's OpenStack stack), so nothing is shared between them but
+the machine; the plane tier alone takes CAPD's machine-wide port lock.
+
+    python -m tests.support.run_tiers [--reports DIR] [--jobs N] [-- PYTEST_ARGS...]
+
+The unit and render tiers run in one pytest with ``-n N`` workers (pytest-xdist); the
+plane and cloud tiers each in a pytest of their own. Their output goes to ``DIR/<group>.log``;
+the first group's is shown as it runs, the others' when they end. At the end: the wall clock
+of each group and tier, the 25 slowest tests of the run, and one line with the totals.
+Exit status: 0 when every group passed, else 1 (2 for bad arguments). SIGINT, SIGTERM and
+SIGHUP end every group's process group before this runner exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+from tests.support import REPO
+
+SLOWEST = 25
+
+
+@dataclass
+class Group:
+    """One pytest process: the tiers it runs and how it went."""
+
+    name: str
+    tiers: tuple[str, ...]
+    workers: int = 0
+    process: subprocess.Popen[bytes] | None = None
+    started: float = 0.0
+    seconds: float = 0.0
+    status: int | None = None
+    log: Path = field(default_factory=Path)
+
+    def argv(self, reports: Path, extra: list[str]) -> list[str]:
+        argv = [sys.executable, "-m", "pytest", *(f"tests/{tier}" for tier in self.tiers)]
+        if self.workers:
+            argv += ["-n", str(self.workers)]
+        return [*argv, f"--junitxml={reports / f'{self.name}.xml'}", "--durations=0", *extra]
+
+
+def _start(group: Group, reports: Path, extra: list[str], *, live: bool) -> None:
+    group.log = reports / f"{group.name}.log"
+    output = None if live else group.log.open("wb")
+    group.started = time.monotonic()
+    group.process = subprocess.Popen(
+        group.argv(reports, extra),
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=subprocess.STDOUT if output else None,
+        start_new_session=True,
+    )
+    if output:
+        output.close()
+
+
+def _stop_all(groups: list[Group]) -> None:
+    for group in groups:
+        if group.process is not None and group.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group.process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    for group in groups:
+        if group.process is None:
+            continue
+        try:
+            group.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(group.process.pid, signal.SIGKILL)
+            group.process.wait()
+
+
+@dataclass
+class Case:
+    tier: str
+    name: str
+    seconds: float
+    outcome: str
+
+
+def _cases(report: Path) -> list[Case]:
+    """The test cases of a JUnit XML report, with the tier from the test's module path."""
+    if not report.exists():
+        return []
+    cases = []
+    for case in ET.parse(report).getroot().iter("testcase"):
+        module = case.get("classname", "")
+        tier = module.split(".")[1] if module.startswith("tests.") else "?"
+        outcome = "passed"
+        for child in case:
+            if child.tag in ("failure", "error"):
+                outcome = "failed"
+            elif child.tag == "skipped":
+                outcome = "skipped"
+        name = f"{module}::{case.get('name', '')}"
+        cases.append(Case(tier, name, float(case.get("time", "0") or 0), outcome))
+    return cases
+
+
+def report(groups: list[Group], reports: Path) -> str:
+    """The cost of the run: each group's wall clock, each tier's summed test time, the slowest
+    tests, and one closing line with the totals."""
+    lines = ["", "=" * 30 + " cost of the run " + "=" * 30]
+    cases: list[Case] = []
+    for group in groups:
+        found = _cases(reports / f"{group.name}.xml")
+        cases += found
+        state = "passed" if group.status == 0 else f"FAILED (exit {group.status})"
+        lines.append(
+            f"{group.name:>12}: {group.seconds:7.1f} s wall clock, {len(found)} tests, {state}"
+        )
+    tiers = sorted({case.tier for case in cases})
+    for tier in tiers:
+        mine = [case for case in cases if case.tier == tier]
+        total = sum(case.seconds for case in mine)
+        lines.append(f"{'tier ' + tier:>12}: {total:7.1f} s in its tests ({len(mine)} tests)")
+    lines.append(f"the {SLOWEST} slowest tests:")
+    for case in sorted(cases, key=lambda case: -case.seconds)[:SLOWEST]:
+        lines.append(f"{case.seconds:9.2f} s  {case.name}")
+    counts = {outcome: 0 for outcome in ("passed", "failed", "skipped")}
+    for case in cases:
+        counts[case.outcome] += 1
+    lines.append(
+        f"total: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reports", type=Path, default=REPO / ".venv" / "reports")
+    parser.add_argument("--jobs", type=int, default=2, help="xdist workers of unit + render")
+    parser.add_argument("pytest_args", nargs="*", help="passed to every pytest (after --)")
+    options = parser.parse_args(argv)
+    reports: Path = options.reports
+    reports.mkdir(parents=True, exist_ok=True)
+    for old in reports.glob("*.xml"):
+        old.unlink()
+    groups = [
+        Group("unit+render", ("unit", "render"), workers=options.jobs),
+        Group("plane", ("plane",)),
+        Group("cloud", ("cloud",)),
+    ]
+
+    def on_signal(number: int, frame: FrameType | None) -> None:
+        _stop_all(groups)
+        raise SystemExit(128 + number)
+
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, on_signal)
+
+    for index, group in enumerate(groups):
+        _start(group, reports, options.pytest_args, live=index == 0)
+    waiting, to_show = list(groups), list(groups[1:])
+    while waiting or to_show:
+        for group in list(waiting):
+            assert group.process is not None
+            status = group.process.poll()
+            if status is not None:
+                group.status = status
+                group.seconds = time.monotonic() - group.started
+                waiting.remove(group)
+        # the others' logs once the live one has ended, so that no two interleave
+        for group in list(to_show) if groups[0].status is not None else []:
+            if group.status is not None:
+                to_show.remove(group)
+                print(f"\n{'=' * 20} the {group.name} tier's pytest ({group.log}) {'=' * 20}")
+                sys.stdout.flush()
+                sys.stdout.buffer.write(group.log.read_bytes())
+                sys.stdout.flush()
+        time.sleep(1)
+    print(report(groups, reports), flush=True)
+    return 0 if all(group.status == 0 for group in groups) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

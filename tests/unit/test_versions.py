@@ -1,0 +1,430 @@
+"""The versions table: its rules, its consumers, its docs and its reproduction from sources.
+
+The strongest tests here read the REAL sources: the Cluster API modules (docs, CAPD's kind
+mapper, CRDs) and CAPO from the Go module proxy at the exact releases the table names
+(module zips are immutable, so these tests do not move when upstream publishes), and the
+real packaged charts in ../shared/charts. They need ``go`` and the proxy (a package registry,
+reachable in CI) and skip outside CI when those are missing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scs_templates import version_numbers
+from scs_templates.cli.main import main
+from scs_templates.services.catalogue import CATALOGUE, default_version, service_info
+from scs_templates.services.releases import service_releases
+from scs_templates.settings import parse_settings_text
+from scs_templates.settings.versions import (
+    DEFAULT_VERSION,
+    TESTED_PATCHES,
+    parse_version,
+    resolve_version,
+    support_warning,
+)
+from scs_templates.versions import TABLE_PATH, parse_table, table
+from scs_templates.versions import update as maintainer
+from scs_templates.versions.report import BEGIN, END, markdown, render_doc
+from tests.support import REPO, SHARED, skip_or_fail
+
+VERSIONS = table()
+RAW: dict[str, Any] = json.loads(TABLE_PATH.read_text(encoding="utf-8"))
+INPUTS: dict[str, Any] = json.loads(maintainer.INPUTS_PATH.read_text(encoding="utf-8"))
+
+
+def settings_text(provider: str, version: str | None, **services: Any) -> str:
+    lines = [
+        "apiVersion: scs-templates.scs.community/v1alpha1",
+        "kind: ClusterSettings",
+        "metadata:",
+        "  name: demo",
+        "spec:",
+        f"  provider: {provider}",
+    ]
+    if version:
+        lines += ["  kubernetes:", f"    version: {version}"]
+    if provider == "openstack":
+        lines += [
+            "  controlPlane:",
+            "    machineType: SCS-2V-4-20s",
+            "  workers:",
+            "    - name: md-0",
+            "      machineType: SCS-2V-4-20s",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- table rules
+
+
+def test_minors_are_the_cluster_api_workload_minors_with_a_patch_each() -> None:
+    assert tuple(m.minor for m in VERSIONS.minors) == VERSIONS.workload_minors
+    assert set(VERSIONS.management_minors) <= set(VERSIONS.workload_minors)
+    proxy = maintainer.newest_patches(RAW["sources"]["k8s-tags"]["versions"])
+    for release in VERSIONS.minors:
+        # the newest patch any recorded release list knows, and the source says which
+        from_kind = max((i.patch for i in release.kind_images), default=-1)
+        assert release.patch == max(proxy.get(release.minor, -1), from_kind), release.name
+        expected = "k8s-tags" if proxy.get(release.minor, -1) >= from_kind else "kind-mapper"
+        assert release.patch_source == expected, release.name
+
+
+def test_new_clusters_default_to_the_newest_minor_upstream_still_supports() -> None:
+    default = VERSIONS.default_minor
+    assert f"{default.name}.x" == DEFAULT_VERSION
+    assert not VERSIONS.end_of_life_reached(default)
+    assert default.minor == max(
+        m.minor for m in VERSIONS.minors if not VERSIONS.end_of_life_reached(m)
+    )
+    settings = parse_settings_text(settings_text("openstack", None)).settings
+    assert settings.spec.kubernetes.version == DEFAULT_VERSION
+    assert str(parse_version(DEFAULT_VERSION)) == default.patch_version
+
+
+def test_support_status_follows_the_end_of_life_dates_of_the_table_date() -> None:
+    # 1.34's upstream end of life (2026-10-27) is before the table's date (2026-12-01)
+    release = VERSIONS.minor((1, 34))
+    assert release is not None and release.end_of_life == "2026-10-27"
+    assert VERSIONS.read_on >= "2026-12-01"
+    assert VERSIONS.status(release) == "end of life"
+    # a minor without a known date is out of support once a NEWER minor is
+    unknown = VERSIONS.minor((1, 32))
+    assert unknown is not None and unknown.end_of_life is None
+    assert VERSIONS.status(unknown) == "end of life"
+    changed = json.loads(json.dumps(RAW))
+    changed["readOn"] = "2026-01-01"
+    earlier = parse_table(changed)
+    assert earlier.status(earlier.minor((1, 34))) == "supported"  # type: ignore[arg-type]
+    assert earlier.status(earlier.minor((1, 32))) == "supported"  # type: ignore[arg-type]
+
+
+def test_old_minors_are_accepted_with_a_warning_and_supported_ones_without() -> None:
+    warning = support_warning("1.34.x")
+    assert warning is not None
+    assert "out of upstream support since 2026-10-27" in warning
+    assert "upgrade to 1.35.x next" in warning
+    assert support_warning("1.37.x") is None
+    assert support_warning("1.36.2") is None
+    # validate: exit 0, the warning names the field
+    settings = parse_settings_text(settings_text("openstack", "1.33.x"))
+    messages = [w.message for w in settings.warnings]
+    assert any("Kubernetes 1.33 is out of upstream support" in m for m in messages), messages
+
+
+def test_validate_prints_the_support_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "old.yaml"
+    path.write_text(settings_text("openstack", "1.34.x"))
+    assert main(["validate", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: spec.kubernetes.version: Kubernetes 1.34 is out of upstream support" in err
+
+
+# --------------------------------------------------------------------------- Docker images
+
+
+def test_every_kind_image_is_pinned_by_digest() -> None:
+    for release in VERSIONS.minors:
+        assert release.kind_images, f"no published kind image for {release.name}"
+        for image in release.kind_images:
+            repository, _, rest = image.image.partition(":")
+            tag, _, digest = rest.partition("@")
+            assert repository == "kindest/node"
+            assert tag == image.version and tag.startswith(f"v{release.name}.")
+            assert digest.startswith("sha256:") and len(digest) == len("sha256:") + 64
+
+
+def test_a_patch_with_a_published_image_runs_exactly_that_image() -> None:
+    resolved = resolve_version("1.36.x", "docker")
+    release = VERSIONS.minor((1, 36))
+    assert release is not None
+    assert str(resolved.version) == release.patch_version
+    assert resolved.kind_image is not None and resolved.kind_image.version == release.patch_version
+    assert resolved.note is None
+
+
+def test_a_patch_without_a_published_image_falls_back_and_says_so() -> None:
+    release = VERSIONS.minor((1, 37))
+    assert release is not None and release.kind_image(release.patch) is None
+    resolved = resolve_version("1.37.x", "docker")
+    newest = release.kind_images[0]
+    assert str(resolved.version) == newest.version  # the cluster runs what the image holds
+    assert resolved.kind_image == newest
+    assert resolved.note is not None
+    assert f"no kind node image is published for Kubernetes {release.patch_version}" in (
+        resolved.note
+    )
+    assert f"Docker clusters use {newest.version}" in resolved.note
+    # OpenStack is not affected: the table's patch
+    assert str(resolve_version("1.37.x", "openstack").version) == release.patch_version
+    # and validate says so
+    settings = parse_settings_text(settings_text("docker", "1.37.x"))
+    assert any("no kind node image is published" in w.message for w in settings.warnings)
+
+
+def test_docker_values_and_manifests_use_the_pinned_image() -> None:
+    from scs_templates.values import build_values
+
+    settings = parse_settings_text(settings_text("docker", "1.37.x")).settings
+    values = build_values(settings)
+    newest = VERSIONS.minor((1, 37)).kind_images[0]  # type: ignore[union-attr]
+    assert values["kubernetes"]["version"] == newest.version
+    assert values["controlPlane"]["image"] == newest.image
+    assert all(w["image"] == newest.image for w in values["workers"])
+
+
+# --------------------------------------------------------------------------- service charts
+
+
+def test_every_catalogue_release_has_a_default_for_every_minor() -> None:
+    assert set(VERSIONS.services) == {info.release for info in CATALOGUE}
+    for info in CATALOGUE:
+        entry = VERSIONS.services[info.release]
+        assert entry.chart == info.chart
+        assert set(entry.by_minor) == {m.name for m in VERSIONS.minors}
+        assert info.version == entry.by_minor[VERSIONS.default_minor.name]
+
+
+def test_cloud_provider_charts_follow_the_kubernetes_minor() -> None:
+    occm = service_info("openstack-cloud-controller-manager")
+    csi = service_info("openstack-cinder-csi")
+    for release in VERSIONS.minors:
+        for info in (occm, csi):
+            version = default_version(info, release.minor)
+            chart_minor = int(version.split(".")[1])
+            note = VERSIONS.services[info.release].notes.get(release.name, "")
+            if chart_minor in (release.minor[1], release.minor[1] - 1):
+                assert "outside" not in note
+                assert (chart_minor == release.minor[1]) == (note == ""), (release.name, note)
+            else:
+                assert "outside the Kubernetes version skew policy" in note, release.name
+
+
+def test_service_releases_take_the_default_of_the_clusters_minor() -> None:
+    for version in ("1.34.x", "1.37.x"):
+        settings = parse_settings_text(settings_text("openstack", version)).settings
+        minor = parse_version(version).minor_key
+        releases = {r.name: r for r in service_releases(settings)}
+        occm = releases["openstack-cloud-controller-manager"]
+        assert occm.version == VERSIONS.service_version(occm.name, minor)
+        assert releases["cilium"].version == VERSIONS.service_version("cilium", minor)
+    # the two minors really differ for the cloud controller manager
+    assert VERSIONS.service_version(
+        "openstack-cloud-controller-manager", (1, 34)
+    ) != VERSIONS.service_version("openstack-cloud-controller-manager", (1, 37))
+
+
+def test_a_cloud_provider_chart_outside_the_skew_policy_is_a_warning() -> None:
+    outside = [
+        m
+        for m in VERSIONS.minors
+        if "outside"
+        in VERSIONS.services["openstack-cloud-controller-manager"].notes.get(m.name, "")
+    ]
+    assert outside, "the table has no compromise to warn about (then drop this test)"
+    version = f"{outside[-1].name}.x"
+    messages = [
+        w.message for w in parse_settings_text(settings_text("openstack", version)).warnings
+    ]
+    assert any(
+        "openstack-cloud-controller-manager chart" in m and "skew policy" in m for m in messages
+    ), messages
+    # pinned, or on a minor with its own chart: no such warning
+    pinned = settings_text("openstack", version) + (
+        "  services:\n    cloudControllerManager:\n      version: 2.35.0\n"
+        "    cinderCSI:\n      version: 2.35.0\n"
+    )
+    for text in (pinned, settings_text("openstack", "1.36.x")):
+        messages = [w.message for w in parse_settings_text(text).warnings]
+        assert not any("skew policy" in m for m in messages), messages
+
+
+def test_holds_come_from_the_inputs_with_a_reason() -> None:
+    for release, hold in INPUTS["holds"].items():
+        entry = VERSIONS.services[release]
+        assert entry.hold == hold and hold["reason"]
+        below = version_numbers.exact(hold["below"])
+        assert below is not None
+        assert all(version_numbers.exact(v) < below for v in entry.by_minor.values())  # type: ignore[operator]
+
+
+@pytest.fixture(scope="module")
+def chart_packages() -> list[maintainer.ChartPackage]:
+    charts = SHARED / "charts"
+    if not charts.is_dir():
+        skip_or_fail(f"real charts not found at {charts}")
+    return maintainer.chart_packages(charts)
+
+
+def test_service_defaults_are_the_newest_real_releases_that_fit(
+    chart_packages: list[maintainer.ChartPackage],
+) -> None:
+    for info in CATALOGUE:
+        entry = VERSIONS.services[info.release]
+        real = {p.version for p in chart_packages if p.name == info.chart}
+        for release in VERSIONS.minors:
+            chosen = entry.by_minor[release.name]
+            assert chosen in real, f"{info.chart} {chosen} is not a real packaged release"
+            again, _ = maintainer.pick_chart(
+                info.chart, chart_packages, release.minor, INPUTS["holds"].get(info.release)
+            )
+            assert chosen == again, (info.release, release.name)
+
+
+# --------------------------------------------------------------------------- parsers
+
+
+@pytest.mark.parametrize(
+    ("constraint", "version", "ok"),
+    [
+        (None, (1, 37, 0), True),
+        (">= 1.22.0-0", (1, 37, 0), True),
+        (">= 1.22.0-0", (1, 21, 9), False),
+        (">=1.21.0-0 <1.36.0-0", (1, 36, 0), False),
+        (">=1.21.0-0, <1.36.0-0", (1, 35, 8), True),
+        ("<1.20.0 || >=1.30.0", (1, 31, 0), True),
+        ("~1.33.0", (1, 34, 0), False),
+    ],
+)
+def test_kube_version_constraints(
+    constraint: str | None, version: tuple[int, int, int], ok: bool
+) -> None:
+    assert maintainer.admits(constraint, version) is ok
+
+
+def test_minor_bound_chart_choice() -> None:
+    packages = [
+        maintainer.ChartPackage("openstack-cinder-csi", v, None)
+        for v in ("2.33.0", "2.33.1", "2.36.0")
+    ]
+    assert maintainer.pick_chart("openstack-cinder-csi", packages, (1, 36), None) == (
+        "2.36.0",
+        None,
+    )
+    assert maintainer.pick_chart("openstack-cinder-csi", packages, (1, 37), None)[0] == "2.36.0"
+    version, note = maintainer.pick_chart("openstack-cinder-csi", packages, (1, 35), None)
+    assert version == "2.33.1" and note and "outside" in note  # never newer than the minor
+    assert maintainer.pick_chart("openstack-cinder-csi", packages, (1, 32), None)[0] == "2.33.1"
+
+
+def test_newest_patches_ignore_prereleases() -> None:
+    tags = ["v1.37.2", "v1.38.0-beta.0", "v1.36.1", "v1.36.3", "v1.13.0"]
+    assert maintainer.newest_patches(tags) == {(1, 37): 2, (1, 36): 3, (1, 13): 0}
+
+
+# --------------------------------------------------------------------------- CLI and docs
+
+
+def test_versions_command_text(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["versions"]) == 0
+    out = capsys.readouterr().out
+    capi = VERSIONS.cluster_api.release
+    assert f"Cluster API {capi}" in out
+    assert f"OpenStack provider (CAPO) {VERSIONS.providers['openstack'].release}" in out
+    for release in VERSIONS.minors:
+        row = next(line for line in out.splitlines() if line.startswith(release.name))
+        assert release.patch_version in row and VERSIONS.status(release) in row
+        assert release.kind_images[0].image in row
+    assert f"{VERSIONS.default_minor.name} (default)" in out
+    assert "Go module proxy: go list -m -versions k8s.io/kubernetes (read " in out
+    assert "end of life 1.34: https://kubernetes.io/releases/1.34/" in out
+
+
+def test_versions_command_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["versions", "--output", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["clusterAPI"]["release"] == VERSIONS.cluster_api.release
+    assert data["kubernetes"]["1.37"]["patch"] == f"v1.37.{TESTED_PATCHES[(1, 37)]}"
+    assert parse_table(data) == VERSIONS
+
+
+def test_docs_versions_md_is_in_sync() -> None:
+    doc = (REPO / "docs" / "versions.md").read_text(encoding="utf-8")
+    assert BEGIN in doc and END in doc
+    assert doc == render_doc(doc), (
+        "docs/versions.md is stale: run `python -m scs_templates.versions.report --write`"
+    )
+    assert markdown() in doc
+
+
+def test_settings_reference_lists_the_table() -> None:
+    doc = (REPO / "docs" / "settings.md").read_text(encoding="utf-8")
+    for release in VERSIONS.minors:
+        assert f"| {release.name} | {release.patch_version} | {VERSIONS.status(release)}" in doc
+
+
+# --------------------------------------------------------------------------- real sources
+
+
+@pytest.fixture(scope="module")
+def go_sources() -> Iterator[dict[str, Path]]:
+    """The module directories of the exact releases the table names (Go module proxy)."""
+    if shutil.which("go") is None:
+        skip_or_fail("go not on PATH (needed to read the Cluster API modules)")
+    with tempfile.TemporaryDirectory(prefix="scs-versions-test-") as temp:
+        go = maintainer.Go(Path(temp))
+        wanted = {
+            "capi": (maintainer.CAPI_MODULE, VERSIONS.cluster_api.release),
+            "capd": (maintainer.CAPD_MODULE, VERSIONS.kind_mapper_from),
+            "capd-same": (maintainer.CAPD_MODULE, VERSIONS.cluster_api.release),
+            "capo": (maintainer.CAPO_MODULE, VERSIONS.providers["openstack"].release),
+        }
+        found: dict[str, Path] = {}
+        for key, (module, version) in wanted.items():
+            try:
+                directory = go.download(module, version)
+            except maintainer.UpdateError as error:
+                skip_or_fail(f"Go module proxy not reachable: {error}")
+            if directory is None:
+                pytest.fail(f"{module}@{version} named by the table is not served")
+            found[key] = directory
+        yield found
+
+
+def test_supported_minors_are_cluster_apis(go_sources: dict[str, Path]) -> None:
+    text = (go_sources["capi"] / "docs/book/src/reference/versions.md").read_text(encoding="utf-8")
+    workload, management = maintainer.capi_support(text, VERSIONS.cluster_api.release)
+    assert tuple(workload) == VERSIONS.workload_minors
+    assert tuple(management) == VERSIONS.management_minors
+    # v1.14.0 would not have 1.37: the ">= v1.14.1" cell is honoured
+    assert (1, 37) not in maintainer.capi_support(text, "v1.14.0")[0]
+
+
+def test_the_table_is_reproduced_from_its_sources(
+    go_sources: dict[str, Path], chart_packages: list[maintainer.ChartPackage]
+) -> None:
+    """build_table over the real sources gives table.json byte for byte: nothing in it was
+    typed in by hand (the k8s tag list is the one recorded on the read date)."""
+    crds = SHARED / "crds"
+    if not crds.is_dir():
+        skip_or_fail(f"reference CRDs not found at {crds}")
+    source = RAW["sources"]["capo"]["where"]
+    probed = source.split("newer tags probed: ", 1)[1].split(", ")
+    rebuilt = maintainer.build_table(
+        today=VERSIONS.read_on,
+        k8s_tags=RAW["sources"]["k8s-tags"]["versions"],
+        capi_release=VERSIONS.cluster_api.release,
+        capi_dir=go_sources["capi"],
+        capd_release=VERSIONS.kind_mapper_from,
+        capd_dir=go_sources["capd"],
+        capd_crd_dir=go_sources["capd-same"] / "infrastructure/docker/config/crd/bases",
+        capo_release=VERSIONS.providers["openstack"].release,
+        capo_dir=go_sources["capo"],
+        capo_probed=probed,
+        packages=chart_packages,
+        shared_crds=crds,
+        inputs=INPUTS,
+        releases=[(info.release, info.chart) for info in CATALOGUE],
+    )
+    assert maintainer.dump(rebuilt) == TABLE_PATH.read_text(encoding="utf-8")
+    # the CRD sets used for strict validation are those of the targeted releases
+    assert RAW["clusterAPI"]["crds"] and RAW["providers"]["openstack"]["crds"]
