@@ -237,7 +237,8 @@ def _helm(args: argparse.Namespace) -> Any:
     from scs_templates.helm import Helm
     from scs_templates.kube.config import check_kubeconfig
 
-    check_kubeconfig(args.kubeconfig)  # a broken kubeconfig is exit 2, not helm's failure
+    # a missing or broken kubeconfig (or --context) is exit 2, not helm's failure
+    check_kubeconfig(args.kubeconfig, args.context)
     return Helm(kubeconfig=args.kubeconfig, kube_context=args.context)
 
 
