@@ -50,3 +50,12 @@ def test_library_md_examples_run_as_doctests(
     assert tests >= 10
     assert runner.failures == 0, "".join(report)
     assert (tmp_path / "out" / "01-cluster-demo.yaml").is_file()
+
+
+def test_library_md_names_only_what_the_api_exports() -> None:
+    from scs_templates import api
+
+    text = LIBRARY_MD.read_text(encoding="utf-8")
+    named = set(re.findall(r"\bapi\.([A-Za-z_][A-Za-z0-9_]*)", text))
+    assert named, "docs/library.md lost its api.NAME references"
+    assert sorted(name for name in named if name not in api.__all__) == []
