@@ -242,6 +242,14 @@ def test_apply_checks_the_kubeconfig_before_it_says_installing(
     assert "installing/upgrading" not in err
 
 
+def test_delete_checks_the_kubeconfig_before_it_asks_for_confirmation(
+    capsys: pytest.CaptureFixture[str], no_kubeconfig: Path
+) -> None:
+    code, _out, err = run(capsys, "delete", str(DOCKER))  # no --yes, stdin no terminal
+    assert code == 2
+    assert one_line(err).startswith(f"{PREFIX}no kubeconfig of the management cluster: ")
+
+
 @pytest.mark.parametrize("command", COMMANDS, ids=[c[0] for c in COMMANDS])
 def test_a_missing_context_is_named_not_an_invalid_kube_config_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]

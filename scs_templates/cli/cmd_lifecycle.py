@@ -353,6 +353,7 @@ def run_delete(args: argparse.Namespace) -> int:
 
     loaded = load(args.settings)
     target = lifecycle.target_of(loaded.settings)
+    helm = _helm(args)  # a missing kubeconfig fails before the question is asked
     if not args.yes and not args.dry_run:
         question = (
             f"Delete cluster {target.cluster} in namespace {target.namespace} with all its "
@@ -370,7 +371,7 @@ def run_delete(args: argparse.Namespace) -> int:
     try:
         result = lifecycle.delete(
             loaded.settings,
-            helm=_helm(args),
+            helm=helm,
             kubeconfig=args.kubeconfig,
             context=args.context,
             timeout=args.timeout,
