@@ -66,6 +66,7 @@ from scs_templates.settings import (
 )
 from scs_templates.settings.dump import dump_settings
 from scs_templates.settings.schema import settings_schema
+from scs_templates.toolchain import find_helm
 from scs_templates.values import build_values
 
 __all__ = [
@@ -105,6 +106,7 @@ __all__ = [
     "delete",
     "diff",
     "dump_settings",
+    "find_helm",
     "install",
     "kube_version_of",
     "load_settings",

@@ -118,12 +118,21 @@ class QuietRetries:
     (one per attempt, with urllib3's object reprs) unless ``--debug``: the request's last
     attempt ends in one error line that says why (``cannot reach the Kubernetes API at URL:
     ...``), found by tests/plane/test_plane_faults.py with a killed kube-apiserver (3 such lines
-    before the error line)."""
+    before the error line).
+
+    Also keystoneauth's ``Failed to discover available identity versions when contacting
+    URL`` warning: a cloud that cannot be reached ends in one error line naming the
+    endpoint (``cannot reach URL: Connection refused``), and one that answers later needs no
+    warning.
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (
-            record.name == "urllib3.connectionpool" and str(record.msg).startswith("Retrying")
-        )
+        message = str(record.msg)
+        if record.name == "urllib3.connectionpool":
+            return not message.startswith("Retrying")
+        if record.name.startswith("keystoneauth."):
+            return not message.startswith("Failed to discover available identity versions")
+        return True
 
 
 class LogFilter:

@@ -1,8 +1,9 @@
 """``gitops``: write a Flux repository layout for clusters (see :mod:`scs_templates.gitops`).
 
 Exit codes follow :mod:`scs_templates.cli.main`: 0 success, 2 invalid settings or
-arguments. Nothing runs helm: the objects are data; Flux renders the charts on the
-management cluster. Heavy imports happen inside the command so ``--help`` stays fast.
+arguments, 1 when a tool underneath (helm, helmfile) failed. Nothing runs helm: the objects
+are data; Flux renders the charts on the management cluster. Heavy imports happen inside
+the command so ``--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "kustomize indexes and the Flux Kustomization DIR/flux/scs-clusters.yaml. One file "
             "per object, deterministic; no credentials are written. Clusters already in DIR "
             "but not given are kept unless --prune. Exit 0 ok, 2 invalid settings or "
-            "arguments."
+            "arguments, 1 when a tool underneath (helm, helmfile) failed."
         ),
     )
     gitops.add_argument(

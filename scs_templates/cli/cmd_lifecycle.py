@@ -237,7 +237,8 @@ def _helm(args: argparse.Namespace) -> Any:
     from scs_templates.helm import Helm
     from scs_templates.kube.config import check_kubeconfig
 
-    check_kubeconfig(args.kubeconfig)  # a broken kubeconfig is exit 2, not helm's failure
+    # a missing or broken kubeconfig (or --context) is exit 2, not helm's failure
+    check_kubeconfig(args.kubeconfig, args.context)
     return Helm(kubeconfig=args.kubeconfig, kube_context=args.context)
 
 
@@ -352,6 +353,7 @@ def run_delete(args: argparse.Namespace) -> int:
 
     loaded = load(args.settings)
     target = lifecycle.target_of(loaded.settings)
+    helm = _helm(args)  # a missing kubeconfig fails before the question is asked
     if not args.yes and not args.dry_run:
         question = (
             f"Delete cluster {target.cluster} in namespace {target.namespace} with all its "
@@ -369,7 +371,7 @@ def run_delete(args: argparse.Namespace) -> int:
     try:
         result = lifecycle.delete(
             loaded.settings,
-            helm=_helm(args),
+            helm=helm,
             kubeconfig=args.kubeconfig,
             context=args.context,
             timeout=args.timeout,

@@ -172,6 +172,13 @@ def run_values(args: argparse.Namespace) -> int:
     directory: Path = args.output_dir
     try:
         directory.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):  # a file where a folder should be
+        file = next(
+            (p for p in (*reversed(directory.parents), directory) if p.is_file()), directory
+        )
+        raise InputError(
+            f"{file}: exists and is not a directory (values -o DIR writes DIR/values.json)"
+        ) from None
     except OSError as error:
         raise InputError(f"{directory}: {error.strerror or error}") from None
     file = atomic.write_file(

@@ -204,6 +204,21 @@ def build_parser(
             def __init__(self, *args: Any, **options: Any) -> None:
                 options.setdefault("formatter_class", formatter)
                 super().__init__(*args, **options)
+                # --debug after the command too (`validate FILE --debug`); not in its help
+                self.add_argument(
+                    "--debug",
+                    action="store_true",
+                    default=argparse.SUPPRESS,
+                    help=argparse.SUPPRESS,
+                )
+
+            def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+                """An unknown option is reported with THIS command's usage (argparse's
+                top level would print its own, which says nothing about the command)."""
+                namespace, extras = super().parse_known_args(args, namespace)
+                if extras:
+                    self.error(f"unrecognized arguments: {' '.join(extras)}")
+                return namespace, extras
 
         parser_class = CommandParser
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)

@@ -124,7 +124,7 @@ class KubeClient:
         path = kubeconfig or os.environ.get("KUBECONFIG") or str(Path.home() / ".kube" / "config")
         self.kubeconfig = path
         self.context = context
-        check_kubeconfig(kubeconfig)
+        check_kubeconfig(kubeconfig, context)
         from urllib3.util.retry import Retry
 
         self.timeout = request_timeout()

@@ -52,6 +52,9 @@ def helm_of(helm: Helm | None, kubeconfig: str | None, context: str | None) -> H
     if helm is not None:
         return helm
     from scs_templates.helm import Helm
+    from scs_templates.kube.config import check_kubeconfig
+
+    check_kubeconfig(kubeconfig, context)  # InputError (exit 2), as the commands, not helm's
 
     return Helm(kubeconfig=kubeconfig, kube_context=context)
 

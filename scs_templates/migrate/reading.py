@@ -52,6 +52,7 @@ def read_entries(text: str, file: str, secret_keys: Collection[str]) -> list[Ent
             f"{file}: expected a mapping of KEY: value settings (a KaaS v1 clusterctl.yaml), "
             f"found {what}"
         )
+    _refuse_kubernetes_document(root, file)
     entries: list[Entry] = []
     seen: dict[str, int] = {}
     for key_node, value_node in root.value:
@@ -66,6 +67,34 @@ def read_entries(text: str, file: str, secret_keys: Collection[str]) -> list[Ent
         seen[key] = line
         entries.append(_entry(key, line, value_node, file, secret_keys))
     return entries
+
+
+def _refuse_kubernetes_document(root: Any, file: str) -> None:
+    """A file with ``apiVersion`` and ``kind`` is no clusterctl.yaml (whose keys are
+    upper-case variables): say what it is instead of failing on its first nested value."""
+    header = {
+        str(key.value): str(value.value)
+        for key, value in root.value
+        if key.id == "scalar" and value.id == "scalar" and key.value in ("apiVersion", "kind")
+    }
+    if len(header) < 2:
+        return
+    from scs_templates.settings.keys import API_VERSION, KIND
+
+    if header["kind"] == KIND:
+        raise InputError(
+            f"{file}: already a {KIND} settings file ({header['apiVersion']}), not a KaaS v1 "
+            f"clusterctl.yaml: nothing to migrate; check it with `scs-templates validate`"
+            + (
+                ""
+                if header["apiVersion"] == API_VERSION
+                else f" (this release reads {API_VERSION})"
+            )
+        )
+    raise InputError(
+        f"{file}: a Kubernetes {header['kind']} document ({header['apiVersion']}), not a KaaS "
+        "v1 clusterctl.yaml (KEY: value settings such as KUBERNETES_VERSION)"
+    )
 
 
 def _entry(key: str, line: int, node: Any, file: str, secret_keys: Collection[str]) -> Entry:

@@ -257,6 +257,10 @@ def apply(
     from scs_templates.toolchain import find_helm_for_helmfile
 
     say = progress or (lambda text: None)
+    if kube is None:  # a missing kubeconfig fails here, before anything is said or done
+        from scs_templates.kube.config import check_kubeconfig
+
+        check_kubeconfig(kubeconfig, context)
     notes: list[str] = []
     cluster_result: InstallResult | None = None
     if install_cluster and not dry_run:

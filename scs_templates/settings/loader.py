@@ -236,11 +236,26 @@ def _syntax_error(error: Any, text: str, *, name_aliases: bool) -> YamlSyntaxErr
         closing = "]" if bracket == "[" else "}"
         mark = start
         problem = f"{bracket!r} is never closed (expected {closing!r} before the end of the file)"
+    elif opened is not None and _expects_closing(problem, opened[1]) and mark is not None:
+        # a bracket left open mid-file: the parser fails where the text goes on without it
+        start, bracket = opened
+        problem = (
+            f"{bracket!r} is never closed (at line {mark.line + 1}, column {mark.column + 1}: "
+            f"{problem.replace(', but got', ', found')})"
+        )
+        mark = start
     elif at_end and error.context_mark is not None and "quoted scalar" in (error.context or ""):
         mark = error.context_mark
         problem = "quoted string is never closed (no closing quote before the end of the file)"
     line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
     return YamlSyntaxError(line, column, problem)
+
+
+def _expects_closing(problem: str, bracket: str) -> bool:
+    """Whether the parser's ``problem`` is that it wanted ``bracket``'s closing one (or a
+    comma): what it says when a ``[`` or ``{`` was left open and the file went on."""
+    closing = "]" if bracket == "[" else "}"
+    return problem.startswith(f"expected ',' or '{closing}'")
 
 
 _COMPOSER: Any = None

@@ -205,6 +205,24 @@ def _provider(settings: ClusterSettings) -> Provider:
     return provider_of(settings)
 
 
+def _other_provider_sections(settings: ClusterSettings) -> Iterator[Finding]:
+    """A non-empty section of another provider (``openstack:`` on a Docker cluster): it would
+    be ignored, so whoever wrote it expects something that will not happen."""
+    from scs_templates.catalogue import provider_names
+
+    spec = settings.spec
+    for name in provider_names():
+        if name == spec.provider or name not in spec.model_fields_set:
+            continue
+        section = getattr(spec, name, None)
+        if section is not None and section.model_fields_set:
+            yield (
+                ("spec", name),
+                f"settings for provider {name!r}, but spec.provider is {spec.provider!r}: they "
+                f"would be ignored; remove the section (or set spec.provider: {name})",
+            )
+
+
 def errors(settings: ClusterSettings) -> Iterator[Finding]:
     """Yield (path, message) for every cross-field rule the settings break."""
     spec = settings.spec
@@ -397,6 +415,7 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
         if registry in registries[:index]:
             yield (*s, "registryMirrors", index, "registry"), f"duplicate registry {registry!r}"
 
+    yield from _other_provider_sections(settings)
     yield from _provider(settings).errors(settings)
     # Literal images naming another Kubernetes version than the cluster's.
     for path, _image, message in _literal_images(settings):

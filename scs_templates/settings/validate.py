@@ -104,6 +104,20 @@ def validate_data(
             [problem((), "expected a mapping with apiVersion, kind, metadata, spec")]
         )
     header = _check_header(data)
+    kaas_v1 = _kaas_v1_key(data) if header else None
+    if kaas_v1 is not None:  # not a settings file at all: say what it is and what to do
+        from scs_templates.textinput import STDIN_NAME
+
+        name = "-" if file == STDIN_NAME else file or "FILE"
+        raise SettingsError(
+            [
+                problem(
+                    (kaas_v1,),
+                    f"this is a KaaS v1 clusterctl.yaml ({kaas_v1} and no apiVersion/kind), not "
+                    f"a ClusterSettings file; convert it with `scs-templates migrate {name}`",
+                )
+            ]
+        )
     if header:
         raise SettingsError([*earlier, *(problem(path, message) for path, message in header)])
     unprintable = _unprintable(data, ())
@@ -202,6 +216,16 @@ def _check_header(data: Mapping[str, Any]) -> list[tuple[Path, str]]:
     elif kind != KIND:
         found.append((("kind",), f"unknown kind {kind!r}; expected {KIND}"))
     return found
+
+
+def _kaas_v1_key(data: Mapping[str, Any]) -> str | None:
+    """The first key of a KaaS v1 clusterctl.yaml in ``data`` (a mapping without apiVersion
+    and kind, holding keys such as KUBERNETES_VERSION that migrate knows), else None."""
+    if "apiVersion" in data or "kind" in data:
+        return None
+    from scs_templates.migrate.key_table import KEYS
+
+    return next((key for key in data if isinstance(key, str) and key in KEYS), None)
 
 
 def _anchor(positions: Positions, path: Path) -> Path | None:

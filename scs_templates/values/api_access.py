@@ -37,6 +37,15 @@ if TYPE_CHECKING:  # the render path stays pydantic-free (tests/unit/test_settin
 
     Mechanism = Literal["none", "load-balancer", "security-group", "not-enforced"]
 
+#: Where a provider without allow-lists publishes the API (for ``validate``'s line): CAPD's
+#: load balancer container maps the API port to a random port of the Docker host on 0.0.0.0
+#: (``::`` for IPv6), sigs.k8s.io/cluster-api test/infrastructure/docker/internal/docker
+#: loadbalancer.go ``Create``.
+_PUBLISHED = {
+    "docker": " (CAPD's load balancer container, on a random port of every address of the "
+    "Docker host)"
+}
+
 #: Kubernetes' default API server port (and the one CAPO opens to everyone).
 DEFAULT_API_PORT = 6443
 #: Where the API server listens on OVN when access is restricted: not 6443, which CAPO's
@@ -84,6 +93,12 @@ class ApiAccessPlan:
 
     def describe(self) -> str:
         """One line for ``validate``: which mechanism applies."""
+        if self.mechanism == "not-enforced":  # a provider without load balancer allow-lists
+            return (
+                f"API access {self.mode}: provider {self.provider} has no allow-list, "
+                "network.apiAccess is not enforced; the API is reachable wherever the "
+                f"provider publishes it{_PUBLISHED.get(self.provider, '')}"
+            )
         if self.mode == "open":
             return "API access open: anyone may reach the API (no allow-list)"
         sources = ", ".join(self.sources)
@@ -114,10 +129,12 @@ def api_access_plan(settings: ClusterSettings) -> ApiAccessPlan:
         allowed.append(net.node_cidr)
         allowed.extend(access.management_cidrs)
     sources = tuple(dict.fromkeys(allowed))
-    if access.mode == "open":
-        return ApiAccessPlan(access.mode, "none", (), DEFAULT_API_PORT)
     from scs_templates.catalogue import provider_of
 
     mechanism, port = provider_of(settings).api_access_enforcement(settings)
+    if access.mode == "open":
+        # open restricts nothing; only a provider that could not restrict says so
+        unrestricted = "not-enforced" if mechanism == "not-enforced" else "none"
+        return ApiAccessPlan(access.mode, unrestricted, (), DEFAULT_API_PORT, spec.provider)  # type: ignore[arg-type]
     # a provider answers one of the mechanisms (a str: no typing import on the render path)
     return ApiAccessPlan(access.mode, mechanism, sources, port, spec.provider)  # type: ignore[arg-type]

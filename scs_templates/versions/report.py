@@ -66,8 +66,12 @@ def _notes(versions: VersionTable) -> list[str]:
     for release, entry in versions.services.items():
         for minor, note in sorted(entry.notes.items(), reverse=True):
             notes.append(f"{release} on {minor}: {note}")
-        if entry.hold:
-            notes.append(f"{release} held below {entry.hold['below']}: {entry.hold['reason']}")
+        if entry.hold:  # what the table uses, so the reason reads against the table's columns
+            used = ", ".join(sorted(set(entry.by_minor.values())))
+            notes.append(
+                f"{release} held below {entry.hold['below']} (the table uses {used}): "
+                f"{entry.hold['reason']}"
+            )
     return notes
 
 
@@ -87,13 +91,13 @@ def text(versions: VersionTable | None = None) -> str:
     lines = [
         f"Versions table read on {versions.read_on}",
         "",
-        f"Cluster API {capi.release} (contract {capi.contract}; CRDs ../shared/crds/{capi.crds})",
+        f"Cluster API {capi.release} (contract {capi.contract})",
         f"  workload clusters: Kubernetes {_range(versions.workload_minors)}; "
         f"management clusters: {_range(versions.management_minors)}",
         f"Docker provider (CAPD) {docker.release}; kind images from "
         f"{docker.module}@{versions.kind_mapper_from}",
         f"OpenStack provider (CAPO) {openstack.release} (contract {openstack.contract}; "
-        f"Cluster API {openstack.note}; CRDs ../shared/crds/{openstack.crds})",
+        f"Cluster API {openstack.note})",
         "",
         *_columns(
             [

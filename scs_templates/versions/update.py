@@ -542,8 +542,8 @@ def build_table(
             },
             "charts": {
                 "what": "packaged upstream service charts (version, kubeVersion)",
-                "where": "../shared/charts/*.tgz (newest upstream releases as of the mirror "
-                "dates in ../shared/charts/README.md)",
+                "where": "the charts' published packages (newest upstream releases as of the "
+                "date read)",
                 "readOn": today,
             },
         },

@@ -38,7 +38,6 @@ from scs_templates import api, encryption
 from scs_templates.settings.versions import TESTED_PATCHES
 from tests.support import REPO, pinned_helm, skip_or_fail
 
-
 EXAMPLE = REPO / "examples" / "openstack-all-features.yaml"
 
 #: kube-apiserver's option packages: where its flags are registered.

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from testenv import Plane
 
 
-
 @pytest.fixture(scope="module")
 def namespace(plane: Plane) -> str:
     return plane.namespace("admission")

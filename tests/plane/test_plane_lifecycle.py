@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from testenv import Plane
 
 
-
 @pytest.fixture(autouse=True)
 def _inmemory_provider() -> Iterator[None]:
     with inmemory.registered():

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from testenv import Plane
 
 
-
 def _settings(namespace: str, *, credentials: bool = True) -> Any:
     mirror: dict[str, Any] = {
         "registry": "docker.io",

@@ -32,7 +32,6 @@ from tests.render import test_charts
 from tests.render.test_charts import by_kind, objects, render, settings_of
 from tests.support import crd_validation
 
-
 # The chart tests' fixtures: the pinned helm, the CRDs (skip or fail), a private chart cache.
 _chart_cache = test_charts._chart_cache
 helm3 = test_charts.helm3

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
 
 
-
 class YAMLSnapshot(SingleFileSnapshotExtension):
     """One ``.yaml`` file per case with the manifests as text (diffable, reviewable)."""
 
@@ -215,8 +214,19 @@ def proxy_cas_registries(spec: Spec) -> None:
 def openstack_network_volumes(spec: Spec) -> None:
     """An existing network, an internal-only API, extra node rules, a storage network on the
     last group, typed root volumes and etcd on its own volume (Docker ignores all but the
-    names)."""
+    names; its cluster gets no ``openstack`` section, which is refused there)."""
     spec["network"] = {"nodeCIDR": "10.30.0.0/24"}
+    if spec["provider"] == "openstack":
+        _openstack_network(spec)
+    spec["controlPlane"].update(rootDiskGB=50, rootDiskType="ssd")
+    spec["etcd"] = {"volume": {"sizeGiB": 20, "type": "ssd-high-iops"}}
+    group = _workers(spec)[-1]
+    group.update(rootDiskGB=100, rootDiskType="standard", extraNetworks=["storage-net"])
+
+
+def _openstack_network(spec: Spec) -> None:
+    """The scenario's OpenStack section: an existing network, no API floating IP, node
+    security-group rules."""
     spec["openstack"] = {
         "existingNetwork": {
             "network": "project-net",
@@ -235,10 +245,6 @@ def openstack_network_volumes(spec: Spec) -> None:
             {"name": "icmp", "protocol": "icmp"},
         ],
     }
-    spec["controlPlane"].update(rootDiskGB=50, rootDiskType="ssd")
-    spec["etcd"] = {"volume": {"sizeGiB": 20, "type": "ssd-high-iops"}}
-    group = _workers(spec)[-1]
-    group.update(rootDiskGB=100, rootDiskType="standard", extraNetworks=["storage-net"])
 
 
 def all_features(spec: Spec) -> None:

@@ -531,6 +531,8 @@ def test_bad_name_and_prefix() -> None:
 
 def test_no_kaas_v1_keys() -> None:
     with pytest.raises(InputError, match="no KaaS v1 settings found"):
+        migrate("apiVersion: v1\nmetadata: {}\n")
+    with pytest.raises(InputError, match="already a ClusterSettings settings file"):  # #39
         migrate("apiVersion: v1\nkind: ClusterSettings\n")
 
 

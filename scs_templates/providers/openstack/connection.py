@@ -9,6 +9,7 @@ at that point.
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -165,8 +166,76 @@ def http_status(error: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
+def _chain(error: BaseException) -> list[BaseException]:
+    """``error`` and every exception it wraps (cause, context, urllib3's ``reason``, an
+    exception among ``args``), outermost first."""
+    found: list[BaseException] = []
+    pending = [error]
+    while pending:
+        current = pending.pop(0)
+        if any(current is seen for seen in found):
+            continue
+        found.append(current)
+        wrapped = [current.__cause__, current.__context__, getattr(current, "reason", None)]
+        wrapped += list(getattr(current, "args", ()))
+        pending += [item for item in wrapped if isinstance(item, BaseException)]
+    return found
+
+
+#: keystoneauth's ConnectFailure text: ``Unable to establish connection to URL: <requests'>``.
+_CONNECT_URL = re.compile(r"Unable to establish connection to (\S+?):? ")
+
+
+def unreachable_summary(error: BaseException) -> str | None:
+    """``cannot reach URL: reason`` when ``error`` is a failed connection (refused, no such
+    host, no answer in time, TLS), else None: keystoneauth's and requests' texts quote
+    urllib3's pool and ``<urllib3.connection.HTTPConnection object at 0x...>`` reprs."""
+    chain = _chain(error)
+    names = {f"{type(item).__module__}.{type(item).__name__}" for item in chain}
+    if not names & _CONNECTION_ERRORS:
+        return None
+    url = next((m.group(1) for m in map(_CONNECT_URL.search, map(str, chain)) if m), None)
+    if url is None:
+        request = next(
+            (getattr(i, "request", None) for i in chain if getattr(i, "request", None)), None
+        )
+        url = getattr(request, "url", None)
+    where = url or "the cloud"
+    if names & _TIMEOUTS:
+        return f"cannot reach {where}: no answer in time"
+    reasons = [item.strerror for item in chain if isinstance(item, OSError) and item.strerror]
+    if reasons:
+        return f"cannot reach {where}: {reasons[-1]}"
+    text = re.sub(r"<[^<>]*>: ", "", str(chain[-1]))
+    return f"cannot reach {where}: {re.sub(r'HTTPS?ConnectionPool[(][^)]*[)]: ', '', text)}"
+
+
+#: Connection failures (by module and class name: nothing is imported to recognise them).
+_CONNECTION_ERRORS = frozenset(
+    {
+        "keystoneauth1.exceptions.connection.ConnectFailure",
+        "keystoneauth1.exceptions.connection.ConnectTimeout",
+        "keystoneauth1.exceptions.connection.SSLError",
+        "keystoneauth1.exceptions.connection.UnknownConnectionError",
+        "requests.exceptions.ConnectionError",
+        "requests.exceptions.ConnectTimeout",
+        "requests.exceptions.SSLError",
+    }
+)
+_TIMEOUTS = frozenset(
+    {
+        "keystoneauth1.exceptions.connection.ConnectTimeout",
+        "requests.exceptions.ConnectTimeout",
+    }
+)
+
+
 def error_summary(error: BaseException, secrets: Iterable[Secret | str | None] = ()) -> str:
-    """One line about an SDK error: HTTP status and the service's message, redacted."""
+    """One line about an SDK error: HTTP status and the service's message, redacted; a
+    failed connection as :func:`unreachable_summary` (the endpoint and why)."""
+    unreachable = unreachable_summary(error)
+    if unreachable is not None:
+        return redact(unreachable, secrets)
     status = http_status(error)
     details = getattr(error, "details", None)
     message = str(details) if details else str(error)
