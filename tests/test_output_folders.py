@@ -120,6 +120,21 @@ def test_finding_1_prune_removes_only_folders_holding_exactly_what_it_wrote(
     assert "  helmrelease-dev.yaml\n" in record
 
 
+def test_prune_of_a_folder_written_before_the_record_checks_the_header(tmp_path: Path) -> None:
+    """Folders of an older scs-templates have no ``scs-templates.sha256``: removed only when
+    every file in them is a ``.yaml`` file starting with gitops' header line."""
+    repo = tmp_path / "repo"
+    write_gitops(repo, settings(DEV, TOPOLOGY), OCI)
+    folder = repo / "clusters" / "default" / "dev-topology"
+    (folder / "scs-templates.sha256").unlink()
+    (folder / "notes.yaml").write_text("# mine\n")
+    with pytest.raises(InputError, match=r"did not write \(or that changed since\): notes.yaml;"):
+        write_gitops(repo, settings(DEV), OCI, prune=True)
+    (folder / "notes.yaml").unlink()
+    assert write_gitops(repo, settings(DEV), OCI, prune=True).pruned == ("default/dev-topology",)
+    assert not folder.exists()
+
+
 def test_finding_1_a_symlinked_cluster_folder_is_one_clear_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -341,3 +356,7 @@ def test_finding_9_keep_going_writes_the_good_clusters_and_exits_2(
     assert "wrote" in err and "of 1 clusters" in err
     # the cluster defined twice is not written: which of its definitions is meant?
     assert sorted(p.name for p in (out / "default").iterdir()) == ["dev"]
+    before = tree(out)
+    code, err = run(capsys, "render-fleet", str(bad), "-o", str(out), "--keep-going")
+    assert code == 2 and "bad.yaml" in err and "wrote" not in err
+    assert tree(out) == before  # no good cluster at all: the previous output stays
