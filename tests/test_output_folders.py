@@ -15,6 +15,8 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,7 @@ from scs_templates.gitops import GitopsOptions, parse_chart_source, write_gitops
 from scs_templates.settings import load_settings
 from scs_templates.signals import Terminated
 from tests.support import REPO, render_crds_from_real_charts
+from tests.test_signals import wait_for
 
 DEV = REPO / "examples" / "docker-dev.yaml"  # cluster default/dev
 TOPOLOGY = REPO / "examples" / "docker-clusterclass.yaml"  # cluster default/dev-topology
@@ -198,6 +201,51 @@ def test_finding_4_an_interrupted_render_fleet_leaves_the_previous_fleet(
     assert "stopped by SIGTERM" in one_line(err)
     assert tree(out) == before  # never a mixture of the two runs
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dev-5.yaml", "out"]
+
+
+#: The CLI with every file write slowed down once the second cluster's first file is written
+#: (the marker file says so): a window in which a real SIGTERM arrives while it writes.
+SLOW_WRITES = """
+import sys, time
+from pathlib import Path
+from scs_templates import atomic
+from scs_templates.cli.main import main
+write_new = atomic._write_new
+def slow(path, data, mode):
+    write_new(path, data, mode)
+    if "dev-topology" in str(path):
+        Path(sys.argv[1]).touch()
+        time.sleep(60)
+atomic._write_new = slow
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.helm
+def test_finding_4_a_real_sigterm_while_render_fleet_writes_leaves_the_previous_fleet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, marker = tmp_path / "out", tmp_path / "writing"
+    assert run(capsys, "render-fleet", str(DEV), "-o", str(out))[0] == 0
+    before = tree(out)
+    argv = ["render-fleet", str(_changed(tmp_path)), str(TOPOLOGY), "-o", str(out)]
+    cli = subprocess.Popen(
+        [sys.executable, "-c", SLOW_WRITES, str(marker), *argv],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert wait_for(marker.exists, 60), "the second cluster was never written"
+        cli.send_signal(signal.SIGTERM)
+        _out, err = cli.communicate(timeout=30)
+    finally:
+        cli.kill()
+    assert cli.returncode == 143, err
+    assert "stopped by SIGTERM" in one_line(err)
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dev-5.yaml", "out", "writing"]
 
 
 @pytest.mark.helm
