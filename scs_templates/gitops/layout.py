@@ -277,11 +277,16 @@ def write_gitops(
     ``render`` renders the CRD releases written as plain manifests (:mod:`.crds`; default:
     the pinned helmfile). Raises :class:`InputError` for two clusters with the same
     namespace/name, or when an index file there was not written by us, and when a topology
-    cluster would move onto another ClusterClass without ``options.rebase_class``.
+    cluster would move onto another ClusterClass without ``options.rebase_class``; for a
+    symbolic link at ``directory`` or in what it writes there, and for a folder to replace
+    or remove that holds files it did not write. All of these before the first write.
     """
     target = Path(directory)
     path = path or f"./{target.name}"
     location = RepoLocation(source, path)
+    _refuse_links(target)  # before any work: nothing is read or written through a link
+    if target.exists() and not target.is_dir():
+        raise InputError(f"{target}: exists and is not a directory")
     built: dict[str, ClusterObjects] = {}
     for settings in fleet:
         objects = cluster_objects(settings, options, render=render, repo=location)
@@ -289,9 +294,6 @@ def write_gitops(
         if key in built:
             raise InputError(f"cluster {key} is given twice")
         built[key] = objects
-    _refuse_links(target)
-    if target.exists() and not target.is_dir():
-        raise InputError(f"{target}: exists and is not a directory")
     root = target / "clusters"
     existing = _cluster_dirs(root)
     for key, objects in sorted(built.items()):
