@@ -51,6 +51,7 @@ from scs_templates.render import (
     render,
     render_many,
     split_documents,
+    write_fleet,
     write_manifests,
 )
 from scs_templates.services import apply as apply_services
@@ -121,6 +122,7 @@ __all__ = [
     "status",
     "target_of",
     "validate_data",
+    "write_fleet",
     "write_gitops",
     "write_manifests",
 ]

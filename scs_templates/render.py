@@ -233,6 +233,25 @@ def _is_manifest_file(entry: Path) -> bool:
     return entry.is_file() and not entry.is_symlink() and entry.suffix == ".yaml"
 
 
+def _is_fleet_folder(entry: Path, depth: int = 2) -> bool:
+    """A ``NS`` (depth 2) or ``NS/NAME`` (depth 1) folder of a fleet output: manifests only.
+
+    A link inside says yes: :func:`scs_templates.atomic.check_replaceable` then names it.
+    """
+    if entry.is_symlink():
+        return True
+    if depth == 0:
+        return _is_manifest_file(entry)
+    return entry.is_dir() and all(_is_fleet_folder(child, depth - 1) for child in entry.iterdir())
+
+
+def check_output_dir(directory: Path, *, fleet: bool = False) -> None:
+    """Refuse (exit 2) an output folder that ``write_manifests`` (``fleet``:
+    ``write_fleet``) would refuse, before any work: a link at or below it, or a file that is
+    not a manifest (a fleet's: not in a ``NS/NAME`` folder)."""
+    atomic.check_replaceable(directory, _is_fleet_folder if fleet else _is_manifest_file)
+
+
 def write_manifests(
     result: RenderResult, directory: str | Path, *, private: bool = False
 ) -> list[Path]:
@@ -241,8 +260,8 @@ def write_manifests(
     Each file holds the object's document exactly as helm printed it. The directory is
     replaced as a whole (see :func:`scs_templates.atomic.write_directory`): stale files of a
     previous render disappear, but only after the new set is complete. An existing directory
-    holding anything but ``*.yaml`` files is refused. ``private`` writes a 0700 directory with
-    0600 files.
+    holding anything but ``*.yaml`` files, or a symbolic link, is refused. ``private`` writes a
+    0700 directory with 0600 files.
     """
     names = result.file_names()
     files = dict(zip(names, result.documents, strict=True))
@@ -250,3 +269,23 @@ def write_manifests(
         directory, files, private=private, replaceable=_is_manifest_file
     )
     return [target / name for name in names]
+
+
+def write_fleet(
+    results: Sequence[RenderResult], directory: str | Path, *, private: bool = False
+) -> list[Path]:
+    """Write ``DIR/NAMESPACE/NAME/NN-kind-name.yaml`` for every result; return the paths.
+
+    The whole of ``directory`` is replaced at once, as :func:`write_manifests` replaces one
+    cluster's folder: a signal, a full disk or a crash leaves the previous fleet or nothing,
+    never a mixture, and the folders of clusters not in ``results`` (an earlier run with
+    more clusters) are gone. An existing directory holding anything but such folders of
+    ``*.yaml`` files, or a symbolic link, is refused.
+    """
+    files: dict[str, str] = {}
+    for result in results:
+        folder = f"{result.namespace}/{result.release}"
+        for name, document in zip(result.file_names(), result.documents, strict=True):
+            files[f"{folder}/{name}"] = document
+    target = atomic.write_directory(directory, files, private=private, replaceable=_is_fleet_folder)
+    return [target / name for name in files]

@@ -1,8 +1,11 @@
 """``render-fleet``: render many clusters at once, few helm processes (see :mod:`..fleet`).
 
 Exit codes follow :mod:`scs_templates.cli.main`: 0 success, 2 invalid settings or arguments
-(every problem of every file printed, one per line), 1 when helm fails. Heavy imports happen
-inside the command so ``--help`` stays fast.
+(every problem of every file printed, one per line, and every cluster defined twice), 1 when
+helm fails. All or nothing: with any bad file nothing is written or printed, unless
+``--keep-going`` (then the good clusters are, and the exit code is still 2). ``-o DIR`` is
+replaced as a whole (:func:`scs_templates.render.write_fleet`). Heavy imports happen inside
+the command so ``--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -31,9 +34,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "with a few parallel helm processes (each renders a batch of clusters through a "
             "generated umbrella chart). Each cluster's output is byte for byte what "
             "`scs-templates render` prints for it. With -o DIR: one folder per cluster, "
-            "DIR/NAMESPACE/NAME/NN-kind-name.yaml, each replaced atomically as `render -o` does. "
+            "DIR/NAMESPACE/NAME/NN-kind-name.yaml; DIR is replaced as a whole, atomically "
+            "(clusters of an earlier run that are not given now disappear; a signal or a full "
+            "disk leaves the previous DIR), and must hold only such folders, no symbolic link. "
             "With --stdout: every cluster's multi-document YAML, in the order of the files. "
-            "Exit 0 ok, 2 invalid settings, 1 helm failed."
+            "All or nothing: every problem of every file is reported and nothing is written "
+            "unless --keep-going. Exit 0 ok, 2 invalid settings (also with --keep-going), "
+            "1 helm failed."
         ),
     )
     fleet.add_argument(
@@ -60,6 +67,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="N",
         help="parallel helm processes (default: the number of CPUs)",
     )
+    fleet.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="with bad files (or a cluster defined twice): still write or print the good "
+        "clusters, and exit 2",
+    )
     fleet.set_defaults(func=run_render_fleet)
 
 
@@ -77,16 +90,21 @@ def _positive(text: str) -> int:
 
 def run_render_fleet(args: argparse.Namespace) -> int:
     """Files are loaded while helm already renders the first full batches; nothing is
-    printed or written before every file has loaded and no cluster is defined twice."""
-    from scs_templates.cli.cmd_render import write_stdout
+    printed or written before every file has loaded, and (unless ``--keep-going``) nothing
+    at all when a file is bad or a cluster is defined twice."""
     from scs_templates.cli.common import load_each
     from scs_templates.errors import ScsTemplatesError
     from scs_templates.fleet import render_fleet, render_fleet_manifests
+    from scs_templates.render import check_output_dir
     from scs_templates.settings.problems import Problem, SettingsError
 
+    if args.output_dir is not None:
+        check_output_dir(args.output_dir, fleet=True)  # before any work, as at the write
     problems: list[Problem] = []
     seen: dict[tuple[str, str], str] = {}
+    keys: list[tuple[str, str]] = []
     duplicates: list[str] = []
+    twice: set[tuple[str, str]] = set()  # neither definition is written: which one is meant?
 
     def fleet_settings() -> Iterator[ClusterSettings]:
         for loaded in load_each(args.settings, problems, plain=True):
@@ -95,33 +113,43 @@ def run_render_fleet(args: argparse.Namespace) -> int:
                 duplicates.append(
                     f"{loaded.file}: cluster {key[0]}/{key[1]} is also defined in {seen[key]}"
                 )
+                twice.add(key)
                 continue
             seen[key] = loaded.file
+            keys.append(key)
             yield loaded.settings
 
     # --stdout: helm's bytes only, no need to parse the documents
     render = render_fleet_manifests if args.stdout else render_fleet
     try:
-        results: list[Any] = render(fleet_settings(), jobs=args.jobs, expected=len(args.settings))
+        results: list[Any] | None = render(
+            fleet_settings(), jobs=args.jobs, expected=len(args.settings)
+        )
     except ScsTemplatesError:
         if not (problems or duplicates):
             raise
-        results = []  # bad input is reported first, as when it stopped the render
-    if problems:
-        raise SettingsError(problems)
-    if duplicates:
-        for line in duplicates:
+        results = None  # bad input is reported first, as when it stopped the render
+    bad = bool(problems or duplicates)
+    if results is not None and (args.keep_going or not bad):
+        good = [r for key, r in zip(keys, results, strict=True) if key not in twice]
+        if good or not bad:  # no good cluster at all: the previous output stays
+            _output(args, good)
+    if bad:
+        for line in [*(str(p) for p in SettingsError(problems).problems), *duplicates]:
             print(line, file=sys.stderr)
         return 2
+    return 0
+
+
+def _output(args: argparse.Namespace, results: list[Any]) -> None:
+    """The clusters' manifests on stdout, or the fleet folder replaced as a whole."""
+    from scs_templates.cli.cmd_render import write_stdout
+
     if args.stdout:
         write_stdout("".join(results))
-        return 0
-
-    from scs_templates.render import write_manifests
+        return
+    from scs_templates.render import write_fleet
 
     directory: Path = args.output_dir
-    total = 0
-    for result in results:
-        total += len(write_manifests(result, directory / result.namespace / result.release))
+    total = len(write_fleet(results, directory))
     print(f"wrote {total} manifests of {len(results)} clusters to {directory}", file=sys.stderr)
-    return 0

@@ -28,8 +28,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "the workload cluster through its kubeconfig Secret in the helmfile order, plus "
             "kustomize indexes and the Flux Kustomization DIR/flux/scs-clusters.yaml. One file "
             "per object, deterministic; no credentials are written. Clusters already in DIR "
-            "but not given are kept unless --prune. Exit 0 ok, 2 invalid settings or "
-            "arguments, 1 when a tool underneath (helm, helmfile) failed."
+            "but not given are kept unless --prune. A symbolic link as DIR or in what gitops "
+            "writes there is refused; a folder is removed only while it holds exactly the "
+            "files gitops wrote (its scs-templates.sha256). Exit 0 ok, 2 invalid settings or "
+            "arguments, a link, or files gitops did not write in a folder it would remove; 1 "
+            "when a tool underneath (helm, helmfile) failed."
         ),
     )
     gitops.add_argument(
@@ -77,7 +80,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--prune",
         action="store_true",
         help="remove the folders of clusters in DIR that are not given (their objects stay "
-        "on the management cluster: `scs-templates delete` deletes a cluster)",
+        "on the management cluster: `scs-templates delete` deletes a cluster); refused for a "
+        "folder holding files gitops did not write",
     )
     gitops.set_defaults(func=run_gitops)
 

@@ -107,8 +107,10 @@ def write_stdout(text: str) -> None:
 
 def run_render(args: argparse.Namespace) -> int:
     loaded = load(args.settings, plain=True)
-    from scs_templates.render import render, write_manifests
+    from scs_templates.render import check_output_dir, render, write_manifests
 
+    if args.output_dir is not None:
+        check_output_dir(args.output_dir)  # before helm runs; write_manifests checks again
     result = render(loaded.settings)
     return print_or_write(
         result.manifests, args.output_dir, lambda: write_manifests(result, args.output_dir)
@@ -170,22 +172,22 @@ def run_values(args: argparse.Namespace) -> int:
     from scs_templates.helm import Helm
 
     directory: Path = args.output_dir
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):  # a file where a folder should be
-        file = next(
-            (p for p in (*reversed(directory.parents), directory) if p.is_file()), directory
-        )
+    file = directory / "values.json"
+    for path in (directory, file):  # the one file it writes: never through a link
+        if path.is_symlink():
+            atomic.refuse_links(path)
+    found = next((p for p in (*reversed(directory.parents), directory) if p.is_file()), None)
+    if found is not None:  # a file where a folder should be
         raise InputError(
-            f"{file}: exists and is not a directory (values -o DIR writes DIR/values.json)"
-        ) from None
+            f"{found}: exists and is not a directory (values -o DIR writes DIR/values.json)"
+        )
+    try:
+        with atomic.folder_made(directory):  # a failed write leaves no empty folder
+            atomic.write_file(
+                file, json.dumps(values, indent=2, ensure_ascii=False) + "\n", private=True
+            )
     except OSError as error:
         raise InputError(f"{directory}: {error.strerror or error}") from None
-    file = atomic.write_file(
-        directory / "values.json",
-        json.dumps(values, indent=2, ensure_ascii=False) + "\n",
-        private=True,
-    )
     chart = chart_for(settings.spec.provider)
     args_list = Helm.template_args(
         settings.metadata.name,

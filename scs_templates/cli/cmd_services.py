@@ -48,7 +48,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 def run_services_render(args: argparse.Namespace) -> int:
     loaded = load(args.settings)
     from scs_templates.cli.cmd_render import print_or_write
+    from scs_templates.render import check_output_dir
     from scs_templates.services.preview import render_services, write_services
+
+    if args.output_dir is not None:
+        check_output_dir(args.output_dir)  # before helmfile runs; the write checks again
 
     result = render_services(loaded.settings)
     return print_or_write(

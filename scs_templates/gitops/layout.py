@@ -17,6 +17,14 @@ the files whose objects changed and a git diff shows exactly that. Each cluster 
 replaced atomically as a whole; index files are written after the folders they list, so
 kustomize never sees a reference to a folder that is not there yet.
 
+Every folder written holds ``scs-templates.sha256``: the files written there and their
+SHA-256 (``sha256sum`` format). A folder is removed (``prune``, a cluster without staged
+releases any more) only when it holds exactly those files, unchanged, and never through a
+symbolic link: a symbolic link anywhere in the parts of DIR that gitops writes (the index,
+``flux/``, ``clusters/``, ``crds/``, ``staged/``), or at DIR, is refused before anything is
+written, as is every folder it would replace or remove that holds other files. A new DIR is
+written as a whole (staged beside it, then renamed): a failed run leaves nothing.
+
 Clusters found in DIR but not given on this run are KEPT (and reported) unless ``prune``:
 a settings file missing from a glob must never make Flux touch a cluster. Every object of a
 cluster carries ``kustomize.toolkit.fluxcd.io/prune: disabled`` for the same reason: even a
@@ -26,7 +34,7 @@ way to remove a cluster (it also cleans up the cloud resources).
 
 from __future__ import annotations
 
-import shutil
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +69,11 @@ SOURCES = "_sources"
 #: topology clusters use it); not a valid cluster name either.
 CLASSES = "_classes"
 SHARED = (SOURCES, CLASSES)
+#: In every folder gitops writes: what it wrote there (``sha256sum`` format). Not ``.yaml``:
+#: kustomize reads only the files an index lists.
+WRITTEN = "scs-templates.sha256"
+#: What gitops writes directly under DIR; a symbolic link at any of them or below is refused.
+OWNED = (INDEX, "flux", "clusters", CRDS, STAGED)
 
 
 @dataclass(frozen=True)
@@ -116,14 +129,14 @@ def _namespace(name: str) -> dict[str, Any]:
     )
 
 
-def _flux_kustomization(directory: Path, source: str, path: str | None, interval: str) -> Any:
+def _flux_kustomization(source: str, path: str, interval: str) -> Any:
     return {
         "apiVersion": FLUX_KUSTOMIZE_API,
         "kind": "Kustomization",
         "metadata": {"name": "scs-clusters", "namespace": "flux-system"},
         "spec": {
             "interval": interval,
-            "path": path or f"./{directory.name}",
+            "path": path,
             "prune": True,
             "sourceRef": {"kind": "GitRepository", "name": source},
         },
@@ -158,7 +171,93 @@ def _cluster_dirs(root: Path) -> dict[str, Path]:
 
 
 def _replaceable(entry: Path) -> bool:
-    return entry.is_file() and not entry.is_symlink() and entry.suffix == ".yaml" and _ours(entry)
+    """A file a rewrite of its folder may replace: ours by its first line."""
+    return (
+        entry.is_file()
+        and not entry.is_symlink()
+        and (entry.suffix == ".yaml" or entry.name == WRITTEN)
+        and _ours(entry)
+    )
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _with_manifest(files: Mapping[str, str]) -> dict[str, str]:
+    """``files`` plus :data:`WRITTEN`, the record of them that removal checks against."""
+    lines = [
+        HEADER,
+        "# The files scs-templates gitops wrote in this folder (sha256sum -c checks them);\n",
+        "# gitops removes the folder only while it holds exactly these, unchanged.\n",
+        *(f"{_sha256(text.encode())}  {name}\n" for name, text in sorted(files.items())),
+    ]
+    return dict(sorted({**files, WRITTEN: "".join(lines)}.items()))
+
+
+def _write_folder(folder: Path, files: Mapping[str, str]) -> None:
+    """Replace ``folder`` as a whole with ``files`` and their record (:data:`WRITTEN`)."""
+    atomic.write_directory(folder, _with_manifest(files), replaceable=_replaceable)
+
+
+def _written(folder: Path) -> dict[str, str] | None:
+    """name -> SHA-256 of what gitops wrote in ``folder``; None: no record (a folder written
+    by an scs-templates from before the record, or not by gitops)."""
+    record = folder / WRITTEN
+    if not _replaceable(record):
+        return None
+    found: dict[str, str] = {}
+    for line in record.read_text(encoding="utf-8").splitlines():
+        digest, _, name = line.partition("  ")
+        if line.startswith("#") or not name:
+            continue
+        found[name] = digest
+    return found
+
+
+def _foreign(folder: Path) -> list[str]:
+    """The entries of ``folder`` gitops did not write as they are now: not in its record
+    (or, without one, not ours by the first line), changed since, or not a plain file."""
+    written = _written(folder)
+    foreign = []
+    for entry in sorted(folder.iterdir()):
+        if entry.is_symlink() or not entry.is_file():
+            ours = False
+        elif written is None or entry.name == WRITTEN:
+            ours = _replaceable(entry)
+        else:
+            ours = written.get(entry.name) == _sha256(entry.read_bytes())
+        if not ours:
+            foreign.append(entry.name)
+    return foreign
+
+
+def _check_removable(folder: Path) -> None:
+    if folder.is_symlink():
+        atomic.refuse_links(folder)
+    foreign = _foreign(folder)
+    if foreign:
+        raise InputError(
+            f"{folder}: refusing to remove a folder holding files scs-templates gitops did not "
+            f"write (or that changed since): {', '.join(foreign)}; move them out or remove "
+            "the folder by hand"
+        )
+
+
+def _remove(folder: Path) -> None:
+    """Remove a folder gitops wrote: its files one by one (never a tree), then the folder."""
+    _check_removable(folder)
+    for entry in sorted(folder.iterdir()):
+        entry.unlink()
+    folder.rmdir()
+
+
+def _refuse_links(target: Path) -> None:
+    """No symbolic link at DIR or in what gitops writes below it (:data:`OWNED`)."""
+    if target.is_symlink():
+        atomic.refuse_links(target)
+    for part in OWNED:
+        atomic.refuse_links(target / part)
 
 
 def write_gitops(
@@ -178,10 +277,16 @@ def write_gitops(
     ``render`` renders the CRD releases written as plain manifests (:mod:`.crds`; default:
     the pinned helmfile). Raises :class:`InputError` for two clusters with the same
     namespace/name, or when an index file there was not written by us, and when a topology
-    cluster would move onto another ClusterClass without ``options.rebase_class``.
+    cluster would move onto another ClusterClass without ``options.rebase_class``; for a
+    symbolic link at ``directory`` or in what it writes there, and for a folder to replace
+    or remove that holds files it did not write. All of these before the first write.
     """
     target = Path(directory)
-    location = RepoLocation(source, path or f"./{target.name}")
+    path = path or f"./{target.name}"
+    location = RepoLocation(source, path)
+    _refuse_links(target)  # before any work: nothing is read or written through a link
+    if target.exists() and not target.is_dir():
+        raise InputError(f"{target}: exists and is not a directory")
     built: dict[str, ClusterObjects] = {}
     for settings in fleet:
         objects = cluster_objects(settings, options, render=render, repo=location)
@@ -191,42 +296,87 @@ def write_gitops(
         built[key] = objects
     root = target / "clusters"
     existing = _cluster_dirs(root)
-    if target.exists() and not target.is_dir():
-        raise InputError(f"{target}: exists and is not a directory")
     for key, objects in sorted(built.items()):
         if key in existing:
             _check_release_change(existing[key], objects, key, rebase=options.rebase_class)
-    # what the cluster folders point at first: the CRD folders, then the staged objects
     folders = {name: files for objects in built.values() for name, files in objects.crds.items()}
+    pruned = tuple(sorted(key for key in existing if key not in built and prune))
+    removed = _removed_folders(target, built, existing, pruned, set(folders) if prune else None)
+    # every check before the first write: a refusal changes nothing
+    for folder in removed:
+        _check_removable(folder)
+    for folder in [*(target / CRDS / name for name in folders), *_written_folders(target, built)]:
+        atomic.check_replaceable(folder, _replaceable)
+    if target.exists():
+        _write_all(target, path, source, built, folders, removed, prune, options.interval)
+    else:  # a new DIR: all of it or nothing
+        with atomic.new_directory(target) as staging:
+            _write_all(staging, path, source, built, folders, [], prune, options.interval)
+    return GitopsResult(
+        written=tuple(sorted(built)),
+        kept=tuple(sorted(key for key in existing if key not in built and not prune)),
+        pruned=pruned,
+        required_secrets={key: built[key].required_secrets for key in sorted(built)},
+    )
+
+
+def _written_folders(target: Path, built: Mapping[str, ClusterObjects]) -> list[Path]:
+    """The cluster and staged folders a run writes (each replaced as a whole)."""
+    folders = [target / "clusters" / key for key in built]
+    return folders + [target / STAGED / key for key, objects in built.items() if objects.staged]
+
+
+def _removed_folders(
+    target: Path,
+    built: Mapping[str, ClusterObjects],
+    existing: Mapping[str, Path],
+    pruned: Iterable[str],
+    crds: set[str] | None,
+) -> list[Path]:
+    """The folders a run removes: pruned clusters and their staged releases, staged releases
+    a written cluster no longer has, and (``crds``: the CRD folders still used, with
+    ``prune``) the CRD folders no cluster uses. Only folders gitops wrote (index ours)."""
+    staged = target / STAGED
+    removed = [existing[key] for key in pruned]
+    gone = [*pruned, *(key for key, objects in built.items() if not objects.staged)]
+    removed += [staged / key for key in sorted(gone) if _ours(staged / key / INDEX)]
+    if crds is not None and (target / CRDS).is_dir():
+        removed += [
+            folder
+            for folder in sorted((target / CRDS).iterdir())
+            if folder.is_dir() and folder.name not in crds and _ours(folder / INDEX)
+        ]
+    return removed
+
+
+def _write_all(
+    target: Path,
+    path: str,
+    source: str,
+    built: Mapping[str, ClusterObjects],
+    folders: Mapping[str, Mapping[str, dict[str, Any]]],
+    removed: Iterable[Path],
+    prune: bool,
+    interval: str,
+) -> None:
+    """Write in the order Flux may read: what the cluster folders point at first (the CRD
+    folders, then the staged objects), the cluster folders, the shared folders, then the
+    indexes that list them; the removals after the writes."""
     for name, files in sorted(folders.items()):
         _write_plain(target / CRDS / name, files, protect=False)
-    staged_root = target / STAGED
     for key, objects in sorted(built.items()):
         if objects.staged:
-            _write_plain(staged_root / key, objects.staged, protect=True)
-        elif (staged_root / key / INDEX).is_file() and _ours(staged_root / key / INDEX):
-            shutil.rmtree(staged_root / key)
+            _write_plain(target / STAGED / key, objects.staged, protect=True)
+    root = target / "clusters"
     for key, objects in sorted(built.items()):
-        atomic.write_directory(root / key, cluster_files(objects), replaceable=_replaceable)
-    kept = tuple(sorted(key for key in existing if key not in built and not prune))
-    pruned = tuple(sorted(key for key in existing if key not in built and prune))
-    for key in pruned:
-        shutil.rmtree(existing[key])
-        if (staged_root / key / INDEX).is_file() and _ours(staged_root / key / INDEX):
-            shutil.rmtree(staged_root / key)
-    if prune:
-        _prune_crd_folders(target / CRDS, set(folders))
+        _write_folder(root / key, cluster_files(objects))
+    for folder in removed:
+        _remove(folder)
     sources = [(o.namespace, o.sources) for o in built.values()]
     _write_shared(root, SOURCES, sources, prune=prune, protect=True)
     classes = [(o.namespace, o.classes) for o in built.values()]
     _write_shared(root, CLASSES, classes, prune=prune, protect=True)
-    _write_indexes(target, root, source, path, options.interval)
-    return GitopsResult(
-        written=tuple(sorted(built)),
-        kept=kept,
-        pruned=pruned,
-        required_secrets={key: built[key].required_secrets for key in sorted(built)},
-    )
+    _write_indexes(target, root, source, path, interval)
 
 
 def _write_plain(folder: Path, objects: Mapping[str, dict[str, Any]], *, protect: bool) -> None:
@@ -236,22 +386,11 @@ def _write_plain(folder: Path, objects: Mapping[str, dict[str, Any]], *, protect
         for stem, obj in sorted(objects.items())
     }
     files[INDEX] = _index(sorted(files))
-    wanted = dict(sorted(files.items()))
-    if (
-        folder.is_dir()
-        and {p.name: p.read_text(encoding="utf-8") for p in folder.iterdir()} == wanted
-    ):
+    if folder.is_dir() and {
+        p.name: p.read_text(encoding="utf-8") for p in folder.iterdir()
+    } == _with_manifest(files):
         return
-    atomic.write_directory(folder, wanted, replaceable=_replaceable)
-
-
-def _prune_crd_folders(root: Path, wanted: set[str]) -> None:
-    """Remove the CRD folders no written cluster points at (only with ``prune``)."""
-    if not root.is_dir():
-        return
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        if folder.name not in wanted and _ours(folder / INDEX):
-            shutil.rmtree(folder)
+    _write_folder(folder, files)
 
 
 def _check_release_change(folder: Path, objects: ClusterObjects, key: str, *, rebase: bool) -> None:
@@ -329,13 +468,12 @@ def _write_shared(
         listed = sorted(name for name in files if name != INDEX)
         if not listed:  # pruned: no cluster of the namespace needs the folder
             if _ours(folder / INDEX):
-                shutil.rmtree(folder)
+                _remove(folder)
             continue
-        files = {**files, INDEX: _index(listed)}
-        atomic.write_directory(folder, dict(sorted(files.items())), replaceable=_replaceable)
+        _write_folder(folder, {**files, INDEX: _index(listed)})
 
 
-def _write_indexes(target: Path, root: Path, source: str, path: str | None, interval: str) -> None:
+def _write_indexes(target: Path, root: Path, source: str, path: str, interval: str) -> None:
     per_namespace: dict[str, list[str]] = {}
     for key in sorted(_cluster_dirs(root)):
         namespace, cluster = key.split("/")
@@ -349,6 +487,6 @@ def _write_indexes(target: Path, root: Path, source: str, path: str | None, inte
         resources += [name for name in SHARED if (folder / name / INDEX).is_file()]
         _write_index(folder / INDEX, _index(resources + clusters))
     _write_index(target / INDEX, _index([f"clusters/{ns}" for ns in namespaces]))
-    flux = _document(_flux_kustomization(target, source, path, interval))
-    (target / "flux").mkdir(parents=True, exist_ok=True)
-    _write_index(target / "flux" / "scs-clusters.yaml", flux)
+    flux = _document(_flux_kustomization(source, path, interval))
+    with atomic.folder_made(target / "flux"):
+        _write_index(target / "flux" / "scs-clusters.yaml", flux)

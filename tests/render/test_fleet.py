@@ -383,7 +383,7 @@ def test_cli_render_fleet_input_errors(tmp_path: Path, capsys: pytest.CaptureFix
     code, out, err = cli(capsys, "render-fleet", good, str(bad), "--stdout")
     assert code == 2 and "bad.yaml" in err and out == ""
     code, out, err = cli(capsys, "render-fleet", str(bad), good, good, "--stdout")
-    assert code == 2 and "bad.yaml" in err and "is also defined in" not in err and out == ""
+    assert code == 2 and "bad.yaml" in err and "is also defined in" in err and out == ""
     with pytest.raises(SystemExit) as exited:  # -o or --stdout is required
         main(["render-fleet", good])
     assert exited.value.code == 2

@@ -355,7 +355,8 @@ def test_gitops_help_and_exit_code_agree_when_a_tool_underneath_fails(
     with pytest.raises(SystemExit):
         main(["gitops", "--help"])
     help_text = re.sub(r"\s+", " ", capsys.readouterr().out)
-    assert "Exit 0 ok, 2 invalid settings or arguments, 1 when a tool underneath" in help_text
+    assert "Exit 0 ok, 2 invalid settings or arguments" in help_text
+    assert "1 when a tool underneath (helm, helmfile) failed" in help_text
 
     def failing(*_args: object, **_options: object) -> None:
         raise HelmfileError(
