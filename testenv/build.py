@@ -424,29 +424,31 @@ def suite_builds() -> list[tuple[str, str]]:
 
 def build_all(log: Callable[[str], None] = print) -> list[Path]:
     """Everything the test suite runs (``python -m testenv build --all``; ``make test`` runs
-    it in the background), in the order the last group of tests needs it (tests/conftest.py:
-    the ``extra_builds`` modules in name order): the plane, the other releases'
-    kube-apiservers of :func:`suite_builds` (test_plane_cluster_features), Flux's
-    controllers (test_plane_flux; their own wrappers and cache key, testenv/flux.py), then
-    the kubeadms of :func:`suite_builds` (test_plane_inmemory, test_plane_kubeadm_minors).
-    Right after the plane: containerd's registry code (testenv/containerd.py: small, and
-    test_containerd_node_files is the first of those modules by name); last OCCM
-    (testenv/occm.py; test_plane_occm and test_plane_occm_nodes are the last of them by name
-    but one), then the Cinder CSI plugin of OCCM's wrapper and the csi-provisioner sidecar of
-    its own wrapper (testenv/csi_provisioner.py; test_plane_openstack_cinder_csi, the last).
-    Returns the paths built or found, in that order (Flux: its cache directory)."""
+    it in the background), in the order the tiers' last tests need it. The plane and cloud
+    tiers run side by side (tests/support/run_tiers.py), each with its ``extra_builds``
+    modules last (tests/conftest.py): so first the plane, then containerd's registry code
+    (testenv/containerd.py: small, the plane tier's first such module), then what the cloud
+    tier's last modules need: OCCM (testenv/occm.py; test_plane_occm, test_plane_occm_nodes),
+    the Cinder CSI plugin of OCCM's wrapper and the csi-provisioner sidecar of its own
+    wrapper (testenv/csi_provisioner.py; test_plane_openstack_cinder_csi), so that the cloud
+    tier does not wait for the whole build; then the plane tier's, in its modules' name
+    order: the other releases' kube-apiservers of :func:`suite_builds`
+    (test_plane_cluster_features), Flux's controllers (test_plane_flux; their own wrappers
+    and cache key, testenv/flux.py), the kubeadms of :func:`suite_builds`
+    (test_plane_inmemory, test_plane_kubeadm_minors). Returns the paths built or found, in
+    that order (Flux: its cache directory)."""
     from testenv import containerd, csi_provisioner, flux, occm  # they import this module
 
     built = [ensure_built(log), containerd.ensure_built(log)]
+    built.append(occm.ensure_built(log))
+    built.append(occm.ensure_csi_built(log))
+    built.append(csi_provisioner.ensure_built(log))
     todo = suite_builds()
     apiservers = [(name, release) for name, release in todo if name == "kube-apiserver"]
     built += [build_release_program(name, release, log) for name, release in apiservers]
     built.append(flux.ensure_built(log))
     rest = [step for step in todo if step not in apiservers]
     built += [build_release_program(name, release, log) for name, release in rest]
-    built.append(occm.ensure_built(log))
-    built.append(occm.ensure_csi_built(log))
-    built.append(csi_provisioner.ensure_built(log))
     return built
 
 

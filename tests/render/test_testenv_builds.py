@@ -265,9 +265,10 @@ def cache_all_but_flux() -> Path:
 def test_build_all_on_a_warm_cache_runs_no_go_command(
     fake_go: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Warm, ``build --all`` only names what it found, in the order the last tests need it:
-    containerd's registry code, the other releases' kube-apiservers, Flux's controllers,
-    the kubeadms, OCCM, the Cinder CSI plugin, its csi-provisioner sidecar, the plane."""
+    """Warm, ``build --all`` only names what it found, in the order the tiers' last tests
+    need it: containerd's registry code, OCCM, the Cinder CSI plugin, its csi-provisioner
+    sidecar (the cloud tier), the other releases' kube-apiservers, Flux's controllers, the
+    kubeadms (the plane tier), the plane."""
     from testenv import containerd, csi_provisioner, flux, occm, registry
     from testenv.__main__ import main
 
@@ -283,12 +284,12 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
     assert apiservers and kubeadms
     assert printed == [
         str(containerd.binary()),
-        *[str(build.release_program_path(n, r)) for n, r in apiservers],
-        str(flux.flux_dir()),
-        *[str(build.release_program_path(n, r)) for n, r in kubeadms],
         str(occm.binary()),
         str(occm.csi_binary()),
         str(csi_provisioner.binary()),
+        *[str(build.release_program_path(n, r)) for n, r in apiservers],
+        str(flux.flux_dir()),
+        *[str(build.release_program_path(n, r)) for n, r in kubeadms],
         str(root),
     ]
     assert calls(fake_go) == []
@@ -299,11 +300,11 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_g
     (and the OCI registry of the OCI chart source test) too, so that a fresh machine does
     not build them in the foreground when tests/plane/test_plane_flux.py starts; each under a key
     of its own wrapper (neither the plane's key nor another controller's: adding
-    kustomize-controller did not rebuild the other two); OCCM last (tests/cloud/test_plane_occm.py
-    is the last module but one: before, it was not in ``build --all`` and skipped in CI),
-    then the Cinder CSI plugin of OCCM's wrapper (test_plane_openstack_cinder_csi, the last),
+    kustomize-controller did not rebuild the other two); OCCM right after containerd's code
+    (tests/cloud/test_plane_occm.py: before, it was not in ``build --all`` and skipped in
+    CI), then the Cinder CSI plugin of OCCM's wrapper (test_plane_openstack_cinder_csi)
     under OCCM's key, into OCCM's directory, and its csi-provisioner sidecar under a key of
-    its own wrapper."""
+    its own wrapper, before the plane tier's programs."""
     from testenv import containerd, csi_provisioner, flux, occm, registry
     from testenv.__main__ import main
 
@@ -329,11 +330,11 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_g
     assert csi_provisioner.module_key() not in keys | {build.cache_key(), occm.module_key()}
     expected_packages = [
         ".",
-        *flux.CONTROLLERS.values(),
-        registry.PACKAGE,
         occm.PACKAGE,
         occm.CSI_PACKAGE,
         csi_provisioner.PACKAGE,
+        *flux.CONTROLLERS.values(),
+        registry.PACKAGE,
     ]
     assert [c["args"][-1] for c in ran] == expected_packages  # type: ignore[index]
     expected = min(19, os.nice(0) + build.DEFAULT_NICENESS)
@@ -372,14 +373,12 @@ def test_the_modules_needing_later_builds_run_last() -> None:
         if LATER_BUILDS.search(path.read_text())
     ]
     assert "test_plane_flux.py" in {path.name for path in modules}
-    # build_all's last three (OCCM, the Cinder CSI plugin, its csi-provisioner sidecar): the
-    # modules that run them come after every other extra_builds module (conftest:
-    # extra_builds by name), so they wait the least
-    last_builds = re.compile(r"\b(occm_binary|csi_binary|provisioner_binary)\(")
-    names = [p.name for p in modules]
-    needing_last = [p.name for p in modules if last_builds.search(p.read_text())]
-    assert {"test_plane_occm.py", "test_plane_openstack_cinder_csi.py"} <= set(needing_last)
-    assert names[-len(needing_last) :] == needing_last, names
+    # OCCM, the Cinder CSI plugin and its csi-provisioner sidecar come right after the plane
+    # in build_all, before the plane tier's programs: only the cloud tier runs them, so
+    # the cloud tier, side by side with the plane tier, does not wait for the whole build
+    cloud_builds = re.compile(r"\b(occm_binary|csi_binary|provisioner_binary)\(")
+    needing_them = {p.parent.name for p in modules if cloud_builds.search(p.read_text())}
+    assert needing_them == {"cloud"}, needing_them
     for path in modules:
         module = importlib.import_module(f"tests.{path.parent.name}.{path.stem}")
         marks = getattr(module, "pytestmark", [])
