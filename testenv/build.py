@@ -388,11 +388,10 @@ def kubeadm_release(kubernetes_version: str) -> str:
 
 #: Every supported workload minor (``workloadMinors`` of scs_templates/versions/table.json;
 #: tests/render/test_testenv_builds.py keeps the two equal). The suite runs, for each, the REAL
-#: programs of that minor's release in KUBEADM_RELEASES (docs/testing.md "Every supported
-#: minor"): its own kube-apiserver loads every file the all-features example renders at it
-#: (tests/plane/test_plane_cluster_features.py), and its own kubeadm validates the kubeadm
-#: configuration the real bootstrap controller generates for it
-#: (tests/plane/test_plane_kubeadm_minors.py). The plane's minor is the plane's own build.
+#: kubeadm of that minor's release in KUBEADM_RELEASES (docs/testing.md "Every supported
+#: minor"): it validates the kubeadm configuration the real bootstrap controller generates
+#: for it (tests/plane/test_plane_kubeadm_minors.py); the kube-apiservers: APISERVER_MINORS.
+#: The plane's minor is the plane's own build.
 WORKLOAD_MINORS: tuple[tuple[int, int], ...] = (
     (1, 31),
     (1, 32),
@@ -402,6 +401,17 @@ WORKLOAD_MINORS: tuple[tuple[int, int], ...] = (
     (1, 36),
     (1, 37),
 )
+
+#: The minors whose REAL kube-apiserver loads every flag and file the all-features example
+#: renders (tests/plane/test_plane_cluster_features.py): the oldest and the newest supported
+#: minor and both sides of every change of that configuration between minors, so every
+#: distinct configuration meets the oldest and the newest kube-apiserver that gets it. The
+#: other minors render a byte-identical configuration
+#: (tests/render/test_apiserver_configurations.py fails when one stops doing so, naming the
+#: minor to add); that each flag, admission plugin and file version exists at every minor
+#: is read from every minor's source (tests/plane/test_apiserver_minors.py). Today:
+#: AuthenticationConfiguration apiserver.config.k8s.io/v1beta1 up to 1.33, v1 from 1.34.
+APISERVER_MINORS: tuple[tuple[int, int], ...] = ((1, 31), (1, 33), (1, 34), (1, 37))
 
 #: The workload version of tests/plane/test_plane_inmemory.py's cluster, whose kubeadm (of the
 #: same minor) validates the bootstrap data of a machine the in-memory backend runs.
@@ -416,9 +426,10 @@ def suite_builds() -> list[tuple[str, str]]:
     the other kubeadms, oldest first). The plane's own release is in the plane
     (:func:`ensure_built`)."""
     releases = [kubeadm_release(f"{a}.{b}") for a, b in sorted(WORKLOAD_MINORS)]
+    apiservers = [kubeadm_release(f"{a}.{b}") for a, b in sorted(APISERVER_MINORS)]
     walk = kubeadm_release("{}.{}".format(*INMEMORY_WALK_MINOR))
     kubeadms = [walk] + [r for r in releases if r != walk]
-    todo = [("kube-apiserver", r) for r in releases] + [("kubeadm", r) for r in kubeadms]
+    todo = [("kube-apiserver", r) for r in apiservers] + [("kubeadm", r) for r in kubeadms]
     return [(name, release) for name, release in todo if release != KUBERNETES_VERSION]
 
 

@@ -34,11 +34,10 @@ from typing import Any
 import pytest
 import yaml
 
-from scs_templates import api, encryption
+from scs_templates import encryption
 from scs_templates.settings.versions import TESTED_PATCHES
-from tests.support import REPO, pinned_helm, skip_or_fail
-
-EXAMPLE = REPO / "examples" / "openstack-all-features.yaml"
+from tests.support import REPO, skip_or_fail
+from tests.support.minors import EXAMPLE, render_all_features, supported_minors
 
 #: kube-apiserver's option packages: where its flags are registered.
 FLAG_DIRS = (
@@ -61,12 +60,6 @@ GROUP_DIRS = {
 
 #: Keys whose values are free-form (no JSON field names below them).
 FREE_FORM = frozenset({"metadata"})
-
-
-def supported_minors() -> list[tuple[int, int]]:
-    from scs_templates import versions
-
-    return sorted(versions.table().workload_minors)
 
 
 def _release(minor: tuple[int, int]) -> str:
@@ -217,16 +210,6 @@ def gate_problems(release: str, gate: str, minor: tuple[int, int]) -> list[str]:
     if not current or current[-1] != "true":
         return [f"feature gate {gate} is off by default in {release}"]
     return []
-
-
-def render_all_features(minor: tuple[int, int]) -> tuple[Any, api.RenderResult]:
-    """(settings, render result) of the all-features example at ``minor``'s tested patch."""
-    data = yaml.safe_load(EXAMPLE.read_text())
-    data["spec"].setdefault("kubernetes", {})["version"] = (
-        f"{minor[0]}.{minor[1]}.{TESTED_PATCHES[minor]}"
-    )
-    settings = api.validate_data(data).settings
-    return settings, api.render(settings, helm=pinned_helm())
 
 
 def _rendered(minor: tuple[int, int]) -> tuple[dict[str, str], dict[str, Any]]:

@@ -9,7 +9,7 @@ ready, write the audit log as the policy says, and encrypt Secrets with the key.
 file must stop it, which shows that the check can fail. The encryption key rotation is
 played through with the same server: add, promote, rewrite every Secret, remove.
 
-Per minor (testenv.build.WORKLOAD_MINORS, every supported one): the all-features example
+Per minor (testenv.build.APISERVER_MINORS: every distinct configuration): the all-features example
 rendered at that minor's tested patch is loaded by a real kube-apiserver OF THAT MINOR (the
 plane's own for its minor; the others built from k8s.io/kubernetes ahead by `python -m
 testenv build --all`, or on demand by testenv.build.build_kube_apiserver, and cached like
@@ -28,8 +28,8 @@ import pytest
 from scs_templates import api, encryption
 from scs_templates.settings import certificates
 from testenv import build
-from tests.plane.test_apiserver_minors import render_all_features, supported_minors
 from tests.support import pinned_helm, skip_or_fail
+from tests.support.minors import render_all_features, supported_minors
 
 if TYPE_CHECKING:
     from testenv import KubeAPI, Plane
@@ -442,12 +442,13 @@ def kube_apiserver_for(minor: tuple[int, int]) -> Path:
         raise  # unreachable
 
 
-#: The supported minors whose REAL kube-apiserver loads the rendered files here: every one
-#: (testenv.build.WORKLOAD_MINORS; tests/render/test_testenv_builds.py keeps it equal to the
-#: settings model's workload minors, and `python -m testenv build --all` builds them ahead).
+#: The supported minors whose REAL kube-apiserver loads the rendered files here
+#: (testenv.build.APISERVER_MINORS: the oldest, the newest and both sides of every change of
+#: the rendered configuration; tests/render/test_apiserver_configurations.py proves the
+#: others render it byte-identically; `python -m testenv build --all` builds them ahead).
 #: Each one not the plane's is a build of k8s.io/kubernetes at that minor's newest patch
-#: (~450-630 CPU seconds, docs/testing.md "Every supported minor").
-APISERVER_MINORS = build.WORKLOAD_MINORS
+#: (~450-630 CPU seconds, docs/testing.md "Builds").
+APISERVER_MINORS = build.APISERVER_MINORS
 
 
 def test_the_apiserver_minors_are_supported_ones() -> None:

@@ -49,8 +49,8 @@ import yaml
 
 from scs_templates import encryption
 from testenv import build
-from tests.plane.test_apiserver_minors import render_all_features, supported_minors
 from tests.support import plane_with_managers, skip_or_fail
+from tests.support.minors import render_all_features, supported_minors
 
 if TYPE_CHECKING:
     from testenv import Plane
