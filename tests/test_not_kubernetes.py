@@ -9,7 +9,6 @@ that. The server here is a named fault-injection double.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -19,7 +18,7 @@ import pytest
 from scs_templates.cli.main import main
 from scs_templates.errors import ToolError
 from scs_templates.kube import KubeClient
-from tests.support import EXAMPLES
+from tests.support import EXAMPLES, serving_in_thread
 
 
 class AlwaysOkHandler(BaseHTTPRequestHandler):
@@ -46,15 +45,8 @@ class AlwaysOkHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def always_ok_server() -> Iterator[str]:
     """The URL of an :class:`AlwaysOkHandler` server on localhost."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), AlwaysOkHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serving_in_thread(ThreadingHTTPServer(("127.0.0.1", 0), AlwaysOkHandler), "ok") as url:
+        yield url
 
 
 @pytest.fixture

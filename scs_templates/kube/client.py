@@ -169,6 +169,26 @@ class KubeClient:
 
     # ------------------------------------------------------------------ raw calls
 
+    def check_api(self) -> None:
+        """Raise :class:`NotKubernetesAPI` (exit 1) unless ``GET /version`` answers a JSON
+        object with a ``gitVersion``, as every kube-apiserver does: any other HTTP server
+        (a proxy, a web page answering 200 to everything) would otherwise read as an empty
+        cluster ("release not installed", "Cluster not found", exit 0; issue #41). Asked
+        once per client."""
+        with self._lock:
+            if self._checked:
+                return
+        found = self._call("GET", "/version", what="reading the server version")
+        version = found.get("gitVersion") if isinstance(found, dict) else None
+        if not isinstance(version, str) or not version:
+            host = self.api.configuration.host
+            raise NotKubernetesAPI(
+                f"{host} is not a Kubernetes API: GET /version answered without a gitVersion "
+                "(check the server of the kubeconfig and its context)"
+            )
+        with self._lock:
+            self._checked = True
+
     def _call(
         self,
         method: str,
@@ -183,51 +203,10 @@ class KubeClient:
         """One API call returning the decoded JSON, or None for 404 (and for 409 when
         ``none_on_conflict``: a write that lost an optimistic-concurrency race). The first
         call of a client checks that the server is a Kubernetes API (:meth:`check_api`)."""
-        self.check_api()
-        return self._request(
-            method,
-            path,
-            query=query,
-            body=body,
-            what=what,
-            content_type=content_type,
-            none_on_conflict=none_on_conflict,
-        )
-
-    def check_api(self) -> None:
-        """Raise :class:`NotKubernetesAPI` (exit 1) unless ``GET /version`` answers a JSON
-        object with a ``gitVersion``, as every kube-apiserver does: any other HTTP server
-        (a proxy, a web page answering 200 to everything) would otherwise read as an empty
-        cluster ("release not installed", "Cluster not found", exit 0; issue #41). Asked
-        once per client."""
-        with self._lock:
-            if self._checked:
-                return
-        found = self._request("GET", "/version", what="reading the server version")
-        version = found.get("gitVersion") if isinstance(found, dict) else None
-        if not isinstance(version, str) or not version:
-            host = self.api.configuration.host
-            raise NotKubernetesAPI(
-                f"{host} is not a Kubernetes API: GET /version answered without a gitVersion "
-                "(check the server of the kubeconfig and its context)"
-            )
-        with self._lock:
-            self._checked = True
-
-    def _request(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Iterable[tuple[str, str]] = (),
-        body: Any = None,
-        what: str,
-        content_type: str = "application/json",
-        none_on_conflict: bool = False,
-    ) -> Any:
-        """:meth:`_call` without the check that the server is a Kubernetes API."""
         from urllib3.exceptions import HTTPError as Urllib3Error
 
+        if path != "/version":
+            self.check_api()
         try:
             return self.api.call_api(
                 path,
