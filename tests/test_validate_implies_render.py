@@ -430,3 +430,78 @@ def test_patterns_use_ascii_classes_only() -> None:
         and any(c in node["pattern"] for c in ("\\d", "\\w", "\\b"))
     ]
     assert loose == []
+
+
+# --------------------------------------------------------------------------- from the schema
+
+
+SCHEMA_SECTIONS = ("network", "etcd", "security", "controlPlane", "kubernetes", "openstack")
+
+
+def from_schema(node: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> Any:
+    """A hypothesis strategy for the values of a node of the published JSON Schema: enums,
+    bounded integers, strings of the node's pattern (hypothesis' ``from_regex``) or short
+    printable text, lists of up to two items, objects with any subset of their keys.
+    Free-form mappings (helm values, the audit Policy) stay empty."""
+    if "$ref" in node:
+        return from_schema(defs[node["$ref"].rsplit("/", 1)[1]], defs, depth)
+    if "anyOf" in node:
+        return st.one_of([from_schema(branch, defs, depth) for branch in node["anyOf"]])
+    if "enum" in node or "const" in node:
+        return st.sampled_from(node.get("enum") or [node.get("const")])
+    kind = node.get("type")
+    if kind == "null":
+        return st.none()
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "integer":
+        return st.integers(node.get("minimum", -(2**31)), node.get("maximum", 2**31))
+    if kind == "string":
+        if "pattern" in node:
+            return st.from_regex(node["pattern"], fullmatch=True).filter(
+                lambda text: len(text) <= node.get("maxLength", 300)
+            )
+        return st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=12)
+    if kind == "array":
+        items = from_schema(node.get("items", {"type": "string"}), defs, depth + 1)
+        return st.lists(items, min_size=node.get("minItems", 0), max_size=2)
+    if kind == "object" and node.get("properties") and depth < 4:
+        required = set(node.get("required", ()))
+        fields = {
+            key: from_schema(value, defs, depth + 1) for key, value in node["properties"].items()
+        }
+        return st.fixed_dictionaries(
+            {key: value for key, value in fields.items() if key in required},
+            optional={key: value for key, value in fields.items() if key not in required},
+        )
+    return st.just({})
+
+
+@st.composite
+def schema_variants(draw: st.DrawFn) -> dict[str, Any]:
+    """An example with one section of its spec replaced by one generated from the schema."""
+    from scs_templates.settings.schema import settings_schema
+
+    schema = settings_schema()
+    defs = schema["$defs"]
+    data = copy.deepcopy(draw(st.sampled_from(CORPUS)))
+    section = draw(st.sampled_from(SCHEMA_SECTIONS))
+    node = defs["Spec"]["properties"][section]
+    data["spec"][section] = draw(from_schema(node, defs))
+    return data
+
+
+@settings(
+    max_examples=EXAMPLES_PER_RUN,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+    ],
+)
+@given(data=schema_variants())
+def test_settings_generated_from_the_schema_that_validate_accepts_render(
+    helm: Helm, data: dict[str, Any]
+) -> None:
+    render_or_fail(helm, data)
