@@ -105,6 +105,13 @@ FUZZ_EXAMPLES ?= 20000
 fuzz: setup
 	SCS_TEMPLATES_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/unit/test_fuzz_readers.py
 
+# The property tests (validate implies render; the OnCalendar check against systemd) for
+# longer than the suite runs them.
+PROPERTY_EXAMPLES ?= 2000
+property: setup
+	SCS_TEMPLATES_PROPERTY_EXAMPLES=$(PROPERTY_EXAMPLES) $(BIN)/python -m pytest -q \
+		tests/render/test_validate_implies_render.py tests/render/test_oncalendar.py
+
 snapshot-update: setup
 	$(BIN)/python -m pytest --snapshot-update tests/render/test_snapshots.py
 

@@ -234,12 +234,13 @@ def _without_clock(text: str) -> str:
 
 
 def _helm(args: argparse.Namespace) -> Any:
-    from scs_templates.helm import Helm
+    """helm for the management cluster, once its server is known to be a Kubernetes API."""
     from scs_templates.kube.config import check_kubeconfig
+    from scs_templates.lifecycle.target import helm_of
 
     # a missing or broken kubeconfig (or --context) is exit 2, not helm's failure
     check_kubeconfig(args.kubeconfig, args.context)
-    return Helm(kubeconfig=args.kubeconfig, kube_context=args.context)
+    return helm_of(None, args.kubeconfig, args.context)
 
 
 def print_pruned(pruned: list[str]) -> None:

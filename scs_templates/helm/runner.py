@@ -114,6 +114,15 @@ def _secret_strings(values: Any, *, under_secret: bool = False) -> set[str]:
     return found
 
 
+#: The helm subcommands that talk to a cluster: every other one (template, lint, show, pull,
+#: version ...) runs without ``KUBECONFIG``, whether the caller's environment or the
+#: ``kubeconfig`` of this runner has one (issue #41: an offline render never hands the
+#: management cluster's credentials file to helm).
+CLUSTER_COMMANDS = frozenset(
+    {"install", "upgrade", "uninstall", "rollback", "status", "list", "get", "history", "test"}
+)
+
+
 class Helm:
     """A configured helm binary. Thread-safe; one instance can serve a whole fleet.
 
@@ -204,6 +213,8 @@ class Helm:
         try:
             env = self.environment()
             env.update({k: v for k, v in (extra_env or {}).items() if not k.startswith("HELM_")})
+            if not args or args[0] not in CLUSTER_COMMANDS:
+                env.pop("KUBECONFIG", None)
             done = process.run(argv, env=env, timeout=limit, stdin=stdin)
         except process.ProcessTimeout as error:
             stderr = redact(error.stderr, secrets)

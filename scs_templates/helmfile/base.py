@@ -142,6 +142,8 @@ class HelmfileProcess:
         env = self.environment(helmfile_tmp)
         if kubeconfig is not None:
             env["KUBECONFIG"] = kubeconfig
+        if not cluster:  # offline (template, build, list, write-values): no credentials (#41)
+            env.pop("KUBECONFIG", None)
         try:
             done = process.run(argv, env=env, timeout=self.timeout)
         except process.ProcessTimeout as error:

@@ -108,14 +108,21 @@ def _message(error: Any) -> str:
     return str(getattr(error, "reason", "") or "no message")
 
 
+class NotKubernetesAPI(ToolError):
+    """The server answers, but is not a Kubernetes API (exit 1)."""
+
+
 class KubeClient:
     """The management cluster's API, from a kubeconfig file and an optional context.
 
     ``kubeconfig`` defaults to ``$KUBECONFIG`` (may list several files) or
-    ``~/.kube/config``; ``context`` to the kubeconfig's current context.
+    ``~/.kube/config``; ``context`` to the kubeconfig's current context. ``check_api``: the
+    first call checks that the server is a Kubernetes API (:meth:`check_api`).
     """
 
-    def __init__(self, kubeconfig: str | None = None, context: str | None = None) -> None:
+    def __init__(
+        self, kubeconfig: str | None = None, context: str | None = None, *, check_api: bool = True
+    ) -> None:
         from kubernetes import client, config
 
         self._client_module = client
@@ -147,6 +154,9 @@ class KubeClient:
             ) from None
         self._plurals: dict[tuple[str, str], tuple[str, bool]] = {}
         self._lock = threading.Lock()
+        # a workload cluster's client passes False: Cluster API's in-memory workload API (the
+        # test plane's) serves no /version, and its kubeconfig comes from Cluster API itself
+        self._checked = not check_api
 
     def close(self) -> None:
         self.api.close()
@@ -158,6 +168,26 @@ class KubeClient:
         self.close()
 
     # ------------------------------------------------------------------ raw calls
+
+    def check_api(self) -> None:
+        """Raise :class:`NotKubernetesAPI` (exit 1) unless ``GET /version`` answers a JSON
+        object with a ``gitVersion``, as every kube-apiserver does: any other HTTP server
+        (a proxy, a web page answering 200 to everything) would otherwise read as an empty
+        cluster ("release not installed", "Cluster not found", exit 0; issue #41). Asked
+        once per client."""
+        with self._lock:
+            if self._checked:
+                return
+        found = self._call("GET", "/version", what="reading the server version")
+        version = found.get("gitVersion") if isinstance(found, dict) else None
+        if not isinstance(version, str) or not version:
+            host = self.api.configuration.host
+            raise NotKubernetesAPI(
+                f"{host} is not a Kubernetes API: GET /version answered without a gitVersion "
+                "(check the server of the kubeconfig and its context)"
+            )
+        with self._lock:
+            self._checked = True
 
     def _call(
         self,
@@ -171,9 +201,12 @@ class KubeClient:
         none_on_conflict: bool = False,
     ) -> Any:
         """One API call returning the decoded JSON, or None for 404 (and for 409 when
-        ``none_on_conflict``: a write that lost an optimistic-concurrency race)."""
+        ``none_on_conflict``: a write that lost an optimistic-concurrency race). The first
+        call of a client checks that the server is a Kubernetes API (:meth:`check_api`)."""
         from urllib3.exceptions import HTTPError as Urllib3Error
 
+        if path != "/version":
+            self.check_api()
         try:
             return self.api.call_api(
                 path,
@@ -311,8 +344,11 @@ class KubeClient:
         return result
 
     def serves(self, api_version: str, kind: str) -> bool:
+        """Whether the API serves ``kind`` (a server that is no Kubernetes API: an error)."""
         try:
             self.resource(api_version, kind)
+        except NotKubernetesAPI:
+            raise
         except ToolError:
             return False
         return True

@@ -306,7 +306,7 @@ def _clean_workload(
 
     with private_kubeconfig(text) as path:
         try:
-            opened = KubeClient(str(path))
+            opened = KubeClient(str(path), check_api=False)  # Cluster API wrote it
         except InputError as error:
             notes.append(f"workload cluster {target.cluster}: unusable kubeconfig ({error})")
             return None

@@ -63,6 +63,7 @@ def status(
     """The release (None if not installed) and the Cluster's phase and conditions."""
     target = target_of(settings)
     client = kube_of(kube, kubeconfig, context)
+    client.check_api()  # before helm: a server that is no Kubernetes API is exit 1 (#41)
     runner = helm_of(helm, kubeconfig, context)
     release = runner.status(target.release, namespace=target.namespace)
     objects: list[dict[str, Any]] = []

@@ -48,14 +48,19 @@ def target_of(settings: ClusterSettings) -> Target:
 
 
 def helm_of(helm: Helm | None, kubeconfig: str | None, context: str | None) -> Helm:
-    """``helm``, or a runner for ``kubeconfig``/``context``."""
+    """``helm``, or a runner for ``kubeconfig``/``context`` once the server there is known
+    to be a Kubernetes API (helm reads any HTTP server answering 200 as an empty cluster:
+    "release not installed", exit 0; issue #41)."""
     if helm is not None:
         return helm
     from scs_templates.helm import Helm
+    from scs_templates.kube import KubeClient
     from scs_templates.kube.config import check_kubeconfig
 
     check_kubeconfig(kubeconfig, context)  # InputError (exit 2), as the commands, not helm's
 
+    with KubeClient(kubeconfig, context) as client:
+        client.check_api()
     return Helm(kubeconfig=kubeconfig, kube_context=context)
 
 

@@ -53,6 +53,7 @@ def read_entries(text: str, file: str, secret_keys: Collection[str]) -> list[Ent
             f"found {what}"
         )
     _refuse_kubernetes_document(root, file)
+    shared = _secret_nodes(root, secret_keys)
     entries: list[Entry] = []
     seen: dict[str, int] = {}
     for key_node, value_node in root.value:
@@ -65,6 +66,13 @@ def read_entries(text: str, file: str, secret_keys: Collection[str]) -> list[Ent
         if key in seen:
             raise InputError(f"{file}:{line}: {key}: duplicate key (first at line {seen[key]})")
         seen[key] = line
+        if key not in secret_keys:
+            secret = next((shared[id(n)] for n in _nodes(value_node) if id(n) in shared), None)
+            if secret is not None:
+                raise InputError(
+                    f"{file}:{line}: {key}: its value is the value of the secret {secret} (a "
+                    "YAML anchor and alias), which is never copied; write the value out"
+                )
         entries.append(_entry(key, line, value_node, file, secret_keys))
     return entries
 
@@ -95,6 +103,29 @@ def _refuse_kubernetes_document(root: Any, file: str) -> None:
         f"{file}: a Kubernetes {header['kind']} document ({header['apiVersion']}), not a KaaS "
         "v1 clusterctl.yaml (KEY: value settings such as KUBERNETES_VERSION)"
     )
+
+
+def _nodes(node: Any) -> list[Any]:
+    """``node`` and every node below it (aliases are the anchored node itself once composed)."""
+    found = [node]
+    if node.id == "sequence":
+        for item in node.value:
+            found += _nodes(item)
+    elif node.id == "mapping":
+        for key, value in node.value:
+            found += _nodes(key) + _nodes(value)
+    return found
+
+
+def _secret_nodes(root: Any, secret_keys: Collection[str]) -> dict[int, str]:
+    """id() of every node below a secret key's value -> that key: another key whose value is
+    one of them (through an alias, either way round) would carry the secret into the output."""
+    found: dict[int, str] = {}
+    for key_node, value_node in root.value:
+        if key_node.id == "scalar" and str(key_node.value) in secret_keys:
+            for node in _nodes(value_node):
+                found.setdefault(id(node), str(key_node.value))
+    return found
 
 
 def _entry(key: str, line: int, node: Any, file: str, secret_keys: Collection[str]) -> Entry:

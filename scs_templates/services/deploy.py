@@ -325,7 +325,7 @@ def apply(
             )
         management_helm = Helm(helm3, kubeconfig=kubeconfig, kube_context=context)
         deployed.update(_management_releases(management_helm, settings))
-        workload = KubeClient(str(path))
+        workload = KubeClient(str(path), check_api=False)  # Cluster API wrote it
         applied = serverside.present(workload)
         releases = plan_releases(settings, frozenset(deployed) | applied, force_remove, old_cni)
         state = {STATE_KEY: state_of(releases)}

@@ -49,22 +49,32 @@ DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 Dns1123Label = Annotated[str, StringConstraints(pattern=DNS_LABEL, max_length=63)]
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
 Cidr = Annotated[str, Field(json_schema_extra={"format": "cidr"})]
-LabelKey = Annotated[
-    str,
-    StringConstraints(
-        pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-        r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$",
-        max_length=317,
-    ),
-]
-LabelValue = Annotated[
-    str, StringConstraints(pattern=r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
-]
+# DNS-1123 subdomain (RFC 1123 host name): DNS labels joined by '.', each <= 63 characters.
+# apimachinery bounds the whole to 253 characters (a rule: settings/rules.py, the JSON
+# Schema's regular expressions cannot count across labels).
+_SUBDOMAIN_BODY = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*"
+DNS_SUBDOMAIN = rf"^{_SUBDOMAIN_BODY}$"
+Dns1123Subdomain = Annotated[str, StringConstraints(pattern=DNS_SUBDOMAIN, max_length=253)]
+#: A label key as apimachinery's IsQualifiedName takes it: an optional DNS subdomain prefix
+#: and '/', then a name of <= 63 characters [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?.
+LABEL_KEY = rf"^({_SUBDOMAIN_BODY}/)?[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?$"
+LabelKey = Annotated[str, StringConstraints(pattern=LABEL_KEY, max_length=253 + 1 + 63)]
+LABEL_VALUE = r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$"
+LabelValue = Annotated[str, StringConstraints(pattern=LABEL_VALUE)]
 ServiceVersion = Annotated[
     str,
     StringConstraints(pattern=r"^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$"),
     Field(description="A chart version to pin instead of the tested default, e.g. 1.16.3."),
 ]
+
+#: etcd's --auto-compaction-retention in periodic mode (server/embed/etcd.go
+#: parseCompactionRetention): a whole number of hours (strconv.Atoi), else a Go duration
+#: (time.ParseDuration; ASCII units only). Go's int64 nanoseconds bound it: a rule.
+COMPACTION_RETENTION = r"^([0-9]+|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|ms|s|m|h))+)$"
+#: A NO_PROXY entry: what the cluster charts take (no ',' separator, blank or quote inside).
+NO_PROXY_ENTRY = r'^[^,\s"]+$'
+#: What systemd's OnCalendar may hold at all (the grammar itself: settings/calendar.py).
+ON_CALENDAR = r"^[A-Za-z0-9*,./:~ -]+$"
 
 Duration = Annotated[
     str,
@@ -424,7 +434,7 @@ class Proxy(_Model):
     https_proxy: ProxyURL | None = Field(
         default=None, description="Proxy for https:// requests (image pulls)."
     )
-    no_proxy: list[NonEmptyStr] = Field(
+    no_proxy: list[Annotated[str, StringConstraints(pattern=NO_PROXY_ENTRY)]] = Field(
         default_factory=list,
         description="Further hosts, domains (.example.com) and CIDRs reached directly. The "
         "cluster's own are always added: localhost, the pod, service and node CIDRs, the "
@@ -442,14 +452,17 @@ class Network(_Model):
         default=0,
         ge=0,
         le=9000,
-        description="MTU of the node network and the CNI; 0 lets the provider decide.",
+        description="MTU of the node network and the CNI; 0 lets the provider decide. "
+        "Otherwise at least 118 (IPv4) or 1350 (IPv6): the Linux minimum of the pod "
+        "interfaces (68, 1280) plus the CNI's VXLAN overhead (50, 70 bytes).",
     )
     dns_servers: list[NonEmptyStr] = Field(
         default_factory=lambda: ["5.1.66.255", "185.150.99.255"],
         description="DNS servers of the node subnet (KaaS v1 default: the FFMUC resolvers).",
     )
-    service_domain: NonEmptyStr = Field(
-        default="cluster.local", description="DNS domain of Services."
+    service_domain: Dns1123Subdomain = Field(
+        default="cluster.local",
+        description="DNS domain of Services: a DNS subdomain (kubeadm's dnsDomain).",
     )
     api_access: ApiAccess = Field(
         default_factory=ApiAccess, description="Allow-list of the API load balancer."
@@ -600,9 +613,10 @@ class EtcdDefrag(_Model):
     enabled: StrictBool = Field(
         default=True, description="Nightly, leader-aware defragmentation with a snapshot."
     )
-    schedule: NonEmptyStr = Field(
+    schedule: Annotated[str, StringConstraints(pattern=ON_CALENDAR)] = Field(
         default="*-*-* 02:30:00",
-        description="systemd OnCalendar expression of the defragmentation timer.",
+        description="systemd OnCalendar expression of the defragmentation timer (checked "
+        "as `systemd-analyze calendar` parses it; time zone UTC or the node's).",
     )
 
 
@@ -626,8 +640,12 @@ class Etcd(_Model):
     snapshot_count: StrictInt = Field(
         default=6400, ge=100, le=1000000, description="etcd snapshot-count."
     )
-    auto_compaction_retention: NonEmptyStr = Field(
-        default="8h", description="Periodic auto-compaction retention (scs-0215: 8h)."
+    auto_compaction_retention: Annotated[str, StringConstraints(pattern=COMPACTION_RETENTION)] = (
+        Field(
+            default="8h",
+            description="Periodic auto-compaction retention (scs-0215: 8h): whole hours (8) or "
+            "a Go duration (8h, 90m, 1h30m), as etcd parses it.",
+        )
     )
     defrag: EtcdDefrag = Field(
         default_factory=EtcdDefrag, description="Nightly defragmentation timer."

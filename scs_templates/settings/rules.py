@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 
 from scs_templates.labels import synced_by_capi
-from scs_templates.settings import certificates, naming
+from scs_templates.settings import certificates, naming, strict
 from scs_templates.settings.keys import alias_for
 from scs_templates.settings.problems import Path
 from scs_templates.settings.versions import parse_version, resolve_version, support_warning
@@ -68,10 +68,6 @@ def _label_problem(key: str) -> str | None:
     return None
 
 
-#: ASCII only and ``\Z``: the chart schema's Go regex has an ASCII ``\w`` and a ``$`` that does
-#: not match before a trailing newline (Python's does), so anything looser validates here and
-#: then fails in helm.
-_ON_CALENDAR = re.compile(r"\A[A-Za-z0-9_*,./:~ -]+\Z")
 #: helm reads values through JSON into float64: larger integers silently change.
 FLOAT64_EXACT = 2**53
 # DNS labels that a YAML 1.1 reader (helm's and kubectl's sigs.k8s.io/yaml) takes for a
@@ -79,6 +75,17 @@ FLOAT64_EXACT = 2**53
 YAML11_NOT_STRING = re.compile(
     r"\A(y|yes|n|no|true|false|on|off|null|[0-9]+|0x[0-9a-f]+|0b[01]+)\Z"
 )
+
+
+def yaml11_problem(name: str) -> str | None:
+    """Why a name that stands alone as a manifest value is refused (a cluster, namespace or
+    worker group name that YAML 1.1 tools would not read as a string)."""
+    if YAML11_NOT_STRING.match(name):
+        return (
+            f"{name!r} would be read as a boolean, null or number by YAML 1.1 tools (helm, "
+            "kubectl); choose another name"
+        )
+    return None
 
 
 # A Kubernetes version inside an image name: v1.33, 1.33.5, kube-v1.34.1 (two-digit minor, so
@@ -228,14 +235,16 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
     spec = settings.spec
     s: Path = ("spec",)
 
-    for field in ("name", "namespace"):
-        value = getattr(settings.metadata, field)
-        if YAML11_NOT_STRING.match(value):
-            yield (
-                ("metadata", field),
-                f"{value!r} would be read as a boolean, null or number by YAML 1.1 tools (helm, "
-                "kubectl); choose another name",
-            )
+    names: list[tuple[Path, str]] = [
+        (("metadata", field), getattr(settings.metadata, field)) for field in ("name", "namespace")
+    ]
+    names += [
+        ((*s, "workers", index, "name"), group.name) for index, group in enumerate(spec.workers)
+    ]
+    for path, value in names:
+        problem = yaml11_problem(value)
+        if problem:
+            yield path, problem
 
     try:
         parse_version(spec.kubernetes.version)
@@ -353,15 +362,7 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
             "the control plane would be gone during the update",
         )
 
-    # etcd, registries.
-    if not _ON_CALENDAR.match(spec.etcd.defrag.schedule):
-        yield (
-            (*s, "etcd", "defrag", "schedule"),
-            (
-                f"{spec.etcd.defrag.schedule!r} is not a systemd OnCalendar expression such as "
-                "'*-*-* 02:30:00'"
-            ),
-        )
+    yield from strict.errors(settings)
     security_path = (*s, "security")
     issuers = [issuer.issuer_url for issuer in spec.security.oidc]
     for index, url in enumerate(issuers):

@@ -242,9 +242,42 @@ def _position(positions: Positions, path: Path) -> tuple[int, int]:
 
 
 def _pattern_help() -> dict[str, str]:
-    from scs_templates.settings.model import DNS_LABEL, REGISTRY_HOST
+    from scs_templates.settings.model import (
+        COMPACTION_RETENTION,
+        DNS_LABEL,
+        DNS_SUBDOMAIN,
+        LABEL_KEY,
+        LABEL_VALUE,
+        NO_PROXY_ENTRY,
+        ON_CALENDAR,
+        REGISTRY_HOST,
+    )
 
     return {
+        DNS_SUBDOMAIN: (
+            "must be a DNS-1123 subdomain: DNS labels (lower-case letters, digits and '-', "
+            "at most 63 characters each) joined by '.'"
+        ),
+        LABEL_KEY: (
+            "is not a label key: an optional DNS subdomain and '/', then at most 63 letters, "
+            "digits, '-', '_' or '.', starting and ending with a letter or digit"
+        ),
+        LABEL_VALUE: (
+            "is not a label value: empty or at most 63 letters, digits, '-', '_' or '.', "
+            "starting and ending with a letter or digit"
+        ),
+        NO_PROXY_ENTRY: (
+            "is not one NO_PROXY entry: one host, domain or CIDR per list item, without ',', "
+            "blanks or quotes"
+        ),
+        COMPACTION_RETENTION: (
+            "is not an etcd compaction retention: whole hours (8) or a Go duration such as "
+            "8h, 90m or 1h30m"
+        ),
+        ON_CALENDAR: (
+            "is not a systemd OnCalendar expression such as '*-*-* 02:30:00' (one line of "
+            "ASCII letters, digits, blanks and * , . / : ~ -)"
+        ),
         DNS_LABEL: (
             "must be a DNS-1123 label: lower-case letters, digits and '-', starting and "
             "ending with a letter or digit"

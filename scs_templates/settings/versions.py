@@ -81,8 +81,14 @@ def parse_version(text: str) -> KubernetesVersion:
             f"Kubernetes {major}.{minor} is outside the supported range ({supported_range_text()}"
             f", the workload cluster versions of Cluster API {_TABLE.cluster_api.release})"
         )
-    patch = TESTED_PATCHES[(major, minor)] if patch_number is None else patch_number
-    return KubernetesVersion(major, minor, patch)
+    newest = TESTED_PATCHES[(major, minor)]
+    if patch_number is not None and patch_number > newest:
+        raise ValueError(
+            f"Kubernetes {major}.{minor}.{patch_number} does not exist: the newest patch of "
+            f"{major}.{minor} is {major}.{minor}.{newest} (versions table of {_TABLE.read_on}; "
+            f"{major}.{minor}.x means that one)"
+        )
+    return KubernetesVersion(major, minor, newest if patch_number is None else patch_number)
 
 
 def resolve_version(text: str, provider: str) -> ResolvedVersion:

@@ -218,7 +218,9 @@ def _cached_version(path: str, mtime_ns: int, size: int, kind: str) -> str:
 
     with tempfile.TemporaryDirectory(prefix="scs-templates-helm-") as helm_home:
         try:  # process.run: a timeout ends the tool's whole process group
-            result = process.run(argv, env=hermetic_env(Path(helm_home)), timeout=limit)
+            env = hermetic_env(Path(helm_home))
+            env.pop("KUBECONFIG", None)  # a version query never talks to a cluster (#41)
+            result = process.run(argv, env=env, timeout=limit)
         except process.ProcessTimeout:
             raise ToolError(f"{path}: `{kind} version` did not finish within {limit:g} s") from None
         except OSError as error:

@@ -115,10 +115,29 @@ def test_environment_is_hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert env["HELM_CACHE_HOME"] == str(home / "cache")
         assert env["HELM_CONFIG_HOME"] == str(home / "config")
         assert env["HELM_DATA_HOME"] == str(home / "data")
-        assert env["KUBECONFIG"] == "/k/config"
+        assert "KUBECONFIG" not in env  # helm template is offline (issue #41, finding 11)
         assert "HELM_NAMESPACE" not in env
         assert "HELM_DRIVER" not in env
         assert ("HELM_CONTENT_CACHE" in env) == (major == 4)
+
+
+@pytest.mark.parametrize("given", ["argument", "environment"])
+def test_finding11_offline_helm_commands_never_get_kubeconfig(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """helm template and lint run without KUBECONFIG, whether the caller's environment or
+    the runner's ``kubeconfig`` has one; the commands that talk to a cluster get it."""
+    monkeypatch.setenv("KUBECONFIG", "/env/config")
+    kubeconfig = "/k/config" if given == "argument" else None
+    expected = kubeconfig or "/env/config"
+    d = tmp_path / "h"
+    helm = make_helm(fake_helm(d, stdout="[]"), home=tmp_path / "home", kubeconfig=kubeconfig)
+    helm.template("r", Path("/c"), namespace="n", values={}, kube_version="v1.34.1")
+    assert "KUBECONFIG" not in env_of(d)
+    helm.lint(Path("/c"), namespace="n", values={}, kube_version="v1.34.1")
+    assert "KUBECONFIG" not in env_of(d)
+    helm.run(["list", "-n", "n"])
+    assert env_of(d)["KUBECONFIG"] == expected
 
 
 def test_default_home_is_a_private_temp_dir(tmp_path: Path) -> None:
@@ -449,3 +468,35 @@ def test_extra_env_is_added_but_cannot_override_helm_homes(tmp_path: Path) -> No
     )
     assert env["GOGC"] == "400"
     assert env["HELM_CACHE_HOME"] != "/tmp/evil"
+
+
+def test_finding11_offline_render_with_debug_never_hands_kubeconfig_to_helm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``scs-templates --debug render`` with ``KUBECONFIG`` set: the real helm renders, run by a
+    TEST DOUBLE wrapper that records its environment first; KUBECONFIG is not in it."""
+    from scs_templates.cli.main import main
+    from scs_templates.errors import ToolNotFoundError
+    from scs_templates.toolchain import find_helm
+    from tests.support import EXAMPLES
+
+    try:
+        real = find_helm().path
+    except ToolNotFoundError as error:
+        skip_or_fail(f"helm not found: {error}")
+    wrapper = tmp_path / "helm"
+    wrapper.write_text(
+        "#!/bin/sh\n# TEST DOUBLE: records the environment, then runs the real helm.\n"
+        f'env >> "{tmp_path}/env.log"\nexec "{real}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    kubeconfig = tmp_path / "management.kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    monkeypatch.setenv("SCS_TEMPLATES_HELM", str(wrapper))
+    example = next(path for path in EXAMPLES if path.stem == "openstack-minimal")
+    assert main(["--debug", "render", str(example), "-o", str(tmp_path / "out")]) == 0
+    recorded = (tmp_path / "env.log").read_text()
+    assert "HELM_CACHE_HOME=" in recorded  # the wrapper ran
+    assert "KUBECONFIG=" not in recorded
+    assert str(kubeconfig) not in capsys.readouterr().err

@@ -147,3 +147,28 @@ def test_command_line_environment_and_error(tmp_path: Path) -> None:
     assert not Path(f"{log}.stdin").exists()  # stdin is /dev/null: never interactive
     # The state directory (with the 0600 values) is gone after the call.
     assert not Path(env["HELMFILE_TEMPDIR"]).exists()
+
+
+def test_finding11_offline_helmfile_commands_never_get_kubeconfig(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """helmfile template/build/list/write-values run without KUBECONFIG (the caller's
+    environment has one, and so may the runner); sync, a cluster command, gets it."""
+    log = tmp_path / "env.log"
+    double = tmp_path / "helmfile"
+    double.write_text(
+        "#!/bin/sh\n# TEST DOUBLE for helmfile: records its environment, prints nothing.\n"
+        f'env > "{log}"\n'
+    )
+    double.chmod(0o755)
+    monkeypatch.setenv("KUBECONFIG", "/env/config")
+    hf = Helmfile(
+        Tool("helmfile", double, "0.166.0", 0, "argument"),
+        Tool("helm", Path("/opt/helm3"), "3.15.3", 3, "argument"),
+        home=tmp_path / "home",
+    )
+    settings = api.load_settings(MINIMAL).settings
+    hf.run(settings, ["template", "--skip-deps"])
+    assert "KUBECONFIG=" not in log.read_text()
+    hf.run(settings, ["sync", "--skip-deps"], cluster=True)
+    assert "KUBECONFIG=/env/config" in log.read_text().splitlines()

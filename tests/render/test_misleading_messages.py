@@ -152,7 +152,8 @@ def test_a_failed_openstack_login_is_one_line_without_keystoneauths_warning_or_u
     )
     assert done.returncode == 1
     assert one_line(done.stderr) == (
-        f"{PREFIX}cloud 'dead': login failed: cannot reach {url}/auth/tokens: Connection refused"
+        f"{PREFIX}cloud 'dead': login at {url} failed: cannot reach {url}/auth/tokens: "
+        "Connection refused"
     )
 
 

@@ -8,12 +8,16 @@ The corpus is derived from the examples: hypothesis replaces one to three leaves
 strings, booleans) of an example with edge values (bounds, beyond 2**53, trailing newlines,
 non-ASCII, slashes, long strings) or random ones. Every variant that validates must render
 with exit 0. The cases the bad-input campaign of issue #18 found are pinned as examples and
-as a table of refusals.
+as a table of refusals, and so are those of issue #41 (findings 5 and 6).
+
+The budget is small by default (``make check``/CI) and longer with
+``SCS_TEMPLATES_PROPERTY_EXAMPLES`` (``make property``).
 """
 
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any
 
 import pytest
@@ -28,9 +32,30 @@ from scs_templates.settings import SettingsError, validate_data
 from scs_templates.toolchain import find_helm
 from tests.support import EXAMPLES, skip_or_fail
 
+EXAMPLES_PER_RUN = int(os.environ.get("SCS_TEMPLATES_PROPERTY_EXAMPLES", "40"))
 CORPUS: list[dict[str, Any]] = [YAML(typ="safe").load(path.read_text()) for path in EXAMPLES]
 
-EDGE_INTS = [0, 1, -1, 7, 255, 256, 9000, 65535, 2**31 - 1, 2**31, 2**53, 2**53 + 1, 2**63 - 1]
+EDGE_INTS = [
+    0,
+    1,
+    -1,
+    7,
+    67,
+    68,
+    100,
+    118,
+    255,
+    256,
+    1279,
+    1280,
+    9000,
+    65535,
+    2**31 - 1,
+    2**31,
+    2**53,
+    2**53 + 1,
+    2**63 - 1,
+]
 EDGE_STRINGS = [
     "",
     "x",
@@ -62,6 +87,16 @@ EDGE_STRINGS = [
     "*-*-* 02:30:00\n",
     "https://a",
     "https://a b",
+    # issue #41: values the cluster refused after validate had accepted them
+    "a,b",
+    "my domain",
+    "every day",
+    "forever and ever",
+    "1.33.99",
+    "fd00::/64",
+    "10.0.0.0/32",
+    "Bogus",
+    "*-*-* 24:00",
 ]
 
 
@@ -139,7 +174,7 @@ def _has(data: Any, path: tuple[Any, ...]) -> bool:
 
 
 @settings(
-    max_examples=40,
+    max_examples=EXAMPLES_PER_RUN,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -269,6 +304,87 @@ def test_what_the_charts_refuse_validate_refuses(
     assert any(f" {path}: " in f" {line}" and words in line for line in lines), lines
 
 
+PROXY = {"httpProxy": "http://proxy.example:3128"}
+#: Issue #41: the edges of what validate now accepts (findings 5 and 6) render.
+BOUNDARIES = [
+    (
+        "noproxy-domain-and-cidr",
+        with_spec(
+            MINIMAL, network={"proxy": {**PROXY, "noProxy": [".corp.example", "10.0.0.0/8"]}}
+        ),
+    ),
+    (
+        "service-domain-with-proxy",
+        with_spec(MINIMAL, network={"proxy": PROXY, "serviceDomain": "k8s.corp.example"}),
+    ),
+    ("mtu-118", with_spec(MINIMAL, network={"mtu": 118})),
+    (
+        "mtu-118-calico",
+        with_spec(MINIMAL, network={"mtu": 118}, services={"cni": {"type": "calico"}}),
+    ),
+    ("pod-cidr-24", with_spec(MINIMAL, network={"podCIDR": "10.244.0.0/24"})),
+    (
+        "pod-cidr-8",
+        with_spec(
+            MINIMAL,
+            network={
+                "podCIDR": "10.0.0.0/8",
+                "nodeCIDR": "172.16.0.0/20",
+                "serviceCIDR": "172.20.0.0/16",
+            },
+        ),
+    ),
+    (
+        "label-prefix-253",
+        with_spec(
+            MINIMAL,
+            workers=[
+                {
+                    "name": "md",
+                    "replicas": 1,
+                    "machineType": "m",
+                    "labels": {".".join(["a" * 62] * 4) + "/x": "v" * 63},
+                }
+            ],
+        ),
+    ),
+    (
+        "schedule-forms",
+        with_spec(
+            MINIMAL,
+            etcd={
+                "defrag": {"schedule": "Sat,Sun *-*-1..7 03:00 UTC"},
+                "autoCompactionRetention": "1h30m",
+            },
+        ),
+    ),
+    (
+        "encryption-wildcards",
+        with_spec(
+            MINIMAL,
+            security={"encryptionAtRest": {"resources": ["secrets", "configmaps", "*.apps"]}},
+        ),
+    ),
+    (
+        "sg-ipv6",
+        with_spec(
+            MINIMAL,
+            openstack={
+                "nodeSecurityGroupRules": [
+                    {"name": "v6", "etherType": "IPv6", "remoteIPPrefix": "fd00::/64"}
+                ]
+            },
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("data", [b[1] for b in BOUNDARIES], ids=[b[0] for b in BOUNDARIES])
+def test_finding5_the_edges_validate_accepts_render(helm: Helm, data: dict[str, Any]) -> None:
+    validate_data(data)  # accepted ...
+    render_or_fail(helm, data)  # ... and rendered
+
+
 def test_examples_as_pinned_still_render(helm: Helm) -> None:
     for data in CORPUS:
         render_or_fail(helm, data)
@@ -314,3 +430,78 @@ def test_patterns_use_ascii_classes_only() -> None:
         and any(c in node["pattern"] for c in ("\\d", "\\w", "\\b"))
     ]
     assert loose == []
+
+
+# --------------------------------------------------------------------------- from the schema
+
+
+SCHEMA_SECTIONS = ("network", "etcd", "security", "controlPlane", "kubernetes", "openstack")
+
+
+def from_schema(node: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> Any:
+    """A hypothesis strategy for the values of a node of the published JSON Schema: enums,
+    bounded integers, strings of the node's pattern (hypothesis' ``from_regex``) or short
+    printable text, lists of up to two items, objects with any subset of their keys.
+    Free-form mappings (helm values, the audit Policy) stay empty."""
+    if "$ref" in node:
+        return from_schema(defs[node["$ref"].rsplit("/", 1)[1]], defs, depth)
+    if "anyOf" in node:
+        return st.one_of([from_schema(branch, defs, depth) for branch in node["anyOf"]])
+    if "enum" in node or "const" in node:
+        return st.sampled_from(node.get("enum") or [node.get("const")])
+    kind = node.get("type")
+    if kind == "null":
+        return st.none()
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "integer":
+        return st.integers(node.get("minimum", -(2**31)), node.get("maximum", 2**31))
+    if kind == "string":
+        if "pattern" in node:
+            return st.from_regex(node["pattern"], fullmatch=True).filter(
+                lambda text: len(text) <= node.get("maxLength", 300)
+            )
+        return st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=12)
+    if kind == "array":
+        items = from_schema(node.get("items", {"type": "string"}), defs, depth + 1)
+        return st.lists(items, min_size=node.get("minItems", 0), max_size=2)
+    if kind == "object" and node.get("properties") and depth < 4:
+        required = set(node.get("required", ()))
+        fields = {
+            key: from_schema(value, defs, depth + 1) for key, value in node["properties"].items()
+        }
+        return st.fixed_dictionaries(
+            {key: value for key, value in fields.items() if key in required},
+            optional={key: value for key, value in fields.items() if key not in required},
+        )
+    return st.just({})
+
+
+@st.composite
+def schema_variants(draw: st.DrawFn) -> dict[str, Any]:
+    """An example with one section of its spec replaced by one generated from the schema."""
+    from scs_templates.settings.schema import settings_schema
+
+    schema = settings_schema()
+    defs = schema["$defs"]
+    data = copy.deepcopy(draw(st.sampled_from(CORPUS)))
+    section = draw(st.sampled_from(SCHEMA_SECTIONS))
+    node = defs["Spec"]["properties"][section]
+    data["spec"][section] = draw(from_schema(node, defs))
+    return data
+
+
+@settings(
+    max_examples=EXAMPLES_PER_RUN,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+    ],
+)
+@given(data=schema_variants())
+def test_settings_generated_from_the_schema_that_validate_accepts_render(
+    helm: Helm, data: dict[str, Any]
+) -> None:
+    render_or_fail(helm, data)

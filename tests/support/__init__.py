@@ -8,8 +8,10 @@ machine, but must never skip in CI: there, a missing prerequisite is a failure.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -263,3 +265,17 @@ def wait_on_plane(what: str, check: Any, plane: Plane, timeout: float) -> Any:
             return found
         time.sleep(2)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+@contextmanager
+def serving_in_thread(server: Any, name: str) -> Iterator[str]:
+    """Run a loopback ``socketserver`` server (an HTTP double) in a daemon thread; yield
+    ``http://127.0.0.1:PORT`` and shut it down afterwards."""
+    thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

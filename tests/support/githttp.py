@@ -9,13 +9,14 @@ request, CGI environment, body on stdin) and relays its answer. Nothing is reimp
 from __future__ import annotations
 
 import subprocess
-import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from tests.support import serving_in_thread
 
 #: Seconds one git request may take (a clone of the project's charts is well under one).
 REQUEST_TIMEOUT = 60.0
@@ -82,10 +83,5 @@ def serving(root: Path) -> Iterator[str]:
     server = make_server(
         "127.0.0.1", 0, _app(root, _backend()), server_class=_Server, handler_class=_Quiet
     )
-    thread = threading.Thread(target=server.serve_forever, name="git-http", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving_in_thread(server, "git-http") as url:
+        yield url

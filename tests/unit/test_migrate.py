@@ -435,6 +435,44 @@ def test_secret_of_any_shape_is_not_read() -> None:
     )
 
 
+SECRET = "c2VjcmV0LWFsaWFz"
+SECRET_ALIASES = [
+    (
+        "anchor-on-secret",
+        f"OPENSTACK_CLOUD_YAML_B64: &a {SECRET}\nOPENSTACK_NODE_MACHINE_FLAVOR: *a\n",
+        2,
+    ),
+    (
+        "anchor-on-flavor",
+        f"OPENSTACK_NODE_MACHINE_FLAVOR: &a {SECRET}\nOPENSTACK_CLOUD_YAML_B64: *a\n",
+        1,
+    ),
+    (
+        "alias-in-a-list",
+        f"OPENSTACK_CLOUD_CACERT_B64: &a {SECRET}\nOPENSTACK_DNS_NAMESERVERS: [ *a ]\n",
+        2,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "line"), [c[1:] for c in SECRET_ALIASES], ids=[c[0] for c in SECRET_ALIASES]
+)
+def test_finding10_migrate_never_copies_a_secret_through_a_yaml_alias(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, line: int
+) -> None:
+    """A key whose value IS a secret key's value (an anchor and an alias, either way round) is
+    refused, exit 2, naming both keys; the value is in no output, report or error line."""
+    path = tmp_path / "clusterctl.yaml"
+    path.write_text(BASE + text)
+    code, out, err = run_cli(["migrate", str(path)], capsys)
+    assert code == 2
+    assert SECRET not in out + err
+    assert f"{path}:{BASE.count(chr(10)) + line}: " in err
+    assert "the value of the secret OPENSTACK_CLOUD_" in err
+    assert out == ""
+
+
 # --------------------------------------------------------------------------- errors
 
 

@@ -164,8 +164,13 @@ def worker_group(draw: st.DrawFn, name: str) -> dict[str, Any]:
 @st.composite
 def settings_documents(draw: st.DrawFn) -> dict[str, Any]:
     template = draw(st.sampled_from(["simple", "multi-md"]))
-    names = draw(
-        st.lists(dns_label, min_size=1, max_size=1 if template == "simple" else 4, unique=True)
+    names = draw(  # worker group names are refused like cluster names (issue #41)
+        st.lists(
+            dns_label.filter(lambda n: not YAML11_NOT_STRING.match(n)),
+            min_size=1,
+            max_size=1 if template == "simple" else 4,
+            unique=True,
+        )
     )
     node_third = draw(st.integers(0, 95))  # 10.96.0.0/12 is the service network
     spec: dict[str, Any] = {

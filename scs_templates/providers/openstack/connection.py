@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hmac
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scs_templates.errors import InputError, ToolError
 
@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from openstack.connection import Connection
 
 REDACTED = "**redacted**"
+T = TypeVar("T")
+#: Seconds one OpenStack call may take unless ``--timeout``/``SCS_TEMPLATES_TIMEOUT`` says
+#: otherwise (:func:`scs_templates.timeouts.tool_timeout`).
+CALL_TIMEOUT_SECONDS = 120.0
 
 
 class Secret:
@@ -98,8 +102,11 @@ def open_cloud(cloud: str) -> Connection:
     import openstack
     from openstack.config import exceptions as config_exceptions
 
-    try:
-        conn = openstack.connect(cloud=cloud)
+    from scs_templates.timeouts import tool_timeout
+
+    limit = tool_timeout(CALL_TIMEOUT_SECONDS)
+    try:  # api_timeout: the read timeout of every request of this connection
+        conn = openstack.connect(cloud=cloud, api_timeout=limit)
         _register_auth_secrets(conn)
     except config_exceptions.OpenStackConfigException as error:
         raise InputError(
@@ -109,11 +116,55 @@ def open_cloud(cloud: str) -> Connection:
         ) from None
     except Exception as error:
         raise tool_error(f"cloud {cloud!r}: cannot read its configuration", error) from None
+    endpoint = str((conn.config.get_auth_args() or {}).get("auth_url") or f"cloud {cloud!r}")
+    _quiet_discovery_warning()
     try:
-        conn.authorize()
+        bounded(conn.authorize, what=f"cloud {cloud!r}: login at {endpoint}", limit=limit)
+    except ToolError:
+        raise
     except Exception as error:
-        raise tool_error(f"cloud {cloud!r}: login failed", error) from None
+        raise tool_error(f"cloud {cloud!r}: login at {endpoint} failed", error) from None
     return conn
+
+
+def _quiet_discovery_warning() -> None:
+    """keystoneauth warns when identity discovery fails, then the login fails: the one error
+    line says it already (``--debug`` keeps the warning)."""
+    import logging
+
+    if not logging.getLogger("scs_templates").isEnabledFor(logging.DEBUG):
+        logging.getLogger("keystoneauth.identity.generic.base").setLevel(logging.ERROR)
+
+
+def bounded(call: Callable[[], T], *, what: str, limit: float) -> T:
+    """``call()``, abandoned after ``limit`` seconds with a ToolError (exit 1) naming
+    ``what``.
+
+    keystoneauth can block for ever without any network wait: behind an authenticating
+    proxy (``GET /v3`` answers 401) it re-authenticates inside its discovery and takes its
+    own non-reentrant lock a second time (issue #41). No socket timeout ends that, so the
+    call runs in a daemon thread that is left behind when the wall clock is over; the
+    command then ends, and the process with it.
+    """
+    import threading
+
+    outcome: list[Any] = []
+
+    def work() -> None:
+        try:
+            outcome.append((True, call()))
+        except BaseException as error:  # handed to the caller's thread
+            outcome.append((False, error))
+
+    worker = threading.Thread(target=work, name="openstack-call", daemon=True)
+    worker.start()
+    worker.join(limit)
+    if not outcome:
+        raise ToolError(f"{what}: no answer within {limit:g} s (--timeout); the call was abandoned")
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
 
 
 _AUTH_SECRET_KEYS = ("password", "application_credential_secret", "token", "passcode")
