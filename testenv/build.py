@@ -430,14 +430,16 @@ def build_all(log: Callable[[str], None] = print) -> list[Path]:
     controllers (test_plane_flux; their own wrappers and cache key, testenv/flux.py), then
     the kubeadms of :func:`suite_builds` (test_plane_inmemory, test_plane_kubeadm_minors).
     Right after the plane: containerd's registry code (testenv/containerd.py: small, and
-    test_containerd_node_files is the first of those modules by name); last OCCM
+    test_containerd_node_files is the first of those modules by name), then etcdctl and
+    etcdutl of the plane's etcd release (testenv/etcdctl.py, for test_node_etcd_defrag: a few
+    seconds on top of the plane's etcd); last OCCM
     (testenv/occm.py; test_plane_occm and test_plane_occm_nodes are the last of them by name
     but one), then the Cinder CSI plugin of OCCM's wrapper and the csi-provisioner sidecar of
     its own wrapper (testenv/csi_provisioner.py; test_plane_openstack_cinder_csi, the last).
     Returns the paths built or found, in that order (Flux: its cache directory)."""
-    from testenv import containerd, csi_provisioner, flux, occm  # they import this module
+    from testenv import containerd, csi_provisioner, etcdctl, flux, occm  # they import this
 
-    built = [ensure_built(log), containerd.ensure_built(log)]
+    built = [ensure_built(log), containerd.ensure_built(log), etcdctl.ensure_built(log)]
     todo = suite_builds()
     apiservers = [(name, release) for name, release in todo if name == "kube-apiserver"]
     built += [build_release_program(name, release, log) for name, release in apiservers]
