@@ -234,3 +234,53 @@ def test_systemd_analyze_verify_finds_what_it_should(tmp_path: Path) -> None:
     assert "/usr/local/sbin/none.sh is not executable" in said, said
     assert "OnCalendar" in said or "calendar" in said.lower(), said
     assert "Unknown key 'Enviroment'" in said, said
+
+
+@pytest.mark.parametrize(
+    "directory",
+    [
+        "backups",
+        "/",
+        "/var/lib/etcd",
+        "/var/lib/etcd/backups",
+        "/mnt/../var/lib/etcd",
+        "/mnt/a b",
+        "/mnt/$(id)",
+        "/mnt/'x'",
+    ],
+)
+def test_etcd_backup_directory_refuses_what_the_script_cannot_use(directory: str) -> None:
+    """etcd.backupDirectory goes into etcd-defrag.sh as it is: a relative path, the root,
+    etcd's own data directory (or one under it), '..', and anything the shell would read
+    (space, $, quotes) are refused, naming the field."""
+    from scs_templates.settings import SettingsError
+    from tests.support import settings_of
+
+    spec = {"provider": "docker", "etcd": {"backupDirectory": directory}}
+    with pytest.raises(SettingsError) as refused:
+        settings_of(spec)
+    said = str(refused.value)
+    assert f"spec.etcd.backupDirectory: {directory!r} " in said, said
+    assert "has the wrong format" in said or "must be a directory outside /var/lib/etcd" in said
+
+
+@pytest.mark.helm
+def test_etcd_backup_directory_reaches_the_script_which_still_passes_shellcheck(
+    tmp_path: Path,
+) -> None:
+    """A directory that outlives the machine (a mount of the node image) is where the
+    nightly snapshots go; the default stays /var/backups/etcd."""
+    from tests.support import settings_of
+
+    scripts = {}
+    for name, etcd in (("default", {}), ("mount", {"backupDirectory": "/mnt/etcd-backups"})):
+        settings = settings_of({"provider": "docker", "etcd": etcd})
+        objects = api.render(settings, helm=pinned_helm()).objects
+        (script,) = {f.content for f in node_files(objects) if f.path.endswith("etcd-defrag.sh")}
+        scripts[name] = script
+        path = tmp_path / f"{name}.sh"
+        path.write_text(script)
+        done = _shellcheck(path)
+        assert done.returncode == 0 and not done.stdout, done.stdout
+    assert "\nBACKUP_DIR=/var/backups/etcd\n" in scripts["default"]
+    assert "\nBACKUP_DIR=/mnt/etcd-backups\n" in scripts["mount"]

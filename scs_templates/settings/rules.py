@@ -71,6 +71,8 @@ def _label_problem(key: str) -> str | None:
 #: ASCII only and ``\Z``: the chart schema's Go regex has an ASCII ``\w`` and a ``$`` that does
 #: not match before a trailing newline (Python's does), so anything looser validates here and
 #: then fails in helm.
+#: etcd's data directory on kubeadm's control-plane nodes (the snapshots stay out of it).
+ETCD_DATA_DIR = "/var/lib/etcd"
 _ON_CALENDAR = re.compile(r"\A[A-Za-z0-9_*,./:~ -]+\Z")
 #: helm reads values through JSON into float64: larger integers silently change.
 FLOAT64_EXACT = 2**53
@@ -343,6 +345,17 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
                 f"{spec.etcd.defrag.schedule!r} is not a systemd OnCalendar expression such as "
                 "'*-*-* 02:30:00'"
             ),
+        )
+    backups = spec.etcd.backup_directory.rstrip("/")
+    if (
+        ".." in backups.split("/")
+        or backups == ETCD_DATA_DIR
+        or backups.startswith(f"{ETCD_DATA_DIR}/")
+    ):
+        yield (
+            (*s, "etcd", "backupDirectory"),
+            f"{spec.etcd.backup_directory!r} must be a directory outside {ETCD_DATA_DIR} "
+            "(etcd's data) and without '..'",
         )
     security_path = (*s, "security")
     issuers = [issuer.issuer_url for issuer in spec.security.oidc]

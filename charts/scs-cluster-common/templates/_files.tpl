@@ -288,7 +288,7 @@ etcd static pod (crictl exec): the node needs no etcdctl and always uses a match
 # etcd defragmentation and snapshot, written by scs-templates (docs/maintenance.md).
 set -euo pipefail
 
-BACKUP_DIR=/var/backups/etcd
+BACKUP_DIR={{ .Values.etcd.defrag.backupDirectory }}
 RETENTION={{ include "scs.int" .Values.etcd.defrag.backupRetention }}
 LOCAL=https://127.0.0.1:2379
 PKI=/etc/kubernetes/pki/etcd
