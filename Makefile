@@ -10,8 +10,8 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 TOOLS_STAMP := $(VENV)/.tools-installed
 DEMO ?= examples/openstack-minimal.yaml
 
-.PHONY: demo test check setup tools plane lint typecheck test-unit test-render test-plane test-cloud \
-	bench fuzz snapshot-update clean help
+.PHONY: demo test check setup tools node-tools plane lint typecheck test-unit test-render \
+	test-plane test-cloud bench fuzz property snapshot-update clean help
 help:
 	@echo "make demo   - set up, then render an example cluster offline ($(DEMO))"
 	@echo "make test   - set up, then run the full test suite (every tier), ruff and mypy"
@@ -36,6 +36,28 @@ tools: $(STAMP)
 
 demo: setup
 	$(BIN)/scs-templates render $(DEMO)
+
+# The programs that read what we write onto nodes (tests/render/test_node_tools.py): shellcheck,
+# systemd-analyze (systemd), cloud-init, from Debian. Installed only in CI (CI=true), where
+# the tests must not skip; elsewhere their tests skip and say this command. policy-rc.d
+# (exit 101) keeps the packages' services from starting while apt installs them.
+NODE_TOOLS := shellcheck:shellcheck systemd-analyze:systemd cloud-init:cloud-init
+node-tools:
+	@set -euo pipefail; missing=; \
+	for pair in $(NODE_TOOLS); do \
+		command -v "$${pair%%:*}" >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$${CI:-}" != true ]; then \
+		echo "node-tools: missing:$$missing (apt-get install$$missing); their tests skip"; exit 0; \
+	fi; \
+	sudo=; [ "$$(id -u)" = 0 ] || sudo="sudo -n"; \
+	guard=; if [ ! -e /usr/sbin/policy-rc.d ]; then \
+		printf '#!/bin/sh\nexit 101\n' | $$sudo tee /usr/sbin/policy-rc.d >/dev/null; \
+		$$sudo chmod 0755 /usr/sbin/policy-rc.d; guard=1; fi; \
+	trap '[ -z "$$guard" ] || $$sudo rm -f /usr/sbin/policy-rc.d' EXIT; \
+	$$sudo apt-get update -qq; \
+	DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing
 
 lint: $(STAMP)
 	$(BIN)/ruff check scs_templates testenv tests bench
@@ -87,7 +109,7 @@ test: $(STAMP)
 		echo "test: building the test programs in the background (log: $(BUILD_LOG))"; \
 		$(BIN)/python -m testenv build --all </dev/null >$(BUILD_LOG) 2>&1 & build=$$!; \
 	else echo "test: no Go toolchain, the real-plane tests will skip"; fi; \
-	$(MAKE) --no-print-directory setup lint typecheck; \
+	$(MAKE) --no-print-directory setup node-tools lint typecheck; \
 	$(BIN)/python -m tests.support.run_tiers --jobs $(JOBS) -- $(PYTEST_ARGS); \
 	if [ -n "$$build" ]; then \
 		status=0; wait "$$build" || status=$$?; build=; \

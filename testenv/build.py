@@ -438,7 +438,9 @@ def build_all(log: Callable[[str], None] = print) -> list[Path]:
     it in the background), in the order the tiers' last tests need it. The plane and cloud
     tiers run side by side (tests/support/run_tiers.py), each with its ``extra_builds``
     modules last (tests/conftest.py): so first the plane, then containerd's registry code
-    (testenv/containerd.py: small, the plane tier's first such module), then what the cloud
+    (testenv/containerd.py: small, the plane tier's first such module) and etcdctl and
+    etcdutl of the plane's etcd release (testenv/etcdctl.py, for test_node_etcd_defrag: a few
+    seconds on top of the plane's etcd), then what the cloud
     tier's last modules need: OCCM (testenv/occm.py; test_plane_occm, test_plane_occm_nodes),
     the Cinder CSI plugin of OCCM's wrapper and the csi-provisioner sidecar of its own
     wrapper (testenv/csi_provisioner.py; test_plane_openstack_cinder_csi), so that the cloud
@@ -448,9 +450,9 @@ def build_all(log: Callable[[str], None] = print) -> list[Path]:
     and cache key, testenv/flux.py), the kubeadms of :func:`suite_builds`
     (test_plane_inmemory, test_plane_kubeadm_minors). Returns the paths built or found, in
     that order (Flux: its cache directory)."""
-    from testenv import containerd, csi_provisioner, flux, occm  # they import this module
+    from testenv import containerd, csi_provisioner, etcdctl, flux, occm  # they import this
 
-    built = [ensure_built(log), containerd.ensure_built(log)]
+    built = [ensure_built(log), containerd.ensure_built(log), etcdctl.ensure_built(log)]
     built.append(occm.ensure_built(log))
     built.append(occm.ensure_csi_built(log))
     built.append(csi_provisioner.ensure_built(log))

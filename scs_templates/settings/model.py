@@ -48,6 +48,9 @@ LoadBalancerProvider = Literal["amphora", "ovn"]
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 Dns1123Label = Annotated[str, StringConstraints(pattern=DNS_LABEL, max_length=63)]
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
+#: A directory on a node, written into its shell scripts as it is: absolute, and no space,
+#: quote or other character the shell would read (rules.py refuses '..' and etcd's data).
+NodeDirectory = Annotated[str, StringConstraints(pattern=r"^(/[A-Za-z0-9._-]+)+$", max_length=255)]
 Cidr = Annotated[str, Field(json_schema_extra={"format": "cidr"})]
 # DNS-1123 subdomain (RFC 1123 host name): DNS labels joined by '.', each <= 63 characters.
 # apimachinery bounds the whole to 253 characters (a rule: settings/rules.py, the JSON
@@ -667,6 +670,15 @@ class Etcd(_Model):
         ge=0,
         le=365,
         description="Compressed snapshots kept on each control-plane node by the nightly job.",
+    )
+    backup_directory: NodeDirectory = Field(
+        default="/var/backups/etcd",
+        description="Where the nightly job writes its snapshots on each control-plane node "
+        "(absolute; letters, digits, '.', '_', '-' and '/'; not inside /var/lib/etcd). The "
+        "default is on the machine's own disk: the snapshots go with the machine (upgrades, "
+        "certificate rollouts, remediation replace it); they survive that only in a "
+        "directory that outlives the machine, a mount the node image provides "
+        "(docs/maintenance.md).",
     )
 
 

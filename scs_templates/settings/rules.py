@@ -68,6 +68,8 @@ def _label_problem(key: str) -> str | None:
     return None
 
 
+#: etcd's data directory on kubeadm's control-plane nodes (the snapshots stay out of it).
+ETCD_DATA_DIR = "/var/lib/etcd"
 #: helm reads values through JSON into float64: larger integers silently change.
 FLOAT64_EXACT = 2**53
 # DNS labels that a YAML 1.1 reader (helm's and kubectl's sigs.k8s.io/yaml) takes for a
@@ -363,6 +365,17 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
         )
 
     yield from strict.errors(settings)
+    backups = spec.etcd.backup_directory.rstrip("/")
+    if (
+        ".." in backups.split("/")
+        or backups == ETCD_DATA_DIR
+        or backups.startswith(f"{ETCD_DATA_DIR}/")
+    ):
+        yield (
+            (*s, "etcd", "backupDirectory"),
+            f"{spec.etcd.backup_directory!r} must be a directory outside {ETCD_DATA_DIR} "
+            "(etcd's data) and without '..'",
+        )
     security_path = (*s, "security")
     issuers = [issuer.issuer_url for issuer in spec.security.oidc]
     for index, url in enumerate(issuers):

@@ -279,6 +279,7 @@ def _etcd(settings: ClusterSettings, provider: Provider) -> EtcdSpec:
             "enabled": etcd.defrag.enabled,
             "schedule": etcd.defrag.schedule,
             "backupRetention": etcd.backup_retention,
+            "backupDirectory": etcd.backup_directory,
         },
     }
 

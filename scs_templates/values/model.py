@@ -47,6 +47,7 @@ class Defrag(TypedDict):
     enabled: bool
     schedule: Annotated[str, S(pattern="^[\\w*,./:~ -]+$")]
     backupRetention: Annotated[int, S(minimum=0)]
+    backupDirectory: Annotated[str, S(pattern="^(/[A-Za-z0-9._-]+)+$")]
 
 
 class EtcdSpec(TypedDict):

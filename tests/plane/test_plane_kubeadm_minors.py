@@ -29,6 +29,13 @@ and the same kubeadm validates it. One thing the controller would take from the 
 cluster is given instead: the bootstrap token (it creates one in the workload API unless the
 configuration names one; there is no workload API here), a well-formed made-up one.
 
+And every example's bootstrap data as cloud-init reads it: the same machines (first
+control-plane machine, a second joining, one of every worker group) for each example, a
+``clusterclass`` one as the topology controller would make its KubeadmControlPlane and
+KubeadmConfigTemplates (:func:`machine_specs`), and the cloud-config the real controller
+writes into each bootstrap Secret through Debian's ``cloud-init schema`` (after cloud-init's
+own Jinja step, :func:`cloud_config_as_cloud_init_reads_it`).
+
 Only the Cluster API core, kubeadm bootstrap and control-plane managers run here (a plane of
 its own, without CAPD's fixed ports: no wait for the machine-wide CAPD lock).
 """
@@ -49,7 +56,7 @@ import yaml
 
 from scs_templates import encryption
 from testenv import build
-from tests.support import plane_with_managers, skip_or_fail
+from tests.support import EXAMPLES, pinned_helm, plane_with_managers, skip_or_fail
 from tests.support.minors import render_all_features, supported_minors
 
 if TYPE_CHECKING:
@@ -149,11 +156,13 @@ def _cluster_certificates(cluster: str, namespace: str) -> list[dict[str, Any]]:
     return made
 
 
-def _referenced_secrets(spec: dict[str, Any], resources: list[str]) -> dict[str, dict[str, str]]:
+def _referenced_secrets(
+    specs: list[dict[str, Any]], resources: list[str]
+) -> dict[str, dict[str, str]]:
     """The Secrets the files' contentFrom name, with made-up content of the right shape."""
     secrets: dict[str, dict[str, str]] = {}
     config = encryption.config_text([encryption.new_key()], resources)
-    for entry in spec["files"]:
+    for entry in (f for spec in specs for f in spec.get("files", [])):
         source = entry.get("contentFrom", {}).get("secret")
         if source is None:
             continue
@@ -169,13 +178,18 @@ class Bootstrapped:
     namespace: str
     cluster: str
     version: str
-    objects: tuple[dict[str, Any], ...]
-    kcp_name: str
+    kcp: dict[str, Any]  # the KubeadmControlPlane on the plane
+    workers: list[tuple[str, dict[str, Any]]]  # (KubeadmConfigTemplate name, its spec)
     init: str  # the kubeadm.yaml of the first control-plane machine
     cloud: dict[str, Any]  # the first control-plane machine's whole cloud-config
+    raw: str  # that cloud-config as the bootstrap Secret holds it
+
+    @property
+    def kcp_name(self) -> str:
+        return str(self.kcp["metadata"]["name"])
 
 
-def _machine_data(
+def _machine_bootstrap(
     plane: Plane,
     ns: str,
     cluster: str,
@@ -184,9 +198,10 @@ def _machine_data(
     spec: dict[str, Any],
     *,
     control_plane: bool,
-) -> dict[str, str]:
-    """path -> content of the files in the bootstrap data the real controller writes for a
-    new Machine of ``version`` with KubeadmConfig ``spec``."""
+) -> str:
+    """The bootstrap data (cloud-config text, as the bootstrap Secret holds it) the real
+    controller writes for a new Machine of ``version`` with KubeadmConfig ``spec``; the
+    files it copies from Secrets checked (:func:`_check_secret_files`)."""
     labels = {"cluster.x-k8s.io/cluster-name": cluster}
     if control_plane:
         labels["cluster.x-k8s.io/control-plane"] = ""
@@ -238,9 +253,9 @@ def _machine_data(
         time.sleep(2)
     secret = plane.api.get("v1", "Secret", ns, secret_name)
     assert secret is not None
-    cloud = yaml.safe_load(base64.b64decode(secret["data"]["value"]).decode())
-    _check_secret_files(plane, ns, spec, cloud)
-    return cloud
+    raw = base64.b64decode(secret["data"]["value"]).decode()
+    _check_secret_files(plane, ns, spec, yaml.safe_load(raw))
+    return raw
 
 
 def _check_secret_files(plane: Plane, ns: str, spec: dict[str, Any], cloud: dict[str, Any]) -> None:
@@ -248,8 +263,7 @@ def _check_secret_files(plane: Plane, ns: str, spec: dict[str, Any], cloud: dict
     credentials) is in the machine's cloud-init with the Secret's content, root-only: the
     rendered manifests only name the Secrets, the real controller copies them."""
     written = {f["path"]: f for f in cloud["write_files"]}
-    taken = [f for f in spec["files"] if "contentFrom" in f]
-    assert taken, "the all-features example takes files from Secrets"
+    taken = [f for f in spec.get("files", []) if "contentFrom" in f]
     for entry in taken:
         source = entry["contentFrom"]["secret"]
         stored = plane.api.get("v1", "Secret", ns, source["name"])
@@ -276,14 +290,77 @@ def bootstrap_data(plane: Plane, minor: tuple[int, int]) -> Bootstrapped:
     """The all-features example at ``minor`` on the plane, with the kubeadm.yaml the real
     bootstrap controller writes for its first control-plane machine."""
     settings, result = render_all_features(minor)
-    kcp = next(o for o in result.objects if o["kind"] == "KubeadmControlPlane")
-    rendered_cluster = next(o for o in result.objects if o["kind"] == "Cluster")
+    return bootstrap_rendered(plane, settings, result.objects, f"kubeadm-{minor[0]}-{minor[1]}")
+
+
+def machine_specs(
+    objects: tuple[dict[str, Any], ...],
+) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    """(the KubeadmControlPlane, [(worker group, its KubeadmConfig spec)]) of a rendered
+    cluster. For a topology cluster, what Cluster API's topology controller makes of the
+    ClusterClass: its patches put the Cluster's ``controlPlane`` variable at the
+    KubeadmControlPlane's spec and each machine deployment's ``workerBootstrap`` override
+    at its KubeadmConfigTemplate's spec (the class's templates hold only the format)."""
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for o in objects:
+        kinds.setdefault(o["kind"], []).append(o)
+    if "KubeadmControlPlane" in kinds:
+        (kcp,) = kinds["KubeadmControlPlane"]
+        workers = [
+            (t["metadata"]["name"], t["spec"]["template"]["spec"])
+            for t in kinds["KubeadmConfigTemplate"]
+        ]
+        return kcp, workers
+    (cluster,) = kinds["Cluster"]
+    (clusterclass,) = kinds["ClusterClass"]
+    topology = cluster["spec"]["topology"]
+    variables = {v["name"]: v["value"] for v in topology.get("variables", [])}
+    infrastructure = clusterclass["spec"]["controlPlane"]["machineInfrastructure"]["templateRef"]
+    kcp = {
+        "apiVersion": "controlplane.cluster.x-k8s.io/v1beta2",
+        "kind": "KubeadmControlPlane",
+        "metadata": {"name": f"{cluster['metadata']['name']}-control-plane"},
+        "spec": {
+            **copy.deepcopy(variables["controlPlane"]),
+            "replicas": topology["controlPlane"].get("replicas", 1),
+            "version": topology["version"],
+            "machineTemplate": {
+                "spec": {
+                    "infrastructureRef": {
+                        "apiGroup": infrastructure["apiVersion"].split("/")[0],
+                        "kind": infrastructure["kind"],
+                        "name": infrastructure["name"],
+                    }
+                }
+            },
+        },
+    }
+    workers = []
+    for deployment in topology["workers"]["machineDeployments"]:
+        overrides = deployment.get("variables", {}).get("overrides", [])
+        values = {v["name"]: v["value"] for v in overrides}
+        workers.append(
+            (deployment["name"], values.get("workerBootstrap", variables.get("workerBootstrap")))
+        )
+    return kcp, workers
+
+
+def bootstrap_rendered(
+    plane: Plane, settings: Any, objects: tuple[dict[str, Any], ...], namespace: str
+) -> Bootstrapped:
+    """A rendered cluster on the plane in a fresh namespace (its Cluster, the referenced
+    Secrets, the cluster certificates, the KubeadmControlPlane paused), with the bootstrap
+    data the real controller writes for its first control-plane machine."""
+    kcp, workers = machine_specs(objects)
+    kcp = copy.deepcopy(kcp)
+    rendered_cluster = next(o for o in objects if o["kind"] == "Cluster")
     spec = kcp["spec"]["kubeadmConfigSpec"]
     version = kcp["spec"]["version"]
     name = settings.metadata.name
-    ns = plane.namespace(f"kubeadm-{minor[0]}-{minor[1]}")
+    ns = plane.namespace(namespace)
     resources = list(settings.spec.security.encryption_at_rest.resources)
-    for secret, data in sorted(_referenced_secrets(spec, resources).items()):
+    specs = [spec, *(s for _, s in workers)]
+    for secret, data in sorted(_referenced_secrets(specs, resources).items()):
         plane.api.create(_secret(secret, ns, data), namespace=ns)
     for certificate in _cluster_certificates(name, ns):
         plane.api.create(certificate, namespace=ns)
@@ -309,17 +386,19 @@ def bootstrap_data(plane: Plane, minor: tuple[int, int]) -> Bootstrapped:
     kcp["metadata"].setdefault("annotations", {})["cluster.x-k8s.io/paused"] = "true"
     kcp["metadata"]["namespace"] = ns
     plane.api.create(kcp, namespace=ns)
-    cloud = _machine_data(
+    raw = _machine_bootstrap(
         plane, ns, name, f"{name}-control-plane-0", version, spec, control_plane=True
     )
+    cloud = yaml.safe_load(raw)
     return Bootstrapped(
         ns,
         name,
         version,
-        result.objects,
-        kcp["metadata"]["name"],
+        kcp,
+        workers,
         _files(cloud)["/run/kubeadm/kubeadm.yaml"],
         cloud,
+        raw,
     )
 
 
@@ -329,11 +408,12 @@ def bootstrap_data(plane: Plane, minor: tuple[int, int]) -> Bootstrapped:
 TOKEN = "abcdef.0123456789abcdef"
 
 
-def join_data(plane: Plane, cluster: Bootstrapped) -> dict[str, str]:
-    """machine -> the kubeadm join configuration the real bootstrap controller writes for a
-    second control-plane machine and for a machine of every worker group, once the control
-    plane counts as initialized (the test plays the paused control-plane controller and the
-    Cluster controller's copy of it: it sets both statuses as they would)."""
+def joined(plane: Plane, cluster: Bootstrapped) -> dict[str, str]:
+    """machine -> the bootstrap data (cloud-config text) the real bootstrap controller
+    writes for a second control-plane machine and for a machine of every worker group, once
+    the control plane counts as initialized (the test plays the paused control-plane
+    controller and the Cluster controller's copy of it: it sets both statuses as they
+    would)."""
     ns = cluster.namespace
     plane.api.patch_status(
         "controlplane.cluster.x-k8s.io/v1beta2",
@@ -361,20 +441,17 @@ def join_data(plane: Plane, cluster: Bootstrapped) -> dict[str, str]:
             ],
         },
     )
-    kcp = next(o for o in cluster.objects if o["kind"] == "KubeadmControlPlane")
-    specs = {f"{cluster.cluster}-control-plane-1": (kcp["spec"]["kubeadmConfigSpec"], True)}
-    for template in cluster.objects:
-        if template["kind"] == "KubeadmConfigTemplate":
-            machine = f"{template['metadata']['name']}-0"
-            specs[machine] = (template["spec"]["template"]["spec"], False)
-    assert len(specs) >= 3, "a control-plane join and every worker group"
+    specs = {f"{cluster.cluster}-control-plane-1": (cluster.kcp["spec"]["kubeadmConfigSpec"], True)}
+    for group, worker in cluster.workers:
+        specs[f"{group}-0"] = (worker, False)
+    assert len(specs) >= 2, "a control-plane join and every worker group"
     joins = {}
     for machine, (spec, control_plane) in sorted(specs.items()):
         spec = copy.deepcopy(spec)
         spec.pop("initConfiguration", None)
         join = spec.setdefault("joinConfiguration", {})
         join.setdefault("discovery", {}).setdefault("bootstrapToken", {})["token"] = TOKEN
-        cloud = _machine_data(
+        joins[machine] = _machine_bootstrap(
             plane,
             ns,
             cluster.cluster,
@@ -383,8 +460,17 @@ def join_data(plane: Plane, cluster: Bootstrapped) -> dict[str, str]:
             spec,
             control_plane=control_plane,
         )
-        joins[machine] = _files(cloud)["/run/kubeadm/kubeadm-join-config.yaml"]
     return joins
+
+
+def join_data(plane: Plane, cluster: Bootstrapped) -> dict[str, str]:
+    """machine -> the kubeadm join configuration the real bootstrap controller writes for a
+    second control-plane machine and for a machine of every worker group (:func:`joined`)."""
+    joins = joined(plane, cluster)
+    return {
+        machine: _files(yaml.safe_load(raw))["/run/kubeadm/kubeadm-join-config.yaml"]
+        for machine, raw in joins.items()
+    }
 
 
 def _check_node_preparation(cloud: dict[str, Any]) -> None:
@@ -440,6 +526,8 @@ def test_kubeadm_accepts_what_the_bootstrap_controller_generates(
         f"kubeadm {reported} validates a {cluster.version} cluster: not its own minor"
     )
     _check_node_preparation(cluster.cloud)
+    files = cluster.kcp["spec"]["kubeadmConfigSpec"]["files"]
+    assert any("contentFrom" in f for f in files), "all-features takes files from Secrets"
     content = cluster.init
     documents = {d["kind"]: d for d in yaml.safe_load_all(content)}
     assert set(documents) == {"ClusterConfiguration", "InitConfiguration"}, content
@@ -451,7 +539,9 @@ def test_kubeadm_accepts_what_the_bootstrap_controller_generates(
     assert done.returncode == 0, (
         f"kubeadm refuses the init configuration:\n{done.stderr}\n{content}"
     )
-    for machine, join in sorted(join_data(bootstrap_plane, cluster).items()):
+    joins = join_data(bootstrap_plane, cluster)
+    assert len(joins) >= 3, "a control-plane join and every worker group"
+    for machine, join in sorted(joins.items()):
         (document,) = yaml.safe_load_all(join)
         assert document["kind"] == "JoinConfiguration", join
         assert document["discovery"]["bootstrapToken"]["caCertHashes"], "the controller's"
@@ -481,3 +571,103 @@ def test_kubeadm_validation_can_fail(bootstrap_plane: Plane, tmp_path: Path) -> 
         assert "noSuchField" in content, name
         done = _validate(kubeadm, tmp_path / f"{name}.yaml", content)
         assert done.returncode != 0 and "noSuchField" in done.stderr, (name, done.stderr)
+
+
+#: cloud-init's Jinja step, as far as Cluster API's data needs it: the header that asks for
+#: it and the instance-data variables our KubeadmConfigSpecs use (CAPO's node name and
+#: provider ID), with made-up values of their form.
+JINJA_HEADER = "## template: jinja\n"
+INSTANCE_DATA = {
+    "local_hostname": "node-0",
+    "instance_id": "6f1d2c3b-0a4e-4c5d-9e8f-7a6b5c4d3e2f",
+}
+
+
+def cloud_config_as_cloud_init_reads_it(raw: str) -> str:
+    """The cloud-config after cloud-init's own template step: a ``## template: jinja`` part
+    is rendered with the instance's data before its modules see it (cloud-init's
+    ``cloudinit/handlers/jinja_template.py``); ``cloud-init schema -c`` checks the result
+    (it refuses the header itself). Nothing but :data:`INSTANCE_DATA` may be templated."""
+    text = raw.removeprefix(JINJA_HEADER)
+    for name, value in INSTANCE_DATA.items():
+        text = text.replace(f"{{{{ {name} }}}}", value)
+    assert "{{" not in text and "{%" not in text, (
+        f"a template expression the test does not render: {text}"
+    )
+    assert text.startswith("#cloud-config\n"), text[:40]
+    return text
+
+
+#: What cloud-init's schema says of CABPK's cloud-config when a KubeadmConfigSpec's
+#: ``diskSetup`` has ``filesystems`` but no ``partitions`` (our etcd volume: formatted whole,
+#: ``partition: none``): CABPK v1.14's template (bootstrap/kubeadm/pkg/cloudinit/
+#: disk_setup.go) writes ``disk_setup:`` with nothing under it, a null. At run time cloud-init
+#: skips a ``disk_setup`` that is not a mapping (cc_disk_setup.handle: ``isinstance(...,
+#: dict)``) and formats and mounts the volume from ``fs_setup`` and ``mounts`` alone, so the
+#: node works; the schema check reports it. The fix on our side (a ``partitions`` entry of
+#: the device with ``layout: false``, which partitions nothing) belongs with the etcd
+#: device's discovery (issue #40, item 2). Any other schema error fails the test.
+EMPTY_DISK_SETUP = "disk_setup: None is not of type 'object'"
+
+
+def cloud_init_schema(path: Path) -> subprocess.CompletedProcess[str]:
+    """Debian's cloud-init (22.4) validates ``path`` offline against its JSON schema."""
+    import shutil
+
+    tool = shutil.which("cloud-init")
+    if tool is None:
+        skip_or_fail("cloud-init is not installed: `make node-tools` (apt-get install cloud-init)")
+        raise AssertionError  # unreachable
+    return subprocess.run(
+        [tool, "schema", "-c", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("example", [e.stem for e in EXAMPLES])
+def test_cloud_init_accepts_the_bootstrap_data_of_every_example(
+    bootstrap_plane: Plane, tmp_path: Path, example: str
+) -> None:
+    """The cloud-config the real bootstrap controller writes for every machine of each
+    example (the first control-plane machine, a second one joining, one of every worker
+    group) passes ``cloud-init schema``: the disk setup, mounts, files and commands of our
+    KubeadmConfigSpecs as cloud-init reads them, not only as Cluster API's schema admits
+    them."""
+    from scs_templates import api
+
+    path = next(e for e in EXAMPLES if e.stem == example)
+    settings = api.load_settings(path).settings
+    objects = api.render(settings, helm=pinned_helm()).objects
+    cluster = bootstrap_rendered(bootstrap_plane, settings, objects, f"cloud-init-{example}")
+    machines = {
+        f"{cluster.cluster}-control-plane-0": cluster.raw,
+        **joined(bootstrap_plane, cluster),
+    }
+    assert len(machines) >= 3, machines.keys()
+    specs = {f"{group}-0": spec for group, spec in cluster.workers}
+    for machine, raw in sorted(machines.items()):
+        spec = specs.get(machine, cluster.kcp["spec"]["kubeadmConfigSpec"])
+        target = tmp_path / f"{machine}.yaml"
+        target.write_text(cloud_config_as_cloud_init_reads_it(raw))
+        done = cloud_init_schema(target)
+        said = f"{machine}: {done.stdout}{done.stderr}"
+        disk_setup = spec.get("diskSetup", {})
+        if disk_setup.get("filesystems") and not disk_setup.get("partitions"):
+            # the one known deviation, and only where its cause is: see EMPTY_DISK_SETUP
+            assert done.returncode == 1 and EMPTY_DISK_SETUP in done.stderr, said
+            errors = done.stderr.split("Cloud config schema errors: ", 1)[1].strip()
+            assert errors == EMPTY_DISK_SETUP, said
+            continue
+        assert done.returncode == 0, said
+        assert "Valid cloud-config" in done.stdout, said
+
+
+def test_cloud_init_schema_can_fail(tmp_path: Path) -> None:
+    """The check can fail: a misspelt key of write_files is refused."""
+    target = tmp_path / "bad.yaml"
+    target.write_text("#cloud-config\nwrite_files:\n- path: /x\n  permisions: '0644'\n")
+    done = cloud_init_schema(target)
+    assert done.returncode != 0 and "permisions" in done.stdout + done.stderr, done

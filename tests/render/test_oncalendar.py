@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from scs_templates.settings.calendar import problem
 from tests.support import skip_or_fail
 
-EXAMPLES = int(os.environ.get("SCS_TEMPLATES_PROPERTY_EXAMPLES", "150"))
+PROPERTY_EXAMPLES = int(os.environ.get("SCS_TEMPLATES_PROPERTY_EXAMPLES", "150"))
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +137,7 @@ def expressions(draw: st.DrawFn) -> str:
 
 
 @settings(
-    max_examples=EXAMPLES,
+    max_examples=PROPERTY_EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -268,14 +268,15 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
     fake_go: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Warm, ``build --all`` only names what it found, in the order the tiers' last tests
-    need it: containerd's registry code, OCCM, the Cinder CSI plugin, its csi-provisioner
-    sidecar (the cloud tier), the other releases' kube-apiservers, Flux's controllers, the
-    kubeadms (the plane tier), the plane."""
-    from testenv import containerd, csi_provisioner, flux, occm, registry
+    need it: containerd's registry code, etcdctl (and etcdutl), OCCM, the Cinder CSI plugin,
+    its csi-provisioner sidecar (the cloud tier), the other releases' kube-apiservers,
+    Flux's controllers, the kubeadms (the plane tier), the plane."""
+    from testenv import containerd, csi_provisioner, etcdctl, flux, occm, registry
     from testenv.__main__ import main
 
     root = cache_all_but_flux()
     cached = [*map(flux.binary, flux.CONTROLLERS), registry.binary(), containerd.binary()]
+    cached += [etcdctl.binary(), etcdctl.binary("etcdutl")]
     for path in [*cached, occm.binary(), occm.csi_binary(), csi_provisioner.binary()]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("cached")
@@ -286,6 +287,7 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
     assert apiservers and kubeadms
     assert printed == [
         str(containerd.binary()),
+        str(etcdctl.binary()),
         str(occm.binary()),
         str(occm.csi_binary()),
         str(csi_provisioner.binary()),
@@ -306,8 +308,9 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_g
     (tests/cloud/test_plane_occm.py: before, it was not in ``build --all`` and skipped in
     CI), then the Cinder CSI plugin of OCCM's wrapper (test_plane_openstack_cinder_csi)
     under OCCM's key, into OCCM's directory, and its csi-provisioner sidecar under a key of
-    its own wrapper, before the plane tier's programs."""
-    from testenv import containerd, csi_provisioner, flux, occm, registry
+    its own wrapper, before the plane tier's programs; etcdctl and etcdutl (of the plane's
+    etcd release) right after containerd's code, under a key of their own wrapper."""
+    from testenv import containerd, csi_provisioner, etcdctl, flux, occm, registry
     from testenv.__main__ import main
 
     root = cache_all_but_flux()
@@ -329,9 +332,13 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_g
     assert occm.csi_binary().read_text() == "built by the double"
     assert occm.csi_binary().parent == occm.binary().parent
     assert csi_provisioner.binary().read_text() == "built by the double"
+    assert etcdctl.binary().read_text() == etcdctl.binary("etcdutl").read_text()
+    assert etcdctl.module_key() not in keys | {build.cache_key(), containerd.module_key()}
     assert csi_provisioner.module_key() not in keys | {build.cache_key(), occm.module_key()}
     expected_packages = [
         ".",
+        etcdctl.ETCDUTL,
+        etcdctl.ETCDCTL,
         occm.PACKAGE,
         occm.CSI_PACKAGE,
         csi_provisioner.PACKAGE,
@@ -359,7 +366,7 @@ def test_a_controller_s_key_is_its_own_wrapper_s(tmp_path: Path) -> None:
 #: What a test module calls when it needs a program that ``build --all`` makes after the plane.
 LATER_BUILDS = re.compile(
     r"\b(build_kubeadm|build_kube_apiserver|build_release_program|flux_binaries"
-    r"|containerd\.ensure_built|occm_binary|csi_binary|provisioner_binary)\("
+    r"|containerd\.ensure_built|etcdctl\.ensure_built|occm_binary|csi_binary|provisioner_binary)\("
 )
 
 

@@ -179,6 +179,7 @@ def test_etcd_and_security_settings_flow_through() -> None:
             "quotaGiB": 4,
             "unsafeFS": True,
             "backupRetention": 7,
+            "backupDirectory": "/mnt/etcd-backups",
             "defrag": {"schedule": "Sun 03:00"},
         },
         security={
@@ -193,6 +194,7 @@ def test_etcd_and_security_settings_flow_through() -> None:
     assert values["etcd"]["electionTimeout"] == 2500
     assert values["etcd"]["defrag"] == {
         "backupRetention": 7,
+        "backupDirectory": "/mnt/etcd-backups",
         "enabled": True,
         "schedule": "Sun 03:00",
     }

@@ -288,10 +288,12 @@ etcd static pod (crictl exec): the node needs no etcdctl and always uses a match
 # etcd defragmentation and snapshot, written by scs-templates (docs/maintenance.md).
 set -euo pipefail
 
-BACKUP_DIR=/var/backups/etcd
+BACKUP_DIR={{ .Values.etcd.defrag.backupDirectory }}
 RETENTION={{ include "scs.int" .Values.etcd.defrag.backupRetention }}
 LOCAL=https://127.0.0.1:2379
 PKI=/etc/kubernetes/pki/etcd
+# The etcd container sees /var/lib/etcd (its data dir) at the same path as the host.
+SNAPSHOT_TMP=/var/lib/etcd/scs-snapshot.db
 log() { echo "etcd-defrag: $*"; }
 
 CID=$(crictl ps --quiet --state running --name '^etcd$' | head -n1)
@@ -304,7 +306,9 @@ etcdctl() {
     --key="$PKI/healthcheck-client.key" --command-timeout=120s "$@"
 }
 # "simple" rows: endpoint, ID (hex), version, ..., is-leader, is-learner, ...; the first
-# true/false column after the version is the leader flag (etcd 3.5 and 3.6).
+# true/false column after the version is the leader flag (etcd 3.5 and 3.6). An awk program:
+# its $i are awk's fields, not the shell's.
+# shellcheck disable=SC2016
 leader_flag='{for (i = 3; i <= NF; i++) if ($i == "true" || $i == "false") { print $i; exit }}'
 
 SELF=$(etcdctl --endpoints="$LOCAL" endpoint status -w simple)
@@ -334,16 +338,19 @@ etcdctl --endpoints="$LOCAL" defrag
 if [ "$RETENTION" -gt 0 ]; then
   mkdir -p "$BACKUP_DIR"
   chmod 0700 "$BACKUP_DIR"
-  # The etcd container sees /var/lib/etcd (its data dir) at the same path as the host.
-  TMP=/var/lib/etcd/scs-snapshot.db
-  rm -f "$TMP" "$TMP.part"
-  etcdctl --endpoints="$LOCAL" snapshot save "$TMP"
+  rm -f "$SNAPSHOT_TMP" "$SNAPSHOT_TMP.part"
+  etcdctl --endpoints="$LOCAL" snapshot save "$SNAPSHOT_TMP"
   TARGET="$BACKUP_DIR/etcd-snapshot-$(date -u +%Y%m%dT%H%M%SZ).db.gz"
-  gzip -c "$TMP" > "$TARGET.part"
+  gzip -c "$SNAPSHOT_TMP" > "$TARGET.part"
   mv "$TARGET.part" "$TARGET"
-  rm -f "$TMP"
+  rm -f "$SNAPSHOT_TMP"
   log "saved $TARGET"
-  ls -1t "$BACKUP_DIR"/etcd-snapshot-*.db.gz | tail -n +$((RETENTION + 1)) | xargs -r rm -f --
+  # the names sort by their UTC time stamp: all but the RETENTION newest go
+  snapshots=("$BACKUP_DIR"/etcd-snapshot-*.db.gz)
+  excess=$((${#snapshots[@]} - RETENTION))
+  if [ "$excess" -gt 0 ]; then
+    rm -f -- "${snapshots[@]:0:excess}"
+  fi
 fi
 
 fstrim --verbose / || log "fstrim failed (ignored)"
