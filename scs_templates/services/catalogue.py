@@ -49,6 +49,10 @@ def _default(release: str) -> str:
     return versions.service_version(release, versions.default_minor.minor)
 
 
+#: Calico's CRD chart and the operator chart are one Calico release: same version.
+CALICO_CRDS_SINCE = "v3.32.0"
+
+
 @record
 class ServiceInfo:
     """One release of a standard service.
@@ -91,6 +95,8 @@ class ServiceInfo:
     target: str = "workload"
     needs: tuple[str, ...] = ()
     before_cni: bool = False
+    version_of: str | None = None
+    since: str | None = None
 
     @property
     def field_manager(self) -> str:
@@ -134,6 +140,25 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         needs=("gateway-api-crds",),
     ),
     ServiceInfo(
+        release="calico-crds",
+        namespace="kube-system",  # cluster-scoped CRDs only; a namespace that always exists
+        chart="crd.projectcalico.org.v1",
+        repository="https://docs.tigera.io/calico/charts",
+        version=_default("tigera-operator"),
+        setting=None,
+        values=builders.calico_crds_values,
+        description="Calico's CRDs (crd.projectcalico.org, operator.tigera.io), from Calico "
+        "v3.32 a chart of their own, applied server-side before the operator as its README "
+        "says (some exceed client-side apply's size limit); the operator chart's version.",
+        cni="calico",
+        companion_of="cni",
+        crds_only=True,
+        server_side=True,
+        before_cni=True,
+        version_of="tigera-operator",
+        since=CALICO_CRDS_SINCE,
+    ),
+    ServiceInfo(
         release="tigera-operator",
         namespace="tigera-operator",
         chart="tigera-operator",
@@ -144,6 +169,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         description="Calico CNI through the Tigera operator (cni.type: calico).",
         cni="calico",
         pod_security="privileged",
+        needs=("calico-crds",),
     ),
     ServiceInfo(
         release="envoy-gateway",
@@ -283,4 +309,4 @@ def service_info(release: str) -> ServiceInfo:
 
 def default_version(info: ServiceInfo, minor: tuple[int, int]) -> str:
     """The default chart version of ``info`` for a cluster on Kubernetes ``minor``."""
-    return table().service_version(info.release, minor)
+    return table().service_version(info.version_of or info.release, minor)

@@ -24,6 +24,7 @@ from scs_templates.settings import naming
 from scs_templates.settings.keys import name_for
 from scs_templates.settings.model import ClusterSettings, Service
 from scs_templates.settings.versions import resolve_version
+from scs_templates.version_numbers import exact
 
 __all__ = [
     "MIRROR_REPOSITORY",
@@ -147,6 +148,8 @@ def _enabled(settings: ClusterSettings, info: ServiceInfo) -> bool:
         return False
     if info.cni is not None and spec.services.cni.type != info.cni:
         return False
+    if info.since is not None and not _reaches(_version(settings, info), info.since):
+        return False
     switch = info.setting or info.companion_of
     if switch is None or switch == "cni":
         return True
@@ -175,7 +178,16 @@ def normalize_version(version: str, default: str) -> str:
     return f"v{bare}" if default.startswith("v") else bare
 
 
+def _reaches(version: str, since: str) -> bool:
+    """``version`` is ``since`` or newer (an unreadable version counts as newer: a user's
+    pre-release of a chart that needs the companion)."""
+    have, need = exact(version), exact(since)
+    return have is None or need is None or have >= need
+
+
 def _version(settings: ClusterSettings, info: ServiceInfo) -> str:
+    if info.version_of is not None:  # one upstream release, two charts: the same version
+        return _version(settings, service_info(info.version_of))
     spec = settings.spec
     minor = resolve_version(spec.kubernetes.version, spec.provider).version.minor_key
     default = default_version(info, minor)

@@ -1,5 +1,9 @@
 """The releases ``apply`` installs by server-side apply instead of as helm releases.
 
+Two do: the Gateway API CRDs and, from Calico v3.32, Calico's CRDs (their chart's README
+installs them with ``helm template ... | kubectl apply --server-side``, because some exceed
+client-side apply's size limit).
+
 Why: helm keeps every release as one Secret (the chart, its values and the rendered
 manifest, gzipped), and a Secret may hold at most 1 MiB. The Gateway API CRD chart
 (gateway-crds-helm v1.9.0, both channels of the upstream CRDs as templates) makes a record
@@ -70,13 +74,23 @@ def _subset(part: Any, whole: Any) -> bool:
     return all(whole.get(key) == value for key, value in part.items())
 
 
+def _same_versions(rendered: Mapping[str, Any], live: Mapping[str, Any]) -> bool:
+    """A CRD's rendered ``spec.versions`` (names, schemas, flags) are the live ones; other
+    objects: True. Calico's CRDs carry no version label or annotation, so a new Calico
+    release shows only here; the API server defaults nothing inside ``spec.versions``."""
+    if (rendered.get("apiVersion"), rendered.get("kind")) != CRD_API:
+        return True
+    want = (rendered.get("spec") or {}).get("versions")
+    return want is None or want == (live.get("spec") or {}).get("versions")
+
+
 def compare(
     client: KubeClient, release: ServiceRelease, objects: Iterable[Mapping[str, Any]]
 ) -> tuple[Literal["install", "upgrade", "unchanged"], str]:
     """(action, reason) for the rendered ``objects``: ``install`` when none exists,
-    ``unchanged`` when every one exists, was applied by us and carries the rendered labels
-    and annotations (the Gateway API CRDs name their bundle version and channel there),
-    else ``upgrade``."""
+    ``unchanged`` when every one exists, was applied by us, carries the rendered labels
+    and annotations (the Gateway API CRDs name their bundle version and channel there) and,
+    for a CRD, the rendered ``spec.versions``, else ``upgrade``."""
     from scs_templates.kube import ObjectRef
 
     manager = release.info.field_manager
@@ -92,6 +106,7 @@ def compare(
             or manager not in _managers(found)
             or not _subset(meta.get("labels"), have.get("labels"))
             or not _subset(meta.get("annotations"), have.get("annotations"))
+            or not _same_versions(obj, found)
         ):
             stale += 1
     if stale:

@@ -8,10 +8,16 @@ lists included, is replaced by the user's value).
 Decisions worth knowing (see ``docs/services.md``):
 
 * Cilium uses ``ipam.mode: kubernetes`` (kubeadm assigns each node a pod CIDR out of
-  ``network.podCIDR``). Its Gateway API needs NodePort support, not kube-proxy replacement:
-  ``gatewayAPI.enabled`` turns on ``nodePort.enabled`` and leaves
-  ``kubeProxyReplacement: false``, because kubeadm installs kube-proxy on every cluster and
-  switching Gateway API on later must not flip a live cluster's service routing.
+  ``network.podCIDR``). Its Gateway API needs kube-proxy replacement from Cilium 1.20 on
+  (the operator switches Gateway API off without it, and ``nodePort.enabled`` is gone), so
+  ``gatewayAPI.enabled`` turns on ``kubeProxyReplacement``; without Gateway API it stays
+  off (kubeadm's kube-proxy serves Services). ``k8sServiceHost`` stays unset: Cilium reaches
+  the API server through the ``kubernetes`` Service, which kube-proxy serves on every
+  kubeadm node; ``auto`` would read kubeadm's ``cluster-info`` with helm's ``lookup``,
+  which finds nothing in an offline render (the chart then fails). The GatewayClass
+  ``cilium`` is created explicitly (``gatewayClass.create: "true"``), not by the chart's
+  ``auto`` (whether the API server has the Gateway API CRDs), because ``apply`` installs
+  those CRDs first: ``auto`` would create it on ``apply`` but not in ``services render``.
 * ``network.mtu`` is the MTU of the node network. Cilium's ``MTU`` means exactly that; Calico's
   ``calicoNetwork.mtu`` is the MTU of the pod interfaces and the VXLAN device, so it gets
   ``network.mtu - 50`` (the VXLAN-over-IPv4 overhead).
@@ -57,6 +63,7 @@ __all__ = [
     "CLOUD_CONFIG_SECRET",
     "METRICS_SERVER_ARGS",
     "PROXY_PROTOCOL_ANNOTATION",
+    "calico_crds_values",
     "calico_values",
     "cert_manager_values",
     "cilium_values",
@@ -181,7 +188,8 @@ def cilium_values(settings: ClusterSettings) -> Values:
         "hubble": {"tls": {"auto": {"method": "cronJob"}}},
     }
     if gateway:
-        values["nodePort"] = {"enabled": True}
+        values["kubeProxyReplacement"] = True
+        values["gatewayAPI"]["gatewayClass"] = {"create": "true"}
         if gateway_proxy_protocol_active(settings):
             values["gatewayAPI"]["enableProxyProtocol"] = True
     if spec.network.mtu:
@@ -214,6 +222,12 @@ def calico_values(settings: ClusterSettings) -> Values:
     }
 
 
+def calico_crds_values(settings: ClusterSettings) -> Values:
+    del settings
+    # The chart takes no values: it is Calico's CRDs, nothing else.
+    return {}
+
+
 def gateway_api_crds_values(settings: ClusterSettings) -> Values:
     del settings
     # Cilium's Gateway API needs TLSRoute, which is in the experimental channel only.
@@ -239,11 +253,28 @@ def envoy_gateway_values(settings: ClusterSettings) -> Values:
     return {"crds": {"enabled": True}}
 
 
+def _autoscaler_image(settings: ClusterSettings) -> Values:
+    """The cluster-autoscaler image of the cluster's Kubernetes minor (the versions table):
+    the autoscaler follows the minor (its release 1.M is for Kubernetes 1.M), while one chart
+    serves several minors with the image of one."""
+    from scs_templates.settings.versions import resolve_version
+    from scs_templates.versions import table
+
+    spec = settings.spec
+    minor = resolve_version(spec.kubernetes.version, spec.provider).version.minor_key
+    image = table().service_image("cluster-autoscaler", minor)
+    if image is None:
+        return {}
+    repository, tag = image
+    return {"image": {"repository": repository, "tag": tag}}
+
+
 def cluster_autoscaler_values(settings: ClusterSettings) -> Values:
     spec = settings.spec
     ca = spec.services.cluster_autoscaler
     down = ca.scale_down
     return {
+        **_autoscaler_image(settings),
         "cloudProvider": "clusterapi",
         # On the management cluster: Cluster API objects in-cluster, the workload cluster
         # through Cluster API's own kubeconfig Secret of this cluster.

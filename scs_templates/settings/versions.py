@@ -118,9 +118,11 @@ def resolve_version(text: str, provider: str) -> ResolvedVersion:
     return ResolvedVersion(
         used,
         newest,
-        f"no kind node image is published for Kubernetes {version} (CAPD's table, "
-        f"sigs.k8s.io/cluster-api/test@{_TABLE.kind_mapper_from}); Docker clusters use "
-        f"{used}, the newest published image of {release.name}",
+        f"{text} is Kubernetes {version}, and no kind node image is published for it "
+        f"(CAPD's table, sigs.k8s.io/cluster-api/test@{_TABLE.kind_mapper_from}, has "
+        f"{release.name} images up to {newest.version}, from kind {newest.kind}): Docker "
+        f"clusters run {used} ({newest.image.split('@', 1)[0]}) and their manifests "
+        f"declare {used}",
     )
 
 

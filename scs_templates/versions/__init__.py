@@ -34,6 +34,7 @@ __all__ = [
     "MinorRelease",
     "Provider",
     "ServiceDefault",
+    "ServiceImage",
     "Source",
     "VersionTable",
     "table",
@@ -112,14 +113,30 @@ class Provider:
 
 
 @record
+class ServiceImage:
+    """The image of an application that follows the Kubernetes minor (cluster-autoscaler
+    1.M is for Kubernetes 1.M) while one chart serves several minors: its tag per minor."""
+
+    repository: str
+    by_minor: Mapping[str, str]
+    source: str
+    read_on: str
+
+
+@record
 class ServiceDefault:
-    """The default chart version of one service release, per Kubernetes minor."""
+    """The default chart version of one service release, per Kubernetes minor; ``image``
+    for the releases whose chart runs an application that must follow the minor;
+    ``support``: the Kubernetes minors upstream tests a release line on (``from`` version,
+    ``minors``, ``source``, ``readOn``)."""
 
     release: str
     chart: str
     by_minor: Mapping[str, str]
     notes: Mapping[str, str]
     hold: Mapping[str, str]
+    image: ServiceImage | None = None
+    support: tuple[Mapping[str, Any], ...] = ()
 
 
 @record
@@ -170,6 +187,14 @@ class VersionTable:
         entry = self.services[release]
         return entry.by_minor[f"{minor[0]}.{minor[1]}"]
 
+    def service_image(self, release: str, minor: Minor) -> tuple[str, str] | None:
+        """(repository, tag) of the image ``release`` runs on Kubernetes ``minor``, for the
+        releases whose application follows the minor; None for the others."""
+        image = self.services[release].image
+        if image is None:
+            return None
+        return image.repository, image.by_minor[f"{minor[0]}.{minor[1]}"]
+
 
 def _provider(name: str, data: Mapping[str, Any]) -> Provider:
     return Provider(
@@ -179,6 +204,17 @@ def _provider(name: str, data: Mapping[str, Any]) -> Provider:
         contract=str(data.get("contract", "")),
         crds=str(data.get("crds", "")),
         note=str(data.get("clusterAPI", "")),
+    )
+
+
+def _image(data: Mapping[str, Any] | None) -> ServiceImage | None:
+    if not data:
+        return None
+    return ServiceImage(
+        repository=str(data["repository"]),
+        by_minor=dict(data["byMinor"]),
+        source=str(data["source"]),
+        read_on=str(data["readOn"]),
     )
 
 
@@ -211,6 +247,8 @@ def parse_table(data: Mapping[str, Any]) -> VersionTable:
             by_minor=dict(entry["byMinor"]),
             notes=dict(entry.get("notes", {})),
             hold=dict(entry.get("hold", {})),
+            image=_image(entry.get("image")),
+            support=tuple(dict(s) for s in entry.get("support", [])),
         )
         for release, entry in data["services"].items()
     }

@@ -51,14 +51,41 @@ def _kubernetes_rows(versions: VersionTable) -> list[tuple[str, ...]]:
 
 def _service_rows(versions: VersionTable) -> tuple[list[str], list[tuple[str, ...]]]:
     minors = [m.name for m in reversed(versions.minors)]
-    rows = [
-        (
-            release if release == entry.chart else f"{release} ({entry.chart})",
-            *(entry.by_minor[m] for m in minors),
-        )
-        for release, entry in versions.services.items()
-    ]
+    rows: list[tuple[str, ...]] = []
+    for release, entry in versions.services.items():
+        name = release if release == entry.chart else f"{release} ({entry.chart})"
+        rows.append((name, *(entry.by_minor[m] for m in minors)))
+        if entry.image is not None:  # the application follows the minor, the chart does not
+            rows.append((f"{release} image", *(entry.image.by_minor[m] for m in minors)))
     return minors, rows
+
+
+def _input_sources(versions: VersionTable) -> list[tuple[str, str, str, str]]:
+    """(key, what, where, read on) of the hand-kept service inputs: the Kubernetes minors a
+    release line is tested on, and the release lists of the images that follow the minor."""
+    rows: list[tuple[str, str, str, str]] = []
+    for release, entry in versions.services.items():
+        for support in entry.support:
+            line = str(support["from"]).rsplit(".", 1)[0]
+            tested = ", ".join(str(m) for m in support["minors"])
+            rows.append(
+                (
+                    f"{release} {line}",
+                    f"Kubernetes minors {release} {line} is tested on: {tested}",
+                    str(support["source"]),
+                    str(support["readOn"]),
+                )
+            )
+        if entry.image is not None:
+            rows.append(
+                (
+                    f"{release} image",
+                    f"releases of {entry.image.repository}",
+                    entry.image.source,
+                    entry.image.read_on,
+                )
+            )
+    return rows
 
 
 def _notes(versions: VersionTable) -> list[str]:
@@ -116,6 +143,8 @@ def text(versions: VersionTable | None = None) -> str:
     for source in versions.sources:
         note = f"; {source.note}" if source.note else ""
         lines.append(f"  {source.key}: {source.what}: {source.where} (read {source.read_on}{note})")
+    for key, what, where, read_on in _input_sources(versions):
+        lines.append(f"  {key}: {what}: {where} (read {read_on})")
     for release in reversed(versions.minors):
         lines.append(f"  end of life {release.name}: {release.end_of_life_source}")
     return "\n".join(lines) + "\n"
@@ -198,6 +227,10 @@ def markdown(versions: VersionTable | None = None) -> str:
                 s.read_on,
             )
             for s in versions.sources
+        ]
+        + [
+            (f"`{key}`", what, where, read_on)
+            for key, what, where, read_on in _input_sources(versions)
         ]
         + [
             (

@@ -16,8 +16,11 @@ What it reads (nothing is typed in by hand except ``inputs.json``):
   node images with their digests;
 * the CAPO module: ``metadata.yaml`` (contract) and the compatibility table of its README;
 * the packaged upstream charts in ``../shared/charts`` (name, version, ``kubeVersion``);
-* ``inputs.json``: upstream end-of-life dates (with the page each was read from) and holds
-  on service charts (with the reason).
+* ``inputs.json``: upstream end-of-life dates (with the page each was read from), holds
+  on service charts (with the reason), the Kubernetes minors upstream tests a chart's
+  release line on (``support``: Cilium, Calico; with the page) and the releases of the
+  applications that follow the Kubernetes minor while one chart serves several
+  (``images``: cluster-autoscaler; with where the tags were read).
 
 The table is data in the repository, reviewed like code: a render never reads a source, so
 it stays reproducible. See docs/versions.md.
@@ -274,19 +277,52 @@ def chart_packages(directory: Path) -> list[ChartPackage]:
     return packages
 
 
+def _line(version: str) -> str:
+    """``1.20`` of ``1.20.0``, ``v3.32`` of ``v3.32.1``: a release line as people name it."""
+    return version.rsplit(".", 1)[0]
+
+
+def support_entry(
+    support: Sequence[Mapping[str, Any]], version: tuple[int, int, int]
+) -> Mapping[str, Any] | None:
+    """The entry of ``support`` (``inputs.json``: a release line from version ``from`` on and
+    the Kubernetes minors upstream tests it on) that covers ``version``: the one with the
+    newest ``from`` not after it; None when no entry covers it."""
+    covering = [
+        entry
+        for entry in support
+        if (stable(str(entry["from"])) or (0, 0, 0))[:2] == version[:2]
+        and (stable(str(entry["from"])) or (0, 0, 0)) <= version
+    ]
+    return max(covering, key=lambda e: stable(str(e["from"])) or (0, 0, 0), default=None)
+
+
+def _tested(entry: Mapping[str, Any]) -> list[Minor]:
+    return sorted(_minor_of(f"v{m}.0") or (0, 0) for m in entry["minors"])
+
+
 def pick_chart(
     chart: str,
     packages: Sequence[ChartPackage],
     minor: Minor,
     hold: Mapping[str, str] | None,
+    support: Sequence[Mapping[str, Any]] = (),
 ) -> tuple[str, str | None]:
     """The default version of ``chart`` for Kubernetes ``minor``, and a note when it is a
     compromise. The newest stable package whose kubeVersion admits the minor (and that is
-    below a hold); for the charts that follow the Kubernetes minor (OCCM, Cinder CSI: chart
-    2.M is for 1.M) the newest of the same minor, else of the previous minor (the version
-    skew policy lets a cloud controller manager be one minor older, never newer).
+    below a hold, and whose release line upstream tests on this minor or an older one:
+    ``support``, a release line is never the default of a minor older than the oldest it is
+    tested on; a minor newer than the newest it is tested on gets it with a note); for the
+    charts that follow the Kubernetes minor (OCCM, Cinder CSI: chart 2.M is for 1.M) the
+    newest of the same minor, else of the previous minor (the version skew policy lets a
+    cloud controller manager be one minor older, never newer).
     """
     below = stable(hold["below"]) if hold else None
+
+    def supported(package: ChartPackage) -> bool:
+        entry = support_entry(support, package.key)
+        return entry is None or minor >= _tested(entry)[0]
+
     candidates = sorted(
         (
             p
@@ -295,13 +331,22 @@ def pick_chart(
             and stable(p.version) is not None
             and admits(p.kube_version, (*minor, 0))
             and (below is None or p.key < below)
+            and supported(p)
         ),
         key=lambda p: p.key,
     )
     if not candidates:
         raise UpdateError(f"no package of chart {chart!r} fits Kubernetes {minor_text(minor)}")
     if chart not in MINOR_BOUND_CHARTS:
-        return candidates[-1].version, None
+        chosen = candidates[-1]
+        entry = support_entry(support, chosen.key)
+        if entry is not None and minor > _tested(entry)[-1]:
+            tested = _tested(entry)
+            return chosen.version, (
+                f"newer than the Kubernetes minors {chart} {_line(chosen.version)} is tested on "
+                f"({minor_text(tested[0])} to {minor_text(tested[-1])}): the newest release"
+            )
+        return chosen.version, None
     for line, note in ((minor[1], None), (minor[1] - 1, "one minor older (skew policy)")):
         same = [p for p in candidates if p.key[1] == line]
         if same:
@@ -312,6 +357,23 @@ def pick_chart(
     return chosen.version, (
         f"no {chart} {minor[0] + 1}.{minor[1]}.x or {minor[0] + 1}.{minor[1] - 1}.x chart "
         "available: outside the Kubernetes version skew policy"
+    )
+
+
+def pick_image(releases: Sequence[str], minor: Minor) -> tuple[str, str | None]:
+    """The image tag (``vX.Y.Z``) of an application that follows the Kubernetes minor
+    (cluster-autoscaler: release 1.M is for Kubernetes 1.M): the newest release of the
+    cluster's minor, else of the newest older minor (with a note); never a newer minor."""
+    parsed = sorted(p for p in (stable(r) for r in releases) if p is not None and p[:2] <= minor)
+    if not parsed:
+        raise UpdateError(f"no release for Kubernetes {minor_text(minor)} or older")
+    newest = parsed[-1]
+    tag = "v{}.{}.{}".format(*newest)
+    if newest[:2] == minor:
+        return tag, None
+    return tag, (
+        f"{tag}: no release for Kubernetes {minor_text(minor)}, the newest release of the "
+        "newest older minor"
     )
 
 
@@ -492,21 +554,13 @@ def build_table(
         if (capi_dir / sub).is_dir():
             module_crds.update(crd_texts(capi_dir / sub))
 
+    supports: Mapping[str, Any] = inputs.get("support", {})
+    app_images: Mapping[str, Any] = inputs.get("images", {})
     services: dict[str, Any] = {}
     for release, chart in releases:
-        by_minor: dict[str, str] = {}
-        notes: dict[str, str] = {}
-        for minor in workload:
-            version, note = pick_chart(chart, packages, minor, holds.get(release))
-            by_minor[minor_text(minor)] = version
-            if note:
-                notes[minor_text(minor)] = note
-        entry: dict[str, Any] = {"chart": chart, "byMinor": by_minor}
-        if notes:
-            entry["notes"] = notes
-        if release in holds:
-            entry["hold"] = dict(holds[release])
-        services[release] = entry
+        services[release] = _service_entry(
+            release, chart, packages, workload, holds, supports.get(release, []), app_images
+        )
 
     return {
         "_comment": "GENERATED by `python -m scs_templates.versions.update --write` from the "
@@ -584,6 +638,48 @@ def build_table(
     }
 
 
+def _service_entry(
+    release: str,
+    chart: str,
+    packages: Sequence[ChartPackage],
+    workload: Sequence[Minor],
+    holds: Mapping[str, Any],
+    support: Sequence[Mapping[str, Any]],
+    images: Mapping[str, Any],
+) -> dict[str, Any]:
+    """One release's table entry: chart version (and image tag, for the applications that
+    follow the Kubernetes minor) per minor, the notes, the hold and the support read."""
+    by_minor: dict[str, str] = {}
+    notes: dict[str, str] = {}
+    for minor in workload:
+        version, note = pick_chart(chart, packages, minor, holds.get(release), support)
+        by_minor[minor_text(minor)] = version
+        if note:
+            notes[minor_text(minor)] = note
+    entry: dict[str, Any] = {"chart": chart, "byMinor": by_minor}
+    if release in images:
+        image = images[release]
+        tags: dict[str, str] = {}
+        for minor in workload:
+            tag, note = pick_image(image["releases"], minor)
+            tags[minor_text(minor)] = tag
+            if note:
+                notes[minor_text(minor)] = f"image {note}"
+        entry["image"] = {
+            "repository": image["repository"],
+            "byMinor": tags,
+            "source": image["source"],
+            "readOn": image["readOn"],
+        }
+    if notes:
+        entry["notes"] = notes
+    if release in holds:
+        entry["hold"] = dict(holds[release])
+    if support:
+        entry["support"] = [dict(s) for s in support]
+    return entry
+
+
 def read_sources(
     *, today: str, charts: Path, crds: Path, inputs: Mapping[str, Any], current: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -630,7 +726,7 @@ def read_sources(
             packages=chart_packages(charts),
             shared_crds=crds,
             inputs=inputs,
-            releases=[(info.release, info.chart) for info in CATALOGUE],
+            releases=[(info.release, info.chart) for info in CATALOGUE if not info.version_of],
         )
 
 

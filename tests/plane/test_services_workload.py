@@ -253,6 +253,21 @@ def test_every_service_pod_is_admitted_and_every_crd_established(
         assert "httproutes.gateway.networking.k8s.io" in _gateway_crds(cluster.server)
 
 
+def test_a_second_apply_changes_nothing(installed: tuple[WorkloadCluster, Any]) -> None:
+    """Every case, both CNIs: after ``apply`` a second one plans ``unchanged`` everywhere,
+    the server-side CRD releases included (Calico v3.32's ``calico-crds`` is compared by the
+    live CRDs' ``spec.versions``, which the real API server must hand back as applied)."""
+    cluster, first = installed
+    again = apply(cluster, cluster.settings)
+    assert again.synced == ()
+    assert {p.name: p.action for p in again.plan} == {p.name: "unchanged" for p in first.plan}
+    if cluster.settings.spec.services.cni.type == "calico":
+        assert "calico-crds" in first.synced  # applied server-side, before the operator
+        crds = cluster.server.list("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+        names = {c["metadata"]["name"] for c in crds}
+        assert {"ippools.crd.projectcalico.org", "installations.operator.tigera.io"} <= names
+
+
 def test_a_refused_pod_is_seen(installed: tuple[WorkloadCluster, Any]) -> None:
     """The check can fail: the same controllers report a privileged Pod refused in a plain
     namespace (unless the level is privileged, which no case uses)."""

@@ -554,6 +554,27 @@ def test_gateway_api_crds_are_a_kustomization_of_the_rendered_chart(tmp_path: Pa
     assert _tree(repo) == before
 
 
+def test_calico_3_32_crds_are_a_kustomization_before_the_operator(tmp_path: Path) -> None:
+    """Issue 40, defect 4: Calico v3.32's CRDs (their own chart, server-side as ``apply``
+    does) are plain files applied by a Kustomization; the operator is staged after them."""
+    settings = settings_from_text(
+        "apiVersion: scs-templates.scs.community/v1alpha1\nkind: ClusterSettings\n"
+        "metadata: {name: calico}\nspec:\n  provider: docker\n  controlPlane: {replicas: 1}\n"
+        "  services: {cni: {type: calico}}\n"
+    )
+    repo = tmp_path / "repo"
+    write_gitops(repo, [settings], OCI)
+    objects = _objects(repo)
+    crds = objects["clusters/default/calico/kustomization-calico-calico-crds.yaml"]["spec"]
+    folder = crds["path"].removeprefix("./repo/")
+    assert folder.startswith("crds/calico-crds-v3.32.1-")
+    written = {o["metadata"]["name"] for p, o in objects.items() if p.startswith(f"{folder}/")}
+    assert {"ippools.crd.projectcalico.org", "installations.operator.tigera.io"} <= written
+    stage = objects["clusters/default/calico/kustomization-calico-after-crds.yaml"]["spec"]
+    assert stage["dependsOn"] == [{"name": "calico-calico-crds"}]
+    assert "staged/default/calico/helmrelease-calico-tigera-operator.yaml" in objects
+
+
 def test_cli_rebases_only_with_the_flag(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -162,9 +162,12 @@ def test_metrics_server_verifies_kubelet_tls() -> None:
 
 def test_gateway_api_on_both_cnis() -> None:
     releases = by_name(services_settings(gatewayAPI={"enabled": True}))
-    assert releases["cilium"].values["gatewayAPI"] == {"enabled": True}
-    assert releases["cilium"].values["kubeProxyReplacement"] is False  # kube-proxy stays
-    assert releases["cilium"].values["nodePort"] == {"enabled": True}
+    assert releases["cilium"].values["gatewayAPI"] == {
+        "enabled": True,
+        "gatewayClass": {"create": "true"},
+    }
+    assert releases["cilium"].values["kubeProxyReplacement"] is True  # Cilium 1.20 needs it
+    assert "nodePort" not in releases["cilium"].values
     assert "k8sServiceHost" not in releases["cilium"].values
     assert releases["cilium"].needs == ("kube-system/gateway-api-crds",)
     crds = releases["gateway-api-crds"].values["crds"]
@@ -177,6 +180,7 @@ def test_gateway_api_on_both_cnis() -> None:
 
     calico = by_name(services_settings(cni={"type": "calico"}))
     assert "gateway-api-crds" not in calico and "cilium" not in calico
+    assert calico["tigera-operator"].needs == ("kube-system/calico-crds",)
     pools = calico["tigera-operator"].values["installation"]["calicoNetwork"]["ipPools"]
     assert pools[0]["cidr"] == "192.168.0.0/16"
     envoy = by_name(services_settings(cni={"type": "calico"}, gatewayAPI={"enabled": True}))
@@ -424,7 +428,10 @@ def test_real_charts_render_our_values(
 
 def write_settings(path: Path, provider: str = "docker", **services: Any) -> str:
     settings = services_settings(provider, **services)
-    path.write_text(json.dumps(settings.model_dump(by_alias=True, exclude_none=True)))
+    data = settings.model_dump(by_alias=True, exclude_none=True)
+    for other in {"openstack", "docker"} - {provider}:  # the other provider's is refused
+        data["spec"].pop(other, None)
+    path.write_text(json.dumps(data))
     return str(path)
 
 
@@ -705,13 +712,39 @@ def test_fix6_cloud_conf_without_nip_io_host_names() -> None:
     assert "[LoadBalancer]" in conf.reveal()
 
 
-def test_fix7_gateway_api_keeps_kube_proxy(services_helmfile: Any, charts: Path) -> None:
+def test_cilium_1_20_gateway_api_runs_with_kube_proxy_replacement(
+    services_helmfile: Any, charts: Path
+) -> None:
+    """Issue 40, defect 4 (supersedes issue 14's fix 7, Gateway API on NodePort with
+    kube-proxy replacement off): Cilium 1.20's operator switches Gateway API off unless
+    kube-proxy replacement is on (cilium v1.20.0 operator/pkg/gateway-api/cell.go, "Gateway
+    API support requires kube-proxy-replacement enabled"; its chart has no
+    ``nodePort.enabled`` any more). Without Gateway API kube-proxy replacement stays off."""
     settings = services_settings(chartMirror=str(charts), gatewayAPI={"enabled": True})
+    assert by_name(settings)["cilium"].version == "1.20.0"
     objects = manifests_of(services_helmfile.template(services_state_values(settings)))
     config = objects[("ConfigMap", "cilium-config")]["data"]
-    assert config["kube-proxy-replacement"] == "false"
-    assert config["enable-node-port"] == "true"  # what Cilium's Gateway API needs
+    assert config["kube-proxy-replacement"] == "true"
     assert config["enable-gateway-api"] == "true"
+    assert "k8s-service-host" not in config  # the kubernetes Service (kube-proxy stays)
+    plain = services_settings(chartMirror=str(charts))
+    objects = manifests_of(services_helmfile.template(services_state_values(plain)))
+    assert objects[("ConfigMap", "cilium-config")]["data"]["kube-proxy-replacement"] == "false"
+
+
+def test_cilium_k8s_service_host_auto_does_not_serve_the_offline_render(
+    services_helmfile: Any, charts: Path
+) -> None:
+    """Issue 40, defect 4: why ``k8sServiceHost`` stays unset. ``auto`` reads kubeadm's
+    ``kube-public/cluster-info`` with helm's ``lookup``, which an offline render (``helm
+    template``, ``services render``) never answers: the real chart then fails."""
+    settings = services_settings(
+        chartMirror=str(charts),
+        gatewayAPI={"enabled": True},
+        cni={"type": "cilium", "values": {"k8sServiceHost": "auto"}},
+    )
+    with pytest.raises(Exception, match="cluster-info not found"):
+        services_helmfile.template(services_state_values(settings))
 
 
 def test_fix9_cinder_binds_where_the_pod_runs_and_snapshots_have_a_class(
@@ -814,6 +847,8 @@ def test_autoscaler_real_chart_on_the_management_cluster(
     ):
         assert flag in command, flag
     assert {v.get("secret", {}).get("secretName") for v in pod["volumes"]} >= {"demo-kubeconfig"}
+    # the image of the cluster's Kubernetes minor (1.37: no 1.37 release, the newest 1.36)
+    assert pod["containers"][0]["image"] == "registry.k8s.io/autoscaling/cluster-autoscaler:v1.36.1"
     role = next(d for d in mine if d["kind"] == "Role")
     assert role["metadata"]["namespace"] == "default"
     groups = {(tuple(r["apiGroups"]), tuple(r["resources"])) for r in role["rules"]}
@@ -847,6 +882,75 @@ def test_ingress_nginx_is_deprecated_on_enable_and_in_migrate() -> None:
     assert any("ingress-nginx is deprecated" in line for line in result.report_lines)
 
 
+def test_gatewayclass_cilium_is_in_services_render_as_apply_installs_it(
+    services_helmfile: Any, charts: Path
+) -> None:
+    """Issue 40, defect 10: ``apply`` installs the Gateway API CRDs before Cilium, so the
+    chart's ``gatewayClass.create: auto`` (only when the API server serves GatewayClass)
+    made the GatewayClass ``cilium`` on ``apply`` but never in ``services render``, which
+    has no cluster to ask. Created explicitly now: the render is what ``apply`` installs."""
+    from scs_templates.services.preview import render_services
+
+    settings = services_settings("docker", chartMirror=str(charts), gatewayAPI={"enabled": True})
+    objects = manifests_of(render_services(settings, helmfile=services_helmfile).manifests)
+    gateway_class = objects[("GatewayClass", "cilium")]
+    assert gateway_class["spec"]["controllerName"] == "io.cilium/gateway-controller"
+    assert ("ValidatingAdmissionPolicy", "gateway.cilium.io") in objects
+    # the Gateway API CRDs are those of the version Cilium 1.20 names (v1.6.1, its docs'
+    # gateway_api_version and its go.mod), experimental channel (TLSRoute v1alpha2 kept)
+    crd = objects[("CustomResourceDefinition", "gatewayclasses.gateway.networking.k8s.io")]
+    annotations = crd["metadata"]["annotations"]
+    assert annotations["gateway.networking.k8s.io/bundle-version"] == "v1.6.1"
+    assert annotations["gateway.networking.k8s.io/channel"] == "experimental"
+
+
+def test_calico_3_32_crds_come_from_their_own_chart_before_the_operator() -> None:
+    """Issue 40, defect 4: from Calico v3.32 the tigera-operator chart ships no CRDs; they
+    are the chart crd.projectcalico.org.v1 of the same version, applied server-side before
+    the operator (its README: ``helm template ... | kubectl apply --server-side``). Older
+    operator versions bring them in ``crds/``: no such release then."""
+    from scs_templates.services.releases import helm_releases
+
+    settings = services_settings(cni={"type": "calico"})
+    releases = service_releases(settings)
+    names = [r.name for r in releases]
+    assert names.index("calico-crds") < names.index("tigera-operator")
+    by = {r.name: r for r in releases}
+    crds, operator = by["calico-crds"], by["tigera-operator"]
+    assert (crds.chart_name, crds.version) == ("crd.projectcalico.org.v1", operator.version)
+    assert operator.version == "v3.32.1"
+    assert crds.info.server_side and crds.info.crds_only
+    assert crds.key in operator.needs  # the order (gitops stages it); helmfile never syncs it
+    assert "calico-crds" not in [r.name for r in helm_releases(releases)]
+    for pinned in ("3.30.7", "v3.30.7"):
+        older = services_settings(cni={"type": "calico", "version": pinned})
+        assert "calico-crds" not in by_name(older)
+    on_1_33 = support.settings_of(
+        {
+            "provider": "docker",
+            "kubernetes": {"version": "1.33.x"},
+            "controlPlane": {"replicas": 1},
+            "services": {"cni": {"type": "calico"}},
+        }
+    )
+    assert by_name(on_1_33)["tigera-operator"].version == "v3.30.7"
+    assert "calico-crds" not in by_name(on_1_33)
+    assert "calico-crds" not in by_name(services_settings())  # Cilium
+
+
+def test_calico_3_32_renders_its_crds_with_the_real_charts(
+    services_helmfile: Any, charts: Path
+) -> None:
+    from scs_templates.services.preview import render_services
+
+    settings = services_settings("docker", chartMirror=str(charts), cni={"type": "calico"})
+    objects = manifests_of(render_services(settings, helmfile=services_helmfile).manifests)
+    assert ("CustomResourceDefinition", "ippools.crd.projectcalico.org") in objects
+    assert ("CustomResourceDefinition", "installations.operator.tigera.io") in objects
+    assert ("Deployment", "tigera-operator") in objects
+    assert objects[("Installation", "default")]["spec"]["calicoNetwork"]["bgp"] == "Disabled"
+
+
 def test_envoy_gateway_on_calico_with_the_real_chart(services_helmfile: Any, charts: Path) -> None:
     from scs_templates.services.preview import render_services
 
@@ -861,9 +965,9 @@ def test_envoy_gateway_on_calico_with_the_real_chart(services_helmfile: Any, cha
 
 def test_gateway_proxy_protocol_only_where_octavia_speaks_it() -> None:
     on = by_name(services_settings(gatewayAPI={"enabled": True, "proxyProtocol": True}))
-    assert on["cilium"].values["gatewayAPI"] == {"enabled": True, "enableProxyProtocol": True}
+    assert on["cilium"].values["gatewayAPI"]["enableProxyProtocol"] is True
     docker = services_settings("docker", gatewayAPI={"enabled": True, "proxyProtocol": True})
-    assert by_name(docker)["cilium"].values["gatewayAPI"] == {"enabled": True}
+    assert "enableProxyProtocol" not in by_name(docker)["cilium"].values["gatewayAPI"]
     from scs_templates.settings import rules
 
     assert any("ignored" in m for p, m in rules.warnings(docker) if "proxyProtocol" in p)

@@ -160,10 +160,10 @@ def test_a_patch_without_a_published_image_falls_back_and_says_so() -> None:
     assert str(resolved.version) == newest.version  # the cluster runs what the image holds
     assert resolved.kind_image == newest
     assert resolved.note is not None
-    assert f"no kind node image is published for Kubernetes {release.patch_version}" in (
+    assert f"1.37.x is Kubernetes {release.patch_version}, and no kind node image is " in (
         resolved.note
     )
-    assert f"Docker clusters use {newest.version}" in resolved.note
+    assert f"Docker clusters run {newest.version}" in resolved.note
     # OpenStack is not affected: the table's patch
     assert str(resolve_version("1.37.x", "openstack").version) == release.patch_version
     # and validate says so
@@ -185,9 +185,19 @@ def test_docker_values_and_manifests_use_the_pinned_image() -> None:
 # --------------------------------------------------------------------------- service charts
 
 
+#: The releases with a row of their own (the others take their ``version_of``'s version).
+TABLE_RELEASES = [info for info in CATALOGUE if info.version_of is None]
+
+
 def test_every_catalogue_release_has_a_default_for_every_minor() -> None:
-    assert set(VERSIONS.services) == {info.release for info in CATALOGUE}
+    assert set(VERSIONS.services) == {info.release for info in TABLE_RELEASES}
     for info in CATALOGUE:
+        if info.version_of is not None:  # Calico's CRD chart: the operator chart's version
+            for release in VERSIONS.minors:
+                assert default_version(info, release.minor) == VERSIONS.service_version(
+                    info.version_of, release.minor
+                )
+            continue
         entry = VERSIONS.services[info.release]
         assert entry.chart == info.chart
         assert set(entry.by_minor) == {m.name for m in VERSIONS.minors}
@@ -268,16 +278,91 @@ def chart_packages() -> list[maintainer.ChartPackage]:
 def test_service_defaults_are_the_newest_real_releases_that_fit(
     chart_packages: list[maintainer.ChartPackage],
 ) -> None:
-    for info in CATALOGUE:
+    for info in TABLE_RELEASES:
         entry = VERSIONS.services[info.release]
         real = {p.version for p in chart_packages if p.name == info.chart}
         for release in VERSIONS.minors:
             chosen = entry.by_minor[release.name]
             assert chosen in real, f"{info.chart} {chosen} is not a real packaged release"
             again, _ = maintainer.pick_chart(
-                info.chart, chart_packages, release.minor, INPUTS["holds"].get(info.release)
+                info.chart,
+                chart_packages,
+                release.minor,
+                INPUTS["holds"].get(info.release),
+                INPUTS["support"].get(info.release, []),
             )
             assert chosen == again, (info.release, release.name)
+
+
+def test_occm_and_cinder_csi_charts_of_kubernetes_1_34_and_1_35_follow_the_skew_policy(
+    chart_packages: list[maintainer.ChartPackage],
+) -> None:
+    """Issue 40, defect 10: Kubernetes 1.34 and 1.35 got OCCM/Cinder CSI 2.33.1 (a minor
+    the version skew policy does not allow) although the real 2.34 and 2.35 charts exist;
+    the chart whose minor is the cluster's is the default, its appVersion that minor."""
+    for info in (
+        service_info("openstack-cloud-controller-manager"),
+        service_info("openstack-cinder-csi"),
+    ):
+        for minor in ((1, 34), (1, 35)):
+            version = default_version(info, minor)
+            assert version.split(".")[:2] == ["2", str(minor[1])], (info.release, version)
+            same_line = [
+                p.version
+                for p in chart_packages
+                if p.name == info.chart and p.version.startswith(f"2.{minor[1]}.")
+            ]
+            assert version == max(same_line, key=version_numbers.exact), (info.release, version)
+            assert f"{minor[0]}.{minor[1]}" not in VERSIONS.services[info.release].notes
+
+
+def test_cilium_1_20_and_calico_3_32_are_the_defaults_of_the_kubernetes_minors_they_support(
+    chart_packages: list[maintainer.ChartPackage],
+) -> None:
+    """Issue 40, defect 4: every minor got Cilium 1.18.12 and Calico v3.30.7 (holds whose
+    reasons no longer held). Cilium 1.20 is tested on 1.33-1.36 and Calico v3.32 on
+    1.34-1.36 (inputs.json ``support``, with the pages): those minors and the newer ones get
+    them; older minors keep the newest older line, never a release not tested on them."""
+    assert not RAW["services"]["cilium"].get("hold")
+    assert not RAW["services"]["tigera-operator"].get("hold")
+    for release in VERSIONS.minors:
+        cilium = VERSIONS.service_version("cilium", release.minor)
+        calico = VERSIONS.service_version("tigera-operator", release.minor)
+        assert (cilium == "1.20.0") == (release.minor >= (1, 33)), (release.name, cilium)
+        assert (calico == "v3.32.1") == (release.minor >= (1, 34)), (release.name, calico)
+    assert VERSIONS.service_version("cilium", (1, 32)) == "1.18.12"
+    assert VERSIONS.service_version("tigera-operator", (1, 33)) == "v3.30.7"
+    # a minor newer than the tested ones gets the newest release, with a note saying so
+    assert (
+        "newer than the Kubernetes minors cilium 1.20 is tested on (1.33 to 1.36)"
+        in (VERSIONS.services["cilium"].notes["1.37"])
+    )
+    # without the support input, the newest release would go to every minor
+    assert maintainer.pick_chart("cilium", chart_packages, (1, 31), None)[0] == "1.20.0"
+
+
+def test_cluster_autoscaler_image_follows_the_kubernetes_minor() -> None:
+    """Issue 40, defect 7: the autoscaler ran its chart's image v1.35.0 on every minor (1.37
+    included). Its release 1.M is for Kubernetes 1.M: the newest release of the cluster's
+    minor, else of the newest older minor (no 1.37 release exists: v1.36.1)."""
+    from scs_templates.services.values import cluster_autoscaler_values
+
+    expected = {"1.37": "v1.36.1", "1.36": "v1.36.1", "1.35": "v1.35.2", "1.34": "v1.34.5"}
+    for minor, tag in expected.items():
+        settings = parse_settings_text(settings_text("openstack", f"{minor}.x")).settings
+        image = cluster_autoscaler_values(settings)["image"]
+        assert image == {"repository": "registry.k8s.io/autoscaling/cluster-autoscaler", "tag": tag}
+    assert "no release for Kubernetes 1.37" in VERSIONS.services["cluster-autoscaler"].notes["1.37"]
+    assert VERSIONS.service_version("cluster-autoscaler", (1, 37)) == "9.59.0"
+
+
+def test_pick_image_never_takes_a_newer_minor() -> None:
+    releases = ["1.35.0", "1.35.2", "1.36.0", "1.36.1", "1.36.2-rc.0"]
+    assert maintainer.pick_image(releases, (1, 36)) == ("v1.36.1", None)
+    tag, note = maintainer.pick_image(releases, (1, 37))
+    assert tag == "v1.36.1" and note and "no release for Kubernetes 1.37" in note
+    with pytest.raises(maintainer.UpdateError):
+        maintainer.pick_image(releases, (1, 34))
 
 
 # --------------------------------------------------------------------------- parsers
@@ -423,7 +508,7 @@ def test_the_table_is_reproduced_from_its_sources(
         packages=chart_packages,
         shared_crds=crds,
         inputs=INPUTS,
-        releases=[(info.release, info.chart) for info in CATALOGUE],
+        releases=[(info.release, info.chart) for info in TABLE_RELEASES],
     )
     assert maintainer.dump(rebuilt) == TABLE_PATH.read_text(encoding="utf-8")
     # the CRD sets used for strict validation are those of the targeted releases
