@@ -162,7 +162,7 @@ def test_stdin_is_read_only_up_to_the_limit() -> None:
 
 
 def test_migrate_reads_stdin(tmp_path: Path) -> None:
-    data = Path(__file__).parent / "data" / "kaas-v1" / "r3.yaml"
+    data = REPO / "tests" / "data" / "kaas-v1" / "r3.yaml"
     done = run_cli("migrate", "-", stdin=data.read_bytes())
     assert done.returncode == 0, done.stderr
     assert "kind: ClusterSettings" in done.stdout

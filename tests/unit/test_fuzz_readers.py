@@ -14,7 +14,6 @@ Brief in CI (``SCS_TEMPLATES_FUZZ_EXAMPLES``, default 150 per reader); longer on
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,7 +24,7 @@ from scs_templates.settings import SettingsError, parse_settings_text
 from scs_templates.settings.loader import decode
 from tests.support import EXAMPLES, REPO
 
-CORPUS_DIR = Path(__file__).parent / "fuzz_corpus"
+CORPUS_DIR = REPO / "tests" / "fuzz_corpus"
 SETTINGS_SEEDS = [p.read_bytes() for p in EXAMPLES] + [
     p.read_bytes() for p in sorted((CORPUS_DIR / "settings").glob("*.yaml"))
 ]
