@@ -547,7 +547,7 @@ def test_wrong_own_credential_fails_without_leaking(
     settings_file = _settings_file(tmp_path, _unique("badlogin"), "10.63.0.0/20")
     result = run_cli("openstack", "appcred", "create", str(settings_file))
     assert result.code == 1
-    assert "login failed" in result.err
+    assert f"login at {demo.auth_url} failed" in result.err
     _assert_no_secrets(result.everything, bad_secret, demo.parent_secret)
     missing = run_cli("openstack", "preflight", str(settings_file), "--os-cloud", "nope")
     assert missing.code == 2
