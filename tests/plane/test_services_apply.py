@@ -1,26 +1,33 @@
-"""Standard services: catalogue, values builders, state values, helmfile and apply.
+"""``apply`` of the standard services: the plumbing, with the REAL charts on REAL API servers.
 
-The helmfile and ``services render`` tests run the REAL helmfile 0.166 and helm 3.15 offline
-with the REAL upstream charts (../shared/charts, used as a local chart mirror). The apply
-tests run against REAL kube-apiservers (a management and a workload cluster, fresh for each
-test, on the test plane's etcd: :class:`Clusters`) and are about plumbing (state values ->
-helmfile -> helm -> the API servers, idempotence, keep/remove, the CNI guard, the cloud
-config copy): they use STAND-IN charts (tests/support/standin_charts.py, a test double: one
-ConfigMap echoing the values), since the real charts' Pods need controllers and admission
-of a workload cluster (that is test_services_workload.py, with the real charts).
+State values -> the REAL helmfile 0.166 and helm 3.15 -> a REAL management and a REAL
+workload kube-apiserver (fresh for each test, on the test plane's etcd: :class:`Clusters`),
+the charts being the REAL upstream packages (../shared/charts as a local chart mirror):
+idempotence without new helm revisions, keep and --force-remove, the CNI guard, dry runs,
+the autoscaler on the management cluster, the cloud-config copy. The assertions read what
+the real charts created: helm's release records, the objects helm annotated with their
+release, the values in them (a Deployment's replicas).
+
+No kubelet or controller runs here, so nothing becomes Ready: ``apply`` runs without
+``--wait`` and helm without hooks (:class:`NoHooksHelmfile`: Cilium's post-install
+``hubble-generate-certs`` and cert-manager's ``startupapicheck`` Jobs would never finish).
+Whether the charts' Pods are admitted and created is test_services_workload.py, with a
+workload cluster that has its controllers.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import gzip
 import json
 import re
 import secrets
+import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 from ruamel.yaml import YAML
@@ -30,14 +37,21 @@ from scs_templates.services.catalogue import service_info
 from scs_templates.settings import ClusterSettings
 from tests import support
 from tests.support import real_charts, skip_or_fail
-from tests.support.standin_charts import STAND_IN_LABEL, build_stand_in_mirror, package_stand_in
+from tests.support.workload_cluster import NoHooksHelmfile
 
 if TYPE_CHECKING:
     from testenv import Plane
     from testenv.kubeapi import KubeAPI
 
 yaml = YAML(typ="safe")
-#: How docs/services.md names the namespace of a release on the management cluster.
+#: Kinds whose objects :meth:`Clusters.released` reads helm's release annotation from (every
+#: chart used here makes a Deployment or a DaemonSet, and ServiceAccounts and Services).
+RELEASED_KINDS = (
+    ("apps/v1", "Deployment"),
+    ("apps/v1", "DaemonSet"),
+    ("v1", "ServiceAccount"),
+    ("v1", "Service"),
+)
 
 
 def services_settings(
@@ -75,17 +89,9 @@ def services_helmfile() -> Any:
 
 
 @pytest.fixture(scope="module")
-def charts() -> Path:
+def mirror() -> Path:
     """The REAL upstream charts, packaged (../shared/charts), used as a local chart mirror."""
     return real_charts()
-
-
-@pytest.fixture(scope="module")
-def mirror(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """STAND-IN charts (a test double), only for the apply plumbing tests."""
-    directory = tmp_path_factory.mktemp("stand-in-charts")
-    build_stand_in_mirror(directory)
-    return directory
 
 
 # --------------------------------------------------------------------------- services render
@@ -110,8 +116,8 @@ class Clusters:
     """A REAL management and a REAL workload kube-apiserver, each an empty cluster of its own
     (testenv.plane.extra_apiserver: on the plane's etcd under its own key prefix, started
     fresh for each test). The workload cluster's kubeconfig is the management cluster's
-    Secret ``demo-kubeconfig``, as Cluster API writes it. No controllers run: the stand-in
-    charts render ConfigMaps, which need none."""
+    Secret ``demo-kubeconfig``, as Cluster API writes it. No controllers run: the REAL charts'
+    objects are created (helm without --wait and without hooks), none has to become Ready."""
 
     def __init__(self, plane: Plane, tmp: Path, stack: contextlib.ExitStack) -> None:
         from testenv.plane import extra_apiserver
@@ -148,17 +154,78 @@ class Clusters:
     def management_releases(self) -> dict[str, int]:
         return self._helm_releases(self.management)
 
-    def stand_ins(self) -> set[str]:
+    @staticmethod
+    def _released(server: KubeAPI) -> set[str]:
+        """Releases that have objects on ``server``, read from the objects (helm annotates
+        each object it creates with ``meta.helm.sh/release-name``), not from helm's records:
+        an uninstall that left its Deployment behind shows here."""
         return {
-            cm["metadata"]["name"].removesuffix("-stand-in")
-            for cm in self.workload.list("v1", "ConfigMap", selector=f"{STAND_IN_LABEL}=true")
+            obj["metadata"]["annotations"]["meta.helm.sh/release-name"]
+            for api_version, kind in RELEASED_KINDS
+            for obj in server.list(api_version, kind, selector="app.kubernetes.io/managed-by=Helm")
         }
+
+    def released(self) -> set[str]:
+        """Releases whose objects exist in the workload cluster."""
+        return self._released(self.workload)
+
+    def management_released(self) -> set[str]:
+        return self._released(self.management)
+
+    def record(self, release: str) -> dict[str, Any]:
+        """The newest helm release record of ``release`` in the workload cluster (the
+        Secret's ``release``: base64 of gzipped JSON with the manifest and the values)."""
+        secrets_ = self.workload.list("v1", "Secret", selector=f"owner=helm,name={release}")
+        newest = max(secrets_, key=lambda s: int(s["metadata"]["labels"]["version"]))
+        packed = base64.b64decode(base64.b64decode(newest["data"]["release"]))
+        record: dict[str, Any] = json.loads(gzip.decompress(packed))
+        return record
+
+    def missing_objects(self, release: str) -> list[str]:
+        """``Kind/name`` of every object in the release's manifest that is not in the
+        workload cluster (empty: helm created all that the real chart rendered)."""
+        record = self.record(release)
+        missing = []
+        for obj in yaml.load_all(record["manifest"]):
+            if not obj:
+                continue
+            meta = obj["metadata"]
+            namespace = meta.get("namespace") or record["namespace"]
+            if self.workload.get(obj["apiVersion"], obj["kind"], namespace, meta["name"]) is None:
+                missing.append(f"{obj['kind']}/{meta['name']}")
+        return missing
 
 
 @pytest.fixture
 def clusters(api_plane: Plane, tmp_path: Path, services_helmfile: Any) -> Iterator[Clusters]:
     with contextlib.ExitStack() as stack:
         yield Clusters(api_plane, tmp_path, stack)
+
+
+class WaitDroppingHelmfile(NoHooksHelmfile):
+    """A DOUBLE around the real helmfile for the CLI tests (which cannot hand ``apply`` a
+    helmfile): it records each sync's arguments, so a test sees ``--wait`` reach helmfile,
+    then drops that ``--wait``, since no Pod can become Ready here (no kubelet)."""
+
+    syncs: ClassVar[list[list[str]]] = []
+
+    def run(
+        self, state: Mapping[str, Any], command: Sequence[str], *, cluster: bool = False
+    ) -> Any:
+        if "sync" in command:
+            self.syncs.append(list(command))
+            command = [arg for arg in command if arg != "--wait"]
+        return super().run(state, command, cluster=cluster)
+
+
+@pytest.fixture
+def cli_helmfile(monkeypatch: pytest.MonkeyPatch) -> type[WaitDroppingHelmfile]:
+    """What ``apply`` of the CLI uses as its helmfile: :class:`WaitDroppingHelmfile`."""
+    from scs_templates.services import runner
+
+    monkeypatch.setattr(WaitDroppingHelmfile, "syncs", [])
+    monkeypatch.setattr(runner, "ServicesHelmfile", WaitDroppingHelmfile)
+    return WaitDroppingHelmfile
 
 
 def run_apply(clusters: Clusters, settings: ClusterSettings, **options: Any) -> Any:
@@ -168,6 +235,8 @@ def run_apply(clusters: Clusters, settings: ClusterSettings, **options: Any) -> 
         settings,
         kubeconfig=str(clusters.mgmt_kubeconfig),
         install_cluster=False,
+        wait=False,
+        helmfile=NoHooksHelmfile(),
         poll_interval=0.1,
         kubeconfig_timeout=5,
         api_timeout=5,
@@ -187,9 +256,14 @@ def test_apply_sync_is_idempotent_keeps_disabled_and_force_removes(
     first = run_apply(clusters, settings)
     assert set(first.synced) == {"cilium", "kubelet-csr-approver", "metrics-server", "cert-manager"}
     assert {p.action for p in first.plan} == {"install"}
-    assert clusters.stand_ins() == set(first.synced)
+    assert clusters.released() == set(first.synced)
+    missing = {name: clusters.missing_objects(name) for name in first.synced}
+    assert [name for name, objects in missing.items() if objects] == [], missing
     revisions = clusters.revisions()
     assert revisions == dict.fromkeys(first.synced, 1)
+    metrics_server = ("apps/v1", "Deployment", "kube-system", "metrics-server")
+    deployment = clusters.workload.get(*metrics_server)
+    assert deployment is not None and deployment["spec"]["replicas"] == 1
     assert list(private_tmp.glob("scs-templates-workload-*")) == []  # kubeconfig removed
 
     second = run_apply(clusters, settings)
@@ -201,18 +275,23 @@ def test_apply_sync_is_idempotent_keeps_disabled_and_force_removes(
     third = run_apply(clusters, changed)
     assert third.synced == ("metrics-server",)
     assert clusters.revisions()["metrics-server"] == 2
+    assert clusters.record("metrics-server")["config"]["replicas"] == 2
+    deployment = clusters.workload.get(*metrics_server)
+    assert deployment is not None and deployment["spec"]["replicas"] == 2  # the value arrived
 
     disabled = services_settings("docker", chartMirror=str(mirror), certManager={"enabled": False})
     kept = run_apply(clusters, disabled)
     plans = {p.name: p.action for p in kept.plan}
     assert plans["cert-manager"] == "keep"
-    assert "cert-manager" in clusters.stand_ins()
+    assert "cert-manager" in clusters.released()
+    assert clusters.workload.get("apps/v1", "Deployment", "cert-manager", "cert-manager")
     assert kept.state_values["services"]["releases"][-1]["installed"] is True
 
     removed = run_apply(clusters, disabled, force_remove=True)
     assert removed.synced == ("cert-manager",)
     assert {p.name: p.action for p in removed.plan}["cert-manager"] == "remove"
-    assert "cert-manager" not in clusters.stand_ins()
+    assert "cert-manager" not in clusters.released()
+    assert clusters.workload.get("apps/v1", "Deployment", "cert-manager", "cert-manager") is None
     assert "cert-manager" not in clusters.revisions()
     assert list(private_tmp.glob("scs-templates-workload-*")) == []
 
@@ -228,25 +307,35 @@ def test_apply_refuses_a_cni_switch_unless_allowed(clusters: Clusters, mirror: P
     message = str(refused.value)
     assert "pods lose networking" in message and "restart" in message
     assert "maintenance window" in message
-    assert "tigera-operator" not in clusters.stand_ins()
+    assert "tigera-operator" not in clusters.released()
+    assert clusters.workload.get("apps/v1", "DaemonSet", "kube-system", "cilium") is not None
 
     switched = run_apply(clusters, calico, allow_cni_switch=True)
     plans = {p.name: p.action for p in switched.plan}
     assert plans["cilium"] == "remove" and plans["tigera-operator"] == "install"
-    assert "cilium" not in clusters.stand_ins() and "tigera-operator" in clusters.stand_ins()
+    assert "cilium" not in clusters.released() and "tigera-operator" in clusters.released()
+    assert clusters.workload.get("apps/v1", "DaemonSet", "kube-system", "cilium") is None
+    operator = ("apps/v1", "Deployment", "tigera-operator", "tigera-operator")
+    assert clusters.workload.get(*operator) is not None
     namespace = clusters.workload.get("v1", "Namespace", "", "tigera-operator")
     assert namespace is not None  # labelled before the sync (fix 1)
     assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
 
 
 def test_cli_apply_dry_run_and_cni_refusal(
-    clusters: Clusters, mirror: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    clusters: Clusters,
+    mirror: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    cli_helmfile: type[WaitDroppingHelmfile],
 ) -> None:
     from scs_templates.cli.main import main
 
     def write(path: Path, **services: Any) -> str:
         settings = services_settings("docker", chartMirror=str(mirror), **services)
-        path.write_text(json.dumps(settings.model_dump(by_alias=True, exclude_none=True)))
+        path.write_text(
+            json.dumps(settings.model_dump(by_alias=True, exclude_none=True, exclude_unset=True))
+        )
         return str(path)
 
     plain = write(tmp_path / "plain.yaml")
@@ -256,11 +345,15 @@ def test_cli_apply_dry_run_and_cni_refusal(
     cilium = service_info("cilium").version
     assert f"would install   kube-system/cilium (cilium-{cilium})" in out
     assert clusters.revisions() == {}  # a dry run changes nothing
+    assert clusters.released() == set()
+    assert cli_helmfile.syncs == []
 
     assert main([*base, "--poll-interval", "0.1", plain]) == 0
     assert (
         "services: synced cilium, kubelet-csr-approver, metrics-server" in capsys.readouterr().out
     )
+    assert clusters.released() == {"cilium", "kubelet-csr-approver", "metrics-server"}
+    assert cli_helmfile.syncs and all("--wait" in sync for sync in cli_helmfile.syncs)
     assert main([*base, "--poll-interval", "0.1", plain]) == 0
     assert "services: nothing to change" in capsys.readouterr().out
 
@@ -275,14 +368,17 @@ def test_cli_apply_dry_run_and_cni_refusal(
 
 
 def test_apply_stops_on_a_local_mirror_without_the_chart(
-    clusters: Clusters, tmp_path: Path
+    clusters: Clusters, mirror: Path, tmp_path: Path
 ) -> None:
+    """A mirror folder holding only the REAL cilium package (the others missing)."""
     sparse = tmp_path / "sparse"
-    package_stand_in(sparse, "cilium", service_info("cilium").version)
+    sparse.mkdir()
+    shutil.copy(mirror / f"cilium-{service_info('cilium').version}.tgz", sparse)
     settings = services_settings("docker", chartMirror=str(sparse))
     metrics_server = re.escape(service_info("metrics-server").version)
     with pytest.raises(InputError, match=rf"metrics-server-{metrics_server}\.tgz"):
         run_apply(clusters, settings)
+    assert clusters.revisions() == {} and clusters.released() == set()  # nothing half-done
 
 
 def test_apply_installs_the_cluster_release_first(
@@ -297,7 +393,7 @@ def test_apply_installs_the_cluster_release_first(
     calls: list[dict[str, Any]] = []
 
     def fake_install(settings: ClusterSettings, **options: Any) -> None:
-        calls.append({"name": settings.name, "stand_ins": clusters.stand_ins(), **options})
+        calls.append({"name": settings.name, "released": clusters.released(), **options})
 
     monkeypatch.setattr(lifecycle, "install", fake_install)
     settings = services_settings("docker", chartMirror=str(mirror))
@@ -306,13 +402,15 @@ def test_apply_installs_the_cluster_release_first(
         kubeconfig=str(clusters.mgmt_kubeconfig),
         context="testenv",
         secrets={"clouds.yaml": "x"},
+        wait=False,
+        helmfile=NoHooksHelmfile(),
         poll_interval=0.1,
         kubeconfig_timeout=5,
         api_timeout=5,
     )
     assert len(calls) == 1
     call = calls[0]
-    assert call["name"] == "demo" and call["stand_ins"] == set()  # before any service
+    assert call["name"] == "demo" and call["released"] == set()  # before any service
     assert (call["kubeconfig"], call["context"], call["wait"]) == (
         str(clusters.mgmt_kubeconfig),
         "testenv",
@@ -320,6 +418,7 @@ def test_apply_installs_the_cluster_release_first(
     )
     assert call["secrets"] == {"clouds.yaml": "x"}
     assert "cilium" in result.synced
+    assert "cilium" in clusters.released()
 
     dry = apply(settings, kubeconfig=str(clusters.mgmt_kubeconfig), dry_run=True)
     assert len(calls) == 1  # a dry run installs nothing
@@ -332,6 +431,7 @@ def test_cli_apply_prints_the_templates_the_cluster_install_pruned(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    cli_helmfile: type[WaitDroppingHelmfile],
 ) -> None:
     """``apply`` reports the superseded machine templates its cluster install pruned as
     ``install`` does: each on the progress stream as it goes, and the summary line on stdout.
@@ -363,7 +463,9 @@ def test_cli_apply_prints_the_templates_the_cluster_install_pruned(
     monkeypatch.setattr(lifecycle, "install", fake_install)
     path = tmp_path / "cluster.yaml"
     settings = services_settings("docker", chartMirror=str(mirror))
-    path.write_text(json.dumps(settings.model_dump(by_alias=True, exclude_none=True)))
+    path.write_text(
+        json.dumps(settings.model_dump(by_alias=True, exclude_none=True, exclude_unset=True))
+    )
     assert main(["apply", "--kubeconfig", str(clusters.mgmt_kubeconfig), str(path)]) == 0
     captured = capsys.readouterr()
     assert "cluster release demo in namespace default: revision 2, deployed" in captured.out
@@ -374,6 +476,7 @@ def test_cli_apply_prints_the_templates_the_cluster_install_pruned(
     for ref in pruned:
         assert f"pruned the superseded {ref}" in captured.err
     assert "services: synced cilium" in captured.out
+    assert "cilium" in clusters.released()
 
 
 def test_apply_copies_cloud_conf_into_the_workload_cluster(
@@ -445,13 +548,16 @@ def autoscaled(provider: str = "openstack", **services: Any) -> ClusterSettings:
 def test_apply_installs_the_autoscaler_on_the_management_cluster(
     clusters: Clusters, mirror: Path
 ) -> None:
-    """Plumbing (STAND-IN charts, REAL API servers): the autoscaler release goes to the management
-    cluster's namespace of the Cluster, the rest to the workload cluster."""
+    """The REAL autoscaler chart goes to the management cluster's namespace of the Cluster
+    (its Deployment there), the rest to the workload cluster."""
     settings = autoscaled("docker", chartMirror=str(mirror))
     result = run_apply(clusters, settings)
     assert "demo-cluster-autoscaler" in result.synced
     assert set(clusters.management_releases()) == {"demo-cluster-autoscaler"}
+    assert clusters.management_released() == {"demo-cluster-autoscaler"}
+    assert clusters.management.get("apps/v1", "Deployment", "default", "demo-autoscaler")
     assert "demo-cluster-autoscaler" not in clusters.revisions()  # not in the workload
+    assert "demo-cluster-autoscaler" not in clusters.released()
     again = run_apply(clusters, settings)
     assert again.synced == ()  # idempotent on both clusters
     off = services_settings("docker", chartMirror=str(mirror), clusterAutoscaler={"enabled": False})
@@ -460,3 +566,4 @@ def test_apply_installs_the_autoscaler_on_the_management_cluster(
     removed = run_apply(clusters, off, force_remove=True)
     assert removed.synced == ("demo-cluster-autoscaler",)
     assert clusters.management_releases() == {}
+    assert clusters.management_released() == set()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,11 +27,10 @@ import pytest
 
 from scs_templates import api
 from scs_templates.services import service_releases
-from scs_templates.services.runner import ServicesHelmfile
 from scs_templates.settings import ClusterSettings, parse_settings_text
 from tests import support
 from tests.support import REPO, real_charts
-from tests.support.workload_cluster import WorkloadCluster, workload_cluster
+from tests.support.workload_cluster import NoHooksHelmfile, WorkloadCluster, workload_cluster
 
 if TYPE_CHECKING:
     from testenv import Plane
@@ -58,18 +57,6 @@ PRIVILEGED_DEPLOYMENT = {
         },
     },
 }
-
-
-class NoHooksHelmfile(ServicesHelmfile):
-    """The real services helmfile, syncing with ``helm --no-hooks`` (hook Jobs never finish
-    without a kubelet; the test creates the hook objects itself)."""
-
-    def run(
-        self, state: Mapping[str, Any], command: Sequence[str], *, cluster: bool = False
-    ) -> Any:
-        if "sync" in command:
-            command = [*command, "--args", "--no-hooks"]
-        return super().run(state, command, cluster=cluster)
 
 
 def workload_settings(

@@ -1,24 +1,18 @@
-"""Standard services: catalogue, values builders, state values, helmfile and apply.
+"""Standard services offline: catalogue, values builders, state values, helmfile, render.
 
 The helmfile and ``services render`` tests run the REAL helmfile 0.166 and helm 3.15 offline
-with the REAL upstream charts (../shared/charts, used as a local chart mirror). The apply
-tests run against REAL kube-apiservers (a management and a workload cluster, fresh for each
-test, on the test plane's etcd: :class:`Clusters`) and are about plumbing (state values ->
-helmfile -> helm -> the API servers, idempotence, keep/remove, the CNI guard, the cloud
-config copy): they use STAND-IN charts (tests/support/standin_charts.py, a test double: one
-ConfigMap echoing the values), since the real charts' Pods need controllers and admission
-of a workload cluster (that is test_services_workload.py, with the real charts).
+with the REAL upstream charts (../shared/charts, used as a local chart mirror). ``apply`` of
+these charts into real API servers is tests/plane/test_services_apply.py (the plumbing) and
+tests/plane/test_services_workload.py (the Pods admitted).
 """
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import json
 import re
-import secrets
+import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
@@ -36,11 +30,6 @@ from scs_templates.services.values import METRICS_SERVER_ARGS, PROXY_PROTOCOL_AN
 from scs_templates.settings import ClusterSettings, SettingsError, parse_settings_text
 from tests import support
 from tests.support import REPO, real_charts, skip_or_fail
-from tests.support.standin_charts import STAND_IN_LABEL, build_stand_in_mirror, package_stand_in
-
-if TYPE_CHECKING:
-    from testenv import Plane
-    from testenv.kubeapi import KubeAPI
 
 yaml = YAML(typ="safe")
 #: How docs/services.md names the namespace of a release on the management cluster.
@@ -299,14 +288,6 @@ def charts() -> Path:
     return real_charts()
 
 
-@pytest.fixture(scope="module")
-def mirror(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """STAND-IN charts (a test double), only for the apply plumbing tests."""
-    directory = tmp_path_factory.mktemp("stand-in-charts")
-    build_stand_in_mirror(directory)
-    return directory
-
-
 def manifests_of(text: str) -> dict[tuple[str, str], dict[str, Any]]:
     """Rendered objects by (kind, name)."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
@@ -428,10 +409,9 @@ def test_real_charts_render_our_values(
 
 def write_settings(path: Path, provider: str = "docker", **services: Any) -> str:
     settings = services_settings(provider, **services)
-    data = settings.model_dump(by_alias=True, exclude_none=True)
-    for other in {"openstack", "docker"} - {provider}:  # the other provider's is refused
-        data["spec"].pop(other, None)
-    path.write_text(json.dumps(data))
+    path.write_text(
+        json.dumps(settings.model_dump(by_alias=True, exclude_none=True, exclude_unset=True))
+    )
     return str(path)
 
 
@@ -510,7 +490,8 @@ def test_services_render_exit_codes(
         f"{name}-{service_info(name).version}"
         for name in ("cilium", "kubelet-csr-approver", "metrics-server")
     )
-    package_stand_in(sparse, "cilium", service_info("cilium").version)  # lacks the others
+    sparse.mkdir()
+    shutil.copy(real_charts() / f"{cilium}.tgz", sparse)  # the real cilium; lacks the others
     assert (
         main(["services", "render", write_settings(tmp_path / "a.yaml", chartMirror=str(sparse))])
         == 2
@@ -519,6 +500,8 @@ def test_services_render_exit_codes(
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: x\n")
     assert main(["services", "render", str(bad)]) == 2
+    # a FAULT-INJECTION double: packages by the right names that are not charts (no real
+    # chart is broken this way), so helm itself fails: exit 1
     broken = tmp_path / "broken"
     broken.mkdir()
     for name in (cilium, csr_approver, metrics):
@@ -527,70 +510,6 @@ def test_services_render_exit_codes(
         main(["services", "render", write_settings(tmp_path / "b.yaml", chartMirror=str(broken))])
         == 1
     )
-
-
-# --------------------------------------------------------------------------- apply (real API)
-
-
-def _kubeconfig_of(plane: Plane, server: KubeAPI, path: Path) -> Path:
-    """A cluster-admin kubeconfig (context ``testenv``) of ``server``, 0600."""
-    from testenv.plane import _kubeconfig, _write_private
-
-    pki = plane.directory / "pki"
-    text = _kubeconfig(
-        f"https://{server.host}:{server.port}", pki / "ca.crt", pki / "admin.crt", pki / "admin.key"
-    )
-    _write_private(path, text)
-    return path
-
-
-class Clusters:
-    """A REAL management and a REAL workload kube-apiserver, each an empty cluster of its own
-    (testenv.plane.extra_apiserver: on the plane's etcd under its own key prefix, started
-    fresh for each test). The workload cluster's kubeconfig is the management cluster's
-    Secret ``demo-kubeconfig``, as Cluster API writes it. No controllers run: the stand-in
-    charts render ConfigMaps, which need none."""
-
-    def __init__(self, plane: Plane, tmp: Path, stack: contextlib.ExitStack) -> None:
-        from testenv.plane import extra_apiserver
-
-        tag = secrets.token_hex(3)
-        self.management = stack.enter_context(extra_apiserver(plane, f"mgmt-{tag}", ()))
-        self.workload = stack.enter_context(extra_apiserver(plane, f"workload-{tag}", ()))
-        self.mgmt_kubeconfig = _kubeconfig_of(plane, self.management, tmp / "mgmt.kubeconfig")
-        self.workload_kubeconfig = _kubeconfig_of(plane, self.workload, tmp / "workload.kubeconfig")
-        value = base64.b64encode(self.workload_kubeconfig.read_bytes()).decode()
-        self.management.create(
-            {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "metadata": {"name": "demo-kubeconfig", "namespace": "default"},
-                "data": {"value": value},
-            }
-        )
-
-    @staticmethod
-    def _helm_releases(server: KubeAPI) -> dict[str, int]:
-        """Helm release Secrets on ``server``: release name -> highest revision."""
-        found: dict[str, int] = {}
-        for secret in server.list("v1", "Secret", selector="owner=helm"):
-            labels = secret["metadata"]["labels"]
-            name, version = labels["name"], int(labels["version"])
-            found[name] = max(found.get(name, 0), version)
-        return found
-
-    def revisions(self) -> dict[str, int]:
-        """Helm releases in the workload cluster: release name -> highest revision."""
-        return self._helm_releases(self.workload)
-
-    def management_releases(self) -> dict[str, int]:
-        return self._helm_releases(self.management)
-
-    def stand_ins(self) -> set[str]:
-        return {
-            cm["metadata"]["name"].removesuffix("-stand-in")
-            for cm in self.workload.list("v1", "ConfigMap", selector=f"{STAND_IN_LABEL}=true")
-        }
 
 
 # --------------------------------------------------------------------------- defects (issue 14)

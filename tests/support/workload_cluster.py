@@ -23,12 +23,13 @@ import base64
 import contextlib
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scs_templates import api
+from scs_templates.services.runner import ServicesHelmfile
 from scs_templates.settings import ClusterSettings
 from tests.plane.test_plane_apiserver_files import _apiserver_flags
 
@@ -95,6 +96,20 @@ NODES: tuple[dict[str, Any], ...] = (
         },
     },
 )
+
+
+class NoHooksHelmfile(ServicesHelmfile):
+    """The real services helmfile, syncing with ``helm --no-hooks``: helm waits for a hook
+    Job to finish (Cilium's ``hubble-generate-certs``, cert-manager's ``startupapicheck``),
+    which needs a kubelet; where the hooks matter the test creates them itself
+    (:meth:`WorkloadCluster.create_hooks`)."""
+
+    def run(
+        self, state: Mapping[str, Any], command: Sequence[str], *, cluster: bool = False
+    ) -> Any:
+        if "sync" in command:
+            command = [*command, "--args", "--no-hooks"]
+        return super().run(state, command, cluster=cluster)
 
 
 def control_plane_spec(settings: ClusterSettings, helm: api.Helm) -> dict[str, Any]:
