@@ -1,5 +1,6 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Everything else is set up by
-# them (virtualenv, the package, the pinned helm/helmfile toolchain) and is fast the second time.
+# them (virtualenv, the package, the pinned helm built from Go modules; helmfile too for
+# `make test`) and is fast the second time (docs/toolchain.md).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -27,8 +28,10 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) tools
 	@$(BIN)/python -m compileall -q scs_templates
 
+# helm only (`make demo` needs no helmfile): a supported helm on PATH, the tools cache, or a
+# build from the Go module proxy (minutes, once; README "Quick start").
 tools: $(STAMP)
-	$(BIN)/scs-templates tools install --quiet
+	$(BIN)/scs-templates tools install
 
 demo: setup
 	$(BIN)/scs-templates render $(DEMO)
@@ -57,6 +60,8 @@ unit: setup plane
 # program run on the other core; a test that needs a program waits for its build (testenv's
 # build lock) and the modules that need the later builds run last (tests/conftest.py). Warm,
 # the build is a no-op. On a fresh machine: docs/testing.md "Cost on a fresh machine".
+# helmfile (for the helmfile tests) is built after setup, in the foreground, when missing
+# (`tools install --all`; docs/toolchain.md); warm, it is a stat.
 # The build's log: $(BUILD_LOG); it ends with the recipe (EXIT/INT/TERM/HUP).
 BUILD_LOG ?= $(VENV)/testenv-build.log
 test: $(STAMP)
@@ -69,6 +74,7 @@ test: $(STAMP)
 		$(BIN)/python -m testenv build --all </dev/null >$(BUILD_LOG) 2>&1 & build=$$!; \
 	else echo "test: no Go toolchain, the real-plane tests will skip"; fi; \
 	$(MAKE) --no-print-directory setup lint typecheck; \
+	$(BIN)/scs-templates tools install --all; \
 	$(BIN)/python -m pytest $(PYTEST_ARGS); \
 	if [ -n "$$build" ]; then \
 		status=0; wait "$$build" || status=$$?; build=; \
