@@ -245,6 +245,13 @@ def test_helmfile_not_built_yet_does_not_fail_status(env, capsys):
     assert "helmfile  not built yet (`tools install --all`):" in capsys.readouterr().out
 
 
+def test_a_wrong_helmfile_named_by_the_env_var_fails_status(env, monkeypatch, capsys):
+    fake_cache(env["cache"], helmfile=False)
+    monkeypatch.setenv("SCS_TEMPLATES_HELMFILE", str(env["tmp"] / "nowhere"))
+    assert main(["tools", "status"]) == 1
+    assert "SCS_TEMPLATES_HELMFILE=" in capsys.readouterr().err
+
+
 # --- install: the Go build -------------------------------------------------------------------
 
 GO_DOUBLE = """#!{python}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from scs_templates.cli.common import path_argument, usage
@@ -86,14 +87,19 @@ def _install(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from scs_templates.errors import ToolError
-    from scs_templates.toolchain import find_helm, find_helmfile
+    from scs_templates.toolchain import ENV_HELMFILE, find_helm, find_helmfile
     from scs_templates.toolchain.install import describe_source
 
     cache_dir: Path | None = args.cache_dir
-    # helmfile is built lazily (the first helmfile command): its absence is no failure here
+    # helmfile is built lazily (the first helmfile command): its absence is no failure here,
+    # unless SCS_TEMPLATES_HELMFILE names one that is wrong
     checks: list[tuple[str, Callable[[], Tool], bool]] = [
         ("helm", lambda: find_helm(cache_dir=cache_dir), True),
-        ("helmfile", lambda: find_helmfile(cache_dir=cache_dir), False),
+        (
+            "helmfile",
+            lambda: find_helmfile(cache_dir=cache_dir),
+            bool(os.environ.get(ENV_HELMFILE)),
+        ),
     ]
     first_failure: ToolError | None = None
     for label, lookup, required in checks:
