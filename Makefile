@@ -1,5 +1,6 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Everything else is set up by
-# them (virtualenv, the package, the pinned helm/helmfile toolchain) and is fast the second time.
+# them (virtualenv, the package, the pinned helm built from Go modules; helmfile too for
+# `make test`) and is fast the second time (docs/toolchain.md).
 # Day to day: `make check` (lint, typecheck, the unit and render tiers: minutes, not an hour).
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -31,8 +32,10 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) tools
 	@$(BIN)/python -m compileall -q scs_templates
 
+# helm only (`make demo` needs no helmfile): a supported helm on PATH, the tools cache, or a
+# build from the Go module proxy (minutes, once; README "Quick start").
 tools: $(STAMP)
-	$(BIN)/scs-templates tools install --quiet
+	$(BIN)/scs-templates tools install
 
 demo: setup
 	$(BIN)/scs-templates render $(DEMO)
@@ -98,6 +101,8 @@ test-cloud: setup plane
 # that needs a program waits for its build (testenv's build lock) and the modules that need
 # the later builds run last in their tier (tests/conftest.py). Warm, the build is a no-op.
 # The run ends with each tier's wall clock and the 25 slowest tests (docs/testing.md).
+# helmfile (for the helmfile tests) is built after setup, in the foreground, when missing
+# (`tools install --all`; docs/toolchain.md); warm, it is a stat.
 # The build's log: $(BUILD_LOG); it ends with the recipe (EXIT/INT/TERM/HUP).
 BUILD_LOG ?= $(VENV)/testenv-build.log
 test: $(STAMP)
@@ -110,6 +115,7 @@ test: $(STAMP)
 		$(BIN)/python -m testenv build --all </dev/null >$(BUILD_LOG) 2>&1 & build=$$!; \
 	else echo "test: no Go toolchain, the real-plane tests will skip"; fi; \
 	$(MAKE) --no-print-directory setup node-tools lint typecheck; \
+	$(BIN)/scs-templates tools install --all; \
 	$(BIN)/python -m tests.support.run_tiers --jobs $(JOBS) -- $(PYTEST_ARGS); \
 	if [ -n "$$build" ]; then \
 		status=0; wait "$$build" || status=$$?; build=; \

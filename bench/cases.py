@@ -242,7 +242,7 @@ def fleet(runs: int, work: Path, count: int) -> dict[str, Any]:
     parallel processes as CPUs."""
     import os
 
-    from scs_templates.toolchain import find_helm_for_helmfile, find_helmfile
+    from scs_templates.toolchain import ensure_tool
 
     files = [str(p) for p in write_fleet(work / "settings", count)]
     helmfile_file, commands = _helmfile_yaml(work, count)
@@ -251,11 +251,11 @@ def fleet(runs: int, work: Path, count: int) -> dict[str, Any]:
     (work / "hf-tmp").mkdir()
     fleet_argv = [CLI, "render-fleet", *files, "--stdout"]
     helmfile_argv = [
-        str(find_helmfile().path),
+        str(ensure_tool("helmfile").path),
         "--file",
         str(helmfile_file),
         "--helm-binary",
-        bare_helm() if os.environ.get(BARE_HELM_ENV) else str(find_helm_for_helmfile().path),
+        bare_helm(),
         "--no-color",
         "template",
         "--skip-deps",

@@ -34,24 +34,10 @@ import threading
 import time
 from pathlib import Path
 
+from scs_templates.digest import sha256
 from scs_templates.errors import ScsTemplatesError
 from scs_templates.records import record
 from scs_templates.toolchain import cache_root
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
-
-if TYPE_CHECKING:
-    from hashlib import sha256
-else:
-    # CPython's own sha256 (the same digest): hashlib would load OpenSSL, 3-8 ms of CPU at
-    # every start. 3.11 names the module _sha256, 3.12+ _sha2; other interpreters: hashlib.
-    try:
-        from _sha2 import sha256
-    except ImportError:
-        try:
-            from _sha256 import sha256
-        except ImportError:
-            from hashlib import sha256
 
 __all__ = ["LIBRARY_CHART", "ChartRef", "chart_for", "chart_version", "charts_dir"]
 

@@ -449,7 +449,17 @@ def split_umbrella_output(output: str, chart_name: str, aliases: Sequence[str]) 
             raise ValueError(f"unexpected document in the umbrella output: {document[:120]!r}")
         rewritten = f"# Source: {chart_name}/"
         parts[match.group(1)].append(document[:4] + rewritten + document[4 + len(match.group(0)) :])
-    return {alias: "".join(documents) for alias, documents in parts.items()}
+    return {alias: _end_of_output("".join(documents)) for alias, documents in parts.items()}
+
+
+def _end_of_output(text: str) -> str:
+    """End a cluster's text as helm ends its output: with one newline.
+
+    helm 4.3 keeps a template's trailing blank line on a document that another document
+    follows, but not on the last one it prints; in a batch the next cluster's documents
+    follow a cluster's last one, which would then differ from the cluster's single render.
+    """
+    return text.rstrip("\n") + "\n" if text else text
 
 
 #: A batch helm allocates a lot of short-lived memory; collecting garbage four times less

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from scs_templates.toolchain.install import go_binary as go_binary  # one lookup of `go`
 from testenv.process import PlaneError, capture, run
 
 GO_DIR = Path(__file__).resolve().parent / "go"
@@ -151,15 +152,6 @@ def cache_key() -> str:
 
 def plane_dir() -> Path:
     return cache_root() / cache_key()
-
-
-def go_binary() -> str | None:
-    """The `go` command (GO env var, then PATH, then the usual install location)."""
-    candidates = [os.environ.get("GO", ""), shutil.which("go") or "", "/usr/local/go/bin/go"]
-    for candidate in candidates:
-        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    return None
 
 
 def build_niceness() -> int:

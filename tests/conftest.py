@@ -45,8 +45,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "extra_builds: runs a Go program built after the plane (kubeadm or kube-apiserver of "
-        "another release, Flux's controllers, OCCM, Cinder CSI); such modules run last in "
-        "their tier (pytest_collection_modifyitems)",
+        "another release, Flux's controllers, OCCM, Cinder CSI) or builds one itself (helm "
+        "for linux/arm64); such modules run last in their tier (pytest_collection_modifyitems)",
     )
 
 
@@ -83,7 +83,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def helm() -> Helm:
-    """The pinned helm (for renders); modules that run helm 3 and 4 define their own."""
+    """The pinned helm (for renders)."""
     runner: Helm = pinned_helm()
     return runner
 

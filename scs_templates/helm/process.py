@@ -28,8 +28,9 @@ from scs_templates.records import record
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
+    from typing import BinaryIO
 
 
 #: After SIGTERM to the group, wait this long before SIGKILL.
@@ -130,6 +131,8 @@ def run(
     timeout: float,
     stdin: bytes | None = None,
     cwd: Path | None = None,
+    stderr_file: BinaryIO | None = None,
+    tick: Callable[[float], None] | None = None,
 ) -> Completed:
     """Run ``argv`` (never through a shell) and return its outputs whatever the exit code.
 
@@ -137,6 +140,10 @@ def run(
     is ``/dev/null``, so a tool that wants to prompt fails instead of hanging. Raises
     :class:`ProcessTimeout` after ``timeout`` seconds of wall clock and ``OSError`` when the
     binary cannot be started.
+
+    For long runs (a ``go build`` of minutes): ``stderr_file`` receives stderr as it is
+    written (``Completed.stderr`` is then empty), and ``tick(seconds_so_far)`` is called
+    about once a second while the process runs, so the caller can show progress.
     """
     started = time.monotonic()
     with _live_lock:
@@ -146,14 +153,14 @@ def run(
             list(argv),
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=stderr_file if stderr_file is not None else subprocess.PIPE,
             env=dict(env),
             cwd=cwd,
             start_new_session=True,
         )
         _live.add(process)
     try:
-        out, err = process.communicate(input=stdin, timeout=timeout)
+        out, err = _communicate(process, stdin, timeout, started, tick)
     except subprocess.TimeoutExpired:
         _kill_group(process)
         out, err = _drain(process)
@@ -169,6 +176,29 @@ def run(
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     return Completed(process.returncode, _text(out), _text(err), time.monotonic() - started)
+
+
+def _communicate(
+    process: subprocess.Popen[bytes],
+    stdin: bytes | None,
+    timeout: float,
+    started: float,
+    tick: Callable[[float], None] | None,
+) -> tuple[bytes, bytes]:
+    """``communicate`` within ``timeout``; with ``tick``, in one-second steps (a retried
+    ``communicate`` loses no output, and stdin is sent by the first call only)."""
+    if tick is None:
+        return process.communicate(input=stdin, timeout=timeout)
+    first = True
+    while True:
+        left = timeout - (time.monotonic() - started)
+        try:
+            return process.communicate(input=stdin if first else None, timeout=min(1.0, left))
+        except subprocess.TimeoutExpired:
+            if left <= 1.0:
+                raise
+        first = False
+        tick(time.monotonic() - started)
 
 
 def _drain(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:

@@ -1,4 +1,4 @@
-"""The one place that runs helm: hermetic, time-limited, secret-safe, helm 3 and helm 4.
+"""The one place that runs helm: hermetic, time-limited, secret-safe, helm 4.
 
 Every other module (render, install, status, diff, the fleet code) goes through :class:`Helm`
 so the rules hold everywhere:
@@ -7,7 +7,7 @@ so the rules hold everywhere:
   values go to helm as JSON on stdin (``-f -``), which also avoids every YAML 1.1 trap;
 * ``-n NAMESPACE`` on every command and ``--kube-version`` wherever helm has it, because
   otherwise the output depends on the kubeconfig's context and on helm's built-in default
-  Kubernetes version (which differs between helm 3 and helm 4);
+  Kubernetes version (which helm 4 derives from the client-go it was built with);
 * helm's homes (cache, config, data, helm 4's content cache) point at a private directory
   and the caller's ``HELM_*`` variables are dropped, so the user's repositories, plugins and
   registry logins neither leak in nor get modified;
@@ -65,7 +65,7 @@ _WALL_MARGIN_SECONDS = 60.0
 
 @record
 class ReleaseInfo:
-    """One installed release as ``helm list`` describes it (same fields on helm 3 and 4)."""
+    """One installed release as ``helm list`` describes it."""
 
     name: str
     namespace: str
@@ -143,9 +143,9 @@ class Helm:
         home: Path | None = None,
     ) -> None:
         self.tool = tool if tool is not None else find_helm()
-        if self.tool.major not in (3, 4):
+        if self.tool.major != 4:
             raise ToolNotFoundError(
-                f"{self.tool.path}: helm {self.tool.version} is not supported (need 3.15+ or 4.x)"
+                f"{self.tool.path}: helm {self.tool.version} is not supported (need helm 4)"
             )
         self.major: int = self.tool.major
         self.timeout = timeout if timeout is not None else tool_timeout(DEFAULT_TIMEOUT_SECONDS)
@@ -162,8 +162,7 @@ class Helm:
         """The environment helm runs with: hermetic homes, no inherited ``HELM_*``."""
         home = self.home if self.home is not None else _default_home()
         env = hermetic_env(home)
-        if self.major >= 4:
-            env["HELM_CONTENT_CACHE"] = str(home / "content")
+        env["HELM_CONTENT_CACHE"] = str(home / "content")
         if self.kubeconfig is not None:
             env["KUBECONFIG"] = self.kubeconfig
         return env
@@ -317,9 +316,8 @@ class Helm:
     ) -> ReleaseInfo:
         """``helm upgrade --install``; returns the release as installed.
 
-        ``rollback_on_failure`` is ``--atomic`` on helm 3 and ``--rollback-on-failure`` on
-        helm 4 (both imply waiting). Waiting is helm 3's semantics on both: ``--wait`` on
-        helm 3, ``--wait=legacy`` on helm 4, also when only rolling back on failure. helm 4's
+        ``rollback_on_failure`` is ``--rollback-on-failure`` (it implies waiting). Waiting is
+        ``--wait=legacy`` (helm 3's semantics), also when only rolling back on failure. helm 4's
         default ``watcher`` strategy (kstatus) counts Cluster API objects that are still
         provisioning as in progress, so an upgrade of a young cluster would wait for the
         timeout and be rolled back; the cluster's readiness is followed by ``install --wait``
@@ -334,8 +332,8 @@ class Helm:
         if create_namespace:
             args.append("--create-namespace")
         if rollback_on_failure:
-            args.append("--atomic" if self.major == 3 else "--rollback-on-failure")
-        if wait or (rollback_on_failure and self.major >= 4):
+            args.append("--rollback-on-failure")
+        if wait or rollback_on_failure:
             args.append(self._wait_flag())
         helm_timeout = 300.0 if timeout is None else timeout
         wall = max(self.timeout, helm_timeout + _WALL_MARGIN_SECONDS)
@@ -369,14 +367,11 @@ class Helm:
     def status(self, release: str, *, namespace: str) -> ReleaseInfo | None:
         """The release's state, or None when it is not installed.
 
-        Uses ``helm list`` (with ``--all`` on helm 3, whose default hides pending releases):
-        it reports the same fields on helm 3 and 4 and, unlike ``helm status -o json``,
-        never prints the release's values.
+        Uses ``helm list``: unlike ``helm status -o json``, it never prints the release's
+        values.
         """
         pattern = "^" + release.replace(".", r"\.") + "$"
         args = ["list", "-n", namespace, *self._cluster_flags(), "--filter", pattern]
-        if self.major == 3:
-            args.append("--all")
         args += ["-o", "json"]
         done = self.run(args, what=f"helm list {release}")
         rows = json.loads(done.stdout or "[]") or []
@@ -399,8 +394,8 @@ class Helm:
         return data if isinstance(data, dict) else {}
 
     def _wait_flag(self) -> str:
-        """helm 3's wait semantics on every version (see :meth:`upgrade_install`)."""
-        return "--wait" if self.major == 3 else "--wait=legacy"
+        """helm 3's wait semantics (see :meth:`upgrade_install`)."""
+        return "--wait=legacy"
 
     def uninstall(self, release: str, *, namespace: str, wait: bool = False) -> None:
         """``helm uninstall``; ``wait`` waits until the resources are gone."""

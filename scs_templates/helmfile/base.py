@@ -2,8 +2,8 @@
 
 Both the cluster runner (:mod:`.runner`, ``helmfile.d`` on the management cluster) and the
 services runner (:mod:`scs_templates.services.runner`, one workload cluster) build on
-:class:`HelmfileProcess`, so the rules live in one place: a helm 3 through
-``--helm-binary`` (helmfile 0.166 panics with helm 4), stdin ``/dev/null``, hermetic helm
+:class:`HelmfileProcess`, so the rules live in one place: the project's helm through
+``--helm-binary`` (never whatever helm is on PATH), stdin ``/dev/null``, hermetic helm
 homes and ``HELMFILE_TEMPDIR``, no upgrade notice (it calls the network and exits 3
 offline), a wall-clock timeout that kills helmfile's whole process group, decisions on the
 exit code only, and secret strings redacted from every error.
@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 import shlex
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from scs_templates.helm import process
 from scs_templates.helm.errors import error_text, redact, shorten
 from scs_templates.helm.runner import _default_home
 from scs_templates.timeouts import tool_timeout
-from scs_templates.toolchain import Tool, find_helm_for_helmfile, find_helmfile, hermetic_env
+from scs_templates.toolchain import Tool, find_helm, hermetic_env
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +57,19 @@ def error_message(stderr: str) -> str:
     return shorten("\n".join((errors or lines)[-5:])) or "no message"
 
 
+def _helmfile() -> Tool:
+    """The helmfile to run; built now (minutes, once) when it is nowhere yet: helmfile is
+    built lazily, the first time a helmfile command needs it (docs/toolchain.md)."""
+    from scs_templates.toolchain import ensure_tool
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    return ensure_tool("helmfile", progress=progress)
+
+
 class HelmfileProcess:
-    """helmfile + a helm 3, with the shared rules. ``kubeconfig``/``kube_context`` select
+    """helmfile + the project's helm, with the shared rules. ``kubeconfig``/``kube_context`` select
     the cluster that commands reaching an API talk to."""
 
     #: Keep the caller's ``KUBECONFIG`` when no kubeconfig is given (False: never leak it).
@@ -75,12 +87,8 @@ class HelmfileProcess:
         kube_context: str | None = None,
         home: Path | None = None,
     ) -> None:
-        self.helmfile = helmfile if helmfile is not None else find_helmfile()
-        self.helm = helm if helm is not None else find_helm_for_helmfile()
-        if self.helm.major != 3:
-            raise ToolError(
-                f"helmfile {self.helmfile.version} needs helm 3, got helm {self.helm.version}"
-            )
+        self.helmfile = helmfile if helmfile is not None else _helmfile()
+        self.helm = helm if helm is not None else find_helm()
         self.timeout = timeout if timeout is not None else tool_timeout(self.default_timeout)
         self.kubeconfig = kubeconfig
         self.kube_context = kube_context

@@ -2,8 +2,8 @@
 
 Rules, each for a measured reason (see ``docs/helmfile.md``):
 
-* helmfile 0.166 works with helm 3 only (it calls ``helm version --client``, gone in helm 4,
-  and panics): it always gets a helm 3 through ``--helm-binary``, never helm from PATH;
+* helmfile always gets the project's helm (:func:`~scs_templates.toolchain.find_helm`)
+  through ``--helm-binary``, never whatever helm is first on PATH;
 * charts are made ready ONCE (``chart_for`` vendors the library chart; charts that still
   lack dependencies get ``helm dependency build`` under a per-chart file lock, because
   parallel builds of one chart directory race) and every command runs with ``--skip-deps``;
@@ -89,8 +89,8 @@ class StateValues:
 class Helmfile(HelmfileProcess):
     """helmfile over ``helmfile.d`` for one management cluster.
 
-    ``helmfile``/``helm`` default to :func:`find_helmfile` and :func:`find_helm_for_helmfile`
-    (a helm 3). ``state_dir`` defaults to the project's ``helmfile.d``. ``kubeconfig`` and
+    ``helmfile``/``helm`` default to the project's helmfile (built on first use) and
+    :func:`find_helm`. ``state_dir`` defaults to the project's ``helmfile.d``. ``kubeconfig`` and
     ``kube_context`` select the management cluster for ``sync``/``destroy``/``list``.
     """
 

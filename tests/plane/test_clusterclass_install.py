@@ -31,7 +31,7 @@ def test_install_refuses_switching_between_classic_and_topology(
 ) -> None:
     """The docker example on the test-only provider ``inmemory`` (tests/support/inmemory.py): the
     real webhooks admit both kinds of cluster, the guard refuses the switch before helm."""
-    monkeypatch.setenv("SCS_TEMPLATES_HELM", str(helm_tool(3).path))
+    monkeypatch.setenv("SCS_TEMPLATES_HELM", str(helm_tool().path))
     ns = plane.namespace("clusterclass")
     classic = inmemory.as_inmemory(DOCKER, ns)
     assert "template: multi-md" in classic

@@ -122,7 +122,7 @@ def test_two_clusters_get_different_keys(mgmt: Mgmt, kube: KubeClient) -> None:
 
 def test_rotation_steps_in_order(mgmt: Mgmt, kube: KubeClient, tmp_path: Path) -> None:
     """The rollout request lands on the real KubeadmControlPlane of an installed cluster."""
-    helm = Helm(helm_tool(3), kubeconfig=str(mgmt.plane.kubeconfig), home=tmp_path / "helm")
+    helm = Helm(helm_tool(), kubeconfig=str(mgmt.plane.kubeconfig), home=tmp_path / "helm")
     lifecycle.install(settings(mgmt), helm=helm)
     kcp = ObjectRef(KCP_API, "KubeadmControlPlane", mgmt.namespace, "capi-dev-control-plane")
     (original,) = keys(mgmt)
@@ -154,7 +154,7 @@ def test_rotate_without_a_secret_is_an_input_error(mgmt: Mgmt, kube: KubeClient)
 
 
 def test_install_creates_the_key_outside_helm(mgmt: Mgmt, kubeconfig: str, tmp_path: Path) -> None:
-    helm = Helm(helm_tool(3), kubeconfig=kubeconfig, home=tmp_path / "helm")
+    helm = Helm(helm_tool(), kubeconfig=kubeconfig, home=tmp_path / "helm")
     lifecycle.install(settings(mgmt), helm=helm)
     (key,) = keys(mgmt)
     values = json.dumps(helm.get_values("dev", namespace=mgmt.namespace))

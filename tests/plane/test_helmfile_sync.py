@@ -1,6 +1,6 @@
 """helmfile over helmfile.d: same objects as ``scs-templates render``, offline commands work.
 
-Uses the real pinned helmfile 0.166 and helm 3 (skip without them, fail in CI). A TEST DOUBLE
+Uses the real pinned helmfile 1.8 and helm 4 (skip without them, fail in CI). A TEST DOUBLE
 for helmfile checks the command line and environment without running anything real.
 ``sync`` and ``destroy`` run against the REAL management plane (testenv/), on the test-only
 provider ``inmemory`` (tests/support/inmemory.py): the real controllers make the cluster Available
@@ -13,25 +13,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pytest
-
-from scs_templates.errors import ToolNotFoundError
 from scs_templates.helmfile import Helmfile
-from scs_templates.toolchain import find_helm_for_helmfile, find_helmfile
-from tests.support import REPO, inmemory, settings_from_text, skip_or_fail
+from tests.support import REPO, helmfile_tool, inmemory, settings_from_text
 from tests.support.inmemory import BOOTSTRAP, CAPI, INFRA
 
 if TYPE_CHECKING:
     from testenv import Plane
-
-
-@pytest.fixture(scope="module")
-def helmfile() -> Helmfile:
-    try:
-        return Helmfile(find_helmfile(), find_helm_for_helmfile())
-    except ToolNotFoundError as error:
-        skip_or_fail(f"helmfile/helm 3 not installed (`scs-templates tools install`): {error}")
-        raise
 
 
 def test_helmfile_sync_and_destroy_on_the_real_plane(plane: Plane, tmp_path: Path) -> None:
@@ -43,13 +30,13 @@ def test_helmfile_sync_and_destroy_on_the_real_plane(plane: Plane, tmp_path: Pat
     release, kept templates and Secrets."""
     from scs_templates import lifecycle
     from scs_templates.helm import Helm
-    from tests.support import helm_tool, helmfile_tool
+    from tests.support import helm_tool
 
     ns = plane.namespace("helmfile")
     kubeconfig = str(plane.kubeconfig)
     text = inmemory.as_inmemory((REPO / "examples" / "docker-dev.yaml").read_text(), ns)
-    runner = Helmfile(helmfile_tool(), helm_tool(3), kubeconfig=kubeconfig, home=tmp_path / "hf")
-    helm = Helm(helm_tool(3), kubeconfig=kubeconfig, home=tmp_path / "helm")
+    runner = Helmfile(helmfile_tool(), helm_tool(), kubeconfig=kubeconfig, home=tmp_path / "hf")
+    helm = Helm(helm_tool(), kubeconfig=kubeconfig, home=tmp_path / "helm")
 
     def key() -> object:
         secret = plane.api.get("v1", "Secret", ns, "capi-dev-encryption")

@@ -1,4 +1,4 @@
-"""install / status / diff / delete with the REAL helm 3 and helm 4 against the REAL plane.
+"""install / status / diff / delete with the REAL helm 4 against the REAL plane.
 
 The management cluster is the session's real plane (testenv/: kube-apiserver, etcd, the
 Cluster API, kubeadm and CAPD controllers). The docker example is installed on the test-only
@@ -35,6 +35,7 @@ from scs_templates.kube import KubeClient
 from scs_templates.providers import CloudOptions
 from scs_templates.render import render
 from scs_templates.settings.versions import KubernetesVersion, ResolvedVersion, resolve_version
+from scs_templates.toolchain import Tool
 from tests.support import REPO, helm_tool, inmemory, settings_from_text
 from tests.support.inmemory import BOOTSTRAP, CAPI, INFRA, KCP_API
 
@@ -84,16 +85,17 @@ def kubeconfig(plane: Plane, tmp_path: Path) -> str:
     return inmemory.write_kubeconfig(plane, tmp_path / "kubeconfig", contexts=("mgmt",))
 
 
-@pytest.fixture(params=[3, 4], ids=["helm3", "helm4"])
-def major(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
-    tool = helm_tool(request.param)
-    monkeypatch.setenv("SCS_TEMPLATES_HELM", str(tool.path))  # what the CLI's Helm() runs
-    return int(request.param)
+@pytest.fixture
+def pinned_helm(monkeypatch: pytest.MonkeyPatch) -> Tool:
+    """The pinned helm, also as SCS_TEMPLATES_HELM (what the CLI's Helm() runs)."""
+    tool = helm_tool()
+    monkeypatch.setenv("SCS_TEMPLATES_HELM", str(tool.path))
+    return tool
 
 
 @pytest.fixture
-def helm(major: int, kubeconfig: str, tmp_path: Path) -> Helm:
-    return Helm(helm_tool(major), kubeconfig=kubeconfig, home=tmp_path / "helm")
+def helm(pinned_helm: Tool, kubeconfig: str, tmp_path: Path) -> Helm:
+    return Helm(pinned_helm, kubeconfig=kubeconfig, home=tmp_path / "helm")
 
 
 @pytest.fixture
@@ -278,7 +280,7 @@ def test_install_upgrade_status_diff(
     ns: str,
     kubeconfig: str,
     kube: KubeClient,
-    major: int,
+    pinned_helm: Tool,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -309,7 +311,7 @@ def test_install_upgrade_status_diff(
     assert kubeconfig_of_cluster is not None and "clusters:" in kubeconfig_of_cluster
 
     assert cli("diff", settings_file, "--kubeconfig", kubeconfig, "--exit-code") == 0
-    count = len(render(settings_from_text(docker_text(ns)), helm=Helm(helm_tool(major))).objects)
+    count = len(render(settings_from_text(docker_text(ns)), helm=Helm(pinned_helm)).objects)
     assert (
         capsys.readouterr()
         .out.strip()
@@ -342,7 +344,7 @@ def test_install_upgrade_status_diff(
 def test_status_and_diff_before_install(
     ns: str,
     kubeconfig: str,
-    major: int,
+    pinned_helm: Tool,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -450,7 +452,7 @@ def test_delete_timeout_deletes_nothing_else(
     plane: Plane,
     ns: str,
     kubeconfig: str,
-    major: int,
+    pinned_helm: Tool,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -506,7 +508,7 @@ def test_failed_upgrade_is_rolled_back(
     ns: str,
     kubeconfig: str,
     helm: Helm,
-    major: int,
+    pinned_helm: Tool,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -550,11 +552,11 @@ def test_failed_first_install_is_removed(
     plane: Plane,
     ns: str,
     helm: Helm,
-    major: int,
+    pinned_helm: Tool,
 ) -> None:
     settings = settings_from_text(docker_text(ns))
     (kcp,) = [o for o in render(settings, helm=helm).objects if o["kind"] == "KubeadmControlPlane"]
-    # helm 3 creates with POST, helm 4 with a server-side apply PATCH: both are CREATE
+    # helm 4 creates with a server-side apply PATCH: admission sees a CREATE
     refuse(
         plane,
         ns,
@@ -571,7 +573,7 @@ def test_failed_first_install_is_removed(
 
 
 def test_unreachable_api_and_bad_kubeconfig(
-    plane: Plane, tmp_path: Path, capsys: pytest.CaptureFixture[str], major: int
+    plane: Plane, tmp_path: Path, capsys: pytest.CaptureFixture[str], pinned_helm: Tool
 ) -> None:
     from testenv.plane import free_port
 
@@ -597,7 +599,7 @@ def test_version_guard_on_a_cluster_of_an_older_versions_table(
     plane: Plane,
     ns: str,
     kubeconfig: str,
-    major: int,
+    pinned_helm: Tool,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -687,7 +689,6 @@ def test_version_rules(
 # --------------------------------------------------------------------------- --wait
 
 
-@pytest.mark.parametrize("major", [3], indirect=True)  # the waiting is ours, not helm's
 def test_install_wait_follows_the_cluster_conditions(
     plane: Plane,
     ns: str,
@@ -721,13 +722,12 @@ def test_install_wait_follows_the_cluster_conditions(
     assert lines[-1].startswith("Cluster dev: Available after")
 
 
-@pytest.mark.parametrize("major", [3], indirect=True)  # the waiting is ours, not helm's
 @pytest.mark.parametrize("vm_startup", [inmemory.NEVER])  # machines never finish starting
 def test_install_wait_timeout_reports_the_last_conditions(
     plane: Plane,
     ns: str,
     kubeconfig: str,
-    major: int,
+    pinned_helm: Tool,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -893,17 +893,16 @@ def test_no_release_revision_holds_credentials(
 # --------------------------------------------------------------------------- helm 4 waiting
 
 
-@pytest.mark.parametrize("major", [3, 4], ids=["helm3", "helm4"])
 @pytest.mark.parametrize("vm_startup", [inmemory.NEVER])  # machines never finish starting
 def test_upgrade_while_the_cluster_is_still_provisioning(
     plane: Plane,
     ns: str,
     kubeconfig: str,
     tmp_path: Path,
-    major: int,
+    pinned_helm: Tool,
 ) -> None:
     """helm must not wait for the Cluster (helm 4's status watcher would, for an hour)."""
-    helm = Helm(helm_tool(major), kubeconfig=kubeconfig, home=tmp_path / "helm")
+    helm = Helm(pinned_helm, kubeconfig=kubeconfig, home=tmp_path / "helm")
     lifecycle.install(settings_from_text(docker_text(ns)), helm=helm)
     wait_until(
         plane,

@@ -208,7 +208,7 @@ def release_listed(kubeconfig: Path, ns: str, name: str, home: Path) -> bool:
     from scs_templates.helm import Helm
 
     return (
-        Helm(helm_tool(3), kubeconfig=str(kubeconfig), home=home).status(name, namespace=ns)
+        Helm(helm_tool(), kubeconfig=str(kubeconfig), home=home).status(name, namespace=ns)
         is not None
     )
 

@@ -1,4 +1,4 @@
-"""install / status / diff / delete with the real helm 3 and helm 4 against the REAL plane.
+"""install / status / diff / delete with the real helm 4 against the REAL plane.
 
 The cluster is the in-memory one (tests/support/inmemory.py): the real controllers make it
 Available, so ``install --wait`` waits for what a user waits for, and delete waits for the real
@@ -28,12 +28,9 @@ def _inmemory_provider() -> Iterator[None]:
         yield
 
 
-@pytest.mark.parametrize("major", [3, 4], ids=["helm3", "helm4"])
-def test_install_status_diff_guard_delete(plane: Plane, major: int) -> None:
-    namespace = plane.namespace(f"life{major}")
-    helm = Helm(
-        helm_tool(major), kubeconfig=str(plane.kubeconfig), home=plane.directory / f"h{major}"
-    )
+def test_install_status_diff_guard_delete(plane: Plane) -> None:
+    namespace = plane.namespace("life")
+    helm = Helm(helm_tool(), kubeconfig=str(plane.kubeconfig), home=plane.directory / "h")
     kube = KubeClient(str(plane.kubeconfig))
     settings = settings_from_text(inmemory.settings_text(namespace, version="1.36.4"))
 

@@ -63,7 +63,7 @@ def test_install_checks_the_credentials_secret_first(api_plane: Plane, tmp_path:
     namespace = api_plane.namespace("credentials")
     settings = _settings(namespace)
     kube = KubeClient(str(api_plane.kubeconfig))
-    helm = Helm(helm_tool(3), kubeconfig=str(api_plane.kubeconfig), home=tmp_path / "helm")
+    helm = Helm(helm_tool(), kubeconfig=str(api_plane.kubeconfig), home=tmp_path / "helm")
     where = "spec.registryMirrors[1].credentialsSecret"
 
     with pytest.raises(

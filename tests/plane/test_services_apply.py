@@ -1,6 +1,6 @@
 """``apply`` of the standard services: the plumbing, with the REAL charts on REAL API servers.
 
-State values -> the REAL helmfile 0.166 and helm 3.15 -> a REAL management and a REAL
+State values -> the REAL helmfile 1.8 and helm 4.3 -> a REAL management and a REAL
 workload kube-apiserver (fresh for each test, on the test plane's etcd: :class:`Clusters`),
 the charts being the REAL upstream packages (../shared/charts as a local chart mirror):
 idempotence without new helm revisions, keep and --force-remove, the CNI guard, dry runs,

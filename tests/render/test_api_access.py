@@ -34,7 +34,7 @@ from tests.support import crd_validation
 
 # The chart tests' fixtures: the pinned helm, the CRDs (skip or fail), a private chart cache.
 _chart_cache = test_charts._chart_cache
-helm3 = test_charts.helm3
+helm_path = test_charts.helm_path
 crds = test_charts.crds
 
 NODE_CIDR = "10.8.0.0/20"
@@ -81,9 +81,9 @@ def _cluster_and_kubeadm(objs: list[dict[str, Any]]) -> tuple[Any, Any]:
 @pytest.mark.parametrize("provider", ["amphora", "ovn"])
 @pytest.mark.parametrize("mode", ["open", "internal", "cidrs"])
 def test_rendered_rules_for_each_mode_and_provider(
-    mode: str, provider: str, template: str, helm3: Path, crds: None
+    mode: str, provider: str, template: str, helm_path: Path, crds: None
 ) -> None:
-    objs = objects(render(_settings(mode, provider, template), helm3))
+    objs = objects(render(_settings(mode, provider, template), helm_path))
     assert crd_validation.validate_all(objs) == []
     spec, kubeadm = _cluster_and_kubeadm(objs)
     restricted_by_groups = provider == "ovn" and mode != "open"

@@ -1,8 +1,8 @@
 """The cluster charts: every object of every template x provider renders and is CRD-valid.
 
-Also proven here: helm 3 and helm 4 render byte-identically, `helm lint --strict` is clean,
-rendering is deterministic, template names change exactly when their spec changes (rolling
-upgrades without counters), and chart_for() serves a ready chart from its cache.
+Also proven here: `helm lint --strict` is clean, rendering is deterministic, template names
+change exactly when their spec changes (rolling upgrades without counters), and chart_for()
+serves a ready chart from its cache.
 """
 
 from __future__ import annotations
@@ -64,25 +64,17 @@ def _chart_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     mp.undo()
 
 
-def _helm(major: int | None) -> Path:
+@pytest.fixture(scope="session")
+def helm_path() -> Path:
+    """The pinned helm's path (skip, or fail in CI, when it is not installed)."""
     from scs_templates.errors import ToolNotFoundError
     from scs_templates.toolchain import find_helm
 
     try:
-        return find_helm(major=major, cache_dir=TOOLS_CACHE).path
+        return find_helm(cache_dir=TOOLS_CACHE).path
     except ToolNotFoundError as error:
-        skip_or_fail(f"helm{'' if major is None else f' {major}'} not found: {error}")
+        skip_or_fail(f"helm not found: {error}")
         raise
-
-
-@pytest.fixture(scope="session")
-def helm3() -> Path:
-    return _helm(3)
-
-
-@pytest.fixture(scope="session")
-def helm4() -> Path:
-    return _helm(4)
 
 
 @pytest.fixture(scope="session")
@@ -357,12 +349,9 @@ EXPECTED_KINDS = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_every_object_renders_and_is_crd_valid(
-    case: str, helm3: Path, helm4: Path, crds: None
-) -> None:
+def test_every_object_renders_and_is_crd_valid(case: str, helm_path: Path, crds: None) -> None:
     settings_ = CASES[case]
-    text = render(settings_, helm3)
-    assert render(settings_, helm4) == text, "helm 3 and helm 4 render differently"
+    text = render(settings_, helm_path)
     objs = objects(text)
     assert crd_validation.validate_all(objs) == []
 
@@ -420,39 +409,38 @@ def test_every_object_renders_and_is_crd_valid(
 
 
 @pytest.mark.parametrize("provider", ["openstack", "docker"])
-def test_helm_lint_strict(provider: str, helm3: Path, helm4: Path) -> None:
+def test_helm_lint_strict(provider: str, helm_path: Path) -> None:
     example = {"openstack": "openstack-production", "docker": "docker-dev"}[provider]
     settings_ = CASES[example]
     chart = chart_for(provider)
-    for helm in (helm3, helm4):
-        result = subprocess.run(
-            [
-                str(helm),
-                "lint",
-                "--strict",
-                str(chart.path),
-                "-f",
-                "-",
-                "-n",
-                settings_.metadata.namespace,
-                "--kube-version",
-                KUBE_VERSION,
-            ],
-            input=json.dumps(build_values(settings_)),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert result.returncode == 0, result.stdout + result.stderr
-        assert "[WARNING]" not in result.stdout and "[ERROR]" not in result.stdout
+    result = subprocess.run(
+        [
+            str(helm_path),
+            "lint",
+            "--strict",
+            str(chart.path),
+            "-f",
+            "-",
+            "-n",
+            settings_.metadata.namespace,
+            "--kube-version",
+            KUBE_VERSION,
+        ],
+        input=json.dumps(build_values(settings_)),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "[WARNING]" not in result.stdout and "[ERROR]" not in result.stdout
 
 
-def test_schema_rejects_unknown_values(helm3: Path) -> None:
+def test_schema_rejects_unknown_values(helm_path: Path) -> None:
     values = build_values(CASES["openstack-minimal"])
     values["controlPlane"]["flavour"] = "typo"
     result = subprocess.run(
         [
-            str(helm3),
+            str(helm_path),
             "template",
             "demo",
             str(chart_for("openstack").path),
@@ -474,8 +462,8 @@ def test_schema_rejects_unknown_values(helm3: Path) -> None:
 # --------------------------------------------------------------------------- behaviour
 
 
-def test_openstack_objects(helm3: Path) -> None:
-    objs = objects(render(CASES["openstack-production"], helm3))
+def test_openstack_objects(helm_path: Path) -> None:
+    objs = objects(render(CASES["openstack-production"], helm_path))
     (cluster,) = by_kind(objs, "OpenStackCluster")
     spec = cluster["spec"]
     # ovn: CAPO drops allowedCIDRs, so the restriction is in the control-plane security group
@@ -514,15 +502,15 @@ def test_openstack_objects(helm3: Path) -> None:
     assert gpu["image"] == {"filter": {"name": f"ubuntu-capi-image-gpu-{v137}"}}
 
     # A minimal cluster: no external network (CAPO picks the only one), open API.
-    minimal = objects(render(CASES["openstack-minimal"], helm3))
+    minimal = objects(render(CASES["openstack-minimal"], helm_path))
     (cluster,) = by_kind(minimal, "OpenStackCluster")
     assert "externalNetwork" not in cluster["spec"]
     assert "allowedCIDRs" not in cluster["spec"]["apiServerLoadBalancer"]
     assert "networkMTU" not in cluster["spec"]
 
 
-def test_existing_secret_internal_access_no_server_groups(helm3: Path) -> None:
-    objs = objects(render(CASES["openstack-variant"], helm3))
+def test_existing_secret_internal_access_no_server_groups(helm_path: Path) -> None:
+    objs = objects(render(CASES["openstack-variant"], helm_path))
     assert by_kind(objs, "Secret") == []
     (cluster,) = by_kind(objs, "OpenStackCluster")
     assert cluster["spec"]["identityRef"]["name"] == "shared-creds"
@@ -543,10 +531,10 @@ def test_existing_secret_internal_access_no_server_groups(helm3: Path) -> None:
     assert "RETENTION=0" in script
 
 
-def test_the_chart_references_the_credentials_secret_and_never_renders_one(helm3: Path) -> None:
+def test_the_chart_references_the_credentials_secret_and_never_renders_one(helm_path: Path) -> None:
     # Credentials go through the Kubernetes API (lifecycle.store_credentials), not helm.
     for case in ("openstack-minimal", "openstack-production"):
-        objs = objects(render(CASES[case], helm3))
+        objs = objects(render(CASES[case], helm_path))
         assert by_kind(objs, "Secret") == []
         (cluster,) = by_kind(objs, "OpenStackCluster")
         name = credentials_secret_name(CASES[case])
@@ -562,8 +550,8 @@ def _args(items: list[dict[str, str]]) -> dict[str, str]:
     return {item["name"]: item["value"] for item in items}
 
 
-def test_control_plane_hardening(helm3: Path) -> None:
-    objs = objects(render(CASES["openstack-production"], helm3))
+def test_control_plane_hardening(helm_path: Path) -> None:
+    objs = objects(render(CASES["openstack-production"], helm_path))
     kcp = _kcp(objs)
     assert kcp["rollout"]["before"] == {"certificatesExpiryDays": 30}
     assert kcp["remediation"] == {"maxRetry": 3}
@@ -638,12 +626,12 @@ def test_control_plane_hardening(helm3: Path) -> None:
         assert "/usr/local/sbin/etcd-defrag.sh" not in worker_files
 
 
-def test_minimal_has_no_unsafe_fs_and_docker_has_no_cloud_provider(helm3: Path) -> None:
+def test_minimal_has_no_unsafe_fs_and_docker_has_no_cloud_provider(helm_path: Path) -> None:
     assert (
         "preKubeadmCommands"
-        not in _kcp(objects(render(CASES["openstack-minimal"], helm3)))["kubeadmConfigSpec"]
+        not in _kcp(objects(render(CASES["openstack-minimal"], helm_path)))["kubeadmConfigSpec"]
     )
-    objs = objects(render(CASES["docker-simple"], helm3))
+    objs = objects(render(CASES["docker-simple"], helm_path))
     config = _kcp(objs)["kubeadmConfigSpec"]
     assert "cloud-provider" not in _args(
         config["initConfiguration"]["nodeRegistration"]["kubeletExtraArgs"]
@@ -671,8 +659,8 @@ def test_minimal_has_no_unsafe_fs_and_docker_has_no_cloud_provider(helm3: Path) 
     assert "skip_verify = true" in hosts
 
 
-def test_worker_groups(helm3: Path) -> None:
-    objs = objects(render(CASES["openstack-production"], helm3))
+def test_worker_groups(helm_path: Path) -> None:
+    objs = objects(render(CASES["openstack-production"], helm_path))
     deployments = {d["metadata"]["name"]: d for d in by_kind(objs, "MachineDeployment")}
     burst = deployments["scs-prod1-burst"]
     assert "replicas" not in burst["spec"]
@@ -730,7 +718,7 @@ def _renamed(
     return {key for key in before if before[key] != after[key]}
 
 
-def test_replicas_change_renames_nothing(helm3: Path) -> None:
+def test_replicas_change_renames_nothing(helm_path: Path) -> None:
     prod = CASES["openstack-production"]
     workers = [w.model_dump(by_alias=True, exclude_unset=True) for w in prod.spec.workers]
     workers[0]["replicas"] = 7
@@ -744,36 +732,36 @@ def test_replicas_change_renames_nothing(helm3: Path) -> None:
                 "apiAccess": {"mode": "open"},
             },
         },
-        helm3,
+        helm_path,
     )
     assert _renamed(before, after) == set()
 
 
-def test_machine_type_change_renames_only_that_groups_machine_template(helm3: Path) -> None:
+def test_machine_type_change_renames_only_that_groups_machine_template(helm_path: Path) -> None:
     prod = CASES["openstack-production"]
     workers = [w.model_dump(by_alias=True, exclude_unset=True) for w in prod.spec.workers]
     workers[2]["machineType"] = "SCS-32V-128-1g"
-    before, after = _changed(prod, {"workers": workers}, helm3)
+    before, after = _changed(prod, {"workers": workers}, helm_path)
     assert _renamed(before, after) == {("OpenStackMachineTemplate", "scs-prod1-gpu")}
 
 
-def test_kubernetes_version_change_renames_every_machine_template(helm3: Path) -> None:
+def test_kubernetes_version_change_renames_every_machine_template(helm_path: Path) -> None:
     minimal = CASES["openstack-minimal"]
-    before, after = _changed(minimal, {"kubernetes": {"version": "1.34.x"}}, helm3)
+    before, after = _changed(minimal, {"kubernetes": {"version": "1.34.x"}}, helm_path)
     assert _renamed(before, after) == {
         ("OpenStackMachineTemplate", "capi-demo-control-plane"),
         ("OpenStackMachineTemplate", "capi-demo-workers"),
     }
     # The docker image carries the version too.
     dev = CASES["docker-dev"]
-    before, after = _changed(dev, {"kubernetes": {"version": "1.35.x"}}, helm3)
+    before, after = _changed(dev, {"kubernetes": {"version": "1.35.x"}}, helm_path)
     assert _renamed(before, after) == {k for k in before if k[0] == "DockerMachineTemplate"}
 
 
-def test_bootstrap_change_renames_kubeadm_config_templates_only(helm3: Path) -> None:
+def test_bootstrap_change_renames_kubeadm_config_templates_only(helm_path: Path) -> None:
     dev = CASES["docker-dev"]
     mirrors = [{"registry": "ghcr.io", "endpoints": ["https://mirror.example/v2/ghcr"]}]
-    before, after = _changed(dev, {"registryMirrors": mirrors}, helm3)
+    before, after = _changed(dev, {"registryMirrors": mirrors}, helm_path)
     assert _renamed(before, after) == {k for k in before if k[0] == "KubeadmConfigTemplate"}
 
 
@@ -795,7 +783,7 @@ label = st.from_regex(r"\A[a-z]([-a-z0-9]{0,14}[a-z0-9])?\Z")
     replicas=st.integers(min_value=0, max_value=5),
 )
 def test_rendering_is_deterministic_and_names_fit(
-    helm3: Path, prefix: str, cluster: str, groups: list[str], provider: str, replicas: int
+    helm_path: Path, prefix: str, cluster: str, groups: list[str], provider: str, replicas: int
 ) -> None:
     machine = {"machineType": "m"} if provider == "openstack" else {}
     try:
@@ -812,8 +800,8 @@ def test_rendering_is_deterministic_and_names_fit(
     except SettingsError:
         assume(False)
         raise
-    first = render(settings_, helm3)
-    assert render(settings_.model_copy(deep=True), helm3) == first
+    first = render(settings_, helm_path)
+    assert render(settings_.model_copy(deep=True), helm_path) == first
     for obj in objects(first):
         name = obj["metadata"]["name"]
         assert DNS_LABEL.match(name) and len(name) <= 63, name

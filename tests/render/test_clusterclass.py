@@ -71,7 +71,7 @@ def settings(
 
 @pytest.fixture(scope="module")
 def helm() -> api.Helm:
-    return api.Helm(helm_tool(3))
+    return api.Helm(helm_tool())
 
 
 def by_kind(objects: tuple[dict[str, Any], ...]) -> dict[str, list[dict[str, Any]]]:

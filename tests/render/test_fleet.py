@@ -39,17 +39,17 @@ from tests.unit.test_settings_model import settings_documents
 
 
 @pytest.fixture(scope="module")
-def helm3() -> Path:
+def helm_path() -> Path:
     try:
-        return find_helm(major=3).path
+        return find_helm().path
     except ToolNotFoundError as error:
-        skip_or_fail(f"helm 3 is not installed (`scs-templates tools install`): {error}")
+        skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
         raise
 
 
 @pytest.fixture(autouse=True)
 def _no_tool_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("SCS_TEMPLATES_HELM", "SCS_TEMPLATES_HELM4", "HELM_NAMESPACE"):
+    for var in ("SCS_TEMPLATES_HELM", "HELM_NAMESPACE"):
         monkeypatch.delenv(var, raising=False)
 
 
@@ -63,7 +63,7 @@ def mixed_fleet(count: int) -> list[ClusterSettings]:
 
 
 @pytest.mark.parametrize("jobs", [1, 2, 3])
-def test_fleet_equals_single_renders(helm3: Path, jobs: int) -> None:
+def test_fleet_equals_single_renders(helm_path: Path, jobs: int) -> None:
     settings = mixed_fleet(30)
     providers = {s.spec.provider for s in settings}
     namespaces = {s.metadata.namespace for s in settings}
@@ -98,7 +98,7 @@ def test_fleet_equals_single_renders(helm3: Path, jobs: int) -> None:
     jobs=st.integers(1, 3),
 )
 def test_generated_fleets_equal_single_renders(
-    helm3: Path, documents: list[dict[str, Any]], namespaces: list[str], jobs: int
+    helm_path: Path, documents: list[dict[str, Any]], namespaces: list[str], jobs: int
 ) -> None:
     """Fleets of generated settings (any order, namespaces, sizes, jobs): every cluster's
     text byte for byte what render() prints for it alone."""
@@ -114,7 +114,7 @@ def test_generated_fleets_equal_single_renders(
     assert texts == [render(one).manifests for one in fleet_list]
 
 
-def test_fleet_really_batches(helm3: Path) -> None:
+def test_fleet_really_batches(helm_path: Path) -> None:
     settings = mixed_fleet(20)
     batches = fleet.plan_batches(
         [(chart_for(s.spec.provider), s.metadata.namespace, kube_version_of(s)) for s in settings],
@@ -128,7 +128,7 @@ def test_fleet_really_batches(helm3: Path) -> None:
         assert {s.metadata.namespace for s in members} == {batch.namespace}
 
 
-def test_fleet_error_names_the_cluster(helm3: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fleet_error_names_the_cluster(helm_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A batch that fails is re-rendered one by one: the error is that cluster's own."""
     settings = mixed_fleet(6)
     original = fleet.prepare_render
@@ -147,7 +147,7 @@ def test_fleet_error_names_the_cluster(helm3: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_fleet_starts_helm_while_settings_still_arrive(
-    helm3: Path, monkeypatch: pytest.MonkeyPatch
+    helm_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With ``expected``, a full batch goes to helm before the input is exhausted; the
     results are the same as for the whole list at once."""
@@ -224,6 +224,21 @@ def test_split_umbrella_output() -> None:
         fleet.split_umbrella_output("junk\n" + output, "x", ["c-0", "c-1"])
 
 
+def test_split_umbrella_output_ends_each_cluster_as_a_single_render_ends() -> None:
+    """helm 4.3 keeps a template's trailing blank line on a document that another follows
+    (in a batch: the next cluster's), never on the last one it prints."""
+    output = (
+        "---\n# Source: fleet/charts/c-0/templates/a.yaml\nkind: A\n\n"
+        "---\n# Source: fleet/charts/c-0/templates/a.yaml\nkind: B\n\n"
+        "---\n# Source: fleet/charts/c-1/templates/a.yaml\nkind: A\n"
+    )
+    parts = fleet.split_umbrella_output(output, "x", ["c-0", "c-1"])
+    assert parts["c-0"] == (
+        "---\n# Source: x/templates/a.yaml\nkind: A\n\n---\n# Source: x/templates/a.yaml\nkind: B\n"
+    )
+    assert parts["c-1"] == "---\n# Source: x/templates/a.yaml\nkind: A\n"
+
+
 def _chart(tmp_path: Path, name: str, template: str, chart_yaml: str = "") -> ChartRef:
     path = tmp_path / name
     (path / "templates").mkdir(parents=True)
@@ -288,7 +303,7 @@ def test_shared_libraries_only_where_they_render_the_same(tmp_path: Path) -> Non
 
 
 def test_shared_libraries_give_each_alias_the_values_of_a_plain_render(
-    helm3: Path, tmp_path: Path
+    helm_path: Path, tmp_path: Path
 ) -> None:
     """What a template sees in ``.Values`` (the library's key included) is what it sees in a
     plain render, but for the ``global`` key every umbrella adds (the charts' schemas allow
@@ -357,7 +372,7 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_cli_render_fleet_stdout_and_dir(
-    helm3: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    helm_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     files = [str(p) for p in write_fleet(tmp_path / "settings", 8)] + [str(p) for p in EXAMPLES]
     code, out, _ = cli(capsys, "render-fleet", *files, "--stdout", "-j", "2")
@@ -394,7 +409,7 @@ def test_cli_render_fleet_input_errors(tmp_path: Path, capsys: pytest.CaptureFix
 # --- benchmark harness smoke test (no timing assertions) -----------------------------------
 
 
-def test_bench_harness_smoke(helm3: Path, tmp_path: Path) -> None:
+def test_bench_harness_smoke(helm_path: Path, tmp_path: Path) -> None:
     from scs_templates.toolchain import find_helmfile
 
     try:

@@ -2,8 +2,8 @@
 
 Most tests use a FAKE HELM: a small shell-script TEST DOUBLE that records its argv, its
 environment and its stdin, then prints what the test asks for. That makes flag selection
-(helm 3 vs 4), hermetic environment, values-on-stdin and error handling checkable without
-a cluster. Only the tests marked ``helm`` run the real pinned binaries.
+(helm 4's), hermetic environment, values-on-stdin and error handling checkable without
+a cluster. Only the tests marked ``helm`` run the real pinned binary.
 """
 
 from __future__ import annotations
@@ -55,9 +55,8 @@ def fake_helm(
     return script
 
 
-def make_helm(path: Path, major: int = 3, **kwargs: object) -> Helm:
-    version = "3.15.3" if major == 3 else "4.1.4"
-    tool = Tool(name="helm", path=path, version=version, major=major, source="argument")
+def make_helm(path: Path, **kwargs: object) -> Helm:
+    tool = Tool(name="helm", path=path, version="4.3.2", major=4, source="argument")
     return Helm(tool, **kwargs)  # type: ignore[arg-type]
 
 
@@ -107,18 +106,17 @@ def test_environment_is_hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("HELM_NAMESPACE", "leaked")
     monkeypatch.setenv("HELM_DRIVER", "memory")
     home = tmp_path / "home"
-    for major in (3, 4):
-        d = tmp_path / f"h{major}"
-        helm = make_helm(fake_helm(d), major, home=home, kubeconfig="/k/config")
-        helm.template("r", Path("/c"), namespace="n", values={}, kube_version="v1.34.1")
-        env = env_of(d)
-        assert env["HELM_CACHE_HOME"] == str(home / "cache")
-        assert env["HELM_CONFIG_HOME"] == str(home / "config")
-        assert env["HELM_DATA_HOME"] == str(home / "data")
-        assert "KUBECONFIG" not in env  # helm template is offline (issue #41, finding 11)
-        assert "HELM_NAMESPACE" not in env
-        assert "HELM_DRIVER" not in env
-        assert ("HELM_CONTENT_CACHE" in env) == (major == 4)
+    d = tmp_path / "h"
+    helm = make_helm(fake_helm(d), home=home, kubeconfig="/k/config")
+    helm.template("r", Path("/c"), namespace="n", values={}, kube_version="v1.34.1")
+    env = env_of(d)
+    assert env["HELM_CACHE_HOME"] == str(home / "cache")
+    assert env["HELM_CONFIG_HOME"] == str(home / "config")
+    assert env["HELM_DATA_HOME"] == str(home / "data")
+    assert env["HELM_CONTENT_CACHE"] == str(home / "content")
+    assert "KUBECONFIG" not in env  # helm template is offline (issue #41, finding 11)
+    assert "HELM_NAMESPACE" not in env
+    assert "HELM_DRIVER" not in env
 
 
 @pytest.mark.parametrize("given", ["argument", "environment"])
@@ -269,20 +267,13 @@ def test_missing_binary_is_a_tool_error(tmp_path: Path) -> None:
         helm.template("r", Path("/c"), namespace="n", values={}, kube_version="v1")
 
 
-# --- helm 3 vs helm 4 flags ----------------------------------------------------------------
+# --- helm 4's flags -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("major", "rollback", "wait_flag"),
-    [(3, "--atomic", "--wait"), (4, "--rollback-on-failure", "--wait=legacy")],
-)
-def test_upgrade_install_flags_per_major(
-    tmp_path: Path, major: int, rollback: str, wait_flag: str
-) -> None:
+def test_upgrade_install_flags(tmp_path: Path) -> None:
+    rollback, wait_flag = "--rollback-on-failure", "--wait=legacy"
     d = tmp_path / "h"
-    helm = make_helm(
-        fake_helm(d, stdout=RELEASE_JSON), major, kubeconfig="/kc", kube_context="mgmt"
-    )
+    helm = make_helm(fake_helm(d, stdout=RELEASE_JSON), kubeconfig="/kc", kube_context="mgmt")
     info = helm.upgrade_install(
         "demo", Path("/c"), namespace="team-a", values=VALUES, wait=True, timeout=600
     )
@@ -309,7 +300,7 @@ def test_upgrade_install_flags_per_major(
 
 def test_upgrade_install_without_rollback_or_wait(tmp_path: Path) -> None:
     d = tmp_path / "h"
-    helm = make_helm(fake_helm(d, stdout=RELEASE_JSON), 4)
+    helm = make_helm(fake_helm(d, stdout=RELEASE_JSON))
     helm.upgrade_install(
         "demo", Path("/c"), namespace="n", values={}, rollback_on_failure=False,
         create_namespace=False,
@@ -319,10 +310,10 @@ def test_upgrade_install_without_rollback_or_wait(tmp_path: Path) -> None:
     assert "--create-namespace" not in argv
 
 
-def test_helm4_rollback_waits_with_helm3_semantics(tmp_path: Path) -> None:
+def test_rollback_waits_with_helm3_wait_semantics(tmp_path: Path) -> None:
     """helm 4's kstatus watcher would wait out provisioning CAPI objects and roll back."""
     d = tmp_path / "h"
-    make_helm(fake_helm(d, stdout=RELEASE_JSON), 4).upgrade_install(
+    make_helm(fake_helm(d, stdout=RELEASE_JSON)).upgrade_install(
         "demo", Path("/c"), namespace="n", values={}
     )
     argv = argv_of(d)
@@ -331,22 +322,21 @@ def test_helm4_rollback_waits_with_helm3_semantics(tmp_path: Path) -> None:
     assert "--wait=watcher" not in argv
 
 
-@pytest.mark.parametrize("major", [3, 4])
-def test_status(tmp_path: Path, major: int) -> None:
+def test_status(tmp_path: Path) -> None:
     d = tmp_path / "h"
     row = {
         "name": "demo", "namespace": "team-a", "revision": "3", "updated": "now",
         "status": "failed", "chart": "openstack-cluster-0.1.0", "app_version": "",
     }  # fmt: skip
-    helm = make_helm(fake_helm(d, stdout=json.dumps([row])), major)
+    helm = make_helm(fake_helm(d, stdout=json.dumps([row])))
     info = helm.status("demo", namespace="team-a")
     assert info == ReleaseInfo("demo", "team-a", 3, "failed", "openstack-cluster-0.1.0", "", "now")
     argv = argv_of(d)
     assert argv[:3] == ["list", "-n", "team-a"]
     assert argv[argv.index("--filter") + 1] == "^demo$"
-    assert ("--all" in argv) == (major == 3)
+    assert "--all" not in argv
 
-    empty = make_helm(fake_helm(tmp_path / "e", stdout="[]\n"), major)
+    empty = make_helm(fake_helm(tmp_path / "e", stdout="[]\n"))
     assert empty.status("demo", namespace="team-a") is None
 
 
@@ -366,10 +356,9 @@ def test_get_values_manifest_uninstall(tmp_path: Path) -> None:
     )
     assert argv_of(m) == ["get", "manifest", "demo", "-n", "n"]
 
-    for major, flag in ((3, "--wait"), (4, "--wait=legacy")):
-        u = tmp_path / f"u{major}"
-        make_helm(fake_helm(u), major).uninstall("demo", namespace="n", wait=True)
-        assert argv_of(u) == ["uninstall", "demo", "-n", "n", flag]
+    u = tmp_path / "u"
+    make_helm(fake_helm(u)).uninstall("demo", namespace="n", wait=True)
+    assert argv_of(u) == ["uninstall", "demo", "-n", "n", "--wait=legacy"]
 
 
 def test_lint_flags(tmp_path: Path) -> None:
@@ -382,25 +371,28 @@ def test_lint_flags(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
-def test_unsupported_major_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", ["2.17.0", "3.22.0"])
+def test_unsupported_major_is_refused(tmp_path: Path, version: str) -> None:
+    """helm 3 is refused too: it gets security fixes only (docs/toolchain.md)."""
     from scs_templates.errors import ToolNotFoundError
 
-    tool = Tool(name="helm", path=tmp_path / "helm", version="2.17.0", major=2, source="x")
-    with pytest.raises(ToolNotFoundError):
+    major = int(version.split(".")[0])
+    tool = Tool(name="helm", path=tmp_path / "helm", version=version, major=major, source="x")
+    with pytest.raises(ToolNotFoundError, match="need helm 4"):
         Helm(tool)
 
 
 # --- the real binaries ---------------------------------------------------------------------
 
 
-def real_helm(major: int) -> Helm:
+def real_helm() -> Helm:
     from scs_templates.errors import ToolNotFoundError
     from scs_templates.toolchain import find_helm
 
     try:
-        return Helm(find_helm(major=major))
+        return Helm(find_helm())
     except ToolNotFoundError as error:
-        skip_or_fail(f"helm {major} is not installed (`scs-templates tools install`): {error}")
+        skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
         raise
 
 
@@ -429,22 +421,18 @@ def tiny_chart(tmp_path: Path) -> Path:
     return chart
 
 
-def test_real_helm_3_and_4_render_identically(tiny_chart: Path) -> None:
-    outputs = [
-        real_helm(major).template(
-            "r", tiny_chart, namespace="ns", values={"x": "on"}, kube_version="v1.33.5"
-        )
-        for major in (3, 4)
-    ]
-    assert outputs[0] == outputs[1]
-    assert "kube: v1.33.5" in outputs[0]
-    assert 'x: "on"' in outputs[0]
-    assert "namespace: ns" in outputs[0]
+def test_real_helm_renders_the_explicit_kube_version(tiny_chart: Path) -> None:
+    """helm 4's default kube version comes from its client-go: always pass ours."""
+    output = real_helm().template(
+        "r", tiny_chart, namespace="ns", values={"x": "on"}, kube_version="v1.33.5"
+    )
+    assert "kube: v1.33.5" in output
+    assert 'x: "on"' in output
+    assert "namespace: ns" in output
 
 
-@pytest.mark.parametrize("major", [3, 4])
-def test_real_helm_schema_errors_are_stable(tiny_chart: Path, major: int) -> None:
-    helm = real_helm(major)
+def test_real_helm_schema_errors_are_stable(tiny_chart: Path) -> None:
+    helm = real_helm()
     messages = set()
     for _ in range(3):
         with pytest.raises(HelmError) as caught:

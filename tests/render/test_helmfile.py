@@ -1,6 +1,6 @@
 """helmfile over helmfile.d: same objects as ``scs-templates render``, offline commands work.
 
-Uses the real pinned helmfile 0.166 and helm 3 (skip without them, fail in CI). A TEST DOUBLE
+Uses the real pinned helmfile 1.8 and helm 4 (skip without them, fail in CI). A TEST DOUBLE
 for helmfile checks the command line and environment without running anything real.
 ``sync`` and ``destroy`` run against the REAL management plane (testenv/), on the test-only
 provider ``inmemory`` (tests/support/inmemory.py): the real controllers make the cluster Available
@@ -20,8 +20,8 @@ from scs_templates import api
 from scs_templates.errors import ToolNotFoundError
 from scs_templates.helmfile import Helmfile, HelmfileError, helmfile_dir
 from scs_templates.settings.versions import TESTED_PATCHES
-from scs_templates.toolchain import Tool, find_helm_for_helmfile, find_helmfile
-from tests.support import EXAMPLES, REPO, skip_or_fail
+from scs_templates.toolchain import Tool, find_helm
+from tests.support import EXAMPLES, REPO, helmfile_tool, skip_or_fail
 
 if TYPE_CHECKING:
     pass
@@ -34,9 +34,9 @@ MINIMAL = REPO / "examples" / "openstack-minimal.yaml"
 @pytest.fixture(scope="module")
 def helmfile() -> Helmfile:
     try:
-        return Helmfile(find_helmfile(), find_helm_for_helmfile())
+        return Helmfile(helmfile_tool(), find_helm())
     except ToolNotFoundError as error:
-        skip_or_fail(f"helmfile/helm 3 not installed (`scs-templates tools install`): {error}")
+        skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
         raise
 
 
@@ -60,7 +60,8 @@ def test_helmfile_list_and_build_offline(helmfile: Helmfile) -> None:
     settings = api.load_settings(REPO / "examples" / "openstack-production.yaml").settings
     rows = helmfile.list(settings)
     assert [(r["name"], r["namespace"]) for r in rows] == [("prod1", "team-a")]
-    assert rows[0]["labels"] == "scs-templates.scs.community/role:cluster"
+    # helmfile 1.x adds its common labels (chart, name, namespace) to the listed ones
+    assert "scs-templates.scs.community/role:cluster" in rows[0]["labels"].split(",")
     built = helmfile.build(settings)
     assert "name: prod1" in built
     assert f"kubeVersion: {V137}" in built
@@ -76,8 +77,8 @@ def test_helmfile_write_values(helmfile: Helmfile, tmp_path: Path) -> None:
 
 
 def test_state_files_are_private_json(tmp_path: Path) -> None:
-    tool = Tool("helm", Path("/bin/true"), "3.15.3", 3, "argument")
-    hf = Helmfile(Tool("helmfile", Path("/bin/true"), "0.166.0", 0, "argument"), tool)
+    tool = Tool("helm", Path("/bin/true"), "4.3.2", 4, "argument")
+    hf = Helmfile(Tool("helmfile", Path("/bin/true"), "1.8.0", 1, "argument"), tool)
     settings = api.load_settings(MINIMAL).settings
     state = hf.write_state(settings, tmp_path)
     for file in (state.file, state.values_file):
@@ -90,14 +91,25 @@ def test_state_files_are_private_json(tmp_path: Path) -> None:
     assert json.loads(state.values_file.read_text()) == api.build_values(settings)
 
 
-def test_helmfile_refuses_helm_4() -> None:
-    from scs_templates.errors import ToolError
+def test_helmfile_gets_the_named_helmfile_without_a_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default helmfile goes through ensure_tool (built on first use); a supported one
+    named by SCS_TEMPLATES_HELMFILE is taken as it is, version checked, nothing built."""
+    from scs_templates.toolchain import clear_version_cache
 
-    with pytest.raises(ToolError, match="needs helm 3"):
-        Helmfile(
-            Tool("helmfile", Path("/bin/true"), "0.166.0", 0, "argument"),
-            Tool("helm", Path("/bin/true"), "4.1.4", 4, "argument"),
-        )
+    double = tmp_path / "helmfile"
+    double.write_text("#!/bin/sh\n# TEST DOUBLE for helmfile\necho 'Version  v1.8.0'\n")
+    double.chmod(0o755)
+    monkeypatch.setenv("SCS_TEMPLATES_HELMFILE", str(double))
+    monkeypatch.setenv("SCS_TEMPLATES_CACHE_DIR", str(tmp_path / "cache"))
+    clear_version_cache()
+    hf = Helmfile(helm=Tool("helm", Path("/bin/true"), "4.3.2", 4, "argument"))
+    assert hf.helmfile.path == double
+    assert hf.helmfile.version == "1.8.0"
+    assert not (tmp_path / "cache" / "tools").exists() or not any(
+        p.name.startswith("helmfile-") for p in (tmp_path / "cache" / "tools").iterdir()
+    )
 
 
 def test_command_line_environment_and_error(tmp_path: Path) -> None:
@@ -118,8 +130,8 @@ def test_command_line_environment_and_error(tmp_path: Path) -> None:
     )
     double.chmod(0o755)
     hf = Helmfile(
-        Tool("helmfile", double, "0.166.0", 0, "argument"),
-        Tool("helm", Path("/opt/helm3"), "3.15.3", 3, "argument"),
+        Tool("helmfile", double, "1.8.0", 1, "argument"),
+        Tool("helm", Path("/opt/helm"), "4.3.2", 4, "argument"),
         home=tmp_path / "home",
     )
     settings = api.load_settings(MINIMAL).settings
@@ -132,7 +144,7 @@ def test_command_line_environment_and_error(tmp_path: Path) -> None:
         "- a: wrong\n- b: wrong"
     )
     argv = Path(f"{log}.argv").read_text().splitlines()
-    assert argv[argv.index("--helm-binary") + 1] == "/opt/helm3"
+    assert argv[argv.index("--helm-binary") + 1] == "/opt/helm"
     assert argv[argv.index("--kubeconfig") + 1] == "/k/config"
     assert argv[argv.index("--file") + 1] == str(helmfile_dir())
     assert argv[-2:] == ["sync", "--skip-deps"]
@@ -163,8 +175,8 @@ def test_finding11_offline_helmfile_commands_never_get_kubeconfig(
     double.chmod(0o755)
     monkeypatch.setenv("KUBECONFIG", "/env/config")
     hf = Helmfile(
-        Tool("helmfile", double, "0.166.0", 0, "argument"),
-        Tool("helm", Path("/opt/helm3"), "3.15.3", 3, "argument"),
+        Tool("helmfile", double, "1.8.0", 1, "argument"),
+        Tool("helm", Path("/opt/helm"), "4.3.2", 4, "argument"),
         home=tmp_path / "home",
     )
     settings = api.load_settings(MINIMAL).settings

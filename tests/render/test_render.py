@@ -25,17 +25,17 @@ MINIMAL = REPO / "examples" / "openstack-minimal.yaml"
 
 
 @pytest.fixture(scope="module")
-def helm3() -> Path:
+def helm_path() -> Path:
     try:
-        return find_helm(major=3).path
+        return find_helm().path
     except ToolNotFoundError as error:
-        skip_or_fail(f"helm 3 is not installed (`scs-templates tools install`): {error}")
+        skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
         raise
 
 
 @pytest.fixture(autouse=True)
 def _no_tool_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("SCS_TEMPLATES_HELM", "SCS_TEMPLATES_HELM4", "HELM_NAMESPACE"):
+    for var in ("SCS_TEMPLATES_HELM", "HELM_NAMESPACE"):
         monkeypatch.delenv(var, raising=False)
 
 
@@ -49,7 +49,7 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
-def test_render_examples(helm3: Path, example: Path) -> None:
+def test_render_examples(helm_path: Path, example: Path) -> None:
     settings = api.load_settings(example).settings
     result = api.render(settings)
     assert result.release == settings.metadata.name
@@ -63,14 +63,14 @@ def test_render_examples(helm3: Path, example: Path) -> None:
     assert "".join("---\n" + doc for doc in result.documents).split() == result.manifests.split()
 
 
-def test_render_is_deterministic_and_render_many_matches(helm3: Path) -> None:
+def test_render_is_deterministic_and_render_many_matches(helm_path: Path) -> None:
     fleet = [api.load_settings(p).settings for p in EXAMPLES]
     first = [api.render(s).manifests for s in fleet]
     assert [api.render(s).manifests for s in fleet] == first
     assert [r.manifests for r in api.render_many(fleet)] == first
 
 
-def test_write_manifests_privately(helm3: Path, tmp_path: Path) -> None:
+def test_write_manifests_privately(helm_path: Path, tmp_path: Path) -> None:
     result = api.render(api.load_settings(MINIMAL).settings)
     assert stat.S_IMODE(api.write_manifests(result, tmp_path / "open")[0].stat().st_mode) != 0o600
     paths = api.write_manifests(result, tmp_path / "out", private=True)
@@ -88,7 +88,7 @@ def test_split_documents_drops_empty_documents() -> None:
 # --- CLI: render ---------------------------------------------------------------------------
 
 
-def test_cli_render_stdout(helm3: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_render_stdout(helm_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = cli(capsys, "render", str(MINIMAL))
     assert code == 0, err
     result = api.render(api.load_settings(MINIMAL).settings)
@@ -132,11 +132,11 @@ def test_cli_render_warnings_go_to_stderr(
 
 
 def failing_helm(directory: Path) -> Path:
-    """A TEST DOUBLE for helm: reports version 3.15.3, fails every other command."""
+    """A TEST DOUBLE for helm: reports version 4.3.2, fails every other command."""
     script = directory / "helm"
     script.write_text(
         "#!/bin/sh\n# TEST DOUBLE for helm: a helm whose renders fail.\n"
-        'if [ "$1" = version ]; then echo v3.15.3; exit 0; fi\n'
+        'if [ "$1" = version ]; then echo v4.3.2; exit 0; fi\n'
         "cat >/dev/null\n"
         'echo "coalesce.go:1: warning: noise" >&2\n'
         'echo "Error: execution error at (openstack-cluster/templates/x.yaml:4:11): boom" >&2\n'
@@ -159,7 +159,7 @@ def test_cli_render_helm_failure_exit_1(
 
 
 def test_cli_render_output_dir(
-    helm3: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    helm_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out_dir = tmp_path / "out"
     out_dir.mkdir()
@@ -180,7 +180,7 @@ def test_cli_render_output_dir(
 
 
 def test_cli_render_output_dir_refuses_foreign_files(
-    helm3: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    helm_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "notes.txt").write_text("mine")
     code, _, err = cli(capsys, "render", str(MINIMAL), "-o", str(tmp_path))
@@ -233,7 +233,7 @@ def test_write_file_private(tmp_path: Path) -> None:
     assert path.read_text() == "{}"
 
 
-def test_cli_render_survives_head(helm3: Path) -> None:
+def test_cli_render_survives_head(helm_path: Path) -> None:
     script = Path(sys.executable).parent / "scs-templates"
     command = f"set -o pipefail; {shlex.quote(str(script))} render {shlex.quote(str(MINIMAL))}"
     done = subprocess.run(
@@ -258,14 +258,13 @@ def test_cli_values_prints_yaml_without_credentials(capsys: pytest.CaptureFixtur
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
-@pytest.mark.parametrize("major", [3, 4])
 def test_cli_values_command_reproduces_render_exactly(
-    example: Path, major: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     try:
-        helm = find_helm(major=major)
+        helm = find_helm()
     except ToolNotFoundError as error:
-        skip_or_fail(f"helm {major} is not installed: {error}")
+        skip_or_fail(f"helm is not installed: {error}")
     code, rendered, err = cli(capsys, "render", str(example))
     assert code == 0, err
     code, out, err = cli(capsys, "values", str(example), "-o", str(tmp_path / "v"))

@@ -26,9 +26,9 @@ from tests.support import skip_or_fail
 @pytest.fixture(scope="module")
 def outcomes() -> list[Outcome]:
     try:
-        find_helm(major=3)
+        find_helm()
     except ToolNotFoundError as error:
-        skip_or_fail(f"helm 3 is not installed (`scs-templates tools install`): {error}")
+        skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
 
     def render_objects(documents: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
         return [render(validate_data(d).settings).objects for d in documents]

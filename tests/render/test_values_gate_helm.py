@@ -96,9 +96,9 @@ def near_misses(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def helm3() -> Path:
+def helm_path() -> Path:
     try:
-        return find_helm(major=3).path
+        return find_helm().path
     except ToolNotFoundError as error:
         skip_or_fail(f"helm 3 is not installed (`scs-templates tools install`): {error}")
         raise
@@ -121,14 +121,14 @@ def _helm_refuses_schema(helm: Path, provider: str, values: dict[str, Any]) -> b
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(near_misses())
 def test_what_the_gate_accepts_the_real_helm_accepts(
-    helm3: Path, case: tuple[str, dict[str, Any]]
+    helm_path: Path, case: tuple[str, dict[str, Any]]
 ) -> None:
     provider, values = case
     if values_gate(_chart(provider))(values):  # type: ignore[misc]
-        assert not _helm_refuses_schema(helm3, provider, values)
+        assert not _helm_refuses_schema(helm_path, provider, values)
 
 
-def test_helm_refuses_what_the_gate_refuses_for_clear_violations(helm3: Path) -> None:
+def test_helm_refuses_what_the_gate_refuses_for_clear_violations(helm_path: Path) -> None:
     """The gate is not a no-op: clear violations are refused by both (and helm words them)."""
     provider, values = next(item for item in REAL if item[0] == "openstack")
     for path, wrong in (
@@ -143,4 +143,4 @@ def test_helm_refuses_what_the_gate_refuses_for_clear_violations(helm3: Path) ->
             parent = parent[step]
         parent[path[-1]] = wrong
         assert not values_gate(_chart(provider))(broken)  # type: ignore[misc]
-        assert _helm_refuses_schema(helm3, provider, broken)
+        assert _helm_refuses_schema(helm_path, provider, broken)

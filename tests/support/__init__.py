@@ -94,28 +94,29 @@ def pinned_helm() -> Any:
         raise
 
 
-def helm_tool(major: int) -> Tool:
-    """The REAL pinned helm ``major`` (3 or 4), for tests that run helm against a real API
-    server; skip (fail in CI) when it is not installed."""
+def helm_tool() -> Tool:
+    """The REAL pinned helm, for tests that run helm against a real API server; skip (fail in
+    CI) when it is not installed."""
     from scs_templates.errors import ScsTemplatesError
     from scs_templates.toolchain import find_helm
 
     try:
-        return find_helm(major=major)
+        return find_helm()
     except ScsTemplatesError as error:
-        skip_or_fail(f"helm {major} is not installed (`scs-templates tools install`): {error}")
+        skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
         raise  # unreachable: skip_or_fail raises
 
 
 def helmfile_tool() -> Tool:
-    """The REAL pinned helmfile; skip (fail in CI) when it is not installed."""
+    """The REAL pinned helmfile, built now when missing (as a helmfile command does: minutes,
+    once); skip (fail in CI) when it cannot be had (no Go)."""
     from scs_templates.errors import ScsTemplatesError
-    from scs_templates.toolchain import find_helmfile
+    from scs_templates.toolchain import ensure_tool
 
     try:
-        return find_helmfile()
+        return ensure_tool("helmfile")
     except ScsTemplatesError as error:
-        skip_or_fail(f"helmfile is not installed (`scs-templates tools install`): {error}")
+        skip_or_fail(f"helmfile is not installed (`scs-templates tools install --all`): {error}")
         raise
 
 
@@ -128,8 +129,8 @@ def process_gone(pid: int) -> bool:
     return state in ("Z", "X")
 
 
-def fake_helm_binary(directory: Path, body: str, *, version: str = 'printf "v3.15.3"') -> Path:
-    """A TEST DOUBLE for helm 3.15.3: ``version`` runs ``version``, anything else ``body``
+def fake_helm_binary(directory: Path, body: str, *, version: str = 'printf "v4.3.2"') -> Path:
+    """A TEST DOUBLE for helm 4.3.2: ``version`` runs ``version``, anything else ``body``
     (after reading stdin, where the values arrive). For cases a real helm cannot be made to
     show: hanging, printing garbage, flooding stderr."""
     directory.mkdir(parents=True, exist_ok=True)

@@ -39,7 +39,7 @@ def serving(directory: Path, packages: Iterable[str]) -> Iterator[str]:
     server.daemon_threads = True
     url = f"http://127.0.0.1:{server.server_address[1]}"
     subprocess.run(
-        [str(helm_tool(3).path), "repo", "index", str(directory), "--url", url],
+        [str(helm_tool().path), "repo", "index", str(directory), "--url", url],
         check=True,
         capture_output=True,
         timeout=120,

@@ -135,9 +135,9 @@ def registered_for_module() -> Any:
 
 
 def plane_helm(plane: Plane) -> Helm:
-    """The pinned helm 3 against the plane, its own home under the plane's directory (what
+    """The pinned helm against the plane, its own home under the plane's directory (what
     the plane tests' ``install`` and ``delete`` run)."""
-    return Helm(helm_tool(3), kubeconfig=str(plane.kubeconfig), home=plane.directory / "helm-home")
+    return Helm(helm_tool(), kubeconfig=str(plane.kubeconfig), home=plane.directory / "helm-home")
 
 
 def settings_text(

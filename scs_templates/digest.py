@@ -1,0 +1,23 @@
+"""sha256 without hashlib: CPython's own implementation, the same digest.
+
+hashlib loads OpenSSL, 3-8 ms of CPU at every start, and the render path hashes (the chart
+cache key, the tools cache key) on every CLI call (issue #19). 3.11 names the module
+``_sha256``, 3.12+ ``_sha2``; other interpreters fall back to hashlib.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
+if TYPE_CHECKING:
+    from hashlib import sha256
+else:
+    try:
+        from _sha2 import sha256
+    except ImportError:
+        try:
+            from _sha256 import sha256
+        except ImportError:
+            from hashlib import sha256
+
+__all__ = ["sha256"]
