@@ -148,7 +148,9 @@ def test_metrics_server_verifies_kubelet_tls() -> None:
         assert values["args"] == []
         assert "insecure" not in json.dumps(values)
     approver = by_name(services_settings())["kubelet-csr-approver"].values
-    assert approver["providerRegex"] == r"^capi\-demo-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+    assert approver["providerRegex"] == (
+        "^(?:capi-demo-control-plane-[a-z0-9]{5}|capi-demo-workers-[a-z0-9]{5}-[a-z0-9]{5})$"
+    )
     assert re.match(approver["providerRegex"], "capi-demo-workers-abcde-xyz12")
     assert not re.match(approver["providerRegex"], "other-cluster-workers-abcde")
     assert approver["providerIpPrefixes"] == ["10.8.0.0/20"]
@@ -909,6 +911,47 @@ def test_fix1_pod_security_labels_for_namespaces_that_need_them() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("example", "control_plane", "worker"),
+    [
+        ("openstack-clusterclass", "topo-k2b4c-x9z8w", "topo-batch-bcdfg-hjklm-n2456"),
+        ("docker-clusterclass", "dev-topology-k2b4c-x9z8w", "dev-topology-md-0-bcdfg-h2j4k-l5m6n"),
+        ("openstack-minimal", "capi-demo-control-plane-x9z8w", "capi-demo-workers-bcdfg-h2j4k"),
+        ("docker-dev", "dev-capi-dev-control-plane-x9z8w", "dev-capi-dev-md-1-bcdfg-h2j4k"),
+    ],
+)
+def test_clusterclass_machines_get_serving_certificates(
+    example: str, control_plane: str, worker: str
+) -> None:
+    """The approver's PROVIDER_REGEX follows the names Cluster API gives the template's
+    Machines: the topology controller's ``<cluster>-<random>`` and
+    ``<cluster>-<group>-<random>`` for clusterclass (cluster-api v1.14
+    internal/topology/names), our owners' names for the others; tests/test_plane_topology.py
+    asks the real controllers."""
+    settings = support.settings_from_text((REPO / "examples" / f"{example}.yaml").read_text())
+    regex = by_name(settings)["kubelet-csr-approver"].values["providerRegex"]
+    assert re.match(regex, control_plane) and re.match(regex, worker)
+    for foreign in (
+        f"{control_plane}-x",  # one random part too many
+        control_plane.replace("-", "-other-", 1),  # a longer-named cluster's
+        worker.replace("-", "x", 1),
+    ):
+        assert not re.match(regex, foreign), foreign
+
+
+def test_machine_name_shapes_follow_cluster_api_truncation() -> None:
+    """A name longer than 63 is cut to 58 plus 5 random characters, as Cluster API does."""
+    from scs_templates.settings import naming
+
+    cluster, group = "c" * 20, "g" * 30
+    shapes = naming.machine_name_shapes("clusterclass", "capi", cluster, [group])
+    # MachineDeployment <cluster>-<group>-xxxxx (57), MachineSet + -xxxxx (63), the Machine's
+    # 69 characters cut to 58 ("...-xxxxx-") plus 5 random
+    assert shapes[1] == f"{cluster}-{group}-*****-*****"
+    assert re.fullmatch(naming.shape_pattern(shapes[1]), f"{cluster}-{group}-abcde-fghij")
+    assert shapes[0] == f"{cluster}-*****-*****"
+
+
 def test_fix2_kubelet_serving_certificates_are_approved_without_metrics_server() -> None:
     for provider in ("openstack", "docker"):
         releases = by_name(services_settings(provider, metricsServer={"enabled": False}))
@@ -923,6 +966,7 @@ def test_fix3_docker_node_names_carry_capd_cluster_prefix() -> None:
     assert not re.match(approver["providerRegex"], "capi-demo-workers-abcde-xyz12")
     assert not re.match(approver["providerRegex"], "other-capi-demo-workers-abcde")
     assert "providerIpPrefixes" not in approver
+    assert not re.match(approver["providerRegex"], "demo-capi-demo-workers-abcde")
     # the 63-character host name budget includes that prefix on Docker only
     name = "a" * 18
     with pytest.raises(SettingsError, match=r"must fit in 32; on Docker"):

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Mapping
 
 from scs_templates.catalogue import provider_of
@@ -329,14 +328,8 @@ def cinder_csi_values(settings: ClusterSettings) -> Values:
 
 
 def kubelet_csr_approver_values(settings: ClusterSettings) -> Values:
-    spec = settings.spec
-    # Node names are Machine names: $PREFIX-$CLUSTER-<group>-<hash>[-<hash>], behind the
-    # provider's host-name prefix (CAPD: "<cluster>-" unless the name starts with it).
-    name = naming.resource_name(spec.prefix, settings.name)
-    name = provider_of(settings).node_name_prefix(settings.name, name) + name
-    stem = re.escape(name)
     values: Values = {
-        "providerRegex": f"^{stem}-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        "providerRegex": node_name_regex(settings),
         # OpenStack node names are not in DNS; the IP prefix check replaces the lookup.
         "bypassDnsResolution": True,
     }
@@ -344,6 +337,26 @@ def kubelet_csr_approver_values(settings: ClusterSettings) -> Values:
     if node_cidr is not None:
         values["providerIpPrefixes"] = [node_cidr]
     return values
+
+
+def node_name_regex(settings: ClusterSettings) -> str:
+    """The names of exactly this cluster's nodes: the Machine names Cluster API gives the
+    template in use (:func:`naming.machine_name_shapes`: the topology controller's for
+    ``clusterclass``, our charts' owners for the others), behind the provider's host-name
+    prefix (CAPD: ``<cluster>-`` unless the name starts with it). Each group is named, so
+    the nodes of another cluster whose name merely starts with this one's never match."""
+    spec = settings.spec
+    provider = provider_of(settings)
+    shapes = naming.machine_name_shapes(
+        spec.template, spec.prefix, settings.name, [group.name for group in spec.workers]
+    )
+    patterns = sorted(
+        {
+            naming.shape_pattern(provider.node_name_prefix(settings.name, shape) + shape)
+            for shape in shapes
+        }
+    )
+    return f"^(?:{'|'.join(patterns)})$"
 
 
 def metrics_server_values(settings: ClusterSettings) -> Values:
