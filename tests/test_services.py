@@ -1175,6 +1175,26 @@ def test_scale_from_zero_annotations_on_the_machine_deployment() -> None:
     )
 
 
+@pytest.mark.parametrize("provider", ["openstack", "docker"])
+def test_scale_from_zero_labels_reach_clusterclass_machine_deployments(provider: str) -> None:
+    """A clusterclass group that autoscales from zero carries the labels and taints
+    annotations in its topology metadata, which the topology controller puts on the
+    MachineDeployment it creates (the autoscaler reads them there)."""
+    from scs_templates.render import render
+
+    data = autoscaled(provider).model_dump(by_alias=True, exclude_none=True)
+    data["spec"]["template"] = "clusterclass"
+    objects = render(ClusterSettings.model_validate(data)).objects
+    cluster = next(o for o in objects if o["kind"] == "Cluster")
+    (group,) = cluster["spec"]["topology"]["workers"]["machineDeployments"]
+    assert group["metadata"]["annotations"] == {
+        "capacity.cluster-autoscaler.kubernetes.io/labels": "scs.community/pool=batch",
+        "capacity.cluster-autoscaler.kubernetes.io/taints": "batch=yes:NoSchedule",
+        "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": "4",
+        "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": "0",
+    }
+
+
 def test_ingress_nginx_is_deprecated_on_enable_and_in_migrate() -> None:
     from scs_templates.migrate import migrate_kaas_v1
     from scs_templates.settings import rules
