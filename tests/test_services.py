@@ -428,6 +428,53 @@ def test_real_charts_render_our_values(
     assert volumes["cloud-config-volume"]["secret"]["secretName"] == "cloud-config"
 
 
+def with_spec(settings: ClusterSettings, **spec: Any) -> ClusterSettings:
+    """``settings`` with top-level ``spec`` sections replaced (camelCase keys)."""
+    data = settings.model_dump(by_alias=True, exclude_none=True)
+    data["spec"].update(spec)
+    return ClusterSettings.model_validate(data)
+
+
+def container_env(pod: dict[str, Any], container: str) -> dict[str, str]:
+    """The plain ``env`` of one container of a pod template, name -> value."""
+    (found,) = [c for c in pod["spec"]["containers"] if c["name"] == container]
+    return {e["name"]: e.get("value", "") for e in found.get("env", [])}
+
+
+@pytest.mark.helm
+def test_proxy_only_network_reaches_occm_and_cinder_csi(
+    services_helmfile: Any, charts: Path
+) -> None:
+    """``network.proxy`` reaches the pods that call the OpenStack APIs: the REAL OCCM and
+    Cinder CSI charts render HTTPS_PROXY/HTTP_PROXY/NO_PROXY into their containers."""
+    proxy = {"httpProxy": "http://proxy.example:3128", "httpsProxy": "http://proxy.example:3128"}
+    settings = with_spec(
+        services_settings(chartMirror=str(charts)),
+        network={"proxy": {**proxy, "noProxy": ["keystone.internal"]}},
+    )
+    objects = manifests_of(services_helmfile.template(services_state_values(settings)))
+    occm = objects[("DaemonSet", "openstack-cloud-controller-manager")]["spec"]["template"]
+    cinder = [
+        objects[("Deployment", "openstack-cinder-csi-controllerplugin")]["spec"]["template"],
+        objects[("DaemonSet", "openstack-cinder-csi-nodeplugin")]["spec"]["template"],
+    ]
+    for env in [
+        container_env(occm, "openstack-cloud-controller-manager"),
+        *(container_env(pod, "cinder-csi-plugin") for pod in cinder),
+    ]:
+        assert env["HTTPS_PROXY"] == env["HTTP_PROXY"] == "http://proxy.example:3128"
+        no_proxy = env["NO_PROXY"].split(",")
+        assert no_proxy[0] == "keystone.internal"
+        assert {"10.96.0.0/12", "192.168.0.0/16", "10.8.0.0/20", ".svc"} <= set(no_proxy)
+    plain = manifests_of(
+        services_helmfile.template(
+            services_state_values(services_settings(chartMirror=str(charts)))
+        )
+    )
+    occm = plain[("DaemonSet", "openstack-cloud-controller-manager")]["spec"]["template"]
+    assert "HTTPS_PROXY" not in container_env(occm, "openstack-cloud-controller-manager")
+
+
 # --------------------------------------------------------------------------- services render
 
 

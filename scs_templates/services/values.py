@@ -71,6 +71,7 @@ __all__ = [
     "kubelet_csr_approver_values",
     "metrics_server_values",
     "occm_values",
+    "proxy_env",
     "proxy_protocol_active",
     "snapshot_controller_values",
     "with_ca_file",
@@ -271,11 +272,33 @@ def cluster_autoscaler_values(settings: ClusterSettings) -> Values:
     }
 
 
+def proxy_env(settings: ClusterSettings) -> list[Values]:
+    """``HTTP_PROXY``/``HTTPS_PROXY``/``NO_PROXY`` of ``network.proxy`` for the pods that call
+    the cloud's APIs (Keystone, Nova, Cinder, Octavia): where those are reachable only through
+    the proxy, OCCM could never initialize a node. NO_PROXY is the nodes' (the cluster's own
+    networks and names; in-cluster API calls go to the service network). [] without a proxy."""
+    from scs_templates.values import proxy_values
+
+    proxy = proxy_values(settings)
+    if not proxy:
+        return []
+    pairs = [
+        ("HTTP_PROXY", proxy["httpProxy"]),
+        ("HTTPS_PROXY", proxy["httpsProxy"]),
+        ("NO_PROXY", ",".join(proxy["noProxy"])),
+    ]
+    return [{"name": name, "value": value} for name, value in pairs if value]
+
+
 def occm_values(settings: ClusterSettings) -> Values:
-    return {
+    values: Values = {
         "secret": {"enabled": True, "create": False, "name": CLOUD_CONFIG_SECRET},
         "cluster": {"name": settings.name},
     }
+    env = proxy_env(settings)
+    if env:
+        values["extraEnv"] = env
+    return values
 
 
 def snapshot_controller_values(settings: ClusterSettings) -> Values:
@@ -320,11 +343,17 @@ def cinder_csi_values(settings: ClusterSettings) -> Values:
     # The chart takes extra objects only as one YAML string (storageClass.custom); JSON is
     # YAML, so each object is serialised, never templated.
     custom = "\n---\n".join(json.dumps(obj, sort_keys=True) for obj in cinder_storage_objects())
-    return {
+    values: Values = {
         "secret": {"enabled": True, "create": False, "name": CLOUD_CONFIG_SECRET},
         "clusterID": settings.name,
         "storageClass": {"enabled": False, "custom": custom + "\n"},
     }
+    env = proxy_env(settings)
+    if env:
+        # the plugin container (controller and node) calls Cinder and Nova; the sidecars
+        # talk to the in-cluster API only
+        values["csi"] = {"plugin": {"extraEnv": env}}
+    return values
 
 
 def kubelet_csr_approver_values(settings: ClusterSettings) -> Values:

@@ -416,7 +416,8 @@ ProxyURL = Annotated[str, StringConstraints(pattern=PROXY_URL)]
 
 
 class Proxy(_Model):
-    """HTTP(S) proxy of the nodes: containerd (image pulls, also kubeadm's) and kubelet."""
+    """HTTP(S) proxy of the nodes (containerd: image pulls, also kubeadm's; kubelet) and of
+    the pods that call the cloud's APIs (OpenStack: OCCM and the Cinder CSI plugin)."""
 
     http_proxy: ProxyURL | None = Field(
         default=None, description="Proxy for http:// requests, e.g. http://proxy.example:3128."
