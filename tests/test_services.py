@@ -1313,3 +1313,66 @@ def test_server_side_releases_are_not_synced_by_helmfile() -> None:
     assert "gateway-api-crds" not in synced
     assert synced["cilium"].needs == ()
     assert [r.name for r in helm_releases(releases)] == [r for r in by if r != "gateway-api-crds"]
+
+
+# --------------------------------------------------------------------------- issue 40
+
+
+class _Secrets:
+    """Stands in for a KubeClient: Secrets by (namespace, name), what was put recorded."""
+
+    def __init__(self, data: dict[tuple[str, str], dict[str, str]]) -> None:
+        self.data = data
+
+    def secret_data(self, namespace: str, name: str) -> dict[str, str] | None:
+        return self.data.get((namespace, name))
+
+    def put_secret(self, namespace: str, name: str, content: dict[str, str], **_: Any) -> bool:
+        self.data[(namespace, name)] = dict(content)
+        return True
+
+
+def test_extra_networks_nodes_get_serving_certificates() -> None:
+    """A machine with ``extraNetworks`` has a second port: OCCM would report its address
+    too (kubelet's serving CSR then holds an IP outside network.nodeCIDR, the approver
+    refuses it), and the node IP could even be the extra network's. The copied cloud.conf
+    pins OCCM's ``internal-network-name`` to the cluster network, so only its addresses
+    are the node's (cloud-provider-openstack nodeAddresses drops the others)."""
+    from scs_templates.providers.openstack.values import internal_network_name
+    from scs_templates.providers.openstack.workload import sync_cloud_config
+    from scs_templates.settings import rules
+
+    plain = services_settings("openstack")
+    assert internal_network_name(plain) is None  # one network: cloud.conf as it was
+    workers = [{"name": "workers", "machineType": "SCS-2V-4", "extraNetworks": ["storage"]}]
+    extra = with_spec(plain, workers=workers)
+    assert internal_network_name(extra) == "k8s-clusterapi-cluster-default-demo"
+    conf = '[Global]\nauth-url="https://k.invalid/v3"\n'
+    management = _Secrets({("default", "capi-demo-cloud-config"): {"cloud.conf": conf}})
+    workload = _Secrets({})
+    assert sync_cloud_config(extra, management, workload) == ""
+    assert workload.data[("kube-system", "cloud-config")]["cloud.conf"] == (
+        conf + '\n[Networking]\ninternal-network-name="k8s-clusterapi-cluster-default-demo"\n'
+    )
+    openstack = extra.spec.openstack.model_dump(by_alias=True, exclude_none=True)
+    by_name = with_spec(extra, openstack={**openstack, "existingNetwork": {"network": "shared"}})
+    assert internal_network_name(by_name) == "shared"
+    uuid = "0b6a5c56-1f7e-4a1b-9d1e-6c8f7e5b4a3d"
+    by_id = with_spec(extra, openstack={**openstack, "existingNetwork": {"network": uuid}})
+    assert internal_network_name(by_id) is None
+    assert any(
+        path == ("spec", "openstack", "existingNetwork", "network") and "give the name" in text
+        for path, text in rules.warnings(by_id)
+    )
+
+
+def test_cloud_conf_internal_network_keeps_the_users_choice() -> None:
+    from scs_templates.services.values import with_internal_network
+
+    conf = "[Global]\nx=1\n\n[Networking]\nipv6-support-disabled=true\n\n[LoadBalancer]\ny=2\n"
+    assert with_internal_network(conf, 'n"1') == (
+        "[Global]\nx=1\n\n[Networking]\nipv6-support-disabled=true\n"
+        'internal-network-name="n\\"1"\n\n[LoadBalancer]\ny=2\n'
+    )
+    own = "[Networking]\ninternal-network-name=mine\n"
+    assert with_internal_network(own, "other") == own

@@ -39,6 +39,7 @@ import json
 from collections.abc import Mapping
 
 from scs_templates.catalogue import provider_of
+from scs_templates.providers.openstack.values import cloud_cluster_name
 from scs_templates.settings import naming
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
@@ -75,6 +76,7 @@ __all__ = [
     "proxy_protocol_active",
     "snapshot_controller_values",
     "with_ca_file",
+    "with_internal_network",
 ]
 
 #: Octavia's annotation (read by the OpenStack cloud controller manager) for PROXY protocol.
@@ -128,27 +130,56 @@ def with_ca_file(cloud_conf: str) -> str:
     that travels next to it in the ``cloud-config`` Secret. Without it OCCM cannot verify
     Keystone behind a private CA and nodes stay uninitialized. A ``ca-file`` or
     ``tls-insecure`` the file already has is the user's choice and stays."""
+    return _with_option(
+        cloud_conf, "Global", f"ca-file={CLOUD_CONFIG_CA_FILE}", ("ca-file", "tls-insecure")
+    )
+
+
+def with_internal_network(cloud_conf: str, network: str) -> str:
+    """``cloud.conf`` with ``internal-network-name`` = the cluster network in
+    ``[Networking]``: OCCM then reports only that network's addresses as the node's (it drops
+    the other ports' addresses), so a node with ``extraNetworks`` keeps its node IP in
+    ``network.nodeCIDR`` and its serving certificate request passes kubelet-csr-approver's
+    IP check. An ``internal-network-name`` the file already has is the user's choice."""
+    escaped = network.replace("\\", "\\\\").replace('"', '\\"')
+    return _with_option(
+        cloud_conf,
+        "Networking",
+        f'internal-network-name="{escaped}"',
+        ("internal-network-name",),
+        first=False,
+    )
+
+
+def _with_option(
+    cloud_conf: str, title: str, option: str, own: tuple[str, ...], *, first: bool = True
+) -> str:
+    """``cloud_conf`` (gcfg) with the line ``option`` at the end of section ``[title]``,
+    which is added (at the top if ``first``, else at the end) when missing; unchanged when
+    that section already sets one of the keys ``own``."""
+    wanted = title.lower()
     lines = cloud_conf.splitlines()
     section = ""
-    global_end: int | None = None
+    end: int | None = None
     for index, raw in enumerate(lines):
         line = raw.strip()
         if line.startswith("[") and line.endswith("]"):
-            if section == "global" and global_end is None:
-                global_end = index
+            if section == wanted and end is None:
+                end = index
             section = line[1:-1].strip().lower()
             continue
         key = line.partition("=")[0].strip().lower()
-        if section == "global" and key in ("ca-file", "tls-insecure"):
+        if section == wanted and key in own:
             return cloud_conf
-    if section == "global" and global_end is None:
-        global_end = len(lines)
-    if global_end is None:
-        lines = ["[Global]", f"ca-file={CLOUD_CONFIG_CA_FILE}", "", *lines]
+    if section == wanted and end is None:
+        end = len(lines)
+    if end is None:
+        block = [f"[{title}]", option]
+        lines = [*block, "", *lines] if first else [*lines, *([""] if lines else []), *block]
     else:
-        while global_end > 0 and not lines[global_end - 1].strip():
-            global_end -= 1
-        lines.insert(global_end, f"ca-file={CLOUD_CONFIG_CA_FILE}")
+        while end > 0 and not lines[end - 1].strip():
+            end -= 1
+        lines.insert(end, option)
     return "\n".join(lines) + "\n"
 
 
@@ -293,7 +324,7 @@ def proxy_env(settings: ClusterSettings) -> list[Values]:
 def occm_values(settings: ClusterSettings) -> Values:
     values: Values = {
         "secret": {"enabled": True, "create": False, "name": CLOUD_CONFIG_SECRET},
-        "cluster": {"name": settings.name},
+        "cluster": {"name": cloud_cluster_name(settings)},
     }
     env = proxy_env(settings)
     if env:
@@ -345,7 +376,7 @@ def cinder_csi_values(settings: ClusterSettings) -> Values:
     custom = "\n---\n".join(json.dumps(obj, sort_keys=True) for obj in cinder_storage_objects())
     values: Values = {
         "secret": {"enabled": True, "create": False, "name": CLOUD_CONFIG_SECRET},
-        "clusterID": settings.name,
+        "clusterID": cloud_cluster_name(settings),
         "storageClass": {"enabled": False, "custom": custom + "\n"},
     }
     env = proxy_env(settings)

@@ -48,6 +48,10 @@ LoadBalancerProvider = Literal["amphora", "ovn"]
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 Dns1123Label = Annotated[str, StringConstraints(pattern=DNS_LABEL, max_length=63)]
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
+#: DNS-1123 subdomain characters: never '_', the separator of OCCM's load balancer names.
+CloudClusterName = Annotated[
+    str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", max_length=253)
+]
 Cidr = Annotated[str, Field(json_schema_extra={"format": "cidr"})]
 LabelKey = Annotated[
     str,
@@ -962,6 +966,16 @@ class OpenStack(_Model):
         default=None,
         description="Existing Secret with clouds.yaml and cacert to use instead of the one "
         "scs-templates creates; empty = $PREFIX-$CLUSTER-cloud-config.",
+    )
+    cloud_cluster_name: CloudClusterName | None = Field(
+        default=None,
+        description="The cluster's name for the cloud integrations: OCCM's --cluster-name (its "
+        "load balancers are named kube_service_<this>_<namespace>_<service>), Cinder CSI's "
+        "--cluster (a property of its volumes), and what delete's leftover search looks for. "
+        "Must be unique in the OpenStack project. Empty: a new cluster gets "
+        "$CLUSTER.$NAMESPACE; an installed cluster keeps the name its release recorded (one "
+        "installed before this field existed: $CLUSTER). A value that differs from the "
+        "recorded one is refused (the cluster's load balancers and volumes would be orphaned).",
     )
 
 

@@ -274,8 +274,10 @@ def _etcd(settings: ClusterSettings, provider: Provider) -> EtcdSpec:
         "quotaBackendBytes": etcd.quota_gib * 1024**3,
         # e.g. kind nodes (provider docker) are containers: their root cannot be remounted
         "unsafeFS": etcd.unsafe_fs and provider.remountable_root,
-        # the device the provider attaches the etcd volume as ("" without one)
-        "dataDevice": provider.etcd_volume_device if etcd.volume is not None else "",
+        # the etcd volume's size: the node finds its disk by it (0 without one)
+        "dataDiskGiB": (
+            etcd.volume.size_gib if etcd.volume is not None and provider.etcd_volumes else 0
+        ),
         "defrag": {
             "enabled": etcd.defrag.enabled,
             "schedule": etcd.defrag.schedule,

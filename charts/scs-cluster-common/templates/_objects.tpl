@@ -246,22 +246,14 @@ kubeadmConfigSpec:
   files:
     {{- include "scs.nodeFiles" $root | nindent 4 }}
     {{- include "scs.controlPlaneFiles" $root | nindent 4 }}
-  {{- with $v.etcd.dataDevice }}
-  # etcd on its own volume: cloud-init formats it (only if it has no file system yet) and
-  # mounts it at /var/lib/etcd before kubeadm runs.
-  diskSetup:
-    filesystems:
-      - device: {{ . }}
-        filesystem: ext4
-        label: etcd_data
-        partition: none
-  mounts:
-    - - LABEL=etcd_data
-      - /var/lib/etcd
-  {{- end }}
   {{- $setup := eq (include "scs.nodeSetupNeeded" $root) "true" }}
-  {{- if or $v.etcd.unsafeFS $setup }}
+  {{- if or $v.etcd.unsafeFS $setup (gt (int64 $v.etcd.dataDiskGiB) 0) }}
   preKubeadmCommands:
+    {{- if gt (int64 $v.etcd.dataDiskGiB) 0 }}
+    # etcd on its own volume: found by its size (its device name depends on the disk bus),
+    # formatted once, mounted at /var/lib/etcd before kubeadm runs
+    - /usr/local/sbin/scs-etcd-disk.sh
+    {{- end }}
     {{- if $setup }}
     - /usr/local/sbin/scs-node-setup.sh
     {{- end }}
