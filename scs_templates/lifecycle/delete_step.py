@@ -128,6 +128,9 @@ def delete(
     if release is not None:
         objects = release_objects(runner.get_manifest(target.release, namespace=target.namespace))
         installed_values = runner.get_values(target.release, namespace=target.namespace)
+        # before anything goes: the names the cluster's cloud leftovers carry (OpenStack:
+        # the cloud cluster name its release recorded)
+        settings = provider_of(settings).with_recorded(settings, installed_values)
     ref = cluster_ref(objects, target)
     notes: list[str] = []
     verb = "would delete" if dry_run else "deleting"

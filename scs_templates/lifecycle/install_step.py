@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scs_templates.errors import InputError, ToolError
 from scs_templates.lifecycle.target import KEEP_ANNOTATION, Target, helm_of, kube_of, target_of
@@ -105,6 +105,10 @@ def install(
     ``secrets`` the Secret must already exist (created by an earlier install, or by the
     user from ``openstack appcred create --write-secret``).
 
+    An upgrade first puts what the installed release recorded into the settings
+    (:meth:`~scs_templates.providers.Provider.with_recorded`; OpenStack: the cloud cluster
+    name its load balancers and volumes carry).
+
     Raises InputError (exit 2) when the version guard refuses the change or when the
     credentials Secret is missing, HelmError/ToolError (exit 1) when helm or the API fails,
     and ToolError when ``wait`` times out. ``helm_timeout`` is helm's own ``--timeout``.
@@ -124,19 +128,25 @@ def install(
     from scs_templates.catalogue import provider_of
 
     cloud_secret = provider_of(settings).credentials_secret_name(settings)
-    values = build_values(settings)
-    shared = class_release_of(values, target.release)  # a topology cluster's class release
     # with wait, a bad kubeconfig/context is found (exit 2) before anything is installed
-    needs_api = wait or encrypt or credentials or cloud_secret is not None or shared is not None
+    needs_api = wait or encrypt or credentials or cloud_secret is not None
     client = kube_of(kube, kubeconfig, context) if needs_api else None
     runner = helm_of(helm, kubeconfig, context)
-    wanted = values_kubernetes_version(values)  # resolved once, by the values builder
-    previous: KubernetesVersion | None = None
-    old_class: ClassRelease | None = None
     installed = runner.status(target.release, namespace=target.namespace)
+    installed_values: dict[str, Any] = {}
     if installed is not None:
         check_not_pending(installed)
         installed_values = runner.get_values(target.release, namespace=target.namespace)
+        # what the release recorded and an upgrade keeps (OpenStack: the cloud cluster name)
+        settings = provider_of(settings).with_recorded(settings, installed_values)
+    values = build_values(settings)
+    shared = class_release_of(values, target.release)  # a topology cluster's class release
+    if client is None and shared is not None:
+        client = kube_of(kube, kubeconfig, context)
+    wanted = values_kubernetes_version(values)  # resolved once, by the values builder
+    previous: KubernetesVersion | None = None
+    old_class: ClassRelease | None = None
+    if installed is not None:
         check_template_change(installed_values, settings.spec.template, target.release)
         if check_class_change(installed_values, values, target.release, rebase=rebase_class):
             old_class = class_release_of(installed_values, target.release)

@@ -109,8 +109,8 @@ class Provider:
     load_balancer_services: ClassVar[bool] = False
     #: The node's root file system can be remounted (etcd's unsafe-FS option).
     remountable_root: ClassVar[bool] = True
-    #: Device of the control plane's etcd volume (spec.etcd.volume), "" without volumes.
-    etcd_volume_device: ClassVar[str] = ""
+    #: The control plane can get its etcd volume (spec.etcd.volume).
+    etcd_volumes: ClassVar[bool] = False
     #: Catalogue releases that every later service waits for (after the CNI).
     node_initializers: ClassVar[tuple[str, ...]] = ()
     #: Its nodes boot published kind node images: the Kubernetes version resolves to a patch
@@ -201,6 +201,14 @@ class Provider:
         API (never a helm value) and delete removes; None without cloud credentials."""
         del settings
         return None
+
+    def with_recorded(
+        self, settings: ClusterSettings, installed_values: Mapping[str, Any]
+    ) -> ClusterSettings:
+        """``settings`` with what the installed cluster release (its values) recorded and an
+        upgrade or delete must keep (OpenStack: the cloud integrations' cluster name)."""
+        del installed_values
+        return settings
 
     def kubelet_node_name(self, settings: ClusterSettings) -> str:
         """``nodeRegistration.name`` of every node (cloud-init Jinja); empty: the host name."""

@@ -324,6 +324,7 @@ def apply(
                 "nodes now"
             )
         management_helm = Helm(helm_tool, kubeconfig=kubeconfig, kube_context=context)
+        settings = _with_recorded(settings, management_helm)
         deployed.update(_management_releases(management_helm, settings))
         workload = KubeClient(str(path), check_api=False)  # Cluster API wrote it
         applied = serverside.present(workload)
@@ -409,6 +410,18 @@ def _default_kubeconfig() -> str:
     return os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(
         Path.home() / ".kube" / "config"
     )
+
+
+def _with_recorded(settings: ClusterSettings, management: Helm) -> ClusterSettings:
+    """``settings`` with what the cluster's release on the management cluster recorded and
+    the services must keep (OpenStack: the cloud cluster name of OCCM and Cinder CSI)."""
+    from scs_templates.lifecycle.target import target_of
+
+    target = target_of(settings)
+    if management.status(target.release, namespace=target.namespace) is None:
+        return settings
+    installed = management.get_values(target.release, namespace=target.namespace)
+    return provider_of(settings).with_recorded(settings, installed)
 
 
 def _management_releases(helm: Helm, settings: ClusterSettings) -> dict[str, ReleaseInfo]:

@@ -42,10 +42,10 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Mapping
 
 from scs_templates.catalogue import provider_of
+from scs_templates.providers.openstack.values import cloud_cluster_name
 from scs_templates.settings import naming
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
@@ -79,9 +79,11 @@ __all__ = [
     "kubelet_csr_approver_values",
     "metrics_server_values",
     "occm_values",
+    "proxy_env",
     "proxy_protocol_active",
     "snapshot_controller_values",
     "with_ca_file",
+    "with_internal_network",
 ]
 
 #: Octavia's annotation (read by the OpenStack cloud controller manager) for PROXY protocol.
@@ -135,27 +137,56 @@ def with_ca_file(cloud_conf: str) -> str:
     that travels next to it in the ``cloud-config`` Secret. Without it OCCM cannot verify
     Keystone behind a private CA and nodes stay uninitialized. A ``ca-file`` or
     ``tls-insecure`` the file already has is the user's choice and stays."""
+    return _with_option(
+        cloud_conf, "Global", f"ca-file={CLOUD_CONFIG_CA_FILE}", ("ca-file", "tls-insecure")
+    )
+
+
+def with_internal_network(cloud_conf: str, network: str) -> str:
+    """``cloud.conf`` with ``internal-network-name`` = the cluster network in
+    ``[Networking]``: OCCM then reports only that network's addresses as the node's (it drops
+    the other ports' addresses), so a node with ``extraNetworks`` keeps its node IP in
+    ``network.nodeCIDR`` and its serving certificate request passes kubelet-csr-approver's
+    IP check. An ``internal-network-name`` the file already has is the user's choice."""
+    escaped = network.replace("\\", "\\\\").replace('"', '\\"')
+    return _with_option(
+        cloud_conf,
+        "Networking",
+        f'internal-network-name="{escaped}"',
+        ("internal-network-name",),
+        first=False,
+    )
+
+
+def _with_option(
+    cloud_conf: str, title: str, option: str, own: tuple[str, ...], *, first: bool = True
+) -> str:
+    """``cloud_conf`` (gcfg) with the line ``option`` at the end of section ``[title]``,
+    which is added (at the top if ``first``, else at the end) when missing; unchanged when
+    that section already sets one of the keys ``own``."""
+    wanted = title.lower()
     lines = cloud_conf.splitlines()
     section = ""
-    global_end: int | None = None
+    end: int | None = None
     for index, raw in enumerate(lines):
         line = raw.strip()
         if line.startswith("[") and line.endswith("]"):
-            if section == "global" and global_end is None:
-                global_end = index
+            if section == wanted and end is None:
+                end = index
             section = line[1:-1].strip().lower()
             continue
         key = line.partition("=")[0].strip().lower()
-        if section == "global" and key in ("ca-file", "tls-insecure"):
+        if section == wanted and key in own:
             return cloud_conf
-    if section == "global" and global_end is None:
-        global_end = len(lines)
-    if global_end is None:
-        lines = ["[Global]", f"ca-file={CLOUD_CONFIG_CA_FILE}", "", *lines]
+    if section == wanted and end is None:
+        end = len(lines)
+    if end is None:
+        block = [f"[{title}]", option]
+        lines = [*block, "", *lines] if first else [*lines, *([""] if lines else []), *block]
     else:
-        while global_end > 0 and not lines[global_end - 1].strip():
-            global_end -= 1
-        lines.insert(global_end, f"ca-file={CLOUD_CONFIG_CA_FILE}")
+        while end > 0 and not lines[end - 1].strip():
+            end -= 1
+        lines.insert(end, option)
     return "\n".join(lines) + "\n"
 
 
@@ -303,11 +334,33 @@ def cluster_autoscaler_values(settings: ClusterSettings) -> Values:
     }
 
 
+def proxy_env(settings: ClusterSettings) -> list[Values]:
+    """``HTTP_PROXY``/``HTTPS_PROXY``/``NO_PROXY`` of ``network.proxy`` for the pods that call
+    the cloud's APIs (Keystone, Nova, Cinder, Octavia): where those are reachable only through
+    the proxy, OCCM could never initialize a node. NO_PROXY is the nodes' (the cluster's own
+    networks and names; in-cluster API calls go to the service network). [] without a proxy."""
+    from scs_templates.values import proxy_values
+
+    proxy = proxy_values(settings)
+    if not proxy:
+        return []
+    pairs = [
+        ("HTTP_PROXY", proxy["httpProxy"]),
+        ("HTTPS_PROXY", proxy["httpsProxy"]),
+        ("NO_PROXY", ",".join(proxy["noProxy"])),
+    ]
+    return [{"name": name, "value": value} for name, value in pairs if value]
+
+
 def occm_values(settings: ClusterSettings) -> Values:
-    return {
+    values: Values = {
         "secret": {"enabled": True, "create": False, "name": CLOUD_CONFIG_SECRET},
-        "cluster": {"name": settings.name},
+        "cluster": {"name": cloud_cluster_name(settings)},
     }
+    env = proxy_env(settings)
+    if env:
+        values["extraEnv"] = env
+    return values
 
 
 def snapshot_controller_values(settings: ClusterSettings) -> Values:
@@ -352,22 +405,22 @@ def cinder_csi_values(settings: ClusterSettings) -> Values:
     # The chart takes extra objects only as one YAML string (storageClass.custom); JSON is
     # YAML, so each object is serialised, never templated.
     custom = "\n---\n".join(json.dumps(obj, sort_keys=True) for obj in cinder_storage_objects())
-    return {
+    values: Values = {
         "secret": {"enabled": True, "create": False, "name": CLOUD_CONFIG_SECRET},
-        "clusterID": settings.name,
+        "clusterID": cloud_cluster_name(settings),
         "storageClass": {"enabled": False, "custom": custom + "\n"},
     }
+    env = proxy_env(settings)
+    if env:
+        # the plugin container (controller and node) calls Cinder and Nova; the sidecars
+        # talk to the in-cluster API only
+        values["csi"] = {"plugin": {"extraEnv": env}}
+    return values
 
 
 def kubelet_csr_approver_values(settings: ClusterSettings) -> Values:
-    spec = settings.spec
-    # Node names are Machine names: $PREFIX-$CLUSTER-<group>-<hash>[-<hash>], behind the
-    # provider's host-name prefix (CAPD: "<cluster>-" unless the name starts with it).
-    name = naming.resource_name(spec.prefix, settings.name)
-    name = provider_of(settings).node_name_prefix(settings.name, name) + name
-    stem = re.escape(name)
     values: Values = {
-        "providerRegex": f"^{stem}-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        "providerRegex": node_name_regex(settings),
         # OpenStack node names are not in DNS; the IP prefix check replaces the lookup.
         "bypassDnsResolution": True,
     }
@@ -375,6 +428,26 @@ def kubelet_csr_approver_values(settings: ClusterSettings) -> Values:
     if node_cidr is not None:
         values["providerIpPrefixes"] = [node_cidr]
     return values
+
+
+def node_name_regex(settings: ClusterSettings) -> str:
+    """The names of exactly this cluster's nodes: the Machine names Cluster API gives the
+    template in use (:func:`naming.machine_name_shapes`: the topology controller's for
+    ``clusterclass``, our charts' owners for the others), behind the provider's host-name
+    prefix (CAPD: ``<cluster>-`` unless the name starts with it). Each group is named, so
+    the nodes of another cluster whose name merely starts with this one's never match."""
+    spec = settings.spec
+    provider = provider_of(settings)
+    shapes = naming.machine_name_shapes(
+        spec.template, spec.prefix, settings.name, [group.name for group in spec.workers]
+    )
+    patterns = sorted(
+        {
+            naming.shape_pattern(provider.node_name_prefix(settings.name, shape) + shape)
+            for shape in shapes
+        }
+    )
+    return f"^(?:{'|'.join(patterns)})$"
 
 
 def metrics_server_values(settings: ClusterSettings) -> Values:

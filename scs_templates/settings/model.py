@@ -51,6 +51,10 @@ NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
 #: A directory on a node, written into its shell scripts as it is: absolute, and no space,
 #: quote or other character the shell would read (rules.py refuses '..' and etcd's data).
 NodeDirectory = Annotated[str, StringConstraints(pattern=r"^(/[A-Za-z0-9._-]+)+$", max_length=255)]
+#: DNS-1123 subdomain characters: never '_', the separator of OCCM's load balancer names.
+CloudClusterName = Annotated[
+    str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", max_length=253)
+]
 Cidr = Annotated[str, Field(json_schema_extra={"format": "cidr"})]
 # DNS-1123 subdomain (RFC 1123 host name): DNS labels joined by '.', each <= 63 characters.
 # apimachinery bounds the whole to 253 characters (a rule: settings/rules.py, the JSON
@@ -429,7 +433,8 @@ ProxyURL = Annotated[str, StringConstraints(pattern=PROXY_URL)]
 
 
 class Proxy(_Model):
-    """HTTP(S) proxy of the nodes: containerd (image pulls, also kubeadm's) and kubelet."""
+    """HTTP(S) proxy of the nodes (containerd: image pulls, also kubeadm's; kubelet) and of
+    the pods that call the cloud's APIs (OpenStack: OCCM and the Cinder CSI plugin)."""
 
     http_proxy: ProxyURL | None = Field(
         default=None, description="Proxy for http:// requests, e.g. http://proxy.example:3128."
@@ -991,6 +996,16 @@ class OpenStack(_Model):
         default=None,
         description="Existing Secret with clouds.yaml and cacert to use instead of the one "
         "scs-templates creates; empty = $PREFIX-$CLUSTER-cloud-config.",
+    )
+    cloud_cluster_name: CloudClusterName | None = Field(
+        default=None,
+        description="The cluster's name for the cloud integrations: OCCM's --cluster-name (its "
+        "load balancers are named kube_service_<this>_<namespace>_<service>), Cinder CSI's "
+        "--cluster (a property of its volumes), and what delete's leftover search looks for. "
+        "Must be unique in the OpenStack project. Empty: a new cluster gets "
+        "$CLUSTER.$NAMESPACE; an installed cluster keeps the name its release recorded (one "
+        "installed before this field existed: $CLUSTER). A value that differs from the "
+        "recorded one is refused (the cluster's load balancers and volumes would be orphaned).",
     )
 
 

@@ -62,3 +62,63 @@ def kubeconfig_secret(cluster: str) -> str:
     """Cluster API's Secret with the workload cluster's admin kubeconfig (key ``value``):
     ``$CLUSTER-kubeconfig``, named by Cluster API, read by the library and by Flux."""
     return f"{cluster}-kubeconfig"
+
+
+# --------------------------------------------------------------------------- machine names
+# How Cluster API v1.14 names the Machines it creates (and so the servers and nodes), written
+# as name *shapes*: a shape is a name with :data:`RANDOM` for each character Cluster API
+# chooses at random. Sources: internal/topology/names (the topology controller's
+# ``{{ .cluster.name }}-{{ .random }}`` and ``{{ .cluster.name }}-{{ .machineDeployment
+# .topologyName }}-{{ .random }}``), the MachineSet controller (``{{ .machineSet.name }}-{{
+# .random }}``), the KubeadmControlPlane controller (``{{ .kubeadmControlPlane.name }}-{{
+# .random }}``) and the MachineDeployment controller (a MachineSet is ``<md>-`` plus 5 random).
+
+#: Stands for one character Cluster API picks at random (never in a DNS name itself).
+RANDOM = "*"
+#: Cluster API's random suffixes are 5 characters (k8s.io/apimachinery util/rand).
+RANDOM_LENGTH = 5
+_GENERATED_MAX = MAX_NAME - RANDOM_LENGTH
+
+
+def templated_name(shape: str) -> str:
+    """A name from one of Cluster API's name templates: longer than 63, it is cut to 58 and
+    gets 5 random characters (``names.templateGenerator``)."""
+    if len(shape) > MAX_NAME:
+        return shape[:_GENERATED_MAX] + RANDOM * RANDOM_LENGTH
+    return shape
+
+
+def suffixed_name(base: str) -> str:
+    """A name from ``base`` as a generateName: cut to 58, plus 5 random characters (a
+    MachineSet of a MachineDeployment: ``base`` is ``<md>-``)."""
+    return base[:_GENERATED_MAX] + RANDOM * RANDOM_LENGTH
+
+
+def machine_name_shapes(template: str, prefix: str, cluster: str, groups: list[str]) -> list[str]:
+    """The shapes of the names of every Machine of a cluster: its control plane's and each
+    worker group's, in that order. ``clusterclass`` clusters are named by the topology
+    controller (``<cluster>-<random>``, ``<cluster>-<group>-<random>``), the others by our
+    charts (``$PREFIX-$CLUSTER-control-plane``, ``$PREFIX-$CLUSTER-$GROUP``)."""
+    suffix = "-" + RANDOM * RANDOM_LENGTH
+    if template == "clusterclass":
+        control_plane = templated_name(cluster + suffix)
+        deployments = [templated_name(f"{cluster}-{group}{suffix}") for group in groups]
+    else:
+        control_plane = resource_name(prefix, cluster, CONTROL_PLANE)
+        deployments = [resource_name(prefix, cluster, group) for group in groups]
+    machines = [templated_name(control_plane + suffix)]
+    machines += [templated_name(suffixed_name(md + "-") + suffix) for md in deployments]
+    return machines
+
+
+def shape_pattern(shape: str) -> str:
+    """A regular expression (Go RE2 and Python alike) for the names of ``shape``: its fixed
+    parts literally, each run of random characters as ``[a-z0-9]{n}``. Names are DNS-1123
+    (``[-a-z0-9.]``): '.' is the one character to escape."""
+    from itertools import groupby
+
+    parts = []
+    for random, run in groupby(shape, key=lambda char: char == RANDOM):
+        text = "".join(run)
+        parts.append(f"[a-z0-9]{{{len(text)}}}" if random else text.replace(".", r"\."))
+    return "".join(parts)

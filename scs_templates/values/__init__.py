@@ -70,6 +70,7 @@ __all__ = [
     "build_values",
     "cluster_class_name",
     "credentials_secret_labels",
+    "proxy_values",
 ]
 
 
@@ -164,7 +165,7 @@ def build_values(settings: ClusterSettings) -> dict[str, Any]:
             "nodeName": provider.kubelet_node_name(settings),
         },
         "registryMirrors": [_mirror(m) for m in spec.registry_mirrors],
-        "proxy": _proxy(settings),
+        "proxy": proxy_values(settings),
         "trustedCAs": list(spec.security.trusted_cas),
         **provider.values(settings),
     }
@@ -273,8 +274,10 @@ def _etcd(settings: ClusterSettings, provider: Provider) -> EtcdSpec:
         "quotaBackendBytes": etcd.quota_gib * 1024**3,
         # e.g. kind nodes (provider docker) are containers: their root cannot be remounted
         "unsafeFS": etcd.unsafe_fs and provider.remountable_root,
-        # the device the provider attaches the etcd volume as ("" without one)
-        "dataDevice": provider.etcd_volume_device if etcd.volume is not None else "",
+        # the etcd volume's size: the node finds its disk by it (0 without one)
+        "dataDiskGiB": (
+            etcd.volume.size_gib if etcd.volume is not None and provider.etcd_volumes else 0
+        ),
         "defrag": {
             "enabled": etcd.defrag.enabled,
             "schedule": etcd.defrag.schedule,
@@ -444,8 +447,9 @@ def _mirror(mirror: RegistryMirror) -> RegistryMirrorValues:
     }
 
 
-def _proxy(settings: ClusterSettings) -> Proxy:
-    """The nodes' proxy environment, or {} without a proxy.
+def proxy_values(settings: ClusterSettings) -> Proxy:
+    """The nodes' proxy environment, or {} without a proxy (also the pods' that reach the
+    cloud's APIs: :func:`scs_templates.services.values.proxy_env`).
 
     NO_PROXY gets the user's entries plus everything of the cluster itself, so that
     in-cluster and node-to-API traffic never leaves through the proxy: loopback, the pod,

@@ -60,7 +60,16 @@ class EtcdSpec(TypedDict):
     quotaBackendBytes: Annotated[int, S(minimum=1)]
     unsafeFS: bool
     defrag: Defrag
-    dataDevice: Annotated[str, S(pattern="^(/dev/[a-z0-9]+)?$")]
+    dataDiskGiB: Annotated[
+        int,
+        S(
+            minimum=0,
+            description=(
+                "Size of the control plane's etcd volume: the node finds the empty disk of "
+                "this size (any bus), formats and mounts it; 0 without one"
+            ),
+        ),
+    ]
 
 
 class Policy(TypedDict):

@@ -1153,15 +1153,18 @@ def test_delete_removes_the_clusters_cloud_leftovers(
     from scs_templates.providers.openstack import provision
     from scs_templates.providers.openstack.appcred import ensure_cluster_credentials
     from scs_templates.providers.openstack.leftovers import block_storage_api, load_balancer_api
+    from scs_templates.providers.openstack.values import cloud_cluster_name
 
     cluster = _unique("gone")
     settings = _settings(cluster, "10.65.0.0/20")
     external = _external_network(admin)
-    made = _occm_and_capo_leftovers(conn, external, cluster, capo_description(settings))
+    occm = cloud_cluster_name(settings)  # a new cluster's: "<name>.<namespace>"
+    assert occm == f"{cluster}.default"
+    made = _occm_and_capo_leftovers(conn, external, occm, capo_description(settings))
     network, subnet, groups = _capo_network(conn, settings, "10.65.0.0/20")
     port = conn.network.create_port(network_id=network.id, fixed_ips=[{"subnet_id": subnet.id}])
     ensure_cluster_credentials(conn, settings, existing=None)
-    cloud = _octavia_and_cinder_leftovers(conn, subnet.id, cluster)
+    cloud = _octavia_and_cinder_leftovers(conn, subnet.id, occm)
     lbs, storage = load_balancer_api(conn), block_storage_api(conn)
     assert lbs is not None and storage is not None  # the endpoints are in the catalog
 
@@ -1182,7 +1185,7 @@ def test_delete_removes_the_clusters_cloud_leftovers(
     for resource in ("other_fip", "other_group"):
         assert made[resource].id not in described
     lb = cloud["lb"]
-    assert f"would delete load balancer kube_service_{cluster}_shop_web {lb.id}" in described
+    assert f"would delete load balancer kube_service_{occm}_shop_web {lb.id}" in described
     # a dry run deletes nothing
     assert conn.load_balancer.get_load_balancer(lb.id).provisioning_status == "ACTIVE"
     assert conn.block_storage.get_snapshot(snap.id).status == "available"

@@ -250,7 +250,14 @@ def test_occm_load_balancer_through_rotation_and_delete(
         external = str(_external_network(admin).id)
     finally:
         admin.close()
-    with installed(api_plane, tenant, namespace, name=CLUSTER, external_network=external) as ready:
+    with installed(
+        api_plane,
+        tenant,
+        namespace,
+        name=CLUSTER,
+        external_network=external,
+        cloud_cluster_name=CLUSTER,  # OCCM's load balancers and floating IPs carry it
+    ) as ready:
         settings, conn = ready.settings, ready.conn  # the credentials as install writes them
         first = ready.credentials["cloud.conf"]
         with workload_cluster(api_plane, settings, helm, tmp_path / "workload") as cluster:

@@ -340,7 +340,8 @@ def test_cinder_csi_volumes_through_rotation_and_delete(
 
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tenant.clouds_yaml))
     namespace = api_plane.namespace("csi")
-    with installed(api_plane, tenant, namespace, name=CLUSTER) as ready:  # as install does
+    # as install does; Cinder CSI's --cluster (its volumes' property) is CLUSTER
+    with installed(api_plane, tenant, namespace, name=CLUSTER, cloud_cluster_name=CLUSTER) as ready:
         settings, conn = ready.settings, ready.conn
         first = ready.credentials["cloud.conf"]
         with workload_cluster(api_plane, settings, helm, tmp_path / "workload") as cluster:

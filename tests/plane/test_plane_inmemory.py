@@ -41,6 +41,21 @@ pytestmark = [pytest.mark.extra_builds]
 STEP_TIMEOUT = inmemory.STEP_TIMEOUT
 FIRST, UPGRADED = "1.36.1", "1.36.4"
 
+#: The Cluster API objects of a cluster (none is left after delete).
+CLUSTER_KINDS = (
+    (CAPI, "Cluster"),
+    (CAPI, "Machine"),
+    (CAPI, "MachineDeployment"),
+    (CAPI, "MachineSet"),
+    (CAPI, "MachineHealthCheck"),
+    ("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane"),
+    ("bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfig"),
+    ("bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfigTemplate"),
+    ("infrastructure.cluster.x-k8s.io/v1beta2", "DevCluster"),
+    ("infrastructure.cluster.x-k8s.io/v1beta2", "DevMachine"),
+    ("infrastructure.cluster.x-k8s.io/v1beta2", "DevMachineTemplate"),
+)
+
 
 class Walk:
     """The one cluster of this module and the plane it lives on."""
@@ -146,6 +161,34 @@ class Walk:
             counts[self.group(machine)] = counts.get(self.group(machine), 0) + 1
         return counts == expected
 
+    #: Every kind in the namespace whose names could pass for a node's (everything the
+    #: release and the controllers create for the cluster).
+    NAMED_KINDS = (*CLUSTER_KINDS, ("v1", "Secret"), ("v1", "ConfigMap"))
+
+    def assert_approver_matches_the_machines(self, text: str) -> None:
+        """kubelet-csr-approver's PROVIDER_REGEX for these settings matches the host name of
+        every Machine the real controllers created (the Machine name behind the provider's
+        host-name prefix) and no other name in the namespace."""
+        import re
+
+        from scs_templates.catalogue import provider_of
+        from scs_templates.services.values import kubelet_csr_approver_values
+
+        settings = settings_from_text(text)
+        regex = re.compile(kubelet_csr_approver_values(settings)["providerRegex"])
+        provider = provider_of(settings)
+        machines = set(self.machines())
+        assert machines
+        hosts = {provider.node_name_prefix(settings.name, m) + m for m in machines}
+        assert {h for h in hosts if not regex.match(h)} == set()
+        others = {
+            o["metadata"]["name"]
+            for version, kind in self.NAMED_KINDS
+            for o in self.plane.api.list(version, kind, self.namespace)
+        }
+        # bootstrap configs and infra machines carry their Machine's name (Cluster API)
+        assert {n for n in others - machines if regex.match(n)} == set()
+
     def summary(self) -> str:
         return ", ".join(
             f"{name}={self.group(m)}/{(m.get('status') or {}).get('phase')}"
@@ -170,6 +213,13 @@ def test_install_reaches_available(walk: Walk) -> None:
         lambda: walk.settled({"control-plane": 1, "capi-mem-md-0": 1, "capi-mem-md-1": 1}, FIRST),
     )
     walk.passed.add("install")
+
+
+def test_multi_md_machines_get_serving_certificates(walk: Walk) -> None:
+    """The approver's PROVIDER_REGEX matches the names the real KubeadmControlPlane and
+    MachineSet controllers gave this multi-md cluster's Machines, and nothing else."""
+    walk.after("install")
+    walk.assert_approver_matches_the_machines(inmemory.settings_text(walk.namespace, version=FIRST))
 
 
 def _kubeadm_files(plane: Plane, namespace: str) -> dict[str, str]:
@@ -323,19 +373,7 @@ def test_delete_removes_everything(walk: Walk) -> None:
     api = walk.plane.api
     left = {
         kind: [o["metadata"]["name"] for o in api.list(version, kind, walk.namespace)]
-        for version, kind in (
-            (CAPI, "Cluster"),
-            (CAPI, "Machine"),
-            (CAPI, "MachineDeployment"),
-            (CAPI, "MachineSet"),
-            (CAPI, "MachineHealthCheck"),
-            ("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane"),
-            ("bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfig"),
-            ("bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfigTemplate"),
-            ("infrastructure.cluster.x-k8s.io/v1beta2", "DevCluster"),
-            ("infrastructure.cluster.x-k8s.io/v1beta2", "DevMachine"),
-            ("infrastructure.cluster.x-k8s.io/v1beta2", "DevMachineTemplate"),
-        )
+        for version, kind in CLUSTER_KINDS
     }
     assert {k: v for k, v in left.items() if v} == {}
     # owned Secrets (kubeconfig, CA, bootstrap data) go with the garbage collector

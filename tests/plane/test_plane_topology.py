@@ -99,6 +99,14 @@ def test_install_reaches_available(walk: TopologyWalk) -> None:
     walk.passed.add("install")
 
 
+def test_clusterclass_machines_get_serving_certificates(walk: TopologyWalk) -> None:
+    """The approver's PROVIDER_REGEX matches the names the real topology controller (its
+    KubeadmControlPlane and MachineDeployments) and the real MachineSet controller gave
+    this clusterclass cluster's Machines, and nothing else in the namespace (#40)."""
+    walk.after("install")
+    walk.assert_approver_matches_the_machines(walk.text(FIRST))
+
+
 def test_upgrade_is_a_topology_version_change(walk: TopologyWalk) -> None:
     walk.after("install")
     before, topology = set(walk.machines()), walk.topology()

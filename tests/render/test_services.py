@@ -135,7 +135,9 @@ def test_metrics_server_verifies_kubelet_tls() -> None:
         assert values["args"] == []
         assert "insecure" not in json.dumps(values)
     approver = by_name(services_settings())["kubelet-csr-approver"].values
-    assert approver["providerRegex"] == r"^capi\-demo-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+    assert approver["providerRegex"] == (
+        "^(?:capi-demo-control-plane-[a-z0-9]{5}|capi-demo-workers-[a-z0-9]{5}-[a-z0-9]{5})$"
+    )
     assert re.match(approver["providerRegex"], "capi-demo-workers-abcde-xyz12")
     assert not re.match(approver["providerRegex"], "other-cluster-workers-abcde")
     assert approver["providerIpPrefixes"] == ["10.8.0.0/20"]
@@ -406,6 +408,52 @@ def test_real_charts_render_our_values(
     assert volumes["cloud-config-volume"]["secret"]["secretName"] == "cloud-config"
 
 
+def with_spec(settings: ClusterSettings, **spec: Any) -> ClusterSettings:
+    """``settings`` with top-level ``spec`` sections replaced (camelCase keys)."""
+    data = settings.model_dump(by_alias=True, exclude_none=True)
+    data["spec"].update(spec)
+    return ClusterSettings.model_validate(data)
+
+
+def container_env(pod: dict[str, Any], container: str) -> dict[str, str]:
+    """The plain ``env`` of one container of a pod template, name -> value."""
+    (found,) = [c for c in pod["spec"]["containers"] if c["name"] == container]
+    return {e["name"]: e.get("value", "") for e in found.get("env", [])}
+
+
+def test_proxy_only_network_reaches_occm_and_cinder_csi(
+    services_helmfile: Any, charts: Path
+) -> None:
+    """``network.proxy`` reaches the pods that call the OpenStack APIs: the REAL OCCM and
+    Cinder CSI charts render HTTPS_PROXY/HTTP_PROXY/NO_PROXY into their containers."""
+    proxy = {"httpProxy": "http://proxy.example:3128", "httpsProxy": "http://proxy.example:3128"}
+    settings = with_spec(
+        services_settings(chartMirror=str(charts)),
+        network={"proxy": {**proxy, "noProxy": ["keystone.internal"]}},
+    )
+    objects = manifests_of(services_helmfile.template(services_state_values(settings)))
+    occm = objects[("DaemonSet", "openstack-cloud-controller-manager")]["spec"]["template"]
+    cinder = [
+        objects[("Deployment", "openstack-cinder-csi-controllerplugin")]["spec"]["template"],
+        objects[("DaemonSet", "openstack-cinder-csi-nodeplugin")]["spec"]["template"],
+    ]
+    for env in [
+        container_env(occm, "openstack-cloud-controller-manager"),
+        *(container_env(pod, "cinder-csi-plugin") for pod in cinder),
+    ]:
+        assert env["HTTPS_PROXY"] == env["HTTP_PROXY"] == "http://proxy.example:3128"
+        no_proxy = env["NO_PROXY"].split(",")
+        assert no_proxy[0] == "keystone.internal"
+        assert {"10.96.0.0/12", "192.168.0.0/16", "10.8.0.0/20", ".svc"} <= set(no_proxy)
+    plain = manifests_of(
+        services_helmfile.template(
+            services_state_values(services_settings(chartMirror=str(charts)))
+        )
+    )
+    occm = plain[("DaemonSet", "openstack-cloud-controller-manager")]["spec"]["template"]
+    assert "HTTPS_PROXY" not in container_env(occm, "openstack-cloud-controller-manager")
+
+
 # --------------------------------------------------------------------------- services render
 
 
@@ -545,6 +593,47 @@ def test_fix1_pod_security_labels_for_namespaces_that_need_them() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("example", "control_plane", "worker"),
+    [
+        ("openstack-clusterclass", "topo-k2b4c-x9z8w", "topo-batch-bcdfg-hjklm-n2456"),
+        ("docker-clusterclass", "dev-topology-k2b4c-x9z8w", "dev-topology-md-0-bcdfg-h2j4k-l5m6n"),
+        ("openstack-minimal", "capi-demo-control-plane-x9z8w", "capi-demo-workers-bcdfg-h2j4k"),
+        ("docker-dev", "dev-capi-dev-control-plane-x9z8w", "dev-capi-dev-md-1-bcdfg-h2j4k"),
+    ],
+)
+def test_clusterclass_machines_get_serving_certificates(
+    example: str, control_plane: str, worker: str
+) -> None:
+    """The approver's PROVIDER_REGEX follows the names Cluster API gives the template's
+    Machines: the topology controller's ``<cluster>-<random>`` and
+    ``<cluster>-<group>-<random>`` for clusterclass (cluster-api v1.14
+    internal/topology/names), our owners' names for the others; tests/plane/test_plane_topology.py
+    asks the real controllers."""
+    settings = support.settings_from_text((REPO / "examples" / f"{example}.yaml").read_text())
+    regex = by_name(settings)["kubelet-csr-approver"].values["providerRegex"]
+    assert re.match(regex, control_plane) and re.match(regex, worker)
+    for foreign in (
+        f"{control_plane}-x",  # one random part too many
+        control_plane.replace("-", "-other-", 1),  # a longer-named cluster's
+        worker.replace("-", "x", 1),
+    ):
+        assert not re.match(regex, foreign), foreign
+
+
+def test_machine_name_shapes_follow_cluster_api_truncation() -> None:
+    """A name longer than 63 is cut to 58 plus 5 random characters, as Cluster API does."""
+    from scs_templates.settings import naming
+
+    cluster, group = "c" * 20, "g" * 30
+    shapes = naming.machine_name_shapes("clusterclass", "capi", cluster, [group])
+    # MachineDeployment <cluster>-<group>-xxxxx (57), MachineSet + -xxxxx (63), the Machine's
+    # 69 characters cut to 58 ("...-xxxxx-") plus 5 random
+    assert shapes[1] == f"{cluster}-{group}-*****-*****"
+    assert re.fullmatch(naming.shape_pattern(shapes[1]), f"{cluster}-{group}-abcde-fghij")
+    assert shapes[0] == f"{cluster}-*****-*****"
+
+
 def test_fix2_kubelet_serving_certificates_are_approved_without_metrics_server() -> None:
     for provider in ("openstack", "docker"):
         releases = by_name(services_settings(provider, metricsServer={"enabled": False}))
@@ -559,6 +648,7 @@ def test_fix3_docker_node_names_carry_capd_cluster_prefix() -> None:
     assert not re.match(approver["providerRegex"], "capi-demo-workers-abcde-xyz12")
     assert not re.match(approver["providerRegex"], "other-capi-demo-workers-abcde")
     assert "providerIpPrefixes" not in approver
+    assert not re.match(approver["providerRegex"], "demo-capi-demo-workers-abcde")
     # the 63-character host name budget includes that prefix on Docker only
     name = "a" * 18
     with pytest.raises(SettingsError, match=r"must fit in 32; on Docker"):
@@ -791,6 +881,26 @@ def test_scale_from_zero_annotations_on_the_machine_deployment() -> None:
     )
 
 
+@pytest.mark.parametrize("provider", ["openstack", "docker"])
+def test_scale_from_zero_labels_reach_clusterclass_machine_deployments(provider: str) -> None:
+    """A clusterclass group that autoscales from zero carries the labels and taints
+    annotations in its topology metadata, which the topology controller puts on the
+    MachineDeployment it creates (the autoscaler reads them there)."""
+    from scs_templates.render import render
+
+    data = autoscaled(provider).model_dump(by_alias=True, exclude_none=True)
+    data["spec"]["template"] = "clusterclass"
+    objects = render(ClusterSettings.model_validate(data)).objects
+    cluster = next(o for o in objects if o["kind"] == "Cluster")
+    (group,) = cluster["spec"]["topology"]["workers"]["machineDeployments"]
+    assert group["metadata"]["annotations"] == {
+        "capacity.cluster-autoscaler.kubernetes.io/labels": "scs.community/pool=batch",
+        "capacity.cluster-autoscaler.kubernetes.io/taints": "batch=yes:NoSchedule",
+        "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": "4",
+        "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": "0",
+    }
+
+
 def test_ingress_nginx_is_deprecated_on_enable_and_in_migrate() -> None:
     from scs_templates.migrate import migrate_kaas_v1
     from scs_templates.settings import rules
@@ -908,3 +1018,66 @@ def test_server_side_releases_are_not_synced_by_helmfile() -> None:
     assert "gateway-api-crds" not in synced
     assert synced["cilium"].needs == ()
     assert [r.name for r in helm_releases(releases)] == [r for r in by if r != "gateway-api-crds"]
+
+
+# --------------------------------------------------------------------------- issue 40
+
+
+class _Secrets:
+    """Stands in for a KubeClient: Secrets by (namespace, name), what was put recorded."""
+
+    def __init__(self, data: dict[tuple[str, str], dict[str, str]]) -> None:
+        self.data = data
+
+    def secret_data(self, namespace: str, name: str) -> dict[str, str] | None:
+        return self.data.get((namespace, name))
+
+    def put_secret(self, namespace: str, name: str, content: dict[str, str], **_: Any) -> bool:
+        self.data[(namespace, name)] = dict(content)
+        return True
+
+
+def test_extra_networks_nodes_get_serving_certificates() -> None:
+    """A machine with ``extraNetworks`` has a second port: OCCM would report its address
+    too (kubelet's serving CSR then holds an IP outside network.nodeCIDR, the approver
+    refuses it), and the node IP could even be the extra network's. The copied cloud.conf
+    pins OCCM's ``internal-network-name`` to the cluster network, so only its addresses
+    are the node's (cloud-provider-openstack nodeAddresses drops the others)."""
+    from scs_templates.providers.openstack.values import internal_network_name
+    from scs_templates.providers.openstack.workload import sync_cloud_config
+    from scs_templates.settings import rules
+
+    plain = services_settings("openstack")
+    assert internal_network_name(plain) is None  # one network: cloud.conf as it was
+    workers = [{"name": "workers", "machineType": "SCS-2V-4", "extraNetworks": ["storage"]}]
+    extra = with_spec(plain, workers=workers)
+    assert internal_network_name(extra) == "k8s-clusterapi-cluster-default-demo"
+    conf = '[Global]\nauth-url="https://k.invalid/v3"\n'
+    management = _Secrets({("default", "capi-demo-cloud-config"): {"cloud.conf": conf}})
+    workload = _Secrets({})
+    assert sync_cloud_config(extra, management, workload) == ""
+    assert workload.data[("kube-system", "cloud-config")]["cloud.conf"] == (
+        conf + '\n[Networking]\ninternal-network-name="k8s-clusterapi-cluster-default-demo"\n'
+    )
+    openstack = extra.spec.openstack.model_dump(by_alias=True, exclude_none=True)
+    by_name = with_spec(extra, openstack={**openstack, "existingNetwork": {"network": "shared"}})
+    assert internal_network_name(by_name) == "shared"
+    uuid = "0b6a5c56-1f7e-4a1b-9d1e-6c8f7e5b4a3d"
+    by_id = with_spec(extra, openstack={**openstack, "existingNetwork": {"network": uuid}})
+    assert internal_network_name(by_id) is None
+    assert any(
+        path == ("spec", "openstack", "existingNetwork", "network") and "give the name" in text
+        for path, text in rules.warnings(by_id)
+    )
+
+
+def test_cloud_conf_internal_network_keeps_the_users_choice() -> None:
+    from scs_templates.services.values import with_internal_network
+
+    conf = "[Global]\nx=1\n\n[Networking]\nipv6-support-disabled=true\n\n[LoadBalancer]\ny=2\n"
+    assert with_internal_network(conf, 'n"1') == (
+        "[Global]\nx=1\n\n[Networking]\nipv6-support-disabled=true\n"
+        'internal-network-name="n\\"1"\n\n[LoadBalancer]\ny=2\n'
+    )
+    own = "[Networking]\ninternal-network-name=mine\n"
+    assert with_internal_network(own, "other") == own

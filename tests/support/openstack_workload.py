@@ -71,10 +71,14 @@ def settings_text(
     separate: bool = False,
     name: str = "rot",
     external_network: str | None = None,
+    cloud_cluster_name: str | None = None,
 ) -> str:
     """OCCM and Cinder CSI on (the defaults), the other optional services off (faster);
-    ``external_network``: its ID as ``externalNetworkID`` (OCCM's floating network)."""
+    ``external_network``: its ID as ``externalNetworkID`` (OCCM's floating network);
+    ``cloud_cluster_name``: ``openstack.cloudClusterName`` (OCCM's and Cinder CSI's name)."""
     external = f"\n    externalNetworkID: {external_network}" if external_network else ""
+    if cloud_cluster_name:
+        external += f"\n    cloudClusterName: {cloud_cluster_name}"
     return f"""apiVersion: scs-templates.scs.community/v1alpha1
 kind: ClusterSettings
 metadata:

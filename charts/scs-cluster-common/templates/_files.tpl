@@ -172,6 +172,9 @@ its systemd service and timer. Context: root.
 {{- $files = append $files (dict "path" "/usr/local/sbin/etcd-priority.sh" "owner" "root:root" "permissions" "0755" "content" (include "scs.etcdPriorityScript" .)) -}}
 {{- $files = append $files (dict "path" "/etc/systemd/system/etcd-priority.service" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdPriorityService" .)) -}}
 {{- $files = append $files (dict "path" "/etc/systemd/system/etcd-priority.timer" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdPriorityTimer" .)) -}}
+{{- if gt (int64 $v.etcd.dataDiskGiB) 0 -}}
+{{- $files = append $files (dict "path" "/usr/local/sbin/scs-etcd-disk.sh" "owner" "root:root" "permissions" "0755" "content" (include "scs.etcdDiskScript" .)) -}}
+{{- end -}}
 {{- if $v.etcd.unsafeFS -}}
 {{- $files = append $files (dict "path" "/etc/systemd/system/etcd-unsafe-fs.service" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdUnsafeFsService" .)) -}}
 {{- end -}}
@@ -231,6 +234,61 @@ OnUnitActiveSec=5min
 
 [Install]
 WantedBy=timers.target
+{{ end -}}
+
+{{/*
+The etcd volume (etcd.volume) on a control-plane node. Its device name depends on the image's
+disk bus (virtio-blk /dev/vdb, virtio-scsi /dev/sdb, shifted by ephemeral or swap disks), and
+the Cinder volume's ID (its serial under /dev/disk/by-id) is not known when the bootstrap data
+is made, so the disk is found by what is known: a whole disk of exactly etcd.volume.sizeGiB
+without partitions or file system. Two such disks: refused, never guessed. Formatted once
+(label etcd_data), in /etc/fstab by that label, mounted before kubeadm; kubeadm wants an empty
+etcd data directory, so ext4's empty lost+found goes (e2fsck makes it again when needed).
+*/}}
+{{- define "scs.etcdDiskScript" -}}
+#!/bin/bash
+# The etcd volume, found by its size, formatted once and mounted at /var/lib/etcd; written by
+# scs-templates (docs/cluster-features.md, "etcd on its own volume").
+set -euo pipefail
+size=$(( {{ int64 .Values.etcd.dataDiskGiB }} * 1073741824 ))
+label=etcd_data
+target=/var/lib/etcd
+
+empty_disks() {
+  local name type bytes
+  lsblk -dbnpo NAME,TYPE,SIZE | while read -r name type bytes; do
+    if [ "$type" != disk ] || [ "$bytes" != "$size" ]; then continue; fi
+    [ "$(lsblk -npo NAME "$name" | wc -l)" -eq 1 ] || continue
+    [ -z "$(blkid -p -o value -s TYPE "$name" || true)" ] || continue
+    echo "$name"
+  done
+}
+
+mountpoint -q "$target" && exit 0
+device=$(blkid -L "$label" || true)
+tries=0
+while [ -z "$device" ]; do
+  mapfile -t found < <(empty_disks)
+  if [ "${#found[@]}" -gt 1 ]; then
+    echo "scs-etcd-disk: several empty disks of $size bytes (${found[*]}): refusing to guess" >&2
+    exit 1
+  fi
+  if [ "${#found[@]}" -eq 1 ]; then
+    device=${found[0]}
+    mkfs.ext4 -q -L "$label" "$device"
+    break
+  fi
+  tries=$((tries + 1))
+  if [ "$tries" -ge 60 ]; then
+    echo "scs-etcd-disk: no empty disk of $size bytes appeared" >&2
+    exit 1
+  fi
+  sleep 2
+done
+mkdir -p "$target"
+grep -q "^LABEL=$label " /etc/fstab || echo "LABEL=$label $target ext4 defaults 0 2" >> /etc/fstab
+mount "$device" "$target"
+rmdir "$target/lost+found" 2>/dev/null || true
 {{ end -}}
 
 {{- define "scs.etcdUnsafeFsService" -}}

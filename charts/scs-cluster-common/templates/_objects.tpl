@@ -246,22 +246,14 @@ kubeadmConfigSpec:
   files:
     {{- include "scs.nodeFiles" $root | nindent 4 }}
     {{- include "scs.controlPlaneFiles" $root | nindent 4 }}
-  {{- with $v.etcd.dataDevice }}
-  # etcd on its own volume: cloud-init formats it (only if it has no file system yet) and
-  # mounts it at /var/lib/etcd before kubeadm runs.
-  diskSetup:
-    filesystems:
-      - device: {{ . }}
-        filesystem: ext4
-        label: etcd_data
-        partition: none
-  mounts:
-    - - LABEL=etcd_data
-      - /var/lib/etcd
-  {{- end }}
   {{- $setup := eq (include "scs.nodeSetupNeeded" $root) "true" }}
-  {{- if or $v.etcd.unsafeFS $setup }}
+  {{- if or $v.etcd.unsafeFS $setup (gt (int64 $v.etcd.dataDiskGiB) 0) }}
   preKubeadmCommands:
+    {{- if gt (int64 $v.etcd.dataDiskGiB) 0 }}
+    # etcd on its own volume: found by its size (its device name depends on the disk bus),
+    # formatted once, mounted at /var/lib/etcd before kubeadm runs
+    - /usr/local/sbin/scs-etcd-disk.sh
+    {{- end }}
     {{- if $setup }}
     - /usr/local/sbin/scs-node-setup.sh
     {{- end }}
@@ -324,6 +316,19 @@ spec:
       {{- include "scs.kubeadmConfigSpec.worker" . | nindent 6 }}
 {{- end -}}
 
+{{- /* The cluster-autoscaler's annotations of an autoscaled group's MachineDeployment (a
+topology group's metadata reaches its MachineDeployment alike): min and max size, and for a
+group that scales from zero the labels and taints of its future nodes, which the autoscaler
+cannot learn from a node (cloudprovider/clusterapi README, "Scale from zero"). */ -}}
+{{- define "scs.autoscalerAnnotations" -}}
+{{- $annotations := dict "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size" (include "scs.int" .min) "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size" (include "scs.int" .max) -}}
+{{- with .scaleFromZero -}}
+{{- with .labels -}}{{- $_ := set $annotations "capacity.cluster-autoscaler.kubernetes.io/labels" . -}}{{- end -}}
+{{- with .taints -}}{{- $_ := set $annotations "capacity.cluster-autoscaler.kubernetes.io/taints" . -}}{{- end -}}
+{{- end -}}
+{{- toYaml $annotations -}}
+{{- end -}}
+
 {{- define "scs.machineDeployment" -}}
 {{- $root := .root -}}
 {{- $v := $root.Values -}}
@@ -331,11 +336,7 @@ spec:
 {{- $selector := dict "cluster.x-k8s.io/cluster-name" $v.cluster.name "cluster.x-k8s.io/deployment-name" $g.deploymentName -}}
 {{- $annotations := dict -}}
 {{- with $g.autoscaling -}}
-{{- $annotations = dict "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size" (include "scs.int" .min) "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size" (include "scs.int" .max) -}}
-{{- with .scaleFromZero -}}
-{{- with .labels -}}{{- $_ := set $annotations "capacity.cluster-autoscaler.kubernetes.io/labels" . -}}{{- end -}}
-{{- with .taints -}}{{- $_ := set $annotations "capacity.cluster-autoscaler.kubernetes.io/taints" . -}}{{- end -}}
-{{- end -}}
+{{- $annotations = include "scs.autoscalerAnnotations" . | fromYaml -}}
 {{- end -}}
 apiVersion: cluster.x-k8s.io/v1beta2
 kind: MachineDeployment

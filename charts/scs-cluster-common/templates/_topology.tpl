@@ -237,8 +237,7 @@ spec:
           {{- if $group.autoscaling }}
           metadata:
             annotations:
-              cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: {{ include "scs.int" $group.autoscaling.max | quote }}
-              cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: {{ include "scs.int" $group.autoscaling.min | quote }}
+              {{- include "scs.autoscalerAnnotations" $group.autoscaling | nindent 14 }}
             labels:
               {{- toYaml (merge (dict) ($group.machineLabels | default dict) $v.labels) | nindent 14 }}
           {{- else }}

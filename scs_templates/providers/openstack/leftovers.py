@@ -13,10 +13,13 @@ volumes, snapshots (Cinder)   Cinder CSI's: property ``cinder.csi.openstack.org/
 ============================  ===============================================================
 
 ``<cluster>`` is the name OCCM (``cluster.name``) and Cinder CSI (``clusterID``) are given by
-scs_templates/services/values.py: the cluster's ``metadata.name``. Cluster names are DNS
-labels (no ``_``), so the load balancer prefix ``kube_service_<cluster>_`` never matches another
-cluster's. Deleted in this order, each waited for: load balancers (cascade; their VIP ports go
-with them), floating IPs, OCCM's security groups, snapshots, volumes. Then
+scs_templates/services/values.py: :func:`~.values.cloud_cluster_name`, ``$CLUSTER.$NAMESPACE``
+for a new cluster (unique in a project shared by clusters of one name in several
+namespaces), the recorded one of an installed cluster (``delete`` reads it from the release
+first). Those names never hold ``_``, so the load balancer prefix ``kube_service_<cluster>_``
+never matches another cluster's. Deleted in this order, each waited for: load balancers
+(cascade; their VIP ports go with them), floating IPs, OCCM's security groups, snapshots,
+volumes. Then
 :mod:`.cleanup` removes leftover ports, CAPO's groups, the subnet and the network.
 
 Seams: Octavia and Cinder are reached only through :class:`LoadBalancerAPI` and
@@ -35,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from scs_templates.providers.openstack.capo_names import capo_description
 from scs_templates.providers.openstack.cloud_report import CloudItem, report_lines
 from scs_templates.providers.openstack.connection import error_summary, has_service, http_status
+from scs_templates.providers.openstack.values import cloud_cluster_name
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
@@ -168,7 +172,7 @@ class LeftoverReport:
 
 
 def occm_load_balancer_prefix(settings: ClusterSettings) -> str:
-    return f"{OCCM_LB_PREFIX}{settings.name}_"
+    return f"{OCCM_LB_PREFIX}{cloud_cluster_name(settings)}_"
 
 
 def _occm_fip(description: str, cluster: str) -> bool:
@@ -197,7 +201,7 @@ def clean_project_leftovers(
     from scs_templates.removal import remove_all
 
     report = LeftoverReport(dry_run)
-    cluster = settings.name
+    cluster = cloud_cluster_name(settings)
 
     def remove(
         items: list[CloudItem],

@@ -24,7 +24,7 @@ from scs_templates.providers.openstack import values as os_values
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
-    from typing import ClassVar
+    from typing import Any, ClassVar
 
     from scs_templates.kube import KubeClient
     from scs_templates.providers.openstack.values_model import (
@@ -50,8 +50,9 @@ class OpenStackProvider(Provider):
         ("infrastructure.cluster.x-k8s.io/v1beta1", "OpenStackMachineTemplate"),
     )
     load_balancer_services: ClassVar[bool] = True
-    # virtio: the root disk is vda, CAPO attaches additionalBlockDevices in order after it
-    etcd_volume_device: ClassVar[str] = "/dev/vdb"
+    # CAPO's additionalBlockDevices entry; its device name depends on the image's disk bus
+    # (virtio-blk vdX, virtio-scsi sdX): the node finds it by size (scs.etcdDiskScript)
+    etcd_volumes: ClassVar[bool] = True
     # nodes stay uninitialized without the cloud controller manager
     node_initializers: ClassVar[tuple[str, ...]] = ("openstack-cloud-controller-manager",)
 
@@ -71,6 +72,19 @@ class OpenStackProvider(Provider):
                     "must stay enabled on OpenStack: nodes stay uninitialized without the "
                     "cloud controller manager"
                 ),
+            )
+
+    def warnings(self, settings: ClusterSettings) -> Iterator[Finding]:
+        existing = settings.spec.openstack.existing_network
+        if (
+            existing is not None
+            and os_values.has_extra_networks(settings)
+            and os_values.internal_network_name(settings) is None
+        ):
+            yield (
+                ("spec", "openstack", "existingNetwork", "network"),
+                "an ID: with extraNetworks, OCCM's internal-network-name needs the network's "
+                "name to keep node addresses (and serving certificates) on it; give the name",
             )
 
     # ----------------------------------------------------------------------- values
@@ -96,6 +110,11 @@ class OpenStackProvider(Provider):
 
     def credentials_secret_name(self, settings: ClusterSettings) -> str | None:
         return os_values.credentials_secret_name(settings)
+
+    def with_recorded(
+        self, settings: ClusterSettings, installed_values: Mapping[str, Any]
+    ) -> ClusterSettings:
+        return os_values.with_recorded_cloud_cluster_name(settings, installed_values)
 
     def kubelet_node_name(self, settings: ClusterSettings) -> str:
         del settings

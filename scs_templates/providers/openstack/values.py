@@ -15,6 +15,8 @@ from scs_templates.settings import naming
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from scs_templates.providers.openstack.values_model import (
         KeyValue,
         OpenStackControlPlaneKeys,
@@ -29,11 +31,14 @@ __all__ = [
     "CACERT_KEY",
     "CLOUDS_YAML_KEY",
     "CLOUD_CONF_KEY",
+    "cloud_cluster_name",
     "control_plane_values",
     "credentials_secret_name",
+    "internal_network_name",
     "network_values",
     "openstack_values",
     "server_groups",
+    "with_recorded_cloud_cluster_name",
     "worker_values",
 ]
 
@@ -188,10 +193,77 @@ def openstack_values(settings: ClusterSettings) -> OpenStackSection:
             "workers": _key_values(metadata.workers),
         },
         "credentials": {"secretName": credentials_secret_name(settings)},
+        # not used by a template: the record install, services apply and delete read back
+        "cloudClusterName": cloud_cluster_name(settings),
     }
 
 
+def cloud_cluster_name(settings: ClusterSettings) -> str:
+    """The cluster's name for the cloud integrations (OCCM ``--cluster-name``, Cinder CSI
+    ``--cluster``, delete's leftover search): ``openstack.cloudClusterName``, else
+    ``$CLUSTER.$NAMESPACE``, unique in a project whose clusters share names across
+    namespaces (an installed cluster's recorded name is put into the settings by
+    :func:`with_recorded_cloud_cluster_name` first)."""
+    return settings.spec.openstack.cloud_cluster_name or naming.in_namespace(
+        settings.name, settings.metadata.namespace
+    )
+
+
+#: Where the cluster release's values record :func:`cloud_cluster_name`.
+RECORDED_KEY = ("openstack", "cloudClusterName")
+
+
+def with_recorded_cloud_cluster_name(
+    settings: ClusterSettings, installed: Mapping[str, Any]
+) -> ClusterSettings:
+    """``settings`` with the cloud cluster name the installed release (its values
+    ``installed``) was made with: the recorded one, or the bare cluster name for a release
+    made before the record existed, so that an upgrade never renames what OCCM and Cinder
+    CSI created (load balancers and volumes keep their names). An explicit
+    ``openstack.cloudClusterName`` that differs is refused (InputError, exit 2)."""
+    from scs_templates.errors import InputError
+
+    section = installed.get(RECORDED_KEY[0])
+    recorded = section.get(RECORDED_KEY[1]) if isinstance(section, Mapping) else None
+    name = str(recorded) if recorded else settings.name
+    wanted = settings.spec.openstack.cloud_cluster_name
+    if wanted is not None and wanted != name:
+        raise InputError(
+            f"spec.openstack.cloudClusterName: {wanted!r} differs from {name!r}, the name the "
+            "installed cluster's load balancers and volumes carry; remove the field or set "
+            f"it to {name!r}"
+        )
+    if wanted == name:
+        return settings
+    openstack = settings.spec.openstack.model_copy(update={"cloud_cluster_name": name})
+    spec = settings.spec.model_copy(update={"openstack": openstack})
+    return settings.model_copy(update={"spec": spec})
+
+
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+
+
+def has_extra_networks(settings: ClusterSettings) -> bool:
+    """Some machine of the cluster has a port on a network besides the cluster network."""
+    spec = settings.spec
+    return bool(spec.control_plane.extra_networks) or any(
+        group.extra_networks for group in spec.workers
+    )
+
+
+def internal_network_name(settings: ClusterSettings) -> str | None:
+    """The cluster network's name for OCCM's ``internal-network-name`` when a machine has
+    ``extraNetworks`` (else None: one network, nothing to choose): CAPO's network, or
+    ``existingNetwork`` given by name. None for an existing network given by ID, whose name
+    is not known here (a settings warning asks for the name)."""
+    if not has_extra_networks(settings):
+        return None
+    existing = settings.spec.openstack.existing_network
+    if existing is None:
+        from scs_templates.providers.openstack.capo_names import capo_network_name
+
+        return capo_network_name(settings)
+    return None if _UUID.match(existing.network) else existing.network
 
 
 def _openstack_ref(name_or_id: str) -> OpenStackRefSpec:

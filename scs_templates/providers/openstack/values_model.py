@@ -120,6 +120,16 @@ class OpenStackSection(TypedDict):
     nodeSecurityGroupRules: list[
         Annotated[dict[str, Any], S(required=["name", "direction", "etherType"])]
     ]
+    cloudClusterName: Annotated[
+        str,
+        S(
+            minLength=1,
+            description=(
+                "The cluster's name for OCCM and Cinder CSI (their load balancers and "
+                "volumes carry it): recorded in the release, read back on upgrade and delete"
+            ),
+        ),
+    ]
 
 
 class OpenStackSections(TypedDict):

@@ -13,6 +13,7 @@ from scs_templates.providers.openstack.values import (
     CACERT_KEY,
     CLOUD_CONF_KEY,
     credentials_secret_name,
+    internal_network_name,
 )
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ def sync_cloud_config(
         CLOUD_CONFIG_CA_KEY,
         CLOUD_CONFIG_SECRET,
         with_ca_file,
+        with_internal_network,
     )
 
     services = settings.spec.services
@@ -52,6 +54,10 @@ def sync_cloud_config(
     if data.get(CACERT_KEY):
         content[CLOUD_CONFIG_CA_KEY] = data[CACERT_KEY]
         content[CLOUD_CONF_KEY] = with_ca_file(data[CLOUD_CONF_KEY])
+    network = internal_network_name(settings)
+    if network is not None:
+        # node addresses (and serving certificates) only from the cluster network
+        content[CLOUD_CONF_KEY] = with_internal_network(content[CLOUD_CONF_KEY], network)
     workload.put_secret(
         "kube-system",
         CLOUD_CONFIG_SECRET,
