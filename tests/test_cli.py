@@ -318,12 +318,13 @@ def test_subcommand_help_and_usage_errors_are_unchanged(capsys: pytest.CaptureFi
     """A lazily built parser prints the same usage as the full one."""
     from scs_templates.cli.main import build_parser
 
+    # (SETTINGS is optional since -f may name the files: an unknown option is the error)
     with pytest.raises(SystemExit) as exited:
-        main(["render"])
+        main(["render", "--no-such-option"])
     assert exited.value.code == 2
     lazy = capsys.readouterr().err
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["render"])
+        build_parser().parse_args(["render", "--no-such-option"])
     assert capsys.readouterr().err == lazy
 
 

@@ -79,10 +79,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run_apply(args: argparse.Namespace) -> int:
     from scs_templates.cli.cmd_lifecycle import ProgressLine, _note, cloud_options, print_pruned
-    from scs_templates.cli.common import load
+    from scs_templates.cli.common import load_args
     from scs_templates.services.deploy import apply
 
-    loaded = load(args.settings)
+    loaded = load_args(args)
     progress = ProgressLine()
     try:
         result = apply(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import sys
 
-from scs_templates.cli.common import cluster_options, load, path_argument, poll_option
+from scs_templates.cli.common import cluster_options, load_args, path_argument, poll_option
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -264,7 +264,7 @@ def _read_secret_file(path: Path, what: str) -> str:
 def run_install(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
 
-    loaded = load(args.settings)
+    loaded = load_args(args)
     cloud = cloud_options(args)
     progress = ProgressLine()
     try:
@@ -302,7 +302,7 @@ def run_install(args: argparse.Namespace) -> int:
 def run_status(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
 
-    loaded = load(args.settings)
+    loaded = load_args(args)
     result = lifecycle.status(
         loaded.settings, helm=_helm(args), kubeconfig=args.kubeconfig, context=args.context
     )
@@ -333,7 +333,7 @@ def run_status(args: argparse.Namespace) -> int:
 def run_diff(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
 
-    loaded = load(args.settings)
+    loaded = load_args(args)
     result = lifecycle.diff(
         loaded.settings, helm=_helm(args), kubeconfig=args.kubeconfig, context=args.context
     )
@@ -350,7 +350,7 @@ def run_delete(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
     from scs_templates.errors import InputError
 
-    loaded = load(args.settings)
+    loaded = load_args(args)
     target = lifecycle.target_of(loaded.settings)
     if not args.yes and not args.dry_run:
         question = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from scs_templates.cli.common import load, path_argument
+from scs_templates.cli.common import load_args, path_argument, settings_arguments
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -49,9 +49,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "reproduces `scs-templates render` byte for byte with helm alone."
         ),
     )
-    values.add_argument(
-        "settings", metavar="SETTINGS", help="cluster settings file (- reads standard input)"
-    )
+    settings_arguments(values)
     values.add_argument(
         "-o", "--output-dir", type=path_argument, metavar="DIR", help="write DIR/values.json"
     )
@@ -70,10 +68,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def render_arguments(parser: argparse.ArgumentParser) -> None:
-    """SETTINGS and ``-o DIR``, as every rendering command takes them."""
-    parser.add_argument(
-        "settings", metavar="SETTINGS", help="cluster settings file (- reads standard input)"
-    )
+    """SETTINGS (with ``-f``/``--set``) and ``-o DIR``, as every rendering command takes
+    them."""
+    settings_arguments(parser)
     parser.add_argument(
         "-o",
         "--output-dir",
@@ -106,7 +103,7 @@ def write_stdout(text: str) -> None:
 
 
 def run_render(args: argparse.Namespace) -> int:
-    loaded = load(args.settings, plain=True)
+    loaded = load_args(args, plain=True)
     from scs_templates.render import render, write_manifests
 
     result = render(loaded.settings)
@@ -152,7 +149,7 @@ def values_yaml(values: Any) -> str:
 
 
 def run_values(args: argparse.Namespace) -> int:
-    loaded = load(args.settings, plain=True)
+    loaded = load_args(args, plain=True)
     from scs_templates.charts import chart_for
     from scs_templates.render import kube_version_of
     from scs_templates.values import build_values

@@ -6,7 +6,7 @@ a chart, 1 when helmfile or helm fail (e.g. upstream chart repositories without 
 
 from __future__ import annotations
 
-from scs_templates.cli.common import load, usage
+from scs_templates.cli.common import load_args, usage
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_services_render(args: argparse.Namespace) -> int:
-    loaded = load(args.settings)
+    loaded = load_args(args)
     from scs_templates.cli.cmd_render import print_or_write
     from scs_templates.services.preview import render_services, write_services
 

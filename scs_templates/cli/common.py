@@ -36,6 +36,48 @@ def load(path: str, *, plain: bool = False) -> LoadedSettings:
     return loaded
 
 
+def load_args(args: argparse.Namespace, *, plain: bool = False) -> LoadedSettings:
+    """The settings a command line names (:func:`settings_arguments`): SETTINGS, then each
+    ``-f FILE``, then each ``--set PATH=VALUE``, merged in that order; warnings printed."""
+    from scs_templates.settings.layers import load_layers
+
+    files = [*([args.settings] if args.settings else []), *(args.settings_files or ())]
+    loaded = load_layers(files, args.sets or (), plain=plain)
+    print_warnings(loaded)
+    return loaded
+
+
+#: What ``-f`` and ``--set`` say in every command's --help.
+LAYERS_HELP = (
+    "more settings files merged over SETTINGS in the order given (mappings merge, lists and "
+    "other values replace, null removes a key); repeatable"
+)
+SET_HELP = (
+    "set one value over the files, typed like helm's --set (true/false, null, whole "
+    "numbers, {a,b} lists; a\\.b is a key with a dot, a[0] a list item); repeatable, "
+    "applied in order after every file"
+)
+
+
+def settings_arguments(parser: argparse.ArgumentParser) -> None:
+    """SETTINGS (optional when ``-f`` names a file), ``-f/--settings FILE`` and ``--set``."""
+    parser.add_argument(
+        "settings",
+        metavar="SETTINGS",
+        nargs="?",
+        help="cluster settings file (- reads standard input)",
+    )
+    parser.add_argument(
+        "-f",
+        "--settings",
+        dest="settings_files",
+        action="append",
+        metavar="FILE",
+        help=LAYERS_HELP,
+    )
+    parser.add_argument("--set", dest="sets", action="append", metavar="PATH=VALUE", help=SET_HELP)
+
+
 def load_each(
     paths: Iterable[str], problems: list[Problem], *, plain: bool = False
 ) -> Iterator[LoadedSettings]:
@@ -72,10 +114,9 @@ def usage(parser: argparse.ArgumentParser) -> int:
 
 
 def cluster_options(parser: argparse.ArgumentParser) -> None:
-    """SETTINGS plus the management cluster's --kubeconfig and --context."""
-    parser.add_argument(
-        "settings", metavar="SETTINGS", help="cluster settings file (- reads standard input)"
-    )
+    """SETTINGS (with ``-f`` and ``--set``) plus the management cluster's --kubeconfig and
+    --context."""
+    settings_arguments(parser)
     parser.add_argument(
         "--kubeconfig",
         metavar="FILE",
