@@ -560,12 +560,16 @@ def test_cli_defaults(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_cli_output_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "settings.yaml"
-    code, out, err = run_cli(["migrate", str(DATA / "r3.yaml"), "-o", str(target)], capsys)
+    code, out, err = run_cli(
+        ["migrate", str(DATA / "r3.yaml"), "--output-file", str(target)], capsys
+    )
     assert code == 0
     assert out == ""
     validate_data(load(target.read_text()))
     assert "KUBERNETES_VERSION: mapped" in err
-    code, _out, err = run_cli(["migrate", str(DATA / "r3.yaml"), "-o", str(target)], capsys)
+    code, _out, err = run_cli(
+        ["migrate", str(DATA / "r3.yaml"), "--output-file", str(target)], capsys
+    )
     assert code == 2
     assert "exists already" in err
 
@@ -791,7 +795,14 @@ def test_cli_proxy_profile_reaches_the_nodes(
         "export NO_PROXY=.corp,10.0.0.0/8\n"
     )
     target = tmp_path / "settings.yaml"
-    argv = ["migrate", str(DATA / "r6.yaml"), "--proxy-profile", str(profile), "-o", str(target)]
+    argv = [
+        "migrate",
+        str(DATA / "r6.yaml"),
+        "--proxy-profile",
+        str(profile),
+        "--output-file",
+        str(target),
+    ]
     code, _out, err = run_cli(argv, capsys)
     assert code == 0, err
     result = api.render(load_settings(target).settings, helm=pinned_helm())

@@ -30,9 +30,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "Render the manifests of every cluster described by the SETTINGS files, offline, "
             "with a few parallel helm processes (each renders a batch of clusters through a "
             "generated umbrella chart). Each cluster's output is byte for byte what "
-            "`scs-templates render` prints for it. With -o DIR: one folder per cluster, "
-            "DIR/NAMESPACE/NAME/NN-kind-name.yaml, each replaced atomically as `render -o` does. "
-            "With --stdout: every cluster's multi-document YAML, in the order of the files. "
+            "`scs-templates render` prints for it. With --output-dir DIR: one folder per "
+            "cluster, DIR/NAMESPACE/NAME/NN-kind-name.yaml, each replaced atomically as "
+            "`render --output-dir` does. With --stdout (or -o yaml): every cluster's "
+            "multi-document YAML, in the order of the files. "
             "Exit 0 ok, 2 invalid settings, 1 helm failed."
         ),
     )
@@ -44,7 +45,6 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     target = fleet.add_mutually_exclusive_group(required=True)
     target.add_argument(
-        "-o",
         "--output-dir",
         type=path_argument,
         metavar="DIR",
@@ -52,6 +52,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     target.add_argument(
         "--stdout", action="store_true", help="print all manifests on stdout instead"
+    )
+    target.add_argument(
+        "-o",
+        "--output",
+        dest="output",
+        metavar="FORMAT",
+        help="yaml: the same as --stdout; -o DIR is deprecated, use --output-dir DIR",
     )
     fleet.add_argument(
         "-j",
@@ -84,6 +91,11 @@ def run_render_fleet(args: argparse.Namespace) -> int:
     from scs_templates.fleet import render_fleet, render_fleet_manifests
     from scs_templates.settings.problems import Problem, SettingsError
 
+    if args.output is not None:
+        from scs_templates.cli.output import output_format
+
+        output_format(args, ("yaml",), default="yaml", legacy="DIR")
+        args.stdout = args.output_dir is None
     problems: list[Problem] = []
     seen: dict[tuple[str, str], str] = {}
     duplicates: list[str] = []

@@ -135,9 +135,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     cluster_options(status)
-    status.add_argument(
-        "-o", "--output", choices=("text", "json"), default="text", help="output format"
-    )
+    from scs_templates.cli.output import report_format_option
+
+    report_format_option(status)
     status.set_defaults(func=run_status)
 
     diff = subparsers.add_parser(
@@ -306,10 +306,10 @@ def run_status(args: argparse.Namespace) -> int:
     result = lifecycle.status(
         loaded.settings, helm=_helm(args), kubeconfig=args.kubeconfig, context=args.context
     )
-    if args.output == "json":
-        import json
+    if args.output != "text":
+        from scs_templates.cli.output import data_text
 
-        print(json.dumps(result.to_dict(), indent=2))
+        sys.stdout.write(data_text(result.to_dict(), args.output))
         return 0
     target = result.target
     if result.release is None:

@@ -35,8 +35,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "(same releases, chart sources, versions and values; CRDs included, test hooks "
             "not). Charts come from spec.services.chartMirror: a local directory of "
             "packaged charts (file:///DIR) needs no network. Without -o: multi-document YAML "
-            "on stdout. With -o DIR: one file per object (NN-kind-name.yaml), written "
-            "atomically; DIR is replaced as a whole and must hold only .yaml files. "
+            "on stdout (-o json|name as `render`). With --output-dir DIR: one file per "
+            "object (NN-kind-name.yaml), written atomically; DIR is replaced as a whole "
+            "and must hold only .yaml files. "
             "Deterministic. Exit 0 ok, 2 invalid settings or a chart missing from a local "
             "mirror, 1 helmfile/helm failed."
         ),
@@ -46,11 +47,16 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_services_render(args: argparse.Namespace) -> int:
+    from scs_templates.cli.cmd_render import objects_format, print_or_write
+    from scs_templates.cli.output import objects_text
+
+    output = objects_format(args)
     loaded = load_args(args)
-    from scs_templates.cli.cmd_render import print_or_write
     from scs_templates.services.preview import render_services, write_services
 
     result = render_services(loaded.settings)
     return print_or_write(
-        result.manifests, args.output_dir, lambda: write_services(result, args.output_dir)
+        lambda: objects_text(result.manifests, result.objects if output != "yaml" else (), output),
+        args.output_dir,
+        lambda: write_services(result, args.output_dir),
     )

@@ -139,7 +139,13 @@ def _formatter_class() -> type[argparse.HelpFormatter]:
     import argparse
 
     class HelpFormatter(argparse.HelpFormatter):
-        """argparse's own, at :func:`help_width` unless a width is given."""
+        """argparse's own, at :func:`help_width` unless a width is given; an example block
+        (:mod:`scs_templates.cli.examples`) keeps its lines."""
+
+        def _fill_text(self, text: str, width: int, indent: str) -> str:
+            if text.startswith("examples:\n"):
+                return "".join(indent + line for line in text.splitlines(keepends=True))
+            return super()._fill_text(text, width, indent)
 
         def __init__(
             self,
@@ -203,6 +209,10 @@ def build_parser(
 
             def __init__(self, *args: Any, **options: Any) -> None:
                 options.setdefault("formatter_class", formatter)
+                if options.get("epilog") is None and options.get("prog"):
+                    from scs_templates.cli.examples import epilog
+
+                    options["epilog"] = epilog(options["prog"])
                 super().__init__(*args, **options)
 
         parser_class = CommandParser
