@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "scs_templates.cli.cmd_versions",
     "scs_templates.cli.cmd_fleet",
     "scs_templates.cli.cmd_lifecycle",
+    "scs_templates.cli.cmd_inspect",
     "scs_templates.cli.cmd_encryption",
     "scs_templates.cli.cmd_apply",
     "scs_templates.cli.cmd_services",
@@ -51,6 +52,8 @@ LAZY_COMMANDS: dict[str, str] = {
     "status": "scs_templates.cli.cmd_lifecycle",
     "diff": "scs_templates.cli.cmd_lifecycle",
     "delete": "scs_templates.cli.cmd_lifecycle",
+    "kubeconfig": "scs_templates.cli.cmd_inspect",
+    "describe": "scs_templates.cli.cmd_inspect",
     "apply": "scs_templates.cli.cmd_apply",
     "tools": "scs_templates.cli.cmd_tools",
 }
