@@ -40,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     cluster_options(apply)
+    from scs_templates.cli.common import chart_mirror_option
+
+    chart_mirror_option(apply)
     apply.add_argument(
         "--force-remove",
         action="store_true",

@@ -34,8 +34,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "helmfile and helm: exactly what `apply` installs into a new workload cluster "
             "(same releases, chart sources, versions and values; CRDs included, test hooks "
             "not). Charts come from spec.services.chartMirror: a local directory of "
-            "packaged charts (file:///DIR) needs no network. Without -o: multi-document YAML "
-            "on stdout (-o json|name as `render`). With --output-dir DIR: one file per "
+            "packaged charts (file:///DIR) needs no network (--chart-mirror replaces it). "
+            "Without -o: multi-document YAML on stdout, each document headed by `# target: "
+            "workload` or `# target: management` (--target keeps one) (-o json|name as "
+            "`render`). With --output-dir DIR: one file per "
             "object (NN-kind-name.yaml), written atomically; DIR is replaced as a whole "
             "and must hold only .yaml files. "
             "Deterministic. Exit 0 ok, 2 invalid settings or a chart missing from a local "
@@ -43,6 +45,16 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     render_arguments(render)
+    from scs_templates.cli.common import chart_mirror_option
+
+    chart_mirror_option(render)
+    render.add_argument(
+        "--target",
+        choices=("workload", "management"),
+        help="only the objects for this cluster (each document is marked `# target: "
+        "workload` or `# target: management`; the cluster-autoscaler runs next to the "
+        "Cluster on the management cluster)",
+    )
     render.set_defaults(func=run_services_render)
 
 
@@ -55,8 +67,13 @@ def run_services_render(args: argparse.Namespace) -> int:
     from scs_templates.services.preview import render_services, write_services
 
     result = render_services(loaded.settings)
+    chosen = result.selected(args.target)
     return print_or_write(
-        lambda: objects_text(result.manifests, result.objects if output != "yaml" else (), output),
+        lambda: objects_text(
+            result.marked(args.target),
+            [result.objects[i] for i in chosen] if output != "yaml" else (),
+            output,
+        ),
         args.output_dir,
-        lambda: write_services(result, args.output_dir),
+        lambda: write_services(result, args.output_dir, args.target),
     )

@@ -42,7 +42,11 @@ def load_args(args: argparse.Namespace, *, plain: bool = False) -> LoadedSetting
     from scs_templates.settings.layers import load_layers
 
     files = [*([args.settings] if args.settings else []), *(args.settings_files or ())]
-    loaded = load_layers(files, args.sets or (), plain=plain)
+    overrides = []
+    mirror = getattr(args, "chart_mirror", None)
+    if mirror:
+        overrides.append((CHART_MIRROR_OPTION, CHART_MIRROR_PATH, mirror))
+    loaded = load_layers(files, args.sets or (), plain=plain, overrides=overrides)
     print_warnings(loaded)
     return loaded
 
@@ -57,6 +61,24 @@ SET_HELP = (
     "numbers, {a,b} lists; a\\.b is a key with a dot, a[0] a list item); repeatable, "
     "applied in order after every file"
 )
+
+
+CHART_MIRROR_OPTION = "--chart-mirror"
+CHART_MIRROR_PATH = ("spec", "services", "chartMirror")
+
+
+def chart_mirror_option(parser: argparse.ArgumentParser, text: str = "") -> None:
+    """``--chart-mirror URL``: where the services' charts come from (``file:///DIR`` or
+    ``oci://REGISTRY/PATH``); ``text``: the command's own meaning (default: it replaces
+    spec.services.chartMirror)."""
+    parser.add_argument(
+        CHART_MIRROR_OPTION,
+        metavar="URL",
+        help=text
+        or "read the services' charts from this mirror instead of upstream: file:///DIR (a "
+        "folder of packaged charts NAME-VERSION.tgz, no network) or oci://REGISTRY/PATH; "
+        "replaces spec.services.chartMirror",
+    )
 
 
 def settings_arguments(parser: argparse.ArgumentParser) -> None:

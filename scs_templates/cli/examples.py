@@ -59,14 +59,21 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "scs-templates encryption-key rotate cluster.yaml --step add",
         "# then --step promote, then --step remove (docs/cluster-features.md)",
     ),
-    "apply": ("scs-templates apply cluster.yaml --wait",),
+    "apply": (
+        "scs-templates apply cluster.yaml --wait",
+        "scs-templates apply cluster.yaml --chart-mirror oci://harbor.example/charts",
+    ),
     "services": ("scs-templates services render cluster.yaml",),
     "services render": (
         "scs-templates services render cluster.yaml --output-dir services/",
-        "scs-templates services render cluster.yaml -o name",
+        "scs-templates services render cluster.yaml --target management -o name",
+        "scs-templates services render cluster.yaml --chart-mirror file:///srv/charts",
     ),
     "gitops": (
         "scs-templates gitops fleet/ clusters/*.yaml --chart-source oci://registry.example/scs",
+        "scs-templates gitops fleet/ cluster.yaml --chart-source oci://registry.example/scs "
+        "--chart-mirror file:///srv/charts",
+        "# --chart-mirror: the Gateway API CRD chart gitops renders itself; offline with file://",
     ),
     "openstack": ("scs-templates openstack preflight cluster.yaml",),
     "openstack appcred": ("scs-templates openstack appcred create cluster.yaml",),

@@ -38,15 +38,20 @@ _INDEX = re.compile(r"^(.*?)\[([0-9]+)\]$")
 
 
 def load_layers(
-    files: Sequence[str], sets: Sequence[str] = (), *, plain: bool = False
+    files: Sequence[str],
+    sets: Sequence[str] = (),
+    *,
+    plain: bool = False,
+    overrides: Sequence[Assignment] = (),
 ) -> LoadedSettings:
-    """The settings merged from ``files`` (in order) and ``sets``; :class:`SettingsError`
-    with every problem, each at the file (or ``--set``) that set the value."""
+    """The settings merged from ``files`` (in order), ``sets`` and then ``overrides``
+    (``(label, path, value)``, e.g. ``--chart-mirror``); :class:`SettingsError` with every
+    problem, each at the file (or option) that set the value."""
     if not files:
         from scs_templates.errors import InputError
 
         raise InputError("no settings file: give SETTINGS or -f FILE")
-    if len(files) == 1 and not sets:
+    if len(files) == 1 and not sets and not overrides:
         return load_settings(files[0], plain=plain)
     from scs_templates.settings.loader import read_text
     from scs_templates.textinput import display_name
@@ -66,6 +71,7 @@ def load_layers(
             problems.append(Problem(message=str(error), file=f"{SET_OPTION} {expression}"))
     if problems:
         raise SettingsError(problems)
+    assignments.extend(overrides)
     try:
         loaded = _merged(texts, assignments, libyaml=True, plain=plain)
     except SettingsError:
