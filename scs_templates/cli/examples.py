@@ -89,6 +89,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "openstack preflight": ("scs-templates openstack preflight cluster.yaml --os-cloud prod",),
     "openstack cleanup": ("scs-templates openstack cleanup cluster.yaml --dry-run",),
     "migrate": ("scs-templates migrate clusterctl.yaml --name prod --output-file cluster.yaml",),
+    "completion": (
+        "scs-templates completion bash > ~/.local/share/bash-completion/completions/scs-templates",
+        "scs-templates completion zsh > ~/.zfunc/_scs-templates",
+        "scs-templates completion fish > ~/.config/fish/completions/scs-templates.fish",
+    ),
     "tools": ("scs-templates tools status",),
     "tools install": ("scs-templates tools install",),
     "tools status": ("scs-templates tools status",),

@@ -37,6 +37,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "scs_templates.cli.cmd_openstack",
     "scs_templates.cli.cmd_migrate",
     "scs_templates.cli.cmd_tools",
+    "scs_templates.cli.cmd_completion",
 )
 # Commands that build ONLY their own module's parser (building every command's parser costs
 # more than most commands); a command missing here builds all of them, which is correct,
@@ -56,6 +57,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "describe": "scs_templates.cli.cmd_inspect",
     "apply": "scs_templates.cli.cmd_apply",
     "tools": "scs_templates.cli.cmd_tools",
+    "completion": "scs_templates.cli.cmd_completion",
 }
 
 PROG = "scs-templates"
