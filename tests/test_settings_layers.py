@@ -186,3 +186,19 @@ def test_every_settings_command_takes_f_and_set(command: list[str]) -> None:
     assert args.settings == "a.yaml"
     assert args.settings_files == ["b.yaml", "c.yaml"]
     assert args.sets == ["x=1", "y=2"]
+
+
+def test_preflight_points_at_the_file_that_set_a_value(tmp_path: Path) -> None:
+    """openstack preflight names FILE:LINE of the setting to change: with layers, the file
+    (or --set PATH) that set it."""
+    from scs_templates.providers.openstack.preflight import _Context
+
+    prod = write(tmp_path, "prod.yaml", PROD)
+    loaded = load_layers([str(DOCKER), prod], ["metadata.name=other"])
+    context = _Context(
+        None, loaded.settings, "", loaded.file, loaded.positions, origins=loaded.origins
+    )
+    assert context.at(("spec", "workers", 0, "replicas")) == f"{prod}:6"
+    assert context.at(("spec", "network", "podCIDR")).startswith(f"{DOCKER}:")
+    assert context.at(("metadata", "name")) == "--set metadata.name"
+    assert loaded.file == f"{DOCKER} + {prod} + --set"

@@ -294,7 +294,13 @@ def _preflight(args: argparse.Namespace) -> int:
     loaded = _loaded(args)
     conn = _connect(args, loaded.settings)
     try:
-        report = run_preflight(conn, loaded.settings, file=loaded.file, positions=loaded.positions)
+        report = run_preflight(
+            conn,
+            loaded.settings,
+            file=loaded.file,
+            positions=loaded.positions,
+            origins=loaded.origins,
+        )
     finally:
         conn.close()
     for result in report.results:

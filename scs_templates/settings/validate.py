@@ -37,6 +37,9 @@ class LoadedSettings:
     warnings: tuple[Problem, ...] = ()
     file: str = ""
     positions: Positions = field(default_factory=dict, repr=False, compare=False)
+    #: The file (or ``--set PATH``) of each positioned path when the settings were merged
+    #: from several (:mod:`.layers`); empty: every path is ``file``'s.
+    origins: Mapping[Path, str] = field(default_factory=dict, repr=False, compare=False)
 
 
 def load_settings(path: str | FsPath, *, plain: bool = False) -> LoadedSettings:
@@ -144,7 +147,9 @@ def validate_data(
     if errors:
         raise SettingsError(errors)
     found = [problem(path, message, "warning") for path, message in rules.warnings(settings)]
-    return LoadedSettings(settings, tuple(sorted(found)), name or file, positions)
+    return LoadedSettings(
+        settings, tuple(sorted(found)), name or file, positions, dict(origins or {})
+    )
 
 
 def _plain(data: Any) -> ClusterSettings | None:
