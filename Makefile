@@ -40,11 +40,11 @@ tools: $(STAMP)
 demo: setup
 	$(BIN)/scs-templates render $(DEMO)
 
-# The programs that read what we write onto nodes (tests/render/test_node_tools.py): shellcheck,
-# systemd-analyze (systemd), cloud-init, from Debian. Installed only in CI (CI=true), where
+# The programs that read what we write (tests/render/test_node_tools.py, test_completion.py): shellcheck,
+# systemd-analyze (systemd), cloud-init, zsh and fish, from Debian. Installed only in CI (CI=true), where
 # the tests must not skip; elsewhere their tests skip and say this command. policy-rc.d
 # (exit 101) keeps the packages' services from starting while apt installs them.
-NODE_TOOLS := shellcheck:shellcheck systemd-analyze:systemd cloud-init:cloud-init
+NODE_TOOLS := shellcheck:shellcheck systemd-analyze:systemd cloud-init:cloud-init zsh:zsh fish:fish
 node-tools:
 	@set -euo pipefail; missing=; \
 	for pair in $(NODE_TOOLS); do \

@@ -2,7 +2,7 @@
 
 Decision on the output text: :attr:`RenderResult.manifests` is EXACTLY what ``helm template``
 printed, ``# Source:`` comments included. Keeping helm's bytes means the output can be
-reproduced with helm alone (``scs-templates values -o DIR`` prints the command), compared
+reproduced with helm alone (``scs-templates values --output-dir DIR`` prints the command), compared
 with ``helmfile template`` or ``helm get manifest``, and diffed across versions without a
 re-serialisation step that could itself introduce changes (key order, quoting, YAML 1.1
 booleans). Whoever needs data uses :attr:`RenderResult.objects` (parsed) instead.

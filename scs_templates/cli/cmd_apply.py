@@ -40,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     cluster_options(apply)
+    from scs_templates.cli.common import chart_mirror_option
+
+    chart_mirror_option(apply)
     apply.add_argument(
         "--force-remove",
         action="store_true",
@@ -79,10 +82,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run_apply(args: argparse.Namespace) -> int:
     from scs_templates.cli.cmd_lifecycle import ProgressLine, _note, cloud_options, print_pruned
-    from scs_templates.cli.common import load
+    from scs_templates.cli.common import load_args
     from scs_templates.services.deploy import apply
 
-    loaded = load(args.settings)
+    loaded = load_args(args)
     progress = ProgressLine()
     try:
         result = apply(

@@ -6,7 +6,7 @@ Secret's keys (or no Secret exists), 1 when the API fails.
 
 from __future__ import annotations
 
-from scs_templates.cli.common import cluster_options, load, usage
+from scs_templates.cli.common import cluster_options, load_args, usage
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def _client(args: argparse.Namespace) -> Any:
 def run_create(args: argparse.Namespace) -> int:
     from scs_templates import encryption
 
-    settings = load(args.settings).settings
+    settings = load_args(args).settings
     name = f"{settings.metadata.namespace}/{encryption.secret_name(settings)}"
     with _client(args) as kube:
         created = encryption.ensure_secret(kube, settings)
@@ -71,7 +71,7 @@ def run_status(args: argparse.Namespace) -> int:
     from scs_templates import encryption
     from scs_templates.errors import InputError
 
-    settings = load(args.settings).settings
+    settings = load_args(args).settings
     name = encryption.secret_name(settings)
     with _client(args) as kube:
         data = kube.secret_data(settings.metadata.namespace, name)
@@ -85,7 +85,7 @@ def run_status(args: argparse.Namespace) -> int:
 def run_rotate(args: argparse.Namespace) -> int:
     from scs_templates import encryption
 
-    settings = load(args.settings).settings
+    settings = load_args(args).settings
     with _client(args) as kube:
         result = encryption.rotate(kube, settings, args.step)
     print(

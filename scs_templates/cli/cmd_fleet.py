@@ -33,14 +33,14 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "Render the manifests of every cluster described by the SETTINGS files, offline, "
             "with a few parallel helm processes (each renders a batch of clusters through a "
             "generated umbrella chart). Each cluster's output is byte for byte what "
-            "`scs-templates render` prints for it. With -o DIR: one folder per cluster, "
-            "DIR/NAMESPACE/NAME/NN-kind-name.yaml; DIR is replaced as a whole, atomically "
-            "(clusters of an earlier run that are not given now disappear; a signal or a full "
-            "disk leaves the previous DIR), and must hold only such folders, no symbolic link. "
-            "With --stdout: every cluster's multi-document YAML, in the order of the files. "
-            "All or nothing: every problem of every file is reported and nothing is written "
-            "unless --keep-going. Exit 0 ok, 2 invalid settings (also with --keep-going), "
-            "1 helm failed."
+            "`scs-templates render` prints for it. With --output-dir DIR: one folder per "
+            "cluster, DIR/NAMESPACE/NAME/NN-kind-name.yaml; DIR is replaced as a whole, "
+            "atomically (clusters of an earlier run that are not given now disappear; a signal "
+            "or a full disk leaves the previous DIR), and must hold only such folders, no "
+            "symbolic link. With --stdout (or -o yaml): every cluster's multi-document YAML, in "
+            "the order of the files. All or nothing: every problem of every file is reported "
+            "and nothing is written unless --keep-going. Exit 0 ok, 2 invalid settings (also "
+            "with --keep-going), 1 helm failed."
         ),
     )
     fleet.add_argument(
@@ -51,7 +51,6 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     target = fleet.add_mutually_exclusive_group(required=True)
     target.add_argument(
-        "-o",
         "--output-dir",
         type=path_argument,
         metavar="DIR",
@@ -59,6 +58,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     target.add_argument(
         "--stdout", action="store_true", help="print all manifests on stdout instead"
+    )
+    target.add_argument(
+        "-o",
+        "--output",
+        dest="output",
+        metavar="FORMAT",
+        help="yaml: the same as --stdout; -o DIR is deprecated, use --output-dir DIR",
     )
     fleet.add_argument(
         "-j",
@@ -98,6 +104,11 @@ def run_render_fleet(args: argparse.Namespace) -> int:
     from scs_templates.render import check_output_dir
     from scs_templates.settings.problems import Problem, SettingsError
 
+    if args.output is not None:
+        from scs_templates.cli.output import output_format
+
+        output_format(args, ("yaml",), default="yaml", legacy="DIR")
+        args.stdout = args.output_dir is None
     if args.output_dir is not None:
         check_output_dir(args.output_dir, fleet=True)  # before any work, as at the write
     problems: list[Problem] = []

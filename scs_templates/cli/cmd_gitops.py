@@ -1,12 +1,16 @@
 """``gitops``: write a Flux repository layout for clusters (see :mod:`scs_templates.gitops`).
 
 Exit codes follow :mod:`scs_templates.cli.main`: 0 success, 2 invalid settings or
-arguments, 1 when a tool underneath (helm, helmfile) failed. Nothing runs helm: the objects
-are data; Flux renders the charts on the management cluster. Heavy imports happen inside
-the command so ``--help`` stays fast.
+arguments, 1 when a tool underneath (helm, helmfile) failed. The objects are data; Flux
+renders the charts on the management cluster. The one exception, flagged on stderr: the
+releases written as plain files (the Gateway API CRDs, gitops/crds.py) are rendered here with
+helmfile, from ``--chart-mirror`` (``file:///DIR``: offline) or else from their source (the
+network). Heavy imports happen inside the command so ``--help`` stays fast.
 """
 
 from __future__ import annotations
+
+import sys
 
 from scs_templates.cli.common import path_argument
 
@@ -14,6 +18,8 @@ TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py
 if TYPE_CHECKING:
     import argparse
     from typing import Any
+
+    from scs_templates.settings.model import ClusterSettings
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -69,6 +75,15 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--path", metavar="PATH", help="DIR's path in that repository (default: ./<DIR name>)"
     )
     gitops.add_argument("--no-services", action="store_true", help="only the cluster HelmReleases")
+    from scs_templates.cli.common import chart_mirror_option
+
+    chart_mirror_option(
+        gitops,
+        "where scs-templates reads the charts it renders itself (the Gateway API CRDs, "
+        "written as plain files): file:///DIR (packaged charts NAME-VERSION.tgz: no network) "
+        "or oci://REGISTRY/PATH; the HelmReleases keep spec.services.chartMirror, which "
+        "Flux reads",
+    )
     gitops.add_argument(
         "--rebase-class",
         action="store_true",
@@ -102,8 +117,11 @@ def run_gitops(args: argparse.Namespace) -> int:
         interval=args.interval,
         services=not args.no_services,
         rebase_class=args.rebase_class,
+        render_mirror=args.chart_mirror,
     )
     fleet = [loaded.settings for loaded in load_many(args.settings)]
+    if options.services:
+        _note_rendered_charts(fleet, args.chart_mirror)
     result = write_gitops(
         args.directory,
         fleet,
@@ -121,3 +139,28 @@ def run_gitops(args: argparse.Namespace) -> int:
     for key in result.pruned:
         print(f"pruned {key} (its objects stay on the management cluster)")
     return 0
+
+
+def _note_rendered_charts(fleet: list[ClusterSettings], mirror: str | None) -> None:
+    """Flag the one step of ``gitops`` that reads a chart (and so, without a local
+    ``--chart-mirror``, the network): the releases it renders itself."""
+    from scs_templates.services.releases import from_mirror, local_mirror_dir, service_releases
+
+    seen: set[str] = set()
+    for settings in fleet:
+        for release in service_releases(settings):
+            if not release.info.server_side:
+                continue
+            source = from_mirror(release, mirror)
+            if source.source is None or source.source.repository is None:
+                continue  # a local mirror: offline
+            repository = source.source.repository
+            where = f"{'oci://' if repository.oci else ''}{repository.url}"
+            line = (
+                f"scs-templates: note: gitops renders {release.name} itself (chart "
+                f"{release.chart_name} {release.version} from {where}): the one step that "
+                "reads a chart; --chart-mirror file:///DIR keeps gitops offline"
+            )
+            if line not in seen and (mirror is None or local_mirror_dir(mirror) is None):
+                seen.add(line)
+                print(line, file=sys.stderr)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import sys
 
-from scs_templates.cli.common import cluster_options, load, path_argument, poll_option
+from scs_templates.cli.common import cluster_options, load_args, path_argument, poll_option
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -135,9 +135,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     cluster_options(status)
-    status.add_argument(
-        "-o", "--output", choices=("text", "json"), default="text", help="output format"
-    )
+    from scs_templates.cli.output import report_format_option
+
+    report_format_option(status)
     status.set_defaults(func=run_status)
 
     diff = subparsers.add_parser(
@@ -266,7 +266,7 @@ def _read_secret_file(path: Path, what: str) -> str:
 def run_install(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
 
-    loaded = load(args.settings)
+    loaded = load_args(args)
     cloud = cloud_options(args)
     progress = ProgressLine()
     try:
@@ -304,14 +304,14 @@ def run_install(args: argparse.Namespace) -> int:
 def run_status(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
 
-    loaded = load(args.settings)
+    loaded = load_args(args)
     result = lifecycle.status(
         loaded.settings, helm=_helm(args), kubeconfig=args.kubeconfig, context=args.context
     )
-    if args.output == "json":
-        import json
+    if args.output != "text":
+        from scs_templates.cli.output import data_text
 
-        print(json.dumps(result.to_dict(), indent=2))
+        sys.stdout.write(data_text(result.to_dict(), args.output))
         return 0
     target = result.target
     if result.release is None:
@@ -335,7 +335,7 @@ def run_status(args: argparse.Namespace) -> int:
 def run_diff(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
 
-    loaded = load(args.settings)
+    loaded = load_args(args)
     result = lifecycle.diff(
         loaded.settings, helm=_helm(args), kubeconfig=args.kubeconfig, context=args.context
     )
@@ -352,7 +352,7 @@ def run_delete(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
     from scs_templates.errors import InputError
 
-    loaded = load(args.settings)
+    loaded = load_args(args)
     target = lifecycle.target_of(loaded.settings)
     helm = _helm(args)  # a missing kubeconfig fails before the question is asked
     if not args.yes and not args.dry_run:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from scs_templates.cli.common import path_argument
+from scs_templates.cli.output import format_option, output_format
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -45,12 +46,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "and NO_PROXY become spec.network.proxy (KaaS v1 R6 took the proxy from there)",
     )
     parser.add_argument(
-        "--output",
-        "-o",
+        "--output-file",
         type=path_argument,
         metavar="FILE",
         help="write the settings to FILE instead of stdout (refuses to overwrite)",
     )
+    format_option(parser, ("yaml",), default="yaml", legacy="FILE")
     parser.set_defaults(func=_migrate)
 
 
@@ -60,6 +61,7 @@ def _migrate(args: argparse.Namespace) -> int:
     from scs_templates.migrate.reading import read_input
     from scs_templates.textinput import display_name
 
+    output_format(args, ("yaml",), default="yaml", legacy="FILE")
     text = read_input(args.file)
     profile = read_input(args.proxy_profile) if args.proxy_profile else None
     result = migrate_kaas_v1(
@@ -70,7 +72,7 @@ def _migrate(args: argparse.Namespace) -> int:
         proxy_profile=profile,
         proxy_file=display_name(args.proxy_profile) if args.proxy_profile else "proxy.sh",
     )
-    output: Path | None = args.output
+    output: Path | None = args.output_file
     if output is not None:
         from scs_templates import atomic
 

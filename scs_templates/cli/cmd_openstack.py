@@ -140,9 +140,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "settings", metavar="SETTINGS", help="the cluster settings file (- reads standard input)"
-    )
+    from scs_templates.cli.common import settings_arguments
+
+    settings_arguments(parser)
     _os_cloud(parser)
 
 
@@ -161,10 +161,10 @@ def _load(args: argparse.Namespace) -> ClusterSettings:
 def _loaded(args: argparse.Namespace) -> LoadedSettings:
     """The settings file with its positions (for messages that point at a line)."""
     from scs_templates.catalogue import provider_of
-    from scs_templates.cli.common import load
+    from scs_templates.cli.common import load_args
     from scs_templates.providers.openstack import OPENSTACK
 
-    loaded = load(args.settings)
+    loaded = load_args(args)
     settings = loaded.settings
     if provider_of(settings) is not OPENSTACK:
         raise InputError(
@@ -294,7 +294,13 @@ def _preflight(args: argparse.Namespace) -> int:
     loaded = _loaded(args)
     conn = _connect(args, loaded.settings)
     try:
-        report = run_preflight(conn, loaded.settings, file=loaded.file, positions=loaded.positions)
+        report = run_preflight(
+            conn,
+            loaded.settings,
+            file=loaded.file,
+            positions=loaded.positions,
+            origins=loaded.origins,
+        )
     finally:
         conn.close()
     for result in report.results:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import sys
 
-from scs_templates.cli.common import load, path_argument
+from scs_templates.cli.common import load_args, path_argument, settings_arguments
+from scs_templates.cli.output import OBJECT_FORMATS, format_option, objects_text
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -28,8 +29,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="render the cluster's Cluster API manifests (offline, deterministic)",
         description=(
             "Render the manifests of the cluster described by SETTINGS with helm, offline. "
-            "Without -o: the multi-document YAML exactly as `helm template` prints it, on "
-            "stdout. With -o DIR: one file per object (NN-kind-name.yaml, in helm's order), "
+            "On stdout: the multi-document YAML exactly as `helm template` prints it (-o json: "
+            "a v1 List; -o name: kind.group/name per object). With --output-dir DIR: one "
+            "file per object (NN-kind-name.yaml, in helm's order), "
             "written atomically; DIR is replaced as a whole and must hold only .yaml files. "
             "No credentials: OpenStack's credentials Secret is referenced, never rendered "
             "(see `openstack appcred create --write-secret`). Exit 0 ok, 2 invalid settings, "
@@ -44,16 +46,18 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="print the helm values of the cluster, or write them with the helm command line",
         description=(
             "Print the helm values built from SETTINGS as YAML (they never hold a credential). "
-            "With -o DIR: "
+            "-o json: as JSON. With --output-dir DIR: "
             "write DIR/values.json (mode 0600) and print the plain `helm template` command that "
             "reproduces `scs-templates render` byte for byte with helm alone."
         ),
     )
+    settings_arguments(values)
+    format_option(values, ("yaml", "json"), default="yaml", legacy="DIR")
     values.add_argument(
-        "settings", metavar="SETTINGS", help="cluster settings file (- reads standard input)"
-    )
-    values.add_argument(
-        "-o", "--output-dir", type=path_argument, metavar="DIR", help="write DIR/values.json"
+        "--output-dir",
+        type=path_argument,
+        metavar="DIR",
+        help="write DIR/values.json and print the helm command line",
     )
     values.set_defaults(func=run_values)
 
@@ -70,16 +74,15 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def render_arguments(parser: argparse.ArgumentParser) -> None:
-    """SETTINGS and ``-o DIR``, as every rendering command takes them."""
+    """SETTINGS (with ``-f``/``--set``), ``-o FORMAT`` and ``--output-dir DIR``, as every
+    rendering command takes them."""
+    settings_arguments(parser)
+    format_option(parser, OBJECT_FORMATS, default="yaml", legacy="DIR")
     parser.add_argument(
-        "settings", metavar="SETTINGS", help="cluster settings file (- reads standard input)"
-    )
-    parser.add_argument(
-        "-o",
         "--output-dir",
         type=path_argument,
         metavar="DIR",
-        help="write one file per object into DIR",
+        help="write one file per object into DIR (NN-kind-name.yaml)",
     )
 
 
@@ -106,21 +109,40 @@ def write_stdout(text: str) -> None:
 
 
 def run_render(args: argparse.Namespace) -> int:
-    loaded = load(args.settings, plain=True)
+    output = objects_format(args)
+    loaded = load_args(args, plain=True)
     from scs_templates.render import check_output_dir, render, write_manifests
 
     if args.output_dir is not None:
         check_output_dir(args.output_dir)  # before helm runs; write_manifests checks again
     result = render(loaded.settings)
     return print_or_write(
-        result.manifests, args.output_dir, lambda: write_manifests(result, args.output_dir)
+        lambda: objects_text(result.manifests, result.objects if output != "yaml" else (), output),
+        args.output_dir,
+        lambda: write_manifests(result, args.output_dir),
     )
 
 
-def print_or_write(manifests: str, output_dir: Path | None, write: Callable[[], list[Path]]) -> int:
-    """The manifests on stdout, or (with ``-o DIR``) ``write()`` them and say how many."""
+def objects_format(args: argparse.Namespace) -> str:
+    """``-o FORMAT`` of a command that prints objects (``-o DIR``: deprecated, the folder);
+    a format other than yaml with ``--output-dir`` is refused (the files are YAML)."""
+    from scs_templates.cli.output import output_format
+
+    output = output_format(args, OBJECT_FORMATS, default="yaml", legacy="DIR")
+    if output != "yaml" and args.output_dir is not None:
+        from scs_templates.errors import InputError
+
+        raise InputError(f"-o {output} prints to standard output; --output-dir writes YAML files")
+    return output
+
+
+def print_or_write(
+    text: Callable[[], str], output_dir: Path | None, write: Callable[[], list[Path]]
+) -> int:
+    """``text()`` on stdout, or (with ``--output-dir DIR``) ``write()`` the files and say
+    how many."""
     if output_dir is None:
-        write_stdout(manifests)
+        write_stdout(text())
         return 0
     paths = write()
     print(f"wrote {len(paths)} manifests to {output_dir}", file=sys.stderr)
@@ -154,7 +176,10 @@ def values_yaml(values: Any) -> str:
 
 
 def run_values(args: argparse.Namespace) -> int:
-    loaded = load(args.settings, plain=True)
+    from scs_templates.cli.output import output_format
+
+    output = output_format(args, ("yaml", "json"), default="yaml", legacy="DIR")
+    loaded = load_args(args, plain=True)
     from scs_templates.charts import chart_for
     from scs_templates.render import kube_version_of
     from scs_templates.values import build_values
@@ -162,7 +187,12 @@ def run_values(args: argparse.Namespace) -> int:
     settings = loaded.settings
     values = build_values(settings)
     if args.output_dir is None:
-        write_stdout(values_yaml(values))
+        if output == "json":
+            import json
+
+            write_stdout(json.dumps(values, indent=2, ensure_ascii=False) + "\n")
+        else:
+            write_stdout(values_yaml(values))
         return 0
 
     import json
@@ -179,7 +209,8 @@ def run_values(args: argparse.Namespace) -> int:
     found = next((p for p in (*reversed(directory.parents), directory) if p.is_file()), None)
     if found is not None:  # a file where a folder should be
         raise InputError(
-            f"{found}: exists and is not a directory (values -o DIR writes DIR/values.json)"
+            f"{found}: exists and is not a directory "
+            "(values --output-dir DIR writes DIR/values.json)"
         )
     try:
         with atomic.folder_made(directory):  # a failed write leaves no empty folder

@@ -6,7 +6,7 @@ a chart, 1 when helmfile or helm fail (e.g. upstream chart repositories without 
 
 from __future__ import annotations
 
-from scs_templates.cli.common import load, usage
+from scs_templates.cli.common import load_args, usage
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -34,20 +34,36 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "helmfile and helm: exactly what `apply` installs into a new workload cluster "
             "(same releases, chart sources, versions and values; CRDs included, test hooks "
             "not). Charts come from spec.services.chartMirror: a local directory of "
-            "packaged charts (file:///DIR) needs no network. Without -o: multi-document YAML "
-            "on stdout. With -o DIR: one file per object (NN-kind-name.yaml), written "
-            "atomically; DIR is replaced as a whole and must hold only .yaml files. "
+            "packaged charts (file:///DIR) needs no network (--chart-mirror replaces it). "
+            "Without -o: multi-document YAML on stdout, each document headed by `# target: "
+            "workload` or `# target: management` (--target keeps one) (-o json|name as "
+            "`render`). With --output-dir DIR: one file per "
+            "object (NN-kind-name.yaml), written atomically; DIR is replaced as a whole "
+            "and must hold only .yaml files. "
             "Deterministic. Exit 0 ok, 2 invalid settings or a chart missing from a local "
             "mirror, 1 helmfile/helm failed."
         ),
     )
     render_arguments(render)
+    from scs_templates.cli.common import chart_mirror_option
+
+    chart_mirror_option(render)
+    render.add_argument(
+        "--target",
+        choices=("workload", "management"),
+        help="only the objects for this cluster (each document is marked `# target: "
+        "workload` or `# target: management`; the cluster-autoscaler runs next to the "
+        "Cluster on the management cluster)",
+    )
     render.set_defaults(func=run_services_render)
 
 
 def run_services_render(args: argparse.Namespace) -> int:
-    loaded = load(args.settings)
-    from scs_templates.cli.cmd_render import print_or_write
+    from scs_templates.cli.cmd_render import objects_format, print_or_write
+    from scs_templates.cli.output import objects_text
+
+    output = objects_format(args)
+    loaded = load_args(args)
     from scs_templates.render import check_output_dir
     from scs_templates.services.preview import render_services, write_services
 
@@ -55,6 +71,13 @@ def run_services_render(args: argparse.Namespace) -> int:
         check_output_dir(args.output_dir)  # before helmfile runs; the write checks again
 
     result = render_services(loaded.settings)
+    chosen = result.selected(args.target)
     return print_or_write(
-        result.manifests, args.output_dir, lambda: write_services(result, args.output_dir)
+        lambda: objects_text(
+            result.marked(args.target),
+            [result.objects[i] for i in chosen] if output != "yaml" else (),
+            output,
+        ),
+        args.output_dir,
+        lambda: write_services(result, args.output_dir, args.target),
     )

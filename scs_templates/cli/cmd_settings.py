@@ -19,7 +19,26 @@ def register(subparsers: Any) -> None:
         "For a valid file it also says how network.apiAccess is enforced (load balancer "
         "allowed CIDRs on amphora, control-plane security-group rules on ovn).",
     )
-    validate.add_argument("files", nargs="+", metavar="SETTINGS", help="settings file(s)")
+    from scs_templates.cli.common import LAYERS_HELP, SET_HELP
+
+    validate.add_argument(
+        "files", nargs="*", metavar="SETTINGS", help="settings file(s), each validated alone"
+    )
+    validate.add_argument(
+        "-f",
+        "--settings",
+        dest="settings_files",
+        action="append",
+        metavar="FILE",
+        help="validate these files merged into one document (" + LAYERS_HELP + ")",
+    )
+    validate.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        metavar="PATH=VALUE",
+        help=SET_HELP + "; applied to every document validated",
+    )
     validate.add_argument("-q", "--quiet", action="store_true", help="print only problems")
     validate.set_defaults(func=run_validate)
 
@@ -34,13 +53,20 @@ def register(subparsers: Any) -> None:
 
 def run_validate(args: argparse.Namespace) -> int:
     from scs_templates.cli.common import print_warnings
+    from scs_templates.settings.layers import load_layers
     from scs_templates.settings.problems import SettingsError
-    from scs_templates.settings.validate import load_settings
 
+    documents = [[file] for file in args.files]
+    if args.settings_files:
+        documents.append(args.settings_files)
+    if not documents:
+        from scs_templates.errors import InputError
+
+        raise InputError("validate: give SETTINGS or -f FILE")
     status = 0
-    for file in args.files:
+    for files in documents:
         try:
-            loaded = load_settings(file, plain=True)
+            loaded = load_layers(files, args.sets or (), plain=True)
         except SettingsError as error:
             for problem in error.problems:
                 print(str(problem), file=sys.stderr)

@@ -20,13 +20,9 @@ def register(subparsers: Any) -> None:
         "default service chart versions per Kubernetes minor, each with where and when it "
         "was read. See docs/versions.md.",
     )
-    versions.add_argument(
-        "-o",
-        "--output",
-        choices=("text", "json"),
-        default="text",
-        help="output format (json: the table as data, for tools)",
-    )
+    from scs_templates.cli.output import report_format_option
+
+    report_format_option(versions, "; yaml and json: the table as data, for tools")
     versions.set_defaults(func=run_versions)
 
 
@@ -35,10 +31,10 @@ def run_versions(args: argparse.Namespace) -> int:
     from scs_templates.versions import table_json
     from scs_templates.versions.report import text
 
-    if args.output == "json":
-        import json
+    if args.output != "text":
+        from scs_templates.cli.output import data_text
 
-        write_stdout(json.dumps(table_json(), indent=2, ensure_ascii=False) + "\n")
+        write_stdout(data_text(table_json(), args.output))
     else:
         write_stdout(text())
     return 0

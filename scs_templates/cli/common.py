@@ -36,6 +36,70 @@ def load(path: str, *, plain: bool = False) -> LoadedSettings:
     return loaded
 
 
+def load_args(args: argparse.Namespace, *, plain: bool = False) -> LoadedSettings:
+    """The settings a command line names (:func:`settings_arguments`): SETTINGS, then each
+    ``-f FILE``, then each ``--set PATH=VALUE``, merged in that order; warnings printed."""
+    from scs_templates.settings.layers import load_layers
+
+    files = [*([args.settings] if args.settings else []), *(args.settings_files or ())]
+    overrides = []
+    mirror = getattr(args, "chart_mirror", None)
+    if mirror:
+        overrides.append((CHART_MIRROR_OPTION, CHART_MIRROR_PATH, mirror))
+    loaded = load_layers(files, args.sets or (), plain=plain, overrides=overrides)
+    print_warnings(loaded)
+    return loaded
+
+
+#: What ``-f`` and ``--set`` say in every command's --help.
+LAYERS_HELP = (
+    "more settings files merged over SETTINGS in the order given (mappings merge, lists and "
+    "other values replace, null removes a key); repeatable"
+)
+SET_HELP = (
+    "set one value over the files, typed like helm's --set (true/false, null, whole "
+    "numbers, {a,b} lists; a\\.b is a key with a dot, a[0] a list item); repeatable, "
+    "applied in order after every file"
+)
+
+
+CHART_MIRROR_OPTION = "--chart-mirror"
+CHART_MIRROR_PATH = ("spec", "services", "chartMirror")
+
+
+def chart_mirror_option(parser: argparse.ArgumentParser, text: str = "") -> None:
+    """``--chart-mirror URL``: where the services' charts come from (``file:///DIR`` or
+    ``oci://REGISTRY/PATH``); ``text``: the command's own meaning (default: it replaces
+    spec.services.chartMirror)."""
+    parser.add_argument(
+        CHART_MIRROR_OPTION,
+        metavar="URL",
+        help=text
+        or "read the services' charts from this mirror instead of upstream: file:///DIR (a "
+        "folder of packaged charts NAME-VERSION.tgz, no network) or oci://REGISTRY/PATH; "
+        "replaces spec.services.chartMirror",
+    )
+
+
+def settings_arguments(parser: argparse.ArgumentParser) -> None:
+    """SETTINGS (optional when ``-f`` names a file), ``-f/--settings FILE`` and ``--set``."""
+    parser.add_argument(
+        "settings",
+        metavar="SETTINGS",
+        nargs="?",
+        help="cluster settings file (- reads standard input)",
+    )
+    parser.add_argument(
+        "-f",
+        "--settings",
+        dest="settings_files",
+        action="append",
+        metavar="FILE",
+        help=LAYERS_HELP,
+    )
+    parser.add_argument("--set", dest="sets", action="append", metavar="PATH=VALUE", help=SET_HELP)
+
+
 def load_each(
     paths: Iterable[str], problems: list[Problem], *, plain: bool = False
 ) -> Iterator[LoadedSettings]:
@@ -72,10 +136,9 @@ def usage(parser: argparse.ArgumentParser) -> int:
 
 
 def cluster_options(parser: argparse.ArgumentParser) -> None:
-    """SETTINGS plus the management cluster's --kubeconfig and --context."""
-    parser.add_argument(
-        "settings", metavar="SETTINGS", help="cluster settings file (- reads standard input)"
-    )
+    """SETTINGS (with ``-f`` and ``--set``) plus the management cluster's --kubeconfig and
+    --context."""
+    settings_arguments(parser)
     parser.add_argument(
         "--kubeconfig",
         metavar="FILE",

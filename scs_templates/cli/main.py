@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "scs_templates.cli.cmd_versions",
     "scs_templates.cli.cmd_fleet",
     "scs_templates.cli.cmd_lifecycle",
+    "scs_templates.cli.cmd_inspect",
     "scs_templates.cli.cmd_encryption",
     "scs_templates.cli.cmd_apply",
     "scs_templates.cli.cmd_services",
@@ -36,6 +37,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "scs_templates.cli.cmd_openstack",
     "scs_templates.cli.cmd_migrate",
     "scs_templates.cli.cmd_tools",
+    "scs_templates.cli.cmd_completion",
 )
 # Commands that build ONLY their own module's parser (building every command's parser costs
 # more than most commands); a command missing here builds all of them, which is correct,
@@ -51,8 +53,11 @@ LAZY_COMMANDS: dict[str, str] = {
     "status": "scs_templates.cli.cmd_lifecycle",
     "diff": "scs_templates.cli.cmd_lifecycle",
     "delete": "scs_templates.cli.cmd_lifecycle",
+    "kubeconfig": "scs_templates.cli.cmd_inspect",
+    "describe": "scs_templates.cli.cmd_inspect",
     "apply": "scs_templates.cli.cmd_apply",
     "tools": "scs_templates.cli.cmd_tools",
+    "completion": "scs_templates.cli.cmd_completion",
 }
 
 PROG = "scs-templates"
@@ -139,7 +144,13 @@ def _formatter_class() -> type[argparse.HelpFormatter]:
     import argparse
 
     class HelpFormatter(argparse.HelpFormatter):
-        """argparse's own, at :func:`help_width` unless a width is given."""
+        """argparse's own, at :func:`help_width` unless a width is given; an example block
+        (:mod:`scs_templates.cli.examples`) keeps its lines."""
+
+        def _fill_text(self, text: str, width: int, indent: str) -> str:
+            if text.startswith("examples:\n"):
+                return "".join(indent + line for line in text.splitlines(keepends=True))
+            return super()._fill_text(text, width, indent)
 
         def __init__(
             self,
@@ -203,6 +214,10 @@ def build_parser(
 
             def __init__(self, *args: Any, **options: Any) -> None:
                 options.setdefault("formatter_class", formatter)
+                if options.get("epilog") is None and options.get("prog"):
+                    from scs_templates.cli.examples import epilog
+
+                    options["epilog"] = epilog(options["prog"])
                 super().__init__(*args, **options)
                 # --debug after the command too (`validate FILE --debug`); not in its help
                 self.add_argument(

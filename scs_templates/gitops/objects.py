@@ -65,6 +65,9 @@ class GitopsOptions:
     #: Move topology clusters onto the ClusterClass of this scs-templates release
     #: (``--rebase-class``, as ``install``); without it such a run is refused.
     rebase_class: bool = False
+    #: Where the charts rendered here (server-side releases) are read (``--chart-mirror``:
+    #: ``file:///DIR`` keeps gitops offline); None: the release's own source.
+    render_mirror: str | None = None
 
 
 @dataclass(frozen=True)
@@ -333,10 +336,15 @@ def cluster_objects(
             if release.source is None or release.source.repository is None:
                 raise InputError(
                     "spec.services.chartMirror: Flux cannot read a local (file://) chart "
-                    "mirror; use an OCI registry or a helm repository mirror"
+                    "mirror; use an OCI registry or a helm repository mirror there (the "
+                    "charts gitops renders itself take --chart-mirror file:///DIR)"
                 )
             if release.info.server_side:
-                rendered = (render or crds.render_server_side)(settings, release)
+                from scs_templates.services.releases import check_local_mirror, from_mirror
+
+                local = from_mirror(release, options.render_mirror)
+                check_local_mirror([local], options.render_mirror)
+                rendered = (render or crds.render_server_side)(settings, local)
                 folder, files = crds.crd_folder(release, rendered)
                 crd_folders[folder] = files
                 kustomization = crds.crd_kustomization(

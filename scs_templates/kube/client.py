@@ -250,6 +250,17 @@ class KubeClient:
             "installed on the management cluster?"
         )
 
+    def group_version(self, group: str) -> str:
+        """The version the API prefers for ``group`` (``apiGroup`` of a v1beta2 reference),
+        as ``group/version``; ToolError when the group is not served."""
+        if not group:
+            return "v1"
+        found = self._call("GET", f"/apis/{quote(group, safe='')}", what=f"discovery of {group}")
+        preferred = (found or {}).get("preferredVersion") or {}
+        if not isinstance(preferred, dict) or not preferred.get("groupVersion"):
+            raise ToolError(f"the API does not serve the group {group}")
+        return str(preferred["groupVersion"])
+
     def _path(self, api_version: str, kind: str, namespace: str, name: str = "") -> str:
         plural, namespaced = self.resource(api_version, kind)
         base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"

@@ -100,15 +100,15 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def cluster_state(obj: Mapping[str, Any]) -> ClusterState:
-    """Read a Cluster object (as returned by the API) into a :class:`ClusterState`."""
-    meta = _mapping(obj.get("metadata"))
+def conditions_of(obj: Mapping[str, Any]) -> tuple[Condition, ...]:
+    """The status conditions of any Cluster API object: a v1beta1 object's v1beta2
+    conditions (``status.v1beta2.conditions``) where it has them, else ``status.conditions``."""
     status = _mapping(obj.get("status"))
     raw = status.get("conditions")
     nested = _mapping(status.get("v1beta2")).get("conditions")
     if isinstance(nested, list) and nested:
         raw = nested  # a v1beta1 object: its v1beta2 conditions are the informative ones
-    conditions = tuple(
+    return tuple(
         Condition(
             type=str(c.get("type", "")),
             status=str(c.get("status", "Unknown")),
@@ -118,6 +118,13 @@ def cluster_state(obj: Mapping[str, Any]) -> ClusterState:
         for c in (raw if isinstance(raw, list) else [])
         if isinstance(c, Mapping)
     )
+
+
+def cluster_state(obj: Mapping[str, Any]) -> ClusterState:
+    """Read a Cluster object (as returned by the API) into a :class:`ClusterState`."""
+    meta = _mapping(obj.get("metadata"))
+    status = _mapping(obj.get("status"))
+    conditions = conditions_of(obj)
     generation = meta.get("generation")
     observed = status.get("observedGeneration")
     return ClusterState(

@@ -42,7 +42,13 @@ if TYPE_CHECKING:
     from scs_templates.services.runner import ServicesHelmfile
     from scs_templates.settings.model import ClusterSettings
 
-__all__ = ["ServicesRender", "render_services", "write_services"]
+__all__ = ["TARGETS", "ServicesRender", "render_services", "write_services"]
+
+#: Where an object goes: the workload cluster, or the management cluster (next to the
+#: Cluster: the cluster-autoscaler). Printed as a ``# target: ...`` line per document.
+TARGETS = ("workload", "management")
+TARGET_HEADER = "# target: "
+_SOURCE = "# Source: "
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,26 @@ class ServicesRender:
     def file_names(self) -> list[str]:
         """``NN-kind-name.yaml`` per object, in helmfile's order (as ``render -o``)."""
         return object_file_names(self.objects)
+
+    @functools.cached_property
+    def targets(self) -> tuple[str, ...]:
+        """The cluster each document goes to (:data:`TARGETS`), from the chart its
+        ``# Source:`` line names (each release has its own chart); the namespaces
+        ``apply`` labels, and anything without a chart, go to the workload cluster."""
+        by_chart = {release.chart_name: release.target for release in self.releases}
+        return tuple(_target(text, by_chart) for text in self.documents)
+
+    def selected(self, target: str | None = None) -> list[int]:
+        """The indexes of the documents that go to ``target`` (None: every one)."""
+        return [i for i, where in enumerate(self.targets) if target in (None, where)]
+
+    def marked(self, target: str | None = None) -> str:
+        """The documents of ``target`` (None: all), each headed by ``# target: WHERE``:
+        what ``services render`` prints."""
+        return "".join(
+            f"---\n{TARGET_HEADER}{self.targets[i]}\n{self.documents[i]}"
+            for i in self.selected(target)
+        )
 
 
 def render_services(
@@ -120,9 +146,24 @@ def _namespaces(labels: dict[str, dict[str, str]]) -> str:
     return text
 
 
-def write_services(result: ServicesRender, directory: str | Path) -> list[Path]:
-    """One file per object into ``directory``, atomically (same rules as ``render -o``)."""
-    names = result.file_names()
-    files = dict(zip(names, result.documents, strict=True))
-    target = atomic.write_directory(directory, files, replaceable=_is_manifest_file)
-    return [target / name for name in names]
+def _target(text: str, by_chart: dict[str, str]) -> str:
+    for line in text.splitlines():
+        if line.startswith(_SOURCE):
+            chart = line.removeprefix(_SOURCE).split("/", 1)[0]
+            return by_chart.get(chart, TARGETS[0])
+    return TARGETS[0]
+
+
+def write_services(
+    result: ServicesRender, directory: str | Path, target: str | None = None
+) -> list[Path]:
+    """One file per object of ``target`` (None: all) into ``directory``, each headed by its
+    ``# target:`` line, atomically (same rules as ``render --output-dir``)."""
+    chosen = result.selected(target)
+    names = object_file_names([result.objects[i] for i in chosen])
+    files = {
+        name: f"{TARGET_HEADER}{result.targets[i]}\n{result.documents[i]}"
+        for name, i in zip(names, chosen, strict=True)
+    }
+    written = atomic.write_directory(directory, files, replaceable=_is_manifest_file)
+    return [written / name for name in names]

@@ -254,6 +254,15 @@ def chart_source(info: ServiceInfo, version: str, mirror: str | None) -> ChartSo
     return ChartSource("upstream", f"{repo.name}/{info.chart}", repo)
 
 
+def from_mirror(release: ServiceRelease, mirror: str | None) -> ServiceRelease:
+    """``release`` with its chart read from ``mirror`` (unchanged without one): what
+    ``gitops --chart-mirror`` renders itself, while Flux keeps the settings' source."""
+    if not mirror:
+        return release
+    source = chart_source(release.info, release.version, mirror)
+    return replace(release, chart=source.chart, source=source)
+
+
 # --------------------------------------------------------------------------- releases
 
 

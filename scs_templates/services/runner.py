@@ -24,7 +24,7 @@ from scs_templates import atomic
 from scs_templates.helm import process
 from scs_templates.helm.runner import _secret_strings
 from scs_templates.helmfile import helmfile_dir
-from scs_templates.helmfile.base import HelmfileProcess
+from scs_templates.helmfile.base import HelmfileError, HelmfileProcess
 from scs_templates.toolchain import Tool
 
 __all__ = ["SERVICES_FILE", "ServicesHelmfile", "services_file"]
@@ -102,14 +102,18 @@ class ServicesHelmfile(HelmfileProcess):
                 json.dumps(state, indent=2, sort_keys=False) + "\n",
                 private=True,
             )
-            return self.execute(
-                self.state_file,
-                state_path,
-                command,
-                workdir=temp_dir,
-                cluster=cluster,
-                sensitive=_secret_strings(state),
-            )
+            try:
+                return self.execute(
+                    self.state_file,
+                    state_path,
+                    command,
+                    workdir=temp_dir,
+                    cluster=cluster,
+                    sensitive=_secret_strings(state),
+                )
+            except HelmfileError as error:
+                _raise_fetch_failure(error, state)
+                raise
 
     # ------------------------------------------------------------------ commands
 
@@ -167,3 +171,19 @@ class ServicesHelmfile(HelmfileProcess):
         if wait:
             command.append("--wait")
         return self.run(state, command, cluster=True).stdout
+
+
+def _raise_fetch_failure(error: HelmfileError, state: Mapping[str, Any]) -> None:
+    """Raise the one-line message of :mod:`~scs_templates.services.fetch_hint` when
+    ``error`` is a chart that could not be fetched (nothing otherwise)."""
+    from scs_templates.services.fetch_hint import fetch_failure
+    from scs_templates.services.releases import STATE_KEY
+
+    services = state.get(STATE_KEY)
+    message = fetch_failure(
+        f"{error}\n{error.stderr}", services if isinstance(services, Mapping) else {}
+    )
+    if message is not None:
+        raise HelmfileError(
+            message, command=error.command, returncode=error.returncode, stderr=error.stderr
+        ) from None

@@ -37,6 +37,9 @@ class LoadedSettings:
     warnings: tuple[Problem, ...] = ()
     file: str = ""
     positions: Positions = field(default_factory=dict, repr=False, compare=False)
+    #: The file (or ``--set PATH``) of each positioned path when the settings were merged
+    #: from several (:mod:`.layers`); empty: every path is ``file``'s.
+    origins: Mapping[Path, str] = field(default_factory=dict, repr=False, compare=False)
 
 
 def load_settings(path: str | FsPath, *, plain: bool = False) -> LoadedSettings:
@@ -84,20 +87,27 @@ def validate_data(
     positions: Positions | None = None,
     earlier: list[Problem] | None = None,
     plain: bool = False,
+    origins: Mapping[Path, str] | None = None,
+    name: str = "",
 ) -> LoadedSettings:
     """Validate already-parsed data (e.g. from another tool). Raises :class:`SettingsError`.
 
     ``earlier`` are problems the YAML reader found in single values; they are reported
     together with the validation problems, which are dropped where they repeat a path.
-    ``plain`` as in :func:`load_settings`.
+    ``plain`` as in :func:`load_settings`. ``origins``: the file (or ``--set PATH``) each
+    positioned path came from, when the data was merged from several
+    (:mod:`~scs_templates.settings.layers`; else every problem names ``file``); ``name``:
+    what the result calls its source (default ``file``).
     """
     positions = positions or {}
     earlier = earlier or []
     reported = {p.path for p in earlier}
 
     def problem(path: Path, message: str, severity: str = "error") -> Problem:
-        line, column = _position(positions, path)
-        return Problem(line, column, path, message, file=file, severity=severity)
+        anchor = _anchor(positions, path)
+        line, column = (0, 0) if anchor is None else positions[anchor]
+        where = origins.get(anchor, file) if origins and anchor is not None else file
+        return Problem(line, column, path, message, file=where, severity=severity)
 
     if not isinstance(data, Mapping):
         raise SettingsError(
@@ -151,7 +161,9 @@ def validate_data(
     if errors:
         raise SettingsError(errors)
     found = [problem(path, message, "warning") for path, message in rules.warnings(settings)]
-    return LoadedSettings(settings, tuple(sorted(found)), file, positions)
+    return LoadedSettings(
+        settings, tuple(sorted(found)), name or file, positions, dict(origins or {})
+    )
 
 
 def _plain(data: Any) -> ClusterSettings | None:
@@ -234,11 +246,6 @@ def _anchor(positions: Positions, path: Path) -> Path | None:
         if path[:end] in positions:
             return path[:end]
     return None
-
-
-def _position(positions: Positions, path: Path) -> tuple[int, int]:
-    anchor = _anchor(positions, path)
-    return (0, 0) if anchor is None else positions[anchor]
 
 
 def _pattern_help() -> dict[str, str]:

@@ -86,7 +86,7 @@ def kubeconfig(plane: Plane, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def pinned_helm(monkeypatch: pytest.MonkeyPatch) -> Tool:
+def helm_as_env(monkeypatch: pytest.MonkeyPatch) -> Tool:
     """The pinned helm, also as SCS_TEMPLATES_HELM (what the CLI's Helm() runs)."""
     tool = helm_tool()
     monkeypatch.setenv("SCS_TEMPLATES_HELM", str(tool.path))
@@ -94,8 +94,8 @@ def pinned_helm(monkeypatch: pytest.MonkeyPatch) -> Tool:
 
 
 @pytest.fixture
-def helm(pinned_helm: Tool, kubeconfig: str, tmp_path: Path) -> Helm:
-    return Helm(pinned_helm, kubeconfig=kubeconfig, home=tmp_path / "helm")
+def helm(helm_as_env: Tool, kubeconfig: str, tmp_path: Path) -> Helm:
+    return Helm(helm_as_env, kubeconfig=kubeconfig, home=tmp_path / "helm")
 
 
 @pytest.fixture
@@ -280,7 +280,7 @@ def test_install_upgrade_status_diff(
     ns: str,
     kubeconfig: str,
     kube: KubeClient,
-    pinned_helm: Tool,
+    helm_as_env: Tool,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -311,7 +311,7 @@ def test_install_upgrade_status_diff(
     assert kubeconfig_of_cluster is not None and "clusters:" in kubeconfig_of_cluster
 
     assert cli("diff", settings_file, "--kubeconfig", kubeconfig, "--exit-code") == 0
-    count = len(render(settings_from_text(docker_text(ns)), helm=Helm(pinned_helm)).objects)
+    count = len(render(settings_from_text(docker_text(ns)), helm=Helm(helm_as_env)).objects)
     assert (
         capsys.readouterr()
         .out.strip()
@@ -344,7 +344,7 @@ def test_install_upgrade_status_diff(
 def test_status_and_diff_before_install(
     ns: str,
     kubeconfig: str,
-    pinned_helm: Tool,
+    helm_as_env: Tool,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -452,7 +452,7 @@ def test_delete_timeout_deletes_nothing_else(
     plane: Plane,
     ns: str,
     kubeconfig: str,
-    pinned_helm: Tool,
+    helm_as_env: Tool,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -508,7 +508,7 @@ def test_failed_upgrade_is_rolled_back(
     ns: str,
     kubeconfig: str,
     helm: Helm,
-    pinned_helm: Tool,
+    helm_as_env: Tool,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -552,7 +552,7 @@ def test_failed_first_install_is_removed(
     plane: Plane,
     ns: str,
     helm: Helm,
-    pinned_helm: Tool,
+    helm_as_env: Tool,
 ) -> None:
     settings = settings_from_text(docker_text(ns))
     (kcp,) = [o for o in render(settings, helm=helm).objects if o["kind"] == "KubeadmControlPlane"]
@@ -573,7 +573,7 @@ def test_failed_first_install_is_removed(
 
 
 def test_unreachable_api_and_bad_kubeconfig(
-    plane: Plane, tmp_path: Path, capsys: pytest.CaptureFixture[str], pinned_helm: Tool
+    plane: Plane, tmp_path: Path, capsys: pytest.CaptureFixture[str], helm_as_env: Tool
 ) -> None:
     from testenv.plane import free_port
 
@@ -599,7 +599,7 @@ def test_version_guard_on_a_cluster_of_an_older_versions_table(
     plane: Plane,
     ns: str,
     kubeconfig: str,
-    pinned_helm: Tool,
+    helm_as_env: Tool,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -727,7 +727,7 @@ def test_install_wait_timeout_reports_the_last_conditions(
     plane: Plane,
     ns: str,
     kubeconfig: str,
-    pinned_helm: Tool,
+    helm_as_env: Tool,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -899,10 +899,10 @@ def test_upgrade_while_the_cluster_is_still_provisioning(
     ns: str,
     kubeconfig: str,
     tmp_path: Path,
-    pinned_helm: Tool,
+    helm_as_env: Tool,
 ) -> None:
     """helm must not wait for the Cluster (helm 4's status watcher would, for an hour)."""
-    helm = Helm(pinned_helm, kubeconfig=kubeconfig, home=tmp_path / "helm")
+    helm = Helm(helm_as_env, kubeconfig=kubeconfig, home=tmp_path / "helm")
     lifecycle.install(settings_from_text(docker_text(ns)), helm=helm)
     wait_until(
         plane,

@@ -52,7 +52,9 @@ def fake_helm(directory: Path, output: str, *, stderr: str = "", code: int = 0) 
 
 def test_render_output_under_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "file").write_text("x")
-    code, _out, err = run(capsys, "render", str(DOCKER), "-o", str(tmp_path / "file" / "out"))
+    code, _out, err = run(
+        capsys, "render", str(DOCKER), "--output-dir", str(tmp_path / "file" / "out")
+    )
     assert code == 2
     assert one_line(err) == (
         f"scs-templates: error: {tmp_path}/file/out: cannot write: {tmp_path}/file is not a "
@@ -61,14 +63,14 @@ def test_render_output_under_a_file(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_render_output_under_proc(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _out, err = run(capsys, "render", str(DOCKER), "-o", "/proc/scs-templates-out")
+    code, _out, err = run(capsys, "render", str(DOCKER), "--output-dir", "/proc/scs-templates-out")
     assert code == 2
     assert one_line(err).startswith("scs-templates: error: /proc/scs-templates-out: cannot write")
 
 
 def test_values_json_is_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "out" / "values.json").mkdir(parents=True)
-    code, _out, err = run(capsys, "values", str(DOCKER), "-o", str(tmp_path / "out"))
+    code, _out, err = run(capsys, "values", str(DOCKER), "--output-dir", str(tmp_path / "out"))
     assert code == 2
     assert one_line(err) == (
         f"scs-templates: error: {tmp_path}/out/values.json: is a directory; cannot write a "
@@ -78,7 +80,9 @@ def test_values_json_is_a_directory(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_render_fleet_into_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "file").write_text("x")
-    code, _out, err = run(capsys, "render-fleet", str(DOCKER), "-o", str(tmp_path / "file"))
+    code, _out, err = run(
+        capsys, "render-fleet", str(DOCKER), "--output-dir", str(tmp_path / "file")
+    )
     assert code == 2
     assert "is not a directory" in one_line(err)
 
@@ -99,7 +103,7 @@ def test_full_disk_keeps_the_previous_output(
     from scs_templates import atomic
 
     out = tmp_path / "out"
-    assert main(["render", str(DOCKER), "-o", str(out)]) == 0
+    assert main(["render", str(DOCKER), "--output-dir", str(out)]) == 0
     before = sorted(p.name for p in out.iterdir())
     capsys.readouterr()
 
@@ -107,7 +111,7 @@ def test_full_disk_keeps_the_previous_output(
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(atomic, "_write_new", full)
-    code, _out, err = run(capsys, "render", str(DOCKER), "-o", str(out))
+    code, _out, err = run(capsys, "render", str(DOCKER), "--output-dir", str(out))
     assert code == 2
     assert (
         one_line(err) == f"scs-templates: error: {out}: cannot write: no space left on the device"
@@ -130,7 +134,7 @@ def test_stale_temp_siblings_of_a_killed_run_are_removed(
     mine.mkdir()
     other = tmp_path / f".other.{dead.pid}.k9x4.tmp"  # another target's: kept
     other.mkdir()
-    assert main(["render", str(DOCKER), "-o", str(out)]) == 0
+    assert main(["render", str(DOCKER), "--output-dir", str(out)]) == 0
     capsys.readouterr()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out", mine.name, other.name])
 
@@ -156,11 +160,11 @@ def test_helm_output_that_is_no_manifests_never_replaces_the_output(
     message: str,
 ) -> None:
     out = tmp_path / "out"
-    assert main(["render", str(DOCKER), "-o", str(out)]) == 0
+    assert main(["render", str(DOCKER), "--output-dir", str(out)]) == 0
     before = {p.name: p.read_text() for p in out.iterdir()}
     capsys.readouterr()
     monkeypatch.setenv("SCS_TEMPLATES_HELM", str(fake_helm(tmp_path / "helm", output)))
-    code, _out, err = run(capsys, "render", str(DOCKER), "-o", str(out))
+    code, _out, err = run(capsys, "render", str(DOCKER), "--output-dir", str(out))
     assert code == 1
     assert message in one_line(err)
     assert {p.name: p.read_text() for p in out.iterdir()} == before
@@ -276,7 +280,7 @@ def test_broken_kubeconfig_is_an_input_error(
     ("argv", "code"),
     [
         (["render", "/nonexistent/s.yaml"], 2),
-        (["render", str(EXAMPLES[0]), "-o", "/proc/scs-templates-out"], 2),
+        (["render", str(EXAMPLES[0]), "--output-dir", "/proc/scs-templates-out"], 2),
         (["status", str(DOCKER), "--kubeconfig", "/nonexistent/kubeconfig"], 2),
     ],
     ids=["settings", "output", "kubeconfig"],
@@ -317,14 +321,14 @@ def test_migrate_output_on_a_full_disk_leaves_no_file(
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(atomic, "_write_new", full)
-    code, _out, err = run(capsys, "migrate", str(source), "-o", str(target))
+    code, _out, err = run(capsys, "migrate", str(source), "--output-file", str(target))
     assert code == 2
     assert one_line(err) == (
         f"scs-templates: error: {target}: cannot write: no space left on the device"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == []
     monkeypatch.setattr(atomic, "_write_new", real)
-    code, _out, err = run(capsys, "migrate", str(source), "-o", str(target))
+    code, _out, err = run(capsys, "migrate", str(source), "--output-file", str(target))
     assert code == 0, err  # the next run is not refused by an empty leftover
     assert "kind: ClusterSettings" in target.read_text()
 
@@ -334,11 +338,11 @@ def test_empty_helm_output_never_replaces_a_fleet_output(
 ) -> None:
     out = tmp_path / "fleet"
     files = [str(path) for path in EXAMPLES[:2]]
-    assert main(["render-fleet", *files, "-o", str(out)]) == 0
+    assert main(["render-fleet", *files, "--output-dir", str(out)]) == 0
     before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
     capsys.readouterr()
     monkeypatch.setenv("SCS_TEMPLATES_HELM", str(fake_helm(tmp_path / "helm", "")))
-    code, _out, err = run(capsys, "render-fleet", *files, "-o", str(out))
+    code, _out, err = run(capsys, "render-fleet", *files, "--output-dir", str(out))
     assert code == 1
     assert "exited 0 but printed no manifests" in one_line(err)
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before

@@ -379,7 +379,7 @@ def test_cli_render_fleet_stdout_and_dir(
     assert code == 0
     assert out == "".join(render(load_settings(f).settings).manifests for f in files)
 
-    code, _, err = cli(capsys, "render-fleet", *files, "-o", str(tmp_path / "out"))
+    code, _, err = cli(capsys, "render-fleet", *files, "--output-dir", str(tmp_path / "out"))
     assert code == 0 and f"of {len(files)} clusters" in err
     prod = load_settings(EXAMPLES[-1]).settings
     alone = render(prod)

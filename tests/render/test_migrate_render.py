@@ -97,7 +97,14 @@ def test_cli_proxy_profile_reaches_the_nodes(
         "export NO_PROXY=.corp,10.0.0.0/8\n"
     )
     target = tmp_path / "settings.yaml"
-    argv = ["migrate", str(DATA / "r6.yaml"), "--proxy-profile", str(profile), "-o", str(target)]
+    argv = [
+        "migrate",
+        str(DATA / "r6.yaml"),
+        "--proxy-profile",
+        str(profile),
+        "--output-file",
+        str(target),
+    ]
     code, _out, err = run_cli(argv, capsys)
     assert code == 0, err
     result = api.render(load_settings(target).settings, helm=pinned_helm())

@@ -179,10 +179,11 @@ def test_values_o_onto_an_existing_file_says_it_is_not_a_directory(
 ) -> None:
     file = tmp_path / "values.yaml"
     file.write_text("kept\n")
-    code, _out, err = run(capsys, "values", str(DOCKER), "-o", str(file))
+    code, _out, err = run(capsys, "values", str(DOCKER), "--output-dir", str(file))
     assert code == 2
     assert one_line(err) == (
-        f"{PREFIX}{file}: exists and is not a directory (values -o DIR writes DIR/values.json)"
+        f"{PREFIX}{file}: exists and is not a directory "
+        "(values --output-dir DIR writes DIR/values.json)"
     )
     assert file.read_text() == "kept\n"
 

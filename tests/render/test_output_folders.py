@@ -185,7 +185,7 @@ def test_finding_4_an_interrupted_render_fleet_leaves_the_previous_fleet(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "out"
-    assert run(capsys, "render-fleet", str(DEV), "-o", str(out))[0] == 0
+    assert run(capsys, "render-fleet", str(DEV), "--output-dir", str(out))[0] == 0
     before = tree(out)
     write_new = atomic._write_new
 
@@ -195,7 +195,9 @@ def test_finding_4_an_interrupted_render_fleet_leaves_the_previous_fleet(
         write_new(path, data, mode)
 
     monkeypatch.setattr(atomic, "_write_new", terminated_in_the_second_cluster)
-    code, err = run(capsys, "render-fleet", str(_changed(tmp_path)), str(TOPOLOGY), "-o", str(out))
+    code, err = run(
+        capsys, "render-fleet", str(_changed(tmp_path)), str(TOPOLOGY), "--output-dir", str(out)
+    )
     assert code == 143
     assert "stopped by SIGTERM" in one_line(err)
     assert tree(out) == before  # never a mixture of the two runs
@@ -224,9 +226,9 @@ def test_finding_4_a_real_sigterm_while_render_fleet_writes_leaves_the_previous_
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, marker = tmp_path / "out", tmp_path / "writing"
-    assert run(capsys, "render-fleet", str(DEV), "-o", str(out))[0] == 0
+    assert run(capsys, "render-fleet", str(DEV), "--output-dir", str(out))[0] == 0
     before = tree(out)
-    argv = ["render-fleet", str(_changed(tmp_path)), str(TOPOLOGY), "-o", str(out)]
+    argv = ["render-fleet", str(_changed(tmp_path)), str(TOPOLOGY), "--output-dir", str(out)]
     cli = subprocess.Popen(
         [sys.executable, "-c", SLOW_WRITES, str(marker), *argv],
         stdin=subprocess.DEVNULL,
@@ -250,9 +252,9 @@ def test_finding_4_render_fleet_drops_the_clusters_of_an_earlier_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out"
-    assert run(capsys, "render-fleet", str(DEV), str(TOPOLOGY), "-o", str(out))[0] == 0
+    assert run(capsys, "render-fleet", str(DEV), str(TOPOLOGY), "--output-dir", str(out))[0] == 0
     assert sorted(p.name for p in (out / "default").iterdir()) == ["dev", "dev-topology"]
-    assert run(capsys, "render-fleet", str(DEV), "-o", str(out))[0] == 0
+    assert run(capsys, "render-fleet", str(DEV), "--output-dir", str(out))[0] == 0
     assert sorted(p.name for p in out.iterdir()) == ["default"]
     assert sorted(p.name for p in (out / "default").iterdir()) == ["dev"]
 
@@ -261,10 +263,10 @@ def test_finding_4_render_fleet_drops_the_clusters_of_an_earlier_run(
 
 
 LINKED_OUTPUTS = {
-    "render": ["render", str(DEV), "-o"],
-    "values": ["values", str(DEV), "-o"],
-    "render-fleet": ["render-fleet", str(DEV), "-o"],
-    "services render": ["services", "render", str(DEV), "-o"],
+    "render": ["render", str(DEV), "--output-dir"],
+    "values": ["values", str(DEV), "--output-dir"],
+    "render-fleet": ["render-fleet", str(DEV), "--output-dir"],
+    "services render": ["services", "render", str(DEV), "--output-dir"],
 }
 
 
@@ -359,7 +361,7 @@ def test_finding_9_render_fleet_refuses_an_output_folder_with_foreign_files(
     out = tmp_path / "out"
     out.mkdir()
     (out / "README.md").write_text("mine\n")
-    code, err = run(capsys, "render-fleet", str(DEV), "-o", str(out))
+    code, err = run(capsys, "render-fleet", str(DEV), "--output-dir", str(out))
     assert code == 2
     assert one_line(err) == (
         f"scs-templates: error: {out}: refusing to replace a directory that holds other "
@@ -380,7 +382,7 @@ def test_finding_9_render_fleet_reports_every_bad_file_at_once(
     bad1, bad2 = _bad(tmp_path, "bad1.yaml"), _bad(tmp_path, "bad2.yaml")
     out = tmp_path / "out"
     code, err = run(
-        capsys, "render-fleet", str(bad1), str(DEV), str(bad2), str(DEV), "-o", str(out)
+        capsys, "render-fleet", str(bad1), str(DEV), str(bad2), str(DEV), "--output-dir", str(out)
     )
     assert code == 2
     assert "bad1.yaml" in err and "bad2.yaml" in err
@@ -393,7 +395,15 @@ def test_finding_9_keep_going_writes_the_good_clusters_and_exits_2(
 ) -> None:
     bad = _bad(tmp_path, "bad.yaml")
     out = tmp_path / "out"
-    argv = ["render-fleet", str(bad), str(DEV), str(TOPOLOGY), str(TOPOLOGY), "-o", str(out)]
+    argv = [
+        "render-fleet",
+        str(bad),
+        str(DEV),
+        str(TOPOLOGY),
+        str(TOPOLOGY),
+        "--output-dir",
+        str(out),
+    ]
     code, err = run(capsys, *argv, "--keep-going")
     assert code == 2
     assert "bad.yaml" in err and "cluster default/dev-topology is also defined in" in err
@@ -401,6 +411,6 @@ def test_finding_9_keep_going_writes_the_good_clusters_and_exits_2(
     # the cluster defined twice is not written: which of its definitions is meant?
     assert sorted(p.name for p in (out / "default").iterdir()) == ["dev"]
     before = tree(out)
-    code, err = run(capsys, "render-fleet", str(bad), "-o", str(out), "--keep-going")
+    code, err = run(capsys, "render-fleet", str(bad), "--output-dir", str(out), "--keep-going")
     assert code == 2 and "bad.yaml" in err and "wrote" not in err
     assert tree(out) == before  # no good cluster at all: the previous output stays

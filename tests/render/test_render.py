@@ -164,7 +164,7 @@ def test_cli_render_output_dir(
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     (out_dir / "99-stale-object.yaml").write_text("stale")
-    code, out, err = cli(capsys, "render", str(MINIMAL), "-o", str(out_dir))
+    code, out, err = cli(capsys, "render", str(MINIMAL), "--output-dir", str(out_dir))
     assert code == 0, err
     assert out == ""
     result = api.render(api.load_settings(MINIMAL).settings)
@@ -183,7 +183,7 @@ def test_cli_render_output_dir_refuses_foreign_files(
     helm_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "notes.txt").write_text("mine")
-    code, _, err = cli(capsys, "render", str(MINIMAL), "-o", str(tmp_path))
+    code, _, err = cli(capsys, "render", str(MINIMAL), "--output-dir", str(tmp_path))
     assert code == 2
     assert "refusing to replace" in err
     assert (tmp_path / "notes.txt").read_text() == "mine"
@@ -197,7 +197,7 @@ def test_output_dir_untouched_when_helm_fails(
     (out_dir / "01-old.yaml").write_text("old")
     monkeypatch.setenv("SCS_TEMPLATES_HELM", str(failing_helm(tmp_path)))
     clear_version_cache()
-    code, _, _ = cli(capsys, "render", str(MINIMAL), "-o", str(out_dir))
+    code, _, _ = cli(capsys, "render", str(MINIMAL), "--output-dir", str(out_dir))
     assert code == 1
     assert [p.name for p in out_dir.iterdir()] == ["01-old.yaml"]
 
@@ -267,7 +267,7 @@ def test_cli_values_command_reproduces_render_exactly(
         skip_or_fail(f"helm is not installed: {error}")
     code, rendered, err = cli(capsys, "render", str(example))
     assert code == 0, err
-    code, out, err = cli(capsys, "values", str(example), "-o", str(tmp_path / "v"))
+    code, out, err = cli(capsys, "values", str(example), "--output-dir", str(tmp_path / "v"))
     assert code == 0, err
     assert "wrote " in err
     values_file = tmp_path / "v" / "values.json"

@@ -489,7 +489,7 @@ def test_services_render_real_charts_offline_and_deterministic(
     assert 'helm.sh/hook": test' not in first  # test hooks are never installed
 
     out = tmp_path / "out"
-    assert main(["services", "render", path, "-o", str(out)]) == 0
+    assert main(["services", "render", path, "--output-dir", str(out)]) == 0
     files = sorted(out.iterdir())
     assert len(files) == len(objects)
     assert files[0].name.startswith("01-customresourcedefinition-")

@@ -88,7 +88,12 @@ def test_signal_stops_every_helm_of_a_fleet(tmp_path: Path) -> None:
     helm = hanging_helm(tmp_path / "helm")
     out = tmp_path / "out"
     cli = start_cli(
-        tmp_path, helm, "render-fleet", *(str(path) for path in EXAMPLES[:3]), "-o", str(out)
+        tmp_path,
+        helm,
+        "render-fleet",
+        *(str(path) for path in EXAMPLES[:3]),
+        "--output-dir",
+        str(out),
     )
     try:
         assert wait_for((tmp_path / "helm" / "started").exists), "helm never started"

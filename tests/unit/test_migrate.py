@@ -600,12 +600,16 @@ def test_cli_defaults(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_cli_output_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "settings.yaml"
-    code, out, err = run_cli(["migrate", str(DATA / "r3.yaml"), "-o", str(target)], capsys)
+    code, out, err = run_cli(
+        ["migrate", str(DATA / "r3.yaml"), "--output-file", str(target)], capsys
+    )
     assert code == 0
     assert out == ""
     validate_data(load(target.read_text()))
     assert "KUBERNETES_VERSION: mapped" in err
-    code, _out, err = run_cli(["migrate", str(DATA / "r3.yaml"), "-o", str(target)], capsys)
+    code, _out, err = run_cli(
+        ["migrate", str(DATA / "r3.yaml"), "--output-file", str(target)], capsys
+    )
     assert code == 2
     assert "exists already" in err
 

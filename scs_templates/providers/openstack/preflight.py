@@ -12,7 +12,7 @@ The names CAPO gives the cluster's network and security groups:
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -77,6 +77,8 @@ class _Context:
     file: str = ""
     positions: Positions = field(default_factory=dict)
     external_network_id: str | None = None
+    #: The file (or ``--set PATH``) each positioned path came from, for layered settings.
+    origins: Mapping[FieldPath, str] = field(default_factory=dict)
     results: list[CheckResult] = field(default_factory=list)
     _flavor_list: list[Any] | None = field(default=None, repr=False)
     _images_by_name: dict[str, list[Any]] = field(default_factory=dict, repr=False)
@@ -103,7 +105,9 @@ class _Context:
             return ""
         while path:
             if path in self.positions:
-                return f"{self.file}:{self.positions[path][0]}"
+                where = self.origins.get(path, self.file)
+                line = self.positions[path][0]
+                return f"{where}:{line}" if line else where
             path = path[:-1]
         return self.file
 
@@ -114,12 +118,16 @@ def run_preflight(
     *,
     file: str = "",
     positions: Positions | None = None,
+    origins: Mapping[FieldPath, str] | None = None,
 ) -> PreflightReport:
     """Run every check; a check that errors becomes a failed result, the others still run.
 
-    ``file`` and ``positions`` (of :class:`~scs_templates.settings.validate.LoadedSettings`)
-    let a failure point at the line of the setting to change."""
-    context = _Context(conn, settings, str(conn.current_project_id), file, positions or {})
+    ``file``, ``positions`` and ``origins`` (of
+    :class:`~scs_templates.settings.validate.LoadedSettings`) let a failure point at the
+    line of the setting to change (in the file, or ``--set PATH``, that set it)."""
+    context = _Context(
+        conn, settings, str(conn.current_project_id), file, positions or {}, origins=origins or {}
+    )
     checks: list[tuple[str, Callable[[_Context], Iterator[CheckResult]]]] = [
         ("external-network", _external_network),
         ("node-cidr", _node_cidr),
