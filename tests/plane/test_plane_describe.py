@@ -22,8 +22,7 @@ import pytest
 from scs_templates import lifecycle, secrets
 from scs_templates.cli.main import main
 from scs_templates.kube import KubeClient
-from tests import inmemory
-from tests.support import settings_from_text
+from tests.support import inmemory, settings_from_text
 
 if TYPE_CHECKING:
     from testenv import Plane
