@@ -351,10 +351,13 @@ def run_diff(args: argparse.Namespace) -> int:
 def run_delete(args: argparse.Namespace) -> int:
     from scs_templates import lifecycle
     from scs_templates.errors import InputError
+    from scs_templates.kube.config import check_kubeconfig
 
     loaded = load_args(args)
     target = lifecycle.target_of(loaded.settings)
-    helm = _helm(args)  # a missing kubeconfig fails before the question is asked
+    # a missing kubeconfig fails before the question is asked; the server is asked nothing
+    # before the answer (a refusal is exit 2 whatever the server is)
+    check_kubeconfig(args.kubeconfig, args.context)
     if not args.yes and not args.dry_run:
         question = (
             f"Delete cluster {target.cluster} in namespace {target.namespace} with all its "
@@ -366,6 +369,7 @@ def run_delete(args: argparse.Namespace) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("not deleted", file=sys.stderr)
             return 2
+    helm = _helm(args)
     cloud = cloud_options(args)
     progress = ProgressLine()
     incomplete: lifecycle.DeleteIncomplete | None = None

@@ -581,7 +581,8 @@ def test_unreachable_api_and_bad_kubeconfig(
     nowhere = f"https://127.0.0.1:{free_port()}"  # nothing listens there
     config = inmemory.write_kubeconfig(plane, tmp_path / "kc", server=nowhere)
     assert cli("install", settings_file, "--kubeconfig", config) == 1
-    assert "kubernetes cluster unreachable" in capsys.readouterr().err.lower()
+    # the server is asked for its version before helm runs (issue #41, finding 7)
+    assert f"cannot reach the kubernetes api at {nowhere}" in capsys.readouterr().err.lower()
     assert cli("status", settings_file, "--kubeconfig", config, "--context", "nope") == 2
     assert "nope" in capsys.readouterr().err
     assert cli("install", settings_file, "--kubeconfig", config, "--context", "nope", "--wait") == 2
