@@ -53,7 +53,7 @@ class Group:
         argv = [sys.executable, "-m", "pytest", *(f"tests/{tier}" for tier in self.tiers)]
         if self.workers:
             argv += ["-n", str(self.workers)]
-        return [*argv, f"--junitxml={reports / f'{self.name}.xml'}", "--durations=0", *extra]
+        return [*argv, f"--junitxml={reports / f'{self.name}.xml'}", *extra]
 
 
 def _start(group: Group, reports: Path, extra: list[str], *, live: bool) -> None:
