@@ -173,7 +173,7 @@ def _deployed_releases(
     from scs_templates.helm.runner import _release_from_row
     from scs_templates.lifecycle.wait import poll
 
-    args = ["list", "--all-namespaces", "--all", "--max", "10000", "-o", "json"]
+    args = ["list", "--all-namespaces", "--max", "10000", "-o", "json"]  # helm 4: every status
     if helm.kubeconfig is not None:
         args += ["--kubeconfig", helm.kubeconfig]
 
@@ -433,7 +433,7 @@ def _management_releases(helm: Helm, settings: ClusterSettings) -> dict[str, Rel
         management_release_name(settings, info) for info in CATALOGUE if info.target == "management"
     }
     namespace = settings.metadata.namespace
-    args = ["list", "-n", namespace, "--all", "--max", "10000", "-o", "json"]
+    args = ["list", "-n", namespace, "--max", "10000", "-o", "json"]  # helm 4: every status
     if helm.kubeconfig is not None:
         args += ["--kubeconfig", helm.kubeconfig]
     if helm.kube_context is not None:

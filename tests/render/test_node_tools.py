@@ -281,3 +281,17 @@ def test_etcd_backup_directory_reaches_the_script_which_still_passes_shellcheck(
         assert done.returncode == 0 and not done.stdout, done.stdout
     assert "\nBACKUP_DIR=/var/backups/etcd\n" in scripts["default"]
     assert "\nBACKUP_DIR=/mnt/etcd-backups\n" in scripts["mount"]
+
+
+@pytest.mark.parametrize("example", [e.stem for e in EXAMPLES])
+def test_nothing_we_write_onto_nodes_opens_a_jinja_comment(
+    rendered: dict[str, Any], example: str
+) -> None:
+    """cloud-init renders the bootstrap data CABPK writes as a Jinja template (its
+    ``## template: jinja`` header): a ``{#`` in a file or command (bash's ``${#array[@]}``)
+    opens a Jinja comment and cloud-init fails on the node ("Missing end of comment tag",
+    seen by tests/cloud/test_plane_capo_machines.py, which renders it as cloud-init does)."""
+    objects = rendered[example]
+    texts = [f"{f.path}: {f.content}" for f in node_files(objects)]
+    texts += ["\n".join(commands) for commands in command_lists(objects)]
+    assert [text.split("\n", 1)[0] for text in texts if "{#" in text] == []

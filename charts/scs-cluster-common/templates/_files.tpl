@@ -269,12 +269,15 @@ device=$(blkid -L "$label" || true)
 tries=0
 while [ -z "$device" ]; do
   mapfile -t found < <(empty_disks)
-  if [ "${#found[@]}" -gt 1 ]; then
+  # the count as "$#", never a dollar-brace-hash: cloud-init renders the bootstrap data
+  # as Jinja, where brace-hash opens a comment
+  set -- "${found[@]}"
+  if [ "$#" -gt 1 ]; then
     echo "scs-etcd-disk: several empty disks of $size bytes (${found[*]}): refusing to guess" >&2
     exit 1
   fi
-  if [ "${#found[@]}" -eq 1 ]; then
-    device=${found[0]}
+  if [ "$#" -eq 1 ]; then
+    device=$1
     mkfs.ext4 -q -L "$label" "$device"
     break
   fi
@@ -404,10 +407,11 @@ if [ "$RETENTION" -gt 0 ]; then
   rm -f "$SNAPSHOT_TMP"
   log "saved $TARGET"
   # the names sort by their UTC time stamp: all but the RETENTION newest go
-  snapshots=("$BACKUP_DIR"/etcd-snapshot-*.db.gz)
-  excess=$((${#snapshots[@]} - RETENTION))
+  # the count as "$#" (cloud-init renders the bootstrap data as Jinja: no brace-hash)
+  set -- "$BACKUP_DIR"/etcd-snapshot-*.db.gz
+  excess=$(($# - RETENTION))
   if [ "$excess" -gt 0 ]; then
-    rm -f -- "${snapshots[@]:0:excess}"
+    rm -f -- "${@:1:excess}"
   fi
 fi
 
