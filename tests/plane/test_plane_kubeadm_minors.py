@@ -475,19 +475,19 @@ def join_data(plane: Plane, cluster: Bootstrapped) -> dict[str, str]:
 
 def _check_node_preparation(cloud: dict[str, Any]) -> None:
     """What the real bootstrap controller made of the node features of the all-features
-    example for a control-plane machine: etcd's volume formatted and mounted at
-    /var/lib/etcd (cloud-init's disk_setup and mounts modules run before its runcmd), the
-    node preparation script before kubeadm, the trusted CA, the registry's CA and the proxy
+    example for a control-plane machine: etcd's volume found by its size, formatted and
+    mounted at /var/lib/etcd by scs-etcd-disk.sh before kubeadm (no device name guessed by
+    cloud-init's disk_setup: /dev/vdb or /dev/sdb depend on the image's disk bus), the node
+    preparation script before kubeadm, the trusted CA, the registry's CA and the proxy
     drop-ins on disk."""
-    assert cloud["fs_setup"] == [
-        {"device": "/dev/vdb", "filesystem": "ext4", "label": "etcd_data", "partition": "none"}
-    ], cloud.get("fs_setup")
-    assert cloud["mounts"] == [["LABEL=etcd_data", "/var/lib/etcd"]], cloud.get("mounts")
+    assert "fs_setup" not in cloud and "disk_setup" not in cloud, cloud.keys()
     commands = [str(c) for c in cloud["runcmd"]]
+    disk = commands.index("/usr/local/sbin/scs-etcd-disk.sh")
     setup = commands.index("/usr/local/sbin/scs-node-setup.sh")
     kubeadm = next(i for i, c in enumerate(commands) if c.startswith("kubeadm init"))
-    assert setup < kubeadm, commands
+    assert disk < kubeadm and setup < kubeadm, commands
     files = _files(cloud)
+    assert "/var/lib/etcd" in files["/usr/local/sbin/scs-etcd-disk.sh"]
     assert "BEGIN CERTIFICATE" in files["/usr/local/share/ca-certificates/scs-trusted-0.crt"]
     assert "BEGIN CERTIFICATE" in files["/etc/containerd/certs.d/docker.io/ca.crt"]
     for unit in ("containerd", "kubelet"):
