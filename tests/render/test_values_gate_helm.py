@@ -20,45 +20,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.fleetgen import fleet_settings
-from scs_templates import fleet
 from scs_templates.charts import chart_for
 from scs_templates.errors import ToolNotFoundError
 from scs_templates.helm import Helm
-from scs_templates.settings import load_settings, validate_data
 from scs_templates.toolchain import find_helm
-from scs_templates.values import build_values
 from scs_templates.values.gate import values_gate
-from tests.support import EXAMPLES, skip_or_fail
+from tests.support import skip_or_fail
+from tests.unit.test_values_gate import (  # the generators, once
+    _chart,
+    _real_values,
+    near_misses,
+)
 
 SCHEMA_FAILURE = "don't meet the specifications of the schema"
 
 
-def _chart(provider: str) -> Path:
-    return Path(chart_for(provider).path).resolve()
-
-
-def _checked(provider: str, values: dict[str, Any]) -> dict[str, Any]:
-    """What helm validates for an alias of the shared umbrella."""
-    given = fleet.umbrella_values(chart_for(provider), {"c-0": values})["c-0"]
-    return {**given, "global": {}}
-
-
-def _real_values() -> list[tuple[str, dict[str, Any]]]:
-    settings_list = [load_settings(p).settings for p in EXAMPLES]
-    settings_list += [validate_data(d).settings for d in fleet_settings(40)]
-    return [(s.spec.provider, _checked(s.spec.provider, build_values(s))) for s in settings_list]
-
-
 REAL = _real_values()
-
-
-def _leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    if isinstance(value, dict):
-        return [path] + [p for k, v in sorted(value.items()) for p in _leaves(v, (*path, k))]
-    if isinstance(value, list):
-        return [path] + [p for i, v in enumerate(value) for p in _leaves(v, (*path, i))]
-    return [path]
 
 
 _JSON = st.recursive(
@@ -72,27 +49,6 @@ _JSON = st.recursive(
     ),
     max_leaves=4,
 )
-
-
-@st.composite
-def near_misses(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
-    """Real values with one to three places replaced, removed or given an extra key."""
-    provider, values = draw(st.sampled_from(REAL))
-    values = copy.deepcopy(values)
-    for _ in range(draw(st.integers(1, 3))):
-        paths = [p for p in _leaves(values) if p]
-        path = draw(st.sampled_from(paths))
-        parent: Any = values
-        for step in path[:-1]:
-            parent = parent[step]
-        action = draw(st.sampled_from(["replace", "remove", "extra"]))
-        if action == "remove" and isinstance(parent, dict):
-            del parent[path[-1]]
-        elif action == "extra" and isinstance(parent[path[-1]], dict):
-            parent[path[-1]][draw(st.sampled_from(["zz", "replicas", "name"]))] = draw(_JSON)
-        else:
-            parent[path[-1]] = draw(_JSON)
-    return provider, values
 
 
 @pytest.fixture(scope="module")
