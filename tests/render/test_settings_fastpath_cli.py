@@ -13,41 +13,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from typing import Any
-
-from pydantic import BaseModel
 
 from tests.support import EXAMPLES
-
-
-def _same(fast: Any, slow: Any, where: str = "settings") -> None:
-    """Equal values, types and fields_set at every level."""
-    assert type(fast) is type(slow), where
-    if isinstance(fast, BaseModel):
-        assert fast.model_fields_set == slow.model_fields_set, where
-        for name in type(fast).model_fields:
-            _same(fast.__dict__[name], slow.__dict__[name], f"{where}.{name}")
-    elif isinstance(fast, list):
-        assert len(fast) == len(slow), where
-        for index, (a, b) in enumerate(zip(fast, slow, strict=True)):
-            _same(a, b, f"{where}[{index}]")
-    elif isinstance(fast, dict):
-        assert fast == slow and list(fast) == list(slow), where
-        assert fast is not slow
-    else:
-        assert fast == slow, where
-
-
-def _paths(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [path]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            found += _paths(value, (*path, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            found += _paths(value, (*path, index))
-    return found
-
 
 # --------------------------------------------------------------------------- off switches
 

@@ -14,33 +14,10 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
-from scs_templates.settings import plain
 from tests.support import EXAMPLES
-
-
-def _same(fast: Any, slow: Any, where: str = "settings") -> None:
-    """The plain object holds what the model instance holds, at every level (its fields in
-    the schema's order, which is sorted)."""
-    if isinstance(slow, BaseModel):
-        assert isinstance(fast, plain.PlainSettings), where
-        assert type(fast).__name__ == type(slow).__name__, where
-        assert set(type(fast).model_fields) == set(type(slow).model_fields), where
-        assert fast.model_fields_set == slow.model_fields_set, where
-        for name in type(slow).model_fields:
-            _same(getattr(fast, name), slow.__dict__[name], f"{where}.{name}")
-    elif isinstance(slow, list):
-        assert type(fast) is list and len(fast) == len(slow), where
-        for index, (a, b) in enumerate(zip(fast, slow, strict=True)):
-            _same(a, b, f"{where}[{index}]")
-    else:
-        assert type(fast) is type(slow) and fast == slow, where
-        if isinstance(slow, dict):
-            assert list(fast) == list(slow), where
 
 
 @pytest.mark.parametrize("command", ["render", "validate", "values"])

@@ -10,39 +10,13 @@ reachable in CI) and skip outside CI when those are missing.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
 from scs_templates.settings import parse_settings_text
-from scs_templates.versions import table
 from scs_templates.versions import update as maintainer
 from tests.support import SHARED, skip_or_fail
-
-VERSIONS = table()
-
-
-def settings_text(provider: str, version: str | None, **services: Any) -> str:
-    lines = [
-        "apiVersion: scs-templates.scs.community/v1alpha1",
-        "kind: ClusterSettings",
-        "metadata:",
-        "  name: demo",
-        "spec:",
-        f"  provider: {provider}",
-    ]
-    if version:
-        lines += ["  kubernetes:", f"    version: {version}"]
-    if provider == "openstack":
-        lines += [
-            "  controlPlane:",
-            "    machineType: SCS-2V-4-20s",
-            "  workers:",
-            "    - name: md-0",
-            "      machineType: SCS-2V-4-20s",
-        ]
-    return "\n".join(lines) + "\n"
-
+from tests.unit.test_versions import VERSIONS, settings_text
 
 # --------------------------------------------------------------------------- table rules
 
