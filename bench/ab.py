@@ -35,9 +35,9 @@ DEFAULT_COMMANDS = (
     "validate examples/openstack-minimal.yaml",
     "--help",
 )
-#: What the package reads beside itself in a checkout (scs_templates/shipped.py, fastpath).
+#: What the package reads beside itself in a checkout (scs_templates/_core/shipped.py, fastpath).
 SHIPPED = ("scs_templates", "charts", "helmfile.d", "schemas")
-_RUN = "import sys; sys.argv[0] = 'scs-templates'; from scs_templates.cli.main import run; run()"
+_RUN = "import sys; sys.argv[0] = 'scs-templates'; from scs_templates._cli.main import run; run()"
 
 
 def _export(ref: str, into: Path) -> Path:

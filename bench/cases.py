@@ -36,7 +36,7 @@ def bare_helm() -> str:
     """The helm binary of the bare sides (see :data:`BARE_HELM_ENV`)."""
     import os
 
-    from scs_templates.toolchain import find_helm
+    from scs_templates._tools.toolchain import find_helm
 
     return os.environ.get(BARE_HELM_ENV) or str(find_helm().path)
 
@@ -61,7 +61,7 @@ SCALING_SIZES = (10, 100, 500, 2000)
 
 
 def _helm_env(home: Path) -> dict[str, str]:
-    from scs_templates.toolchain import hermetic_env
+    from scs_templates._tools.toolchain import hermetic_env
 
     return hermetic_env(home)
 
@@ -137,11 +137,11 @@ def render_cli(runs: int, work: Path) -> dict[str, Any]:
 def library(runs: int, work: Path) -> dict[str, Any]:
     """``render(settings)`` in process vs ``Helm.template`` alone with the same arguments."""
     del work
-    from scs_templates.charts import chart_for
-    from scs_templates.helm import Helm
-    from scs_templates.render import kube_version_of, render, split_documents
-    from scs_templates.settings import load_settings
-    from scs_templates.values import build_values
+    from scs_templates._render.charts import chart_for
+    from scs_templates._render.render import kube_version_of, render, split_documents
+    from scs_templates._render.values import build_values
+    from scs_templates._settings import load_settings
+    from scs_templates._tools.helm import Helm
 
     settings = load_settings(MINIMAL).settings
     values = build_values(settings)
@@ -186,11 +186,11 @@ def library(runs: int, work: Path) -> dict[str, Any]:
 
 def _helmfile_yaml(directory: Path, count: int) -> tuple[Path, list[list[str]]]:
     """values files, a helmfile with one release per cluster, and the plain helm commands."""
-    from scs_templates.charts import chart_for
-    from scs_templates.helm import Helm
-    from scs_templates.render import kube_version_of
-    from scs_templates.settings import validate_data
-    from scs_templates.values import build_values
+    from scs_templates._render.charts import chart_for
+    from scs_templates._render.render import kube_version_of
+    from scs_templates._render.values import build_values
+    from scs_templates._settings import validate_data
+    from scs_templates._tools.helm import Helm
 
     helm = bare_helm()
     releases = []
@@ -242,7 +242,7 @@ def fleet(runs: int, work: Path, count: int) -> dict[str, Any]:
     parallel processes as CPUs."""
     import os
 
-    from scs_templates.toolchain import ensure_tool
+    from scs_templates._tools.toolchain import ensure_tool
 
     files = [str(p) for p in write_fleet(work / "settings", count)]
     helmfile_file, commands = _helmfile_yaml(work, count)
@@ -306,7 +306,7 @@ def fleet(runs: int, work: Path, count: int) -> dict[str, Any]:
 
 
 def helm_batch_parts(runs: int, work: Path) -> dict[str, Any]:
-    """What one umbrella batch of :data:`~scs_templates.fleet.MAX_BATCH` clusters costs helm
+    """What one umbrella batch of :data:`~scs_templates._render.fleet.MAX_BATCH` clusters costs helm
     per cluster, in CPU time, beside one plain ``helm template`` of its first cluster:
 
     * ``libraries per alias``: the umbrella of round 3 (each alias with its own library);
@@ -318,8 +318,8 @@ def helm_batch_parts(runs: int, work: Path) -> dict[str, Any]:
     import resource
     import time
 
-    from scs_templates.charts import chart_for
-    from scs_templates.fleet import (
+    from scs_templates._render.charts import chart_for
+    from scs_templates._render.fleet import (
         BATCH_ENV,
         MAX_BATCH,
         UMBRELLA_NAME,
@@ -327,11 +327,11 @@ def helm_batch_parts(runs: int, work: Path) -> dict[str, Any]:
         values_checked_by_gate,
         write_umbrella,
     )
-    from scs_templates.helm import Helm
-    from scs_templates.render import kube_version_of
-    from scs_templates.settings import validate_data
-    from scs_templates.toolchain import find_helm
-    from scs_templates.values import build_values
+    from scs_templates._render.render import kube_version_of
+    from scs_templates._render.values import build_values
+    from scs_templates._settings import validate_data
+    from scs_templates._tools.helm import Helm
+    from scs_templates._tools.toolchain import find_helm
 
     settings = [
         validate_data(d).settings
@@ -447,10 +447,10 @@ def _batches(files: list[str]) -> list[dict[str, Any]]:
     """How render_fleet cuts this fleet (for the report)."""
     import os
 
-    from scs_templates.charts import chart_for
-    from scs_templates.fleet import plan_batches
-    from scs_templates.render import kube_version_of
-    from scs_templates.settings import load_settings
+    from scs_templates._render.charts import chart_for
+    from scs_templates._render.fleet import plan_batches
+    from scs_templates._render.render import kube_version_of
+    from scs_templates._settings import load_settings
 
     prepared = []
     for file in files:
@@ -499,7 +499,7 @@ def startup(runs: int, work: Path) -> dict[str, Any]:
 
 def importtime(argv: list[str], top: int = 12) -> list[dict[str, Any]]:
     """``python -X importtime`` of the CLI: the slowest top-level imports (cumulative ms)."""
-    code = "import sys; from scs_templates.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from scs_templates._cli.main import main; sys.exit(main(sys.argv[1:]))"
     done = subprocess.run(
         [PYTHON, "-X", "importtime", "-c", code, *argv],
         capture_output=True,
@@ -535,34 +535,34 @@ marks = [("start", clock(), cpu())]
 def mark(name):
     marks.append((name, clock(), cpu()))
 import argparse
-from scs_templates.cli.deferred_inspect import import_dataclasses
+from scs_templates._cli.deferred_inspect import import_dataclasses
 import_dataclasses()  # as cli.main.main does before building a command's parser
-from scs_templates.cli.main import build_parser, modules_for
+from scs_templates._cli.main import build_parser, modules_for
 argv = ["render", sys.argv[1]]
 args = build_parser(modules_for(argv)).parse_args(argv)
 mark("CLI: argparse, the render command's parser")
-import scs_templates.secrets, scs_templates.signals
+import scs_templates._core.secrets, scs_templates._core.signals
 mark("secrets (json, typing, threading), signal handling; logging deferred")
 import ruamel.yaml
 mark("import ruamel.yaml")
-import scs_templates.settings.validate
+import scs_templates._settings.validate
 mark("import the settings reader (rules, versions table, problems)")
-import scs_templates.render
-mark("import scs_templates.render (helm runner, charts, values)")
-from scs_templates.settings import plain
+import scs_templates._render.render
+mark("import scs_templates._render.render (helm runner, charts, values)")
+from scs_templates._settings import plain
 plain._compiled()
 mark("schema: compile the check, build the plain classes (once per process)")
-from scs_templates.cli.common import load
+from scs_templates._cli.common import load
 loaded = load(args.settings, plain=True)
 mark("load + validate the settings file (plain path)")
-from scs_templates.values import build_values
+from scs_templates._render.values import build_values
 values = build_values(loaded.settings)
 mark("build_values")
-from scs_templates.charts import chart_for
+from scs_templates._render.charts import chart_for
 chart = chart_for(loaded.settings.spec.provider)
 mark("chart_for")
-from scs_templates.helm import Helm
-from scs_templates.render import kube_version_of
+from scs_templates._tools.helm import Helm
+from scs_templates._render.render import kube_version_of
 helm = Helm()
 mark("Helm() (binary lookup, version from the on-disk memo)")
 text = helm.template(loaded.settings.metadata.name, chart.path,
@@ -597,8 +597,8 @@ def breakdown(runs: int, work: Path) -> dict[str, Any]:
     run_quiet([PYTHON, "-m", "compileall", "-q", str(compiled / "scs_templates")])
     base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     no_bytecode = dict(base, PYTHONDONTWRITEBYTECODE="1")
-    fast_exit = "from scs_templates.cli.main import run; run()"
-    normal_exit = "import sys; from scs_templates.cli.main import main; sys.exit(main())"
+    fast_exit = "from scs_templates._cli.main import run; run()"
+    normal_exit = "import sys; from scs_templates._cli.main import main; sys.exit(main())"
     argv = ["render", str(MINIMAL)]
 
     def with_path(tree: Path, code: str) -> Callable[[], object]:
@@ -671,7 +671,7 @@ def breakdown(runs: int, work: Path) -> dict[str, Any]:
 # (The children's ru_maxrss folds in the shim's RSS at their spawn, ~18 MiB: below helm's.)
 _SHIM = """
 import json, resource, sys
-from scs_templates.cli.main import main
+from scs_templates._cli.main import main
 code = main(sys.argv[1:])
 me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
@@ -734,8 +734,8 @@ def memory(runs: int, work: Path) -> dict[str, Any]:
 def rollout(runs: int, work: Path) -> dict[str, Any]:
     """Template renames of each settings change, against the minimum."""
     del runs, work
-    from scs_templates.fleet import render_fleet
-    from scs_templates.settings import validate_data
+    from scs_templates._render.fleet import render_fleet
+    from scs_templates._settings import validate_data
 
     def render_objects(documents: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
         settings = [validate_data(d).settings for d in documents]

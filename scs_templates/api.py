@@ -7,7 +7,6 @@ same validation, the same values and byte-identical manifests. See ``docs/librar
 Typical use::
 
     from scs_templates import api
-
     loaded = api.load_settings("cluster.yaml")      # raises api.SettingsError
     result = api.render(loaded.settings)            # raises api.HelmError
     api.write_manifests(result, "out/")
@@ -23,12 +22,9 @@ it pulls in openstacksdk).
 
 from __future__ import annotations
 
-from scs_templates.charts import ChartRef, chart_for
-from scs_templates.errors import InputError, ScsTemplatesError, ToolError, ToolNotFoundError
-from scs_templates.gitops import GitopsOptions, GitopsResult, parse_chart_source, write_gitops
-from scs_templates.helm import Helm, HelmError, HelmTimeout, ReleaseInfo
-from scs_templates.kube import ClusterState, Condition, KubeClient, ObjectRef
-from scs_templates.lifecycle import (
+from scs_templates._core.errors import InputError, ScsTemplatesError, ToolError, ToolNotFoundError
+from scs_templates._gitops import GitopsOptions, GitopsResult, parse_chart_source, write_gitops
+from scs_templates._lifecycle import (
     DeleteIncomplete,
     DeleteResult,
     DiffResult,
@@ -43,9 +39,8 @@ from scs_templates.lifecycle import (
     status,
     target_of,
 )
-from scs_templates.migrate import MigrationResult, migrate_kaas_v1
-from scs_templates.providers import CloudOptions
-from scs_templates.render import (
+from scs_templates._render.charts import ChartRef, chart_for
+from scs_templates._render.render import (
     RenderResult,
     kube_version_of,
     render,
@@ -54,9 +49,10 @@ from scs_templates.render import (
     write_fleet,
     write_manifests,
 )
-from scs_templates.services import apply as apply_services
-from scs_templates.services import service_releases
-from scs_templates.settings import (
+from scs_templates._render.values import build_values
+from scs_templates._services import apply as apply_services
+from scs_templates._services import service_releases
+from scs_templates._settings import (
     ClusterSettings,
     LoadedSettings,
     Problem,
@@ -65,10 +61,13 @@ from scs_templates.settings import (
     parse_settings_text,
     validate_data,
 )
-from scs_templates.settings.dump import dump_settings
-from scs_templates.settings.schema import settings_schema
-from scs_templates.toolchain import find_helm
-from scs_templates.values import build_values
+from scs_templates._settings.dump import dump_settings
+from scs_templates._settings.schema import settings_schema
+from scs_templates._tools.helm import Helm, HelmError, HelmTimeout, ReleaseInfo
+from scs_templates._tools.kube import ClusterState, Condition, KubeClient, ObjectRef
+from scs_templates._tools.toolchain import find_helm
+from scs_templates.providers import CloudOptions
+from scs_templates.providers.openstack.migrate import MigrationResult, migrate_kaas_v1
 
 __all__ = [
     "ChartRef",

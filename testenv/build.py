@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from scs_templates.toolchain.install import go_binary as go_binary  # one lookup of `go`
+from scs_templates._tools.toolchain.install import go_binary as go_binary  # one lookup of `go`
 from testenv.process import PlaneError, capture, run
 
 GO_DIR = Path(__file__).resolve().parent / "go"
@@ -378,7 +378,7 @@ def kubeadm_release(kubernetes_version: str) -> str:
         ) from None
 
 
-#: Every supported workload minor (``workloadMinors`` of scs_templates/versions/table.json;
+#: Every supported workload minor (``workloadMinors`` of scs_templates/_versions/table.json;
 #: tests/render/test_testenv_builds.py keeps the two equal). The suite runs, for each, the REAL
 #: kubeadm of that minor's release in KUBEADM_RELEASES (docs/testing.md "Every supported
 #: minor"): it validates the kubeadm configuration the real bootstrap controller generates

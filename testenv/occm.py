@@ -2,7 +2,7 @@
 Go module, run on loopback.
 
 The services catalogue installs OCCM's upstream chart into every OpenStack workload cluster
-(scs_templates/versions/table.json: chart 2.36.0 for the plane's minor, whose appVersion and
+(scs_templates/_versions/table.json: chart 2.36.0 for the plane's minor, whose appVersion and
 image tag is v1.36.0, ../shared/charts/README.md). Its program is the Go module
 ``k8s.io/cloud-provider-openstack`` at that tag; the wrapper module ``testenv/occm/`` only
 ``require``s it with the upstream module's own ``replace`` lines and pins every dependency in

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from scs_templates.helm import Helm
+from scs_templates._tools.helm import Helm
 from tests.support import pinned_helm, skip_or_fail
 
 TESTS = Path(__file__).resolve().parent

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from scs_templates.providers.base import Finding, Provider
+from scs_templates.providers.interface import Finding, Provider
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from typing import ClassVar
 
-    from scs_templates.settings.model import ClusterSettings
-    from scs_templates.settings.versions import ResolvedVersion
+    from scs_templates._settings.model import ClusterSettings
+    from scs_templates._versions.kubernetes import ResolvedVersion
 
 __all__ = ["DOCKER", "DockerProvider"]
 
@@ -32,6 +32,7 @@ class DockerProvider(Provider):
         "Docker via the Cluster API Docker provider (CAPD): local development "
         "and tests only, no cloud needed."
     )
+    catalogue_order: ClassVar[int] = 1
     machine_template_kinds: ClassVar[tuple[tuple[str, str], ...]] = (
         ("infrastructure.cluster.x-k8s.io/v1beta2", "DockerMachineTemplate"),
     )

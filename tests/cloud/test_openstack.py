@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from scs_templates.cli.main import main
-from scs_templates.errors import ToolError
+from scs_templates._cli.main import main
+from scs_templates._core.errors import ToolError
+from scs_templates._settings import parse_settings_text
 from scs_templates.providers.openstack import (
     Secret,
     credentials_secret_data,
@@ -47,7 +48,6 @@ from scs_templates.providers.openstack.leftovers import (
     CINDER_CSI_CLUSTER_PROPERTY,
     clean_project_leftovers,
 )
-from scs_templates.settings import parse_settings_text
 from tests.support import skip_or_fail
 from tests.support.openstack_fixtures import Tenant, make_tenant, running_stack
 from tests.support.openstack_stack import REGION, Stack
@@ -476,8 +476,8 @@ def test_delete_removes_the_credential_its_secret_held_and_names_what_it_cannot_
     deletes it. Against the REAL Keystone and a REAL management plane holding the Secret
     (conftest ``webhook_plane``; no release is installed: steps (a) and (b) have nothing to
     do)."""
-    from scs_templates import lifecycle
-    from scs_templates.kube import KubeClient
+    from scs_templates import _lifecycle as lifecycle
+    from scs_templates._tools.kube import KubeClient
     from scs_templates.providers.openstack.appcred import (
         ClusterCredentials,
         EnsuredCredential,
@@ -866,7 +866,7 @@ def test_cloud_access_reads_the_cloud_entry(conn: Any, demo: Tenant) -> None:
 
 def test_server_groups_need_a_compute_endpoint(conn: Any) -> None:
     """The local stack has no Nova: creation refuses clearly, deletion reports absence."""
-    from scs_templates.errors import ToolError
+    from scs_templates._core.errors import ToolError
     from scs_templates.providers.openstack import delete_server_groups, ensure_server_groups
 
     settings = _settings("sg", "10.77.0.0/24")
@@ -887,9 +887,9 @@ def test_install_path_preflight_then_credentials(
     management plane (testenv/; conftest ``webhook_plane``) holding the cluster's credentials
     Secret: a credential that still authenticates is reused from the Secret there."""
     plane = webhook_plane
-    from scs_templates import lifecycle
-    from scs_templates.errors import ToolError
-    from scs_templates.kube import KubeClient
+    from scs_templates import _lifecycle as lifecycle
+    from scs_templates._core.errors import ToolError
+    from scs_templates._tools.kube import KubeClient
     from scs_templates.providers.openstack import provision
 
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(demo.clouds_yaml))

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates import lifecycle
-from scs_templates.cli.main import main
-from scs_templates.kube import KubeClient
+from scs_templates import _lifecycle as lifecycle
+from scs_templates._cli.main import main
+from scs_templates._settings import ClusterSettings
+from scs_templates._tools.kube import KubeClient
 from scs_templates.providers.openstack.appcred import (
     WORKLOAD_SUFFIX,
     cluster_credentials_in_keystone,
@@ -44,7 +45,6 @@ from scs_templates.providers.openstack.credentials_secret import (
     parse_credentials_secret,
 )
 from scs_templates.providers.openstack.rotation import ROTATED_ANNOTATION, rotate_credentials
-from scs_templates.settings import ClusterSettings
 from tests.plane.test_services_workload import apply
 from tests.support.openstack_fixtures import Tenant, make_tenant, running_stack
 from tests.support.openstack_workload import (
@@ -237,7 +237,7 @@ def test_split_credentials_rotate_together_and_an_unreachable_workload_keeps_the
     reached the Secret is switched but the old credentials are kept (exit 1: OCCM and CSI
     still use them); the next run, with the cluster reachable, finishes without making
     another credential. The workload cluster here is an empty real kube-apiserver."""
-    from scs_templates.errors import ToolError
+    from scs_templates._core.errors import ToolError
 
     namespace = api_plane.namespace("rotate-split")
     settings = cluster_settings(namespace, tenant.cloud, separate=True, name="split")

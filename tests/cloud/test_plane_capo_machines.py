@@ -47,12 +47,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from ruamel.yaml import YAML
 
-from scs_templates import api, lifecycle
-from scs_templates.helm import Helm
-from scs_templates.kube import KubeClient
+from scs_templates import _lifecycle as lifecycle
+from scs_templates import api
+from scs_templates._settings import ClusterSettings, parse_settings_text
+from scs_templates._tools.helm import Helm
+from scs_templates._tools.kube import KubeClient
 from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret
 from scs_templates.providers.openstack.values import credentials_secret_name
-from scs_templates.settings import ClusterSettings, parse_settings_text
 from tests.cloud.test_openstack import _external_network
 from tests.cloud.test_plane_capo_rotation import _capo_tokens, _deleted_at, rotate_waiting_for_capo
 from tests.support import pinned_helm, plane_with_managers, wait_on_plane

@@ -44,9 +44,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from ruamel.yaml import YAML
 
-from scs_templates import api, lifecycle
-from scs_templates.errors import ToolError
-from scs_templates.kube import KubeClient
+from scs_templates import _lifecycle as lifecycle
+from scs_templates import api
+from scs_templates._core.errors import ToolError
+from scs_templates._settings import ClusterSettings, parse_settings_text
+from scs_templates._tools.kube import KubeClient
 from scs_templates.providers.openstack.appcred import (
     delete_cluster_credentials,
     ensure_cluster_credentials,
@@ -62,7 +64,6 @@ from scs_templates.providers.openstack.credentials_secret import (
 )
 from scs_templates.providers.openstack.preflight import run_preflight
 from scs_templates.providers.openstack.rotation import rotate_credentials
-from scs_templates.settings import ClusterSettings, parse_settings_text
 from tests.support import REPO, plane_with_managers, wait_on_plane
 from tests.support.openstack_fixtures import Tenant, make_tenant, running_stack
 from tests.support.workload_cluster import empty_workload

@@ -51,7 +51,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates.kube import KubeClient
+from scs_templates._lifecycle.workload_cleanup import LB_CLEANUP_FINALIZER, clean_workload
+from scs_templates._tools.kube import KubeClient
 from scs_templates.providers.openstack.capo_names import capo_description, capo_network_name
 from scs_templates.providers.openstack.cleanup import cleanup_cluster_network
 from scs_templates.providers.openstack.leftovers import (
@@ -59,7 +60,6 @@ from scs_templates.providers.openstack.leftovers import (
     load_balancer_api,
     occm_load_balancer_prefix,
 )
-from scs_templates.workload_cleanup import LB_CLEANUP_FINALIZER, clean_workload
 from tests.cloud.test_openstack import _external_network
 from tests.plane.test_services_workload import apply
 from tests.support.openstack_fixtures import Tenant, make_tenant
@@ -77,7 +77,7 @@ from tests.support.workload_cluster import NODES, WorkloadCluster, workload_clus
 
 if TYPE_CHECKING:
     from scs_templates import api
-    from scs_templates.settings import ClusterSettings
+    from scs_templates._settings import ClusterSettings
     from testenv import Plane
     from tests.support.openstack_stack import Stack
 

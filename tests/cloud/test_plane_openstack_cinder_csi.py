@@ -59,14 +59,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates.kube import KubeClient
+from scs_templates._lifecycle.workload_cleanup import clean_workload
+from scs_templates._services.values import CINDER_DEFAULT_CLASS, CINDER_PROVISIONER
+from scs_templates._tools.kube import KubeClient
 from scs_templates.providers.openstack.leftovers import (
     CINDER_CSI_CLUSTER_PROPERTY,
     block_storage_api,
     clean_project_leftovers,
 )
-from scs_templates.services.values import CINDER_DEFAULT_CLASS, CINDER_PROVISIONER
-from scs_templates.workload_cleanup import clean_workload
 from tests.plane.test_services_workload import apply
 from tests.support.openstack_fixtures import Tenant, make_tenant
 from tests.support.openstack_workload import (

@@ -34,8 +34,8 @@ from typing import Any
 import pytest
 import yaml
 
-from scs_templates import encryption
-from scs_templates.settings.versions import TESTED_PATCHES
+from scs_templates._render import encryption
+from scs_templates._versions.kubernetes import TESTED_PATCHES
 from tests.support import REPO, skip_or_fail
 from tests.support.minors import EXAMPLE, render_all_features, supported_minors
 
@@ -256,7 +256,7 @@ def test_the_all_features_example_is_crd_valid_and_deterministic_at_the_minor(
     data["spec"]["kubernetes"] = {"version": f"{minor[0]}.{minor[1]}.{TESTED_PATCHES[minor]}"}
     settings_file = tmp_path / "all-features.yaml"
     settings_file.write_text(yaml.safe_dump(data))
-    code = "from scs_templates.cli.main import run; run()"
+    code = "from scs_templates._cli.main import run; run()"
     done = subprocess.run(
         [sys.executable, "-c", code, "render", str(settings_file)],
         capture_output=True,

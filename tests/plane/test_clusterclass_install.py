@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from scs_templates.cli.main import main
-from scs_templates.values import cluster_class_name
+from scs_templates._cli.main import main
+from scs_templates._render.values import cluster_class_name
 from tests.support import REPO, helm_tool, inmemory
 
 if TYPE_CHECKING:

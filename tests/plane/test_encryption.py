@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates import encryption, lifecycle
-from scs_templates.cli.main import main
-from scs_templates.errors import InputError
-from scs_templates.helm import Helm
-from scs_templates.kube import KubeClient, ObjectRef
-from scs_templates.settings.model import ClusterSettings
+from scs_templates import _lifecycle as lifecycle
+from scs_templates._cli.main import main
+from scs_templates._core.errors import InputError
+from scs_templates._render import encryption
+from scs_templates._settings.model import ClusterSettings
+from scs_templates._tools.helm import Helm
+from scs_templates._tools.kube import KubeClient, ObjectRef
 from tests.support import REPO, helm_tool, inmemory, settings_from_text
 
 if TYPE_CHECKING:

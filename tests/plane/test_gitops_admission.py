@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from scs_templates import api
-from scs_templates.gitops import GitopsOptions, parse_chart_source, write_gitops
-from scs_templates.services.catalogue import service_info
-from scs_templates.settings import load_settings
+from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
+from scs_templates._services.catalogue import service_info
+from scs_templates._settings import load_settings
 from tests.support import EXAMPLES, real_charts, render_crds_from_real_charts, skip_or_fail
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ OPTIONS = {
 def _crds_from_real_charts(monkeypatch: pytest.MonkeyPatch) -> None:
     """The Gateway API CRD chart is rendered from ../shared/charts (no registry here)."""
     monkeypatch.setattr(
-        "scs_templates.gitops.crds.render_server_side", render_crds_from_real_charts
+        "scs_templates._gitops.crds.render_server_side", render_crds_from_real_charts
     )
 
 

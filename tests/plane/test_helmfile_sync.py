@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scs_templates.helmfile import Helmfile
+from scs_templates._lifecycle.helmfile import Helmfile
 from tests.support import REPO, helmfile_tool, inmemory, settings_from_text
 from tests.support.inmemory import BOOTSTRAP, CAPI, INFRA
 
@@ -28,8 +28,8 @@ def test_helmfile_sync_and_destroy_on_the_real_plane(plane: Plane, tmp_path: Pat
     rolled out, the next ``sync`` prunes its superseded templates as install does.
     ``destroy`` deletes the Cluster first and waits for the real controllers, then the
     release, kept templates and Secrets."""
-    from scs_templates import lifecycle
-    from scs_templates.helm import Helm
+    from scs_templates import _lifecycle as lifecycle
+    from scs_templates._tools.helm import Helm
     from tests.support import helm_tool
 
     ns = plane.namespace("helmfile")

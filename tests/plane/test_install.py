@@ -26,16 +26,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates import lifecycle
-from scs_templates.cli.cmd_lifecycle import ProgressLine, parse_duration
-from scs_templates.cli.main import main
-from scs_templates.errors import InputError, ToolError
-from scs_templates.helm import Helm
-from scs_templates.kube import KubeClient
+from scs_templates import _lifecycle as lifecycle
+from scs_templates._cli.cmd_lifecycle import ProgressLine, parse_duration
+from scs_templates._cli.main import main
+from scs_templates._core.errors import InputError, ToolError
+from scs_templates._render.render import render
+from scs_templates._tools.helm import Helm
+from scs_templates._tools.kube import KubeClient
+from scs_templates._tools.toolchain import Tool
+from scs_templates._versions.kubernetes import KubernetesVersion, ResolvedVersion, resolve_version
 from scs_templates.providers import CloudOptions
-from scs_templates.render import render
-from scs_templates.settings.versions import KubernetesVersion, ResolvedVersion, resolve_version
-from scs_templates.toolchain import Tool
 from tests.support import REPO, helm_tool, inmemory, settings_from_text
 from tests.support.inmemory import BOOTSTRAP, CAPI, INFRA, KCP_API
 
@@ -58,7 +58,7 @@ SECRETS = {"clouds.yaml": CLOUDS, "cacert": ""}
 
 def cluster_version(text: str) -> str:
     """What a cluster of ``text`` runs, per this release's versions table."""
-    return str(resolve_version(text, inmemory.INMEMORY.name).version)
+    return str(resolve_version(text, inmemory.INMEMORY.kind_node_images).version)
 
 
 @pytest.fixture
@@ -608,7 +608,7 @@ def test_version_guard_on_a_cluster_of_an_older_versions_table(
     """A release installed by an older scs-templates (whose table said 1.33.x = v1.33.5, a
     patch this table does not even have a kind image for) still gets the one-minor-at-a-time
     rule and the downgrade refusal against what it RUNS, not against the new table."""
-    import scs_templates.values
+    import scs_templates._render.values
 
     def older_table(text: str, provider: str) -> ResolvedVersion:
         del text, provider
@@ -619,7 +619,7 @@ def test_version_guard_on_a_cluster_of_an_older_versions_table(
         return str(kcp["spec"]["version"])
 
     with monkeypatch.context() as patched:
-        patched.setattr(scs_templates.values, "resolve_version", older_table)
+        patched.setattr(scs_templates._render.values, "resolve_version", older_table)
         settings = write(tmp_path, docker_text(ns, "1.33.x"))
         assert cli("install", settings, "--kubeconfig", kubeconfig) == 0
     capsys.readouterr()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scs_templates import api
-from scs_templates.settings import load_settings
+from scs_templates._settings import load_settings
 from tests.render.test_snapshots import CASES, settings_for
 from tests.support import EXAMPLES
 

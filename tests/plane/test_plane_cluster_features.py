@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates import api, encryption
-from scs_templates.settings import certificates
+from scs_templates import api
+from scs_templates._render import encryption
+from scs_templates._settings import certificates
 from testenv import build
 from tests.support import pinned_helm, skip_or_fail
 from tests.support.minors import render_all_features, supported_minors

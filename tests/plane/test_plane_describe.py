@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates import lifecycle, secrets
-from scs_templates.cli.main import main
-from scs_templates.kube import KubeClient
+from scs_templates import _lifecycle as lifecycle
+from scs_templates._cli.main import main
+from scs_templates._core import secrets
+from scs_templates._tools.kube import KubeClient
 from tests.support import inmemory, settings_from_text
 
 if TYPE_CHECKING:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from testenv.process import Daemon
 
 
-CLI = "import sys; from scs_templates.cli.main import main; sys.exit(main(sys.argv[1:]))"
+CLI = "import sys; from scs_templates._cli.main import main; sys.exit(main(sys.argv[1:]))"
 CAPI = "cluster.x-k8s.io/v1beta2"
 HOLD = "tests.scs.community/hold"
 CANARY = "S3CR3T-FAULT-CANARY-7f3a"
@@ -205,7 +205,7 @@ def install(tmp_path: Path, settings: Path, kubeconfig: Path) -> Run:
 
 def release_listed(kubeconfig: Path, ns: str, name: str, home: Path) -> bool:
     """Whether helm lists the release (in any state)."""
-    from scs_templates.helm import Helm
+    from scs_templates._tools.helm import Helm
 
     return (
         Helm(helm_tool(), kubeconfig=str(kubeconfig), home=home).status(name, namespace=ns)

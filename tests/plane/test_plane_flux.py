@@ -67,10 +67,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from scs_templates import api, encryption
-from scs_templates.charts import LIBRARY_CHART, charts_dir
-from scs_templates.gitops import GitopsOptions, parse_chart_source, write_gitops
-from scs_templates.kube import KubeClient
+from scs_templates import api
+from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
+from scs_templates._render import encryption
+from scs_templates._render.charts import LIBRARY_CHART, charts_dir
+from scs_templates._tools.kube import KubeClient
 from tests.plane.test_gitops_admission import install_flux_crds
 from tests.support import chartrepo, githttp, inmemory, settings_from_text, skip_or_fail
 from tests.support.inmemory import KCP_API
@@ -311,7 +312,7 @@ def test_topology_clusters_share_a_class_release_and_move_only_when_asked(
     cluster removes the class."""
     from dataclasses import replace
 
-    from scs_templates.errors import InputError
+    from scs_templates._core.errors import InputError
 
     namespace = plane.namespace("flux-topology")
     walk = Reconciled(plane, controllers, namespace, tmp_path / "fleet")
@@ -353,7 +354,9 @@ def test_topology_clusters_share_a_class_release_and_move_only_when_asked(
     machines = walk.machines()
 
     # a new scs-templates release ships a new class: gitops refuses to move the cluster
-    monkeypatch.setattr("scs_templates.values.cluster_class_name", lambda provider: NEXT_CLASS)
+    monkeypatch.setattr(
+        "scs_templates._render.values.cluster_class_name", lambda provider: NEXT_CLASS
+    )
     with pytest.raises(InputError, match="--rebase-class"):
         walk.write(settings_from_text(texts["mem"]), options)
     # asked, for mem only: its HelmRelease and the new class's (helm-controller moves it)
@@ -496,7 +499,7 @@ def replace_kubeconfig(plane: Plane, namespace: str, text: str) -> str:
 def test_service_releases_installed_by_helm_controller_into_a_real_workload_api_server(
     plane: Plane, controllers: Flux, git_server: str, helm: api.Helm, tmp_path: Path
 ) -> None:
-    from scs_templates.services.releases import service_releases
+    from scs_templates._services.releases import service_releases
     from tests.support.workload_cluster import workload_cluster
 
     namespace = plane.namespace("flux-services")
@@ -730,7 +733,7 @@ def test_kustomize_controller_applies_the_gateway_api_crds_before_cilium(
     HelmRelease applied by ``mem-after-crds`` (dependsOn the CRD one) and installed there by
     helm-controller, with the other services after it. No object is applied by the test but
     Flux's bootstrap."""
-    from scs_templates.services.releases import service_releases
+    from scs_templates._services.releases import service_releases
     from tests.support.workload_cluster import workload_cluster
 
     namespace = plane.namespace("flux-gateway")

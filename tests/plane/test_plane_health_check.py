@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates import lifecycle
+from scs_templates import _lifecycle as lifecycle
 from tests.plane.test_plane_inmemory import Walk
 from tests.support import inmemory, settings_from_text
 from tests.support.inmemory import CAPI

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, Self
 import pytest
 import yaml
 
-from scs_templates import lifecycle
-from scs_templates.helm import Helm
-from scs_templates.kube import KubeClient
+from scs_templates import _lifecycle as lifecycle
+from scs_templates._tools.helm import Helm
+from scs_templates._tools.kube import KubeClient
 from tests.support import inmemory, settings_from_text, skip_or_fail
 from tests.support.inmemory import CAPI, CLONED_FROM, CLONES
 
@@ -171,8 +171,8 @@ class Walk:
         host-name prefix) and no other name in the namespace."""
         import re
 
-        from scs_templates.catalogue import provider_of
-        from scs_templates.services.values import kubelet_csr_approver_values
+        from scs_templates._services.values import kubelet_csr_approver_values
+        from scs_templates.providers import provider_of
 
         settings = settings_from_text(text)
         regex = re.compile(kubelet_csr_approver_values(settings)["providerRegex"])

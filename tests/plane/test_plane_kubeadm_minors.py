@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from scs_templates import encryption
+from scs_templates._render import encryption
 from testenv import build
 from tests.support import EXAMPLES, pinned_helm, plane_with_managers, skip_or_fail
 from tests.support.minors import render_all_features, supported_minors

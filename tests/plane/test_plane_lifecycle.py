@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from scs_templates import lifecycle
-from scs_templates.errors import InputError
-from scs_templates.helm import Helm
-from scs_templates.kube import KubeClient
+from scs_templates import _lifecycle as lifecycle
+from scs_templates._core.errors import InputError
+from scs_templates._tools.helm import Helm
+from scs_templates._tools.kube import KubeClient
 from tests.support import helm_tool, inmemory, settings_from_text
 
 if TYPE_CHECKING:

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates import api, lifecycle
-from scs_templates.errors import InputError
-from scs_templates.helm import Helm
-from scs_templates.kube import KubeClient
+from scs_templates import _lifecycle as lifecycle
+from scs_templates import api
+from scs_templates._core.errors import InputError
+from scs_templates._tools.helm import Helm
+from scs_templates._tools.kube import KubeClient
 from tests.support import helm_tool
 
 if TYPE_CHECKING:

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates import lifecycle
-from scs_templates.charts import chart_for
-from scs_templates.errors import InputError
-from scs_templates.lifecycle.target import release_objects
-from scs_templates.values import build_values
+from scs_templates import _lifecycle as lifecycle
+from scs_templates._core.errors import InputError
+from scs_templates._lifecycle.target import release_objects
+from scs_templates._render.charts import chart_for
+from scs_templates._render.values import build_values
 from tests.plane.test_plane_topology import GROUPS, NEXT_CLASS, TopologyWalk
 from tests.support import inmemory, settings_from_text
 from tests.support.inmemory import BOOTSTRAP, CAPI, INFRA, KCP_API
@@ -193,7 +193,9 @@ def test_a_rebase_keeps_the_class_another_cluster_uses(
     class, now unused, is uninstalled. No machine of either cluster is replaced."""
     walk.after("second")
     machines = {name: walk.machines_of(name) for name in ("one", "two")}
-    monkeypatch.setattr("scs_templates.values.cluster_class_name", lambda provider: NEXT_CLASS)
+    monkeypatch.setattr(
+        "scs_templates._render.values.cluster_class_name", lambda provider: NEXT_CLASS
+    )
     with pytest.raises(InputError, match="--rebase-class"):
         walk.install_cluster("two")
     said: list[str] = []

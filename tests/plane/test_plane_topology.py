@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates import lifecycle
-from scs_templates.errors import InputError
+from scs_templates import _lifecycle as lifecycle
+from scs_templates._core.errors import InputError
 from tests.plane.test_plane_inmemory import CAPI, Walk
 from tests.support import inmemory, settings_from_text
 
@@ -147,7 +147,9 @@ def test_a_new_class_only_when_asked(walk: TopologyWalk, monkeypatch: pytest.Mon
     class goes with the release's previous revision."""
     walk.after("group")
     text = walk.text(UPGRADED, md1_labels="scs.community/pool: blue")
-    monkeypatch.setattr("scs_templates.values.cluster_class_name", lambda provider: NEXT_CLASS)
+    monkeypatch.setattr(
+        "scs_templates._render.values.cluster_class_name", lambda provider: NEXT_CLASS
+    )
     with pytest.raises(InputError, match="--rebase-class"):
         walk.install(text)
     assert walk.topology()["classRef"]["name"] == CLASS

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from scs_templates.errors import ToolError
-from scs_templates.kube import KubeClient
-from scs_templates.workload_cleanup import LB_CLEANUP_FINALIZER, clean_workload
+from scs_templates._core.errors import ToolError
+from scs_templates._lifecycle.workload_cleanup import LB_CLEANUP_FINALIZER, clean_workload
+from scs_templates._tools.kube import KubeClient
 from tests.support import REPO, pinned_helm, skip_or_fail
 
 if TYPE_CHECKING:

@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pytest
 from ruamel.yaml import YAML
 
-from scs_templates.errors import InputError, ToolNotFoundError
-from scs_templates.services.catalogue import service_info
-from scs_templates.settings import ClusterSettings
+from scs_templates._core.errors import InputError, ToolNotFoundError
+from scs_templates._services.catalogue import service_info
+from scs_templates._settings import ClusterSettings
 from tests import support
 from tests.support import real_charts, skip_or_fail
 from tests.support.workload_cluster import NoHooksHelmfile
@@ -80,7 +80,7 @@ def services_settings(
 
 @pytest.fixture(scope="module")
 def services_helmfile() -> Any:
-    from scs_templates.services.runner import ServicesHelmfile
+    from scs_templates._services.runner import ServicesHelmfile
 
     try:
         return ServicesHelmfile()
@@ -221,7 +221,7 @@ class WaitDroppingHelmfile(NoHooksHelmfile):
 @pytest.fixture
 def cli_helmfile(monkeypatch: pytest.MonkeyPatch) -> type[WaitDroppingHelmfile]:
     """What ``apply`` of the CLI uses as its helmfile: :class:`WaitDroppingHelmfile`."""
-    from scs_templates.services import runner
+    from scs_templates._services import runner
 
     monkeypatch.setattr(WaitDroppingHelmfile, "syncs", [])
     monkeypatch.setattr(runner, "ServicesHelmfile", WaitDroppingHelmfile)
@@ -229,7 +229,7 @@ def cli_helmfile(monkeypatch: pytest.MonkeyPatch) -> type[WaitDroppingHelmfile]:
 
 
 def run_apply(clusters: Clusters, settings: ClusterSettings, **options: Any) -> Any:
-    from scs_templates.services import apply
+    from scs_templates._services import apply
 
     return apply(
         settings,
@@ -297,7 +297,7 @@ def test_apply_sync_is_idempotent_keeps_disabled_and_force_removes(
 
 
 def test_apply_refuses_a_cni_switch_unless_allowed(clusters: Clusters, mirror: Path) -> None:
-    from scs_templates.services import CniSwitchError
+    from scs_templates._services import CniSwitchError
 
     run_apply(clusters, services_settings("docker", chartMirror=str(mirror)))
     calico = services_settings("docker", chartMirror=str(mirror), cni={"type": "calico"})
@@ -329,7 +329,7 @@ def test_cli_apply_dry_run_and_cni_refusal(
     capsys: pytest.CaptureFixture[str],
     cli_helmfile: type[WaitDroppingHelmfile],
 ) -> None:
-    from scs_templates.cli.main import main
+    from scs_templates._cli.main import main
 
     def write(path: Path, **services: Any) -> str:
         settings = services_settings("docker", chartMirror=str(mirror), **services)
@@ -387,8 +387,8 @@ def test_apply_installs_the_cluster_release_first(
     """``lifecycle.install`` is replaced by a recording SPY (a test double): installing the
     cluster chart for real needs the Cluster API CRDs and controllers (the session plane,
     test_plane_lifecycle.py); here only the order and the arguments are the question."""
-    from scs_templates import lifecycle
-    from scs_templates.services import apply
+    from scs_templates import _lifecycle as lifecycle
+    from scs_templates._services import apply
 
     calls: list[dict[str, Any]] = []
 
@@ -439,11 +439,12 @@ def test_cli_apply_prints_the_templates_the_cluster_install_pruned(
     operator of apply never learnt what was removed. ``lifecycle.install`` is a SPY (a test
     double, for the reason above: the real chart needs Cluster API's CRDs and controllers)
     that prunes only through the progress it is given, with the real prune's words
-    (scs_templates.template_prune); the real prune after a rollout is proven with the real
+    (scs_templates._lifecycle.template_prune); the real prune after a rollout is proven with the
+    real
     Cluster API in test_plane_inmemory.py (test_scaling_changes_only_replicas)."""
-    from scs_templates import lifecycle
-    from scs_templates.cli.main import main
-    from scs_templates.helm import ReleaseInfo
+    from scs_templates import _lifecycle as lifecycle
+    from scs_templates._cli.main import main
+    from scs_templates._tools.helm import ReleaseInfo
 
     pruned = [
         "DockerMachineTemplate default/demo-md-0-0a1b2c3d",
@@ -483,7 +484,7 @@ def test_apply_copies_cloud_conf_into_the_workload_cluster(
     clusters: Clusters, tmp_path: Path
 ) -> None:
     """OCCM and Cinder CSI read kube-system/cloud-config: copied API to API, idempotently."""
-    from scs_templates.kube import KubeClient
+    from scs_templates._tools.kube import KubeClient
     from scs_templates.providers.openstack.workload import sync_cloud_config
 
     settings = services_settings("openstack")

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scs_templates import api
-from scs_templates.services import service_releases
-from scs_templates.settings import ClusterSettings, parse_settings_text
+from scs_templates._services import service_releases
+from scs_templates._settings import ClusterSettings, parse_settings_text
 from tests import support
 from tests.support import REPO, real_charts
 from tests.support.workload_cluster import NoHooksHelmfile, WorkloadCluster, workload_cluster
@@ -93,7 +93,7 @@ def workload_settings(
 
 
 def apply(cluster: WorkloadCluster, settings: ClusterSettings, **options: Any) -> Any:
-    from scs_templates.services import apply as apply_services
+    from scs_templates._services import apply as apply_services
 
     return apply_services(
         settings,
@@ -110,7 +110,7 @@ def apply(cluster: WorkloadCluster, settings: ClusterSettings, **options: Any) -
 
 def hook_objects(settings: ClusterSettings) -> list[dict[str, Any]]:
     """Every non-test hook object of the workload releases, in its release's namespace."""
-    from scs_templates.services.preview import render_services
+    from scs_templates._services.preview import render_services
 
     rendered = render_services(settings)
     namespaces = {r.chart_name: r.namespace for r in rendered.releases if r.target == "workload"}
@@ -300,7 +300,7 @@ def test_the_autoscaler_runs_next_to_the_cluster_with_namespace_rbac(
     """Deliverable 5 on the real plane: the chart's Deployment gets its Pod from the plane's
     real controllers, mounting the cluster's kubeconfig Secret, and the real RBAC authorizer
     lets its ServiceAccount scale this cluster's groups and nothing elsewhere."""
-    from scs_templates.services.releases import autoscaler_enabled
+    from scs_templates._services.releases import autoscaler_enabled
 
     cluster, result = installed
     plane, settings = cluster.plane, cluster.settings
@@ -362,7 +362,7 @@ def test_keep_on_disable_force_remove_and_the_cni_guard(
     """On a real workload API server: a second apply changes nothing (the server-side
     Gateway API CRDs included); a disabled service is kept, removed with --force-remove;
     the Gateway API CRDs survive both; a CNI switch is refused before anything changes."""
-    from scs_templates.services import CniSwitchError
+    from scs_templates._services import CniSwitchError
 
     namespace = plane.namespace("svc")
     small = {"certManager": {"enabled": False}, "flux": {"enabled": False}}

@@ -1,7 +1,7 @@
 """The pinned helm cross-builds for linux/arm64: the install works on arm64 machines too.
 
 A REAL ``go build`` of helm for ``GOARCH=arm64`` (``CGO_ENABLED=0``, as helm's own release
-builds), through the same :func:`scs_templates.toolchain.install.build` that
+builds), through the same :func:`scs_templates._tools.toolchain.install.build` that
 ``scs-templates tools install`` runs, then the ELF header of the result: machine
 ``EM_AARCH64`` (183), 64-bit, little-endian.
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from scs_templates.toolchain import install, pins
+from scs_templates._tools.toolchain import install, pins
 from tests.support import skip_or_fail
 
 pytestmark = [pytest.mark.extra_builds]

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from scs_templates.versions import table
-from scs_templates.versions import update as maintainer
+from scs_templates._maintain import update_versions as maintainer
+from scs_templates._versions import table
 from tests.support import SHARED, skip_or_fail
 
 VERSIONS = table()

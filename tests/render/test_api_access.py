@@ -1,7 +1,7 @@
 """network.apiAccess holds on every load balancer provider: the rendered rules, mode x provider.
 
 CAPO v0.14.7 drops ``allowedCIDRs`` for the ``ovn`` provider and always opens port 6443 of the
-control-plane security group to everyone (see scs_templates/values/api_access.py). So:
+control-plane security group to everyone (see scs_templates/providers/api_access.py). So:
 
 - amphora: the load balancer's ``allowedCIDRs`` restrict; port 6443; no extra rules;
 - ovn, restricted: no ``allowedCIDRs``, the API on port 6444 (listener, members, kubeadm bind
@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from scs_templates.cli.main import main
-from scs_templates.errors import InputError
-from scs_templates.lifecycle import check_api_port_change
-from scs_templates.values import build_values
-from scs_templates.values.api_access import (
+from scs_templates._cli.main import main
+from scs_templates._core.errors import InputError
+from scs_templates._lifecycle import check_api_port_change
+from scs_templates._render.values import build_values
+from scs_templates.providers.api_access import (
     DEFAULT_API_PORT,
     OVN_RESTRICTED_API_PORT,
     api_access_plan,

@@ -16,18 +16,18 @@ from typing import Any
 
 import pytest
 
-from scs_templates.cli.common import load_args
-from scs_templates.cli.main import build_parser, main
-from scs_templates.helmfile.base import HelmfileError
-from scs_templates.services.fetch_hint import fetch_failure
-from scs_templates.services.releases import (
+from scs_templates._cli.common import load_args
+from scs_templates._cli.main import build_parser, main
+from scs_templates._services.fetch_hint import fetch_failure
+from scs_templates._services.releases import (
     MIRROR_REPOSITORY,
     Repository,
     from_mirror,
     service_releases,
 )
-from scs_templates.services.runner import ServicesHelmfile
-from scs_templates.settings.validate import load_settings
+from scs_templates._services.runner import ServicesHelmfile
+from scs_templates._settings.validate import load_settings
+from scs_templates._tools.helmfile import HelmfileError
 from tests.support import REPO, real_charts
 
 PRODUCTION = REPO / "examples" / "openstack-production.yaml"
@@ -117,7 +117,7 @@ def test_services_render_reads_a_local_chart_mirror_from_the_option(
 def test_gitops_flags_the_one_step_that_reads_a_chart(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from scs_templates.cli.cmd_gitops import _note_rendered_charts
+    from scs_templates._cli.cmd_gitops import _note_rendered_charts
 
     settings = load_settings(PRODUCTION).settings
     _note_rendered_charts([settings, settings], None)

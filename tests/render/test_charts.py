@@ -20,16 +20,17 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import scs_templates.charts as charts_module
-from scs_templates.catalogue import PROVIDERS, TEMPLATES, catalogue, provider_names, template_names
-from scs_templates.charts import LIBRARY_CHART, chart_for
+import scs_templates._render.charts as charts_module
+from scs_templates._render.catalogue import TEMPLATES, catalogue, template_names
+from scs_templates._render.charts import LIBRARY_CHART, chart_for
+from scs_templates._render.values import build_values
+from scs_templates._settings import SettingsError, load_settings
+from scs_templates._settings.model import TEMPLATES as MODEL_TEMPLATES
+from scs_templates._settings.model import ClusterSettings
+from scs_templates._tools.toolchain import cache_root
+from scs_templates._versions.kubernetes import TESTED_PATCHES, resolve_version
+from scs_templates.providers import provider_names, shipped_providers
 from scs_templates.providers.openstack.values import credentials_secret_name
-from scs_templates.settings import SettingsError, load_settings
-from scs_templates.settings.model import TEMPLATES as MODEL_TEMPLATES
-from scs_templates.settings.model import ClusterSettings
-from scs_templates.settings.versions import TESTED_PATCHES, resolve_version
-from scs_templates.toolchain import cache_root
-from scs_templates.values import build_values
 from tests.support import (
     EXAMPLES,
     REPO,
@@ -67,8 +68,8 @@ def _chart_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 @pytest.fixture(scope="session")
 def helm_path() -> Path:
     """The pinned helm's path (skip, or fail in CI, when it is not installed)."""
-    from scs_templates.errors import ToolNotFoundError
-    from scs_templates.toolchain import find_helm
+    from scs_templates._core.errors import ToolNotFoundError
+    from scs_templates._tools.toolchain import find_helm
 
     try:
         return find_helm(cache_dir=TOOLS_CACHE).path
@@ -182,8 +183,8 @@ def names(objs: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
 def test_catalogue_matches_model_and_charts() -> None:
     assert template_names() == MODEL_TEMPLATES  # every name of the model has its row
     assert provider_names() == SHIPPED_PROVIDERS
-    assert len(catalogue()) == len(TEMPLATES) * len(PROVIDERS)
-    for provider in PROVIDERS:
+    assert len(catalogue()) == len(TEMPLATES) * len(shipped_providers())
+    for provider in shipped_providers():
         chart_yaml = yaml.safe_load((CHARTS / provider.chart / "Chart.yaml").read_text())
         assert chart_yaml["name"] == provider.chart
         assert chart_yaml["dependencies"] == [
@@ -333,7 +334,7 @@ def test_chart_for_rebuilds_a_removed_cache_entry(
 
 
 def test_chart_for_unknown_provider() -> None:
-    from scs_templates.errors import InputError
+    from scs_templates._core.errors import InputError
 
     with pytest.raises(InputError, match="unknown provider"):
         chart_for("vsphere")
@@ -650,7 +651,7 @@ def test_minimal_has_no_unsafe_fs_and_docker_has_no_cloud_provider(helm_path: Pa
     ]
     assert template["spec"]["template"]["spec"] == {
         # the published kind image, pinned by digest (docker-simple runs 1.33.x)
-        "customImage": resolve_version("1.33.x", "docker").kind_image.image,  # type: ignore[union-attr]
+        "customImage": resolve_version("1.33.x", kind_node_images=True).kind_image.image,  # type: ignore[union-attr]
         "extraMounts": [
             {"containerPath": "/var/run/docker.sock", "hostPath": "/var/run/docker.sock"}
         ],

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from scs_templates import __version__
-from scs_templates.cli.main import main
+from scs_templates._cli.main import main
 from tests.support import EXAMPLES, REPO
 
 HEAVY = ("kubernetes", "openstack", "keystoneauth1")
@@ -39,7 +39,7 @@ def _modules_after(args: list[str]) -> set[str]:
     """Run the CLI in a fresh interpreter and list the top-level modules it imported."""
     code = (
         "import json, sys\n"
-        "from scs_templates.cli.main import main\n"
+        "from scs_templates._cli.main import main\n"
         "try:\n"
         f"    main({args!r})\n"
         "except SystemExit:\n"
@@ -128,7 +128,7 @@ def test_rotation_step_is_still_a_literal_at_run_time() -> None:
     """``encryption.RotationStep`` (exported) is made on first use, not at import."""
     import typing
 
-    from scs_templates import encryption
+    from scs_templates._render import encryption
 
     assert typing.get_origin(encryption.RotationStep) is typing.Literal
     assert typing.get_args(encryption.RotationStep) == ("add", "promote", "remove")
@@ -142,7 +142,7 @@ def test_top_level_help_from_outlines_is_the_full_parsers_help(
 ) -> None:
     """``--help`` (and no arguments at all) list the commands from outline parsers: the text
     is the one every command's real parser gives, at any terminal width."""
-    from scs_templates.cli.main import build_parser
+    from scs_templates._cli.main import build_parser
 
     monkeypatch.setenv("COLUMNS", columns)
     full = build_parser().format_help()
@@ -183,7 +183,7 @@ def test_help_width_is_the_one_argparse_picks(
     import struct
     import termios
 
-    from scs_templates.cli.main import help_width
+    from scs_templates._cli.main import help_width
 
     for name, value in (("COLUMNS", columns), ("LINES", lines)):
         if value is None:
@@ -218,7 +218,7 @@ def test_top_level_help_is_argparses_text_without_shutil() -> None:
     assert not loaded & {"shutil", "bz2", "lzma", "fnmatch"}
     code = (
         "import argparse, sys\n"
-        "from scs_templates.cli import main\n"
+        "from scs_templates._cli import main\n"
         "parser = main.build_parser(outline=True)\n"
         "ours = parser.format_help()\n"
         "parser.formatter_class = argparse.HelpFormatter\n"
@@ -239,7 +239,7 @@ def test_every_commands_help_is_argparses_text() -> None:
     block at the end, whose lines ours keeps as written (argparse would fill them)."""
     code = (
         "import argparse, sys\n"
-        "from scs_templates.cli import main\n"
+        "from scs_templates._cli import main\n"
         "def walk(parser, seen):\n"
         "    ours = parser.format_help().partition('\\nexamples:')[0]\n"
         "    parser.formatter_class = argparse.HelpFormatter\n"
@@ -263,7 +263,7 @@ def test_every_commands_help_is_argparses_text() -> None:
 
 def test_version_fast_path_prints_what_argparse_prints(capsys: pytest.CaptureFixture[str]) -> None:
     """``--version`` skips argparse; its line is the parser's own version action's output."""
-    from scs_templates.cli.main import build_parser
+    from scs_templates._cli.main import build_parser
 
     with pytest.raises(SystemExit):
         build_parser(()).parse_args(["--version"])
@@ -280,7 +280,7 @@ def test_lazy_commands_are_registered_by_their_module() -> None:
     """main.LAZY_COMMANDS names, for each command, the module that registers it."""
     import argparse
 
-    from scs_templates.cli import main as cli
+    from scs_templates._cli import main as cli
 
     for command, module in cli.LAZY_COMMANDS.items():
         assert module in cli.COMMAND_MODULES
@@ -292,14 +292,14 @@ def test_lazy_commands_are_registered_by_their_module() -> None:
 @pytest.mark.parametrize(
     ("argv", "modules"),
     [
-        (["render", "x.yaml"], ("scs_templates.cli.cmd_render",)),
-        (["--debug", "render-fleet", "a", "--stdout"], ("scs_templates.cli.cmd_fleet",)),
-        (["tools", "status"], ("scs_templates.cli.cmd_tools",)),
+        (["render", "x.yaml"], ("scs_templates._cli.cmd_render",)),
+        (["--debug", "render-fleet", "a", "--stdout"], ("scs_templates._cli.cmd_fleet",)),
+        (["tools", "status"], ("scs_templates._cli.cmd_tools",)),
         (["--version"], ()),
     ],
 )
 def test_a_command_builds_only_its_own_parser(argv: list[str], modules: tuple[str, ...]) -> None:
-    from scs_templates.cli.main import modules_for
+    from scs_templates._cli.main import modules_for
 
     assert modules_for(argv) == modules
 
@@ -308,14 +308,14 @@ def test_a_command_builds_only_its_own_parser(argv: list[str], modules: tuple[st
     "argv", [[], ["--help"], ["-h", "render"], ["rendr"], ["--no-such", "render"], ["x.yaml"]]
 )
 def test_help_and_errors_build_every_parser(argv: list[str]) -> None:
-    from scs_templates.cli.main import COMMAND_MODULES, modules_for
+    from scs_templates._cli.main import COMMAND_MODULES, modules_for
 
     assert modules_for(argv) == COMMAND_MODULES
 
 
 def test_subcommand_help_and_usage_errors_are_unchanged(capsys: pytest.CaptureFixture[str]) -> None:
     """A lazily built parser prints the same usage as the full one."""
-    from scs_templates.cli.main import build_parser
+    from scs_templates._cli.main import build_parser
 
     # (SETTINGS is optional since -f may name the files: an unknown option is the error)
     with pytest.raises(SystemExit) as exited:
@@ -352,7 +352,7 @@ def test_console_script_flushes_everything_before_its_fast_exit(tmp_path: Path) 
     exit code kept."""
     done = _script(["values", str(EXAMPLES[0])], tmp_path)
     assert done.returncode == 0, done.stderr
-    code = "from scs_templates.cli.main import main; main()"
+    code = "from scs_templates._cli.main import main; main()"
     in_process = subprocess.run(
         [sys.executable, "-c", code, "values", str(EXAMPLES[0])],
         capture_output=True,
@@ -381,7 +381,7 @@ def test_a_command_runs_no_garbage_collection(command: str) -> None:
     argv = [command] if command.startswith("-") else [command, str(EXAMPLES[0])]
     code = (
         "import gc, os, sys\n"
-        "from scs_templates.cli import main\n"
+        "from scs_templates._cli import main\n"
         "runs = []\n"
         "gc.callbacks.append(lambda phase, info: runs.append(info['generation']))\n"
         "import atexit\n"

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scs_templates import api
-from scs_templates.charts import chart_version
-from scs_templates.errors import InputError
-from scs_templates.values import cluster_class_name
+from scs_templates._core.errors import InputError
+from scs_templates._render.charts import chart_version
+from scs_templates._render.values import cluster_class_name
 from tests.support import helm_tool
 
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ def test_a_kubernetes_upgrade_is_a_topology_version_change(helm: api.Helm) -> No
 def test_install_moves_a_topology_cluster_onto_a_new_class_only_when_asked() -> None:
     """The guard alone (pure); the real topology controller's rebase is in
     tests/plane/test_plane_topology.py."""
-    from scs_templates.lifecycle import check_class_change
+    from scs_templates._lifecycle import check_class_change
 
     def values(template: str, name: str) -> dict[str, Any]:
         return {"cluster": {"template": template, "className": name}}
@@ -247,10 +247,10 @@ def test_the_class_has_a_release_of_its_own_and_the_cluster_release_not_the_clas
     """Installed, a topology cluster is two releases: the class's (named after the class,
     values = its name and namespace only) and the cluster's (values ``classObjects: false``);
     rendered with the real helm they hold exactly what ``render`` prints for the cluster."""
-    from scs_templates.charts import chart_for
-    from scs_templates.render import split_documents
-    from scs_templates.values import build_values
-    from scs_templates.values.class_release import class_release_of, cluster_release_values
+    from scs_templates._render.charts import chart_for
+    from scs_templates._render.render import split_documents
+    from scs_templates._render.values import build_values
+    from scs_templates._render.values.class_release import class_release_of, cluster_release_values
 
     cluster = settings(provider)
     rendered = api.render(cluster, helm=helm)
@@ -282,8 +282,8 @@ def test_the_class_has_a_release_of_its_own_and_the_cluster_release_not_the_clas
 
 
 def test_a_cluster_named_like_its_class_release_is_refused() -> None:
-    from scs_templates.values import build_values
-    from scs_templates.values.class_release import class_release_of
+    from scs_templates._render.values import build_values
+    from scs_templates._render.values.class_release import class_release_of
 
     name = cluster_class_name("openstack")
     with pytest.raises(InputError, match=rf"metadata.name: '{name}' is the name of the release"):

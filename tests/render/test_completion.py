@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-from scs_templates.cli.cmd_completion import script
-from scs_templates.cli.main import COMMAND_MODULES, build_parser
+from scs_templates._cli.cmd_completion import script
+from scs_templates._cli.main import COMMAND_MODULES, build_parser
 from tests.support import skip_or_fail
 
 COMMANDS = sorted(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
@@ -80,7 +80,7 @@ def test_the_shell_reads_its_script(shell: str, check: list[str]) -> None:
 def test_only_the_completion_command_imports_shtab() -> None:
     program = (
         "import sys\n"
-        "from scs_templates.cli.main import main\n"
+        "from scs_templates._cli.main import main\n"
         "for argv in (['--help'], ['render', '--help'], ['completion', '--help']):\n"
         "    try:\n"
         "        main(argv)\n"
@@ -92,4 +92,4 @@ def test_only_the_completion_command_imports_shtab() -> None:
         [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip().endswith("False")
-    assert "scs_templates.cli.cmd_completion" in COMMAND_MODULES
+    assert "scs_templates._cli.cmd_completion" in COMMAND_MODULES

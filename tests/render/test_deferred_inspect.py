@@ -28,7 +28,9 @@ def _fresh(code: str) -> dict[str, object]:
     return result
 
 
-_DEFER = "from scs_templates.cli.deferred_inspect import import_dataclasses; import_dataclasses()\n"
+_DEFER = (
+    "from scs_templates._cli.deferred_inspect import import_dataclasses; import_dataclasses()\n"
+)
 _REPORT = (
     "real = sys.modules['inspect']\n"
     "print(json.dumps({'doc': Point.__doc__, 'real': hasattr(real, 'signature') and "

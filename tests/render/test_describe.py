@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from scs_templates import secrets
-from scs_templates.cli.main import main
-from scs_templates.kube.describe import Node, build_tree, ready_of, tree_text
+from scs_templates._cli.main import main
+from scs_templates._core import secrets
+from scs_templates._tools.kube.describe import Node, build_tree, ready_of, tree_text
 from tests.support import REPO
 
 DOCKER = REPO / "examples" / "docker-dev.yaml"
@@ -242,9 +242,9 @@ class FakeKube:
 
 @pytest.fixture
 def fake_kube(monkeypatch: pytest.MonkeyPatch) -> type[FakeKube]:
-    import scs_templates.kube
+    import scs_templates._tools.kube
 
-    monkeypatch.setattr(scs_templates.kube, "KubeClient", FakeKube)
+    monkeypatch.setattr(scs_templates._tools.kube, "KubeClient", FakeKube)
     yield FakeKube
     secrets.forget_all()
 

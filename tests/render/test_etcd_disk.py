@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from scs_templates.render import render
+from scs_templates._render.render import render
 from tests.support import settings_of, skip_or_fail
 
 GIB = 1024**3

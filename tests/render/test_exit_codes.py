@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from scs_templates.cli.main import main
+from scs_templates._cli.main import main
 from tests.support import EXAMPLES, REPO, fake_helm_binary
 
-CLI = "import sys; from scs_templates.cli.main import main; sys.exit(main(sys.argv[1:]))"
+CLI = "import sys; from scs_templates._cli.main import main; sys.exit(main(sys.argv[1:]))"
 DOCKER = REPO / "examples" / "docker-dev.yaml"
 
 
@@ -100,7 +100,7 @@ def test_cache_directory_is_a_file(
 def test_full_disk_keeps_the_previous_output(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from scs_templates import atomic
+    from scs_templates._core import atomic
 
     out = tmp_path / "out"
     assert main(["render", str(DOCKER), "--output-dir", str(out)]) == 0
@@ -311,7 +311,7 @@ def test_debug_keeps_exit_1_of_a_failing_tool(
 def test_migrate_output_on_a_full_disk_leaves_no_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from scs_templates import atomic
+    from scs_templates._core import atomic
 
     source = REPO / "tests" / "data" / "kaas-v1" / "r3.yaml"
     target = tmp_path / "settings.yaml"

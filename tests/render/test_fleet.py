@@ -1,8 +1,8 @@
-"""Fleet rendering (``scs_templates.fleet``, ``render-fleet``) and the benchmark harness.
+"""Fleet rendering (``scs_templates._render.fleet``, ``render-fleet``) and the benchmark harness.
 
 The central property: for every cluster of a MIXED fleet (both providers, both templates,
 three namespaces, two Kubernetes versions), the fleet result is exactly what
-``scs_templates.render.render`` returns for that cluster alone. Compared: ``manifests``
+``scs_templates._render.render.render`` returns for that cluster alone. Compared: ``manifests``
 BYTE FOR BYTE (the umbrella's ``# Source: fleet/charts/c-N/`` prefix is rewritten to the
 provider chart's name by ``render_fleet`` itself, so nothing is normalised in the test),
 ``documents``, ``objects``, ``values``, ``release``, ``namespace``, ``chart`` and
@@ -25,15 +25,15 @@ from hypothesis import strategies as st
 
 from bench import cases
 from bench.fleetgen import fleet_settings, write_fleet
-from scs_templates import fleet
-from scs_templates.charts import ChartRef, chart_for
-from scs_templates.cli.main import main
-from scs_templates.errors import ToolNotFoundError
-from scs_templates.helm import Helm, HelmError
-from scs_templates.render import RenderJob, kube_version_of, render
-from scs_templates.settings import load_settings, validate_data
-from scs_templates.settings.model import ClusterSettings
-from scs_templates.toolchain import find_helm
+from scs_templates._cli.main import main
+from scs_templates._core.errors import ToolNotFoundError
+from scs_templates._render import fleet
+from scs_templates._render.charts import ChartRef, chart_for
+from scs_templates._render.render import RenderJob, kube_version_of, render
+from scs_templates._settings import load_settings, validate_data
+from scs_templates._settings.model import ClusterSettings
+from scs_templates._tools.helm import Helm, HelmError
+from scs_templates._tools.toolchain import find_helm
 from tests.support import EXAMPLES, skip_or_fail
 from tests.unit.test_settings_model import settings_documents
 
@@ -410,7 +410,7 @@ def test_cli_render_fleet_input_errors(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_bench_harness_smoke(helm_path: Path, tmp_path: Path) -> None:
-    from scs_templates.toolchain import find_helmfile
+    from scs_templates._tools.toolchain import find_helmfile
 
     try:
         find_helmfile()

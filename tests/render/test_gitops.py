@@ -20,13 +20,13 @@ import pytest
 import yaml
 
 from scs_templates import api
-from scs_templates.cli.main import main
-from scs_templates.errors import InputError
-from scs_templates.gitops import GitopsOptions, parse_chart_source, write_gitops
-from scs_templates.gitops.layout import HEADER
-from scs_templates.labels import CLASS_LABEL
-from scs_templates.services.releases import service_releases
-from scs_templates.settings import load_settings
+from scs_templates._cli.main import main
+from scs_templates._core.errors import InputError
+from scs_templates._core.labels import CLASS_LABEL
+from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
+from scs_templates._gitops.layout import HEADER
+from scs_templates._services.releases import service_releases
+from scs_templates._settings import load_settings
 from tests.support import (
     EXAMPLES,
     REPO,
@@ -45,7 +45,7 @@ GIT = GitopsOptions(parse_chart_source("https://git.example.com/scs/scs-template
 def _crds_from_real_charts(monkeypatch: pytest.MonkeyPatch) -> None:
     """The Gateway API CRD chart is rendered from ../shared/charts (no registry here)."""
     monkeypatch.setattr(
-        "scs_templates.gitops.crds.render_server_side", render_crds_from_real_charts
+        "scs_templates._gitops.crds.render_server_side", render_crds_from_real_charts
     )
 
 
@@ -331,9 +331,9 @@ def _topology_fleet() -> list[Any]:
 
 def _next_release(monkeypatch: pytest.MonkeyPatch) -> None:
     """What a new scs-templates release changes: the chart version and so the class name."""
-    monkeypatch.setattr("scs_templates.gitops.objects._chart_version", lambda chart: "9.9.9")
+    monkeypatch.setattr("scs_templates._gitops.objects._chart_version", lambda chart: "9.9.9")
     monkeypatch.setattr(
-        "scs_templates.values.cluster_class_name", lambda provider: f"scs-{provider}-v9-9-9"
+        "scs_templates._render.values.cluster_class_name", lambda provider: f"scs-{provider}-v9-9-9"
     )
 
 
@@ -506,7 +506,7 @@ def test_gateway_api_crds_are_a_kustomization_of_the_rendered_chart(tmp_path: Pa
     (services/serverside.py): never a HelmRelease. Its objects, rendered as ``services
     render`` renders them, are plain files that a Flux Kustomization applies into the
     workload cluster; Cilium (which needs them at start) is applied after them."""
-    from scs_templates.services.catalogue import service_info
+    from scs_templates._services.catalogue import service_info
 
     fleet = [s for s in _fleet() if s.spec.services.gateway_api.enabled]
     assert fleet and service_info("gateway-api-crds").server_side
@@ -608,8 +608,8 @@ def test_names_derived_from_a_long_cluster_name_are_fitted_to_63() -> None:
     """``<cluster>-cloud-config``, ``<cluster>-workload-cloud-config``, the service releases
     and Kustomizations: every name built from the cluster's name goes through the naming
     module, so even a name longer than the rules allow gives DNS-1123 names of <= 63."""
-    from scs_templates.gitops.objects import cluster_objects
-    from scs_templates.settings import naming
+    from scs_templates._core import naming
+    from scs_templates._gitops.objects import cluster_objects
 
     example = load_settings(next(p for p in EXAMPLES if p.stem == "openstack-all-features"))
     example = example.settings

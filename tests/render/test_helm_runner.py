@@ -1,4 +1,4 @@
-"""Tests of scs_templates.helm: the helm runner every helm call goes through.
+"""Tests of scs_templates._tools.helm: the helm runner every helm call goes through.
 
 Most tests use a FAKE HELM: a small shell-script TEST DOUBLE that records its argv, its
 environment and its stdin, then prints what the test asks for. That makes flag selection
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from scs_templates.helm import Helm, HelmError, HelmTimeout, ReleaseInfo
-from scs_templates.helm.errors import error_text, redact
-from scs_templates.toolchain import Tool
+from scs_templates._tools.helm import Helm, HelmError, HelmTimeout, ReleaseInfo
+from scs_templates._tools.helm.errors import error_text, redact
+from scs_templates._tools.toolchain import Tool
 from tests.support import process_gone, skip_or_fail
 
 SECRET = "s3cr3t-Passw0rd-value"
@@ -260,7 +260,7 @@ def test_the_users_timeout_is_the_wall_clock_of_upgrade_install(
 
 
 def test_missing_binary_is_a_tool_error(tmp_path: Path) -> None:
-    from scs_templates.errors import ToolError
+    from scs_templates._core.errors import ToolError
 
     helm = make_helm(tmp_path / "nonexistent")
     with pytest.raises(ToolError, match="cannot run"):
@@ -374,7 +374,7 @@ def test_lint_flags(tmp_path: Path) -> None:
 @pytest.mark.parametrize("version", ["2.17.0", "3.22.0"])
 def test_unsupported_major_is_refused(tmp_path: Path, version: str) -> None:
     """helm 3 is refused too: it gets security fixes only (docs/toolchain.md)."""
-    from scs_templates.errors import ToolNotFoundError
+    from scs_templates._core.errors import ToolNotFoundError
 
     major = int(version.split(".")[0])
     tool = Tool(name="helm", path=tmp_path / "helm", version=version, major=major, source="x")
@@ -386,8 +386,8 @@ def test_unsupported_major_is_refused(tmp_path: Path, version: str) -> None:
 
 
 def real_helm() -> Helm:
-    from scs_templates.errors import ToolNotFoundError
-    from scs_templates.toolchain import find_helm
+    from scs_templates._core.errors import ToolNotFoundError
+    from scs_templates._tools.toolchain import find_helm
 
     try:
         return Helm(find_helm())
@@ -463,9 +463,9 @@ def test_finding11_offline_render_with_debug_never_hands_kubeconfig_to_helm(
 ) -> None:
     """``scs-templates --debug render`` with ``KUBECONFIG`` set: the real helm renders, run by a
     TEST DOUBLE wrapper that records its environment first; KUBECONFIG is not in it."""
-    from scs_templates.cli.main import main
-    from scs_templates.errors import ToolNotFoundError
-    from scs_templates.toolchain import find_helm
+    from scs_templates._cli.main import main
+    from scs_templates._core.errors import ToolNotFoundError
+    from scs_templates._tools.toolchain import find_helm
     from tests.support import EXAMPLES
 
     try:

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from scs_templates import api
-from scs_templates.errors import ToolNotFoundError
-from scs_templates.helmfile import Helmfile, HelmfileError, helmfile_dir
-from scs_templates.settings.versions import TESTED_PATCHES
-from scs_templates.toolchain import Tool, find_helm
+from scs_templates._core.errors import ToolNotFoundError
+from scs_templates._lifecycle.helmfile import Helmfile, HelmfileError, helmfile_dir
+from scs_templates._tools.toolchain import Tool, find_helm
+from scs_templates._versions.kubernetes import TESTED_PATCHES
 from tests.support import EXAMPLES, REPO, helmfile_tool, skip_or_fail
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def test_helmfile_gets_the_named_helmfile_without_a_build(
 ) -> None:
     """The default helmfile goes through ensure_tool (built on first use); a supported one
     named by SCS_TEMPLATES_HELMFILE is taken as it is, version checked, nothing built."""
-    from scs_templates.toolchain import clear_version_cache
+    from scs_templates._tools.toolchain import clear_version_cache
 
     double = tmp_path / "helmfile"
     double.write_text("#!/bin/sh\n# TEST DOUBLE for helmfile\necho 'Version  v1.8.0'\n")

@@ -1,4 +1,4 @@
-"""scs_templates.cli.help_cache: the console script's ``--help`` prints the last run's text
+"""scs_templates._cli.help_cache: the console script's ``--help`` prints the last run's text
 only while everything it was made from is unchanged (issue #19: ``--help`` <= 30 ms)."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from scs_templates.cli import help_cache
+from scs_templates._cli import help_cache
 
 _RUN = (
     "import atexit, os, sys\n"
     "atexit.register(lambda: os.write(2, b'ARGPARSE=%d' % ('argparse' in sys.modules)))\n"
     "sys.argv = ['scs-templates', *sys.argv[1:]]\n"
-    "from scs_templates.cli.main import run\n"
+    "from scs_templates._cli.main import run\n"
     "run()\n"
 )
 
@@ -42,7 +42,7 @@ def _help(cache: Path, *argv: str, **env: str) -> tuple[str, bool]:
 def _uncached(columns: str) -> str:
     code = (
         "import sys\n"
-        "from scs_templates.cli.main import main\n"
+        "from scs_templates._cli.main import main\n"
         "try:\n"
         "    main(['--help'])\n"
         "except SystemExit as exiting:\n"
@@ -82,8 +82,8 @@ def _tamper(cache: Path, *, text: str, stamp_of: str | None = None) -> None:
 @pytest.mark.parametrize(
     "changed",
     [
-        "scs_templates/cli/cmd_render.py",  # a command's help text
-        "scs_templates/cli/main.py",  # the list of commands
+        "scs_templates/_cli/cmd_render.py",  # a command's help text
+        "scs_templates/_cli/main.py",  # the list of commands
         "argparse.py",  # the formatter itself
     ],
 )
@@ -129,7 +129,7 @@ def test_an_unwritable_cache_only_costs_time(tmp_path: Path) -> None:
 def test_the_library_entry_never_uses_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from scs_templates.cli.main import main
+    from scs_templates._cli.main import main
 
     monkeypatch.setenv("SCS_TEMPLATES_CACHE_DIR", str(tmp_path))
     with pytest.raises(SystemExit):

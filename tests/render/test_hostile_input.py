@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from scs_templates.cli.main import main
-from scs_templates.settings import SettingsError, parse_settings_text
-from scs_templates.settings.loader import MAX_ALIASES, MAX_DEPTH, MAX_VALUES
+from scs_templates._cli.main import main
+from scs_templates._settings import SettingsError, parse_settings_text
+from scs_templates._settings.loader import MAX_ALIASES, MAX_DEPTH, MAX_VALUES
 from tests.support import EXAMPLES, REPO
 
 
@@ -113,7 +113,7 @@ def run_cli(*argv: str, stdin: bytes | None = None) -> subprocess.CompletedProce
         [
             sys.executable,
             "-c",
-            "import sys; from scs_templates.cli.main import main; sys.exit(main(sys.argv[1:]))",
+            "import sys; from scs_templates._cli.main import main; sys.exit(main(sys.argv[1:]))",
             *argv,
         ],
         input=stdin.decode() if stdin is not None else None,
@@ -203,10 +203,10 @@ def test_every_reader_refuses_with_the_same_reasons(
 ) -> None:
     """Settings, clusterctl.yaml and kubeconfig go through one reader (textinput.read_text):
     the same refusal, worded for the kind of file."""
-    from scs_templates.errors import InputError
-    from scs_templates.kube.config import check_kubeconfig
-    from scs_templates.migrate.reading import read_input
-    from scs_templates.settings.loader import read_text
+    from scs_templates._core.errors import InputError
+    from scs_templates._settings.loader import read_text
+    from scs_templates._tools.kube.config import check_kubeconfig
+    from scs_templates.providers.openstack.migrate.reading import read_input
 
     path = tmp_path / "input"
     if content is None:

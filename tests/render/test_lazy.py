@@ -1,7 +1,8 @@
-"""Lazy re-exports: one mechanism (scs_templates/lazy.py), and each package's three lists agree.
+"""Lazy re-exports: one mechanism (scs_templates/_core/lazy.py), and each package's three lists
+agree.
 
 A package that exports names of its submodules on first use writes each name three times:
-under ``if TYPE_CHECKING:`` (for type checkers), in its table for :func:`scs_templates.lazy.
+under ``if TYPE_CHECKING:`` (for type checkers), in its table for :func:`scs_templates._core.lazy.
 exports` (for the run time) and in ``__all__``. These tests read the packages' source, so a
 name missing from one of them, or listed under the wrong submodule, fails here, and so does a
 package that writes its own module-level ``__getattr__`` again.
@@ -25,13 +26,13 @@ PACKAGE = REPO / "scs_templates"
 #: table that importing it loads anyway (its eager imports need them).
 LAZY_PACKAGES = {
     "scs_templates.providers.openstack": (),
-    "scs_templates.services": ("values",),  # the catalogue's value builders
-    "scs_templates.settings": (),
-    "scs_templates.toolchain": (),
+    "scs_templates._services": ("values",),  # the catalogue's value builders
+    "scs_templates._settings": (),
+    "scs_templates._tools.toolchain": (),
 }
 #: Module-level ``__getattr__`` that is no re-export: encryption's makes ``RotationStep``
 #: (a typing.Literal) on first use.
-OWN_GETATTR = {"scs_templates/encryption.py"}
+OWN_GETATTR = {"scs_templates/_render/encryption.py"}
 
 
 def _source(package: str) -> ast.Module:
@@ -123,7 +124,7 @@ def _modules_of_render(example: Path) -> set[str]:
     """Every module a ``render`` of ``example`` to stdout imported, in a fresh interpreter."""
     code = (
         "import json, sys\n"
-        "from scs_templates.cli.main import main\n"
+        "from scs_templates._cli.main import main\n"
         "try:\n"
         f"    main(['render', {str(example)!r}])\n"
         "except SystemExit:\n"
@@ -146,5 +147,5 @@ RENDER_NEVER_IMPORTS = {"shlex"}
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
 def test_render_path_imports_none_of_the_trimmed_modules(example: Path) -> None:
     loaded = _modules_of_render(example)
-    assert "scs_templates.render" in loaded
+    assert "scs_templates._render.render" in loaded
     assert not loaded & RENDER_NEVER_IMPORTS, sorted(loaded & RENDER_NEVER_IMPORTS)

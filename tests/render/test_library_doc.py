@@ -20,8 +20,8 @@ BLOCK = re.compile(r"^```(pycon|python)\n(.*?)^```", re.S | re.M)
 def test_library_md_examples_run_as_doctests(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from scs_templates.errors import ToolNotFoundError
-    from scs_templates.toolchain import find_helm
+    from scs_templates._core.errors import ToolNotFoundError
+    from scs_templates._tools.toolchain import find_helm
 
     try:
         find_helm()

@@ -21,7 +21,7 @@ def _python(code: str) -> subprocess.CompletedProcess[str]:
 
 PRELUDE = f"""
 import sys
-from scs_templates import secrets
+from scs_templates._core import secrets
 installed = secrets.install_log_filter(prefix="t")
 assert "logging" not in sys.modules, "installing imported logging"
 secrets.register({SECRET!r})
@@ -60,7 +60,7 @@ def test_removing_before_anything_logged_leaves_nothing_behind() -> None:
         """
 import sys, warnings
 before_path, before_show = list(sys.meta_path), warnings.showwarning
-from scs_templates import secrets
+from scs_templates._core import secrets
 installed = secrets.install_log_filter()
 secrets.remove_log_filter(installed)
 assert sys.meta_path == before_path and warnings.showwarning is before_show
@@ -75,7 +75,7 @@ def test_installed_at_once_with_debug_or_when_logging_is_there() -> None:
     done = _python(
         """
 import logging
-from scs_templates import secrets
+from scs_templates._core import secrets
 installed = secrets.install_log_filter()
 assert installed.handler in logging.getLogger().handlers
 secrets.remove_log_filter(installed)
@@ -92,7 +92,7 @@ def test_render_and_validate_import_no_logging_and_debug_still_logs() -> None:
             f"""
 import sys
 sys.argv = ["scs-templates", {command!r}, {example!r}]
-from scs_templates.cli.main import main
+from scs_templates._cli.main import main
 code = main()
 assert "logging" not in sys.modules, sys.modules["logging"]
 sys.exit(code)
@@ -103,7 +103,7 @@ sys.exit(code)
         [
             sys.executable,
             "-c",
-            "import sys; from scs_templates.cli.main import main; sys.exit(main())",
+            "import sys; from scs_templates._cli.main import main; sys.exit(main())",
             "--debug",
             "render",
             example,
@@ -114,7 +114,7 @@ sys.exit(code)
         cwd=REPO,
     )
     assert debug.returncode == 0, debug.stderr
-    assert "scs-templates: DEBUG: scs_templates.helm.runner: running " in debug.stderr
+    assert "scs-templates: DEBUG: scs_templates._tools.helm.runner: running " in debug.stderr
 
 
 def test_urllib3_retry_warnings_only_with_debug() -> None:
@@ -123,7 +123,7 @@ def test_urllib3_retry_warnings_only_with_debug() -> None:
     (tests/plane/test_plane_faults.py, a killed kube-apiserver). Other urllib3 warnings are."""
     code = """
 import logging
-from scs_templates import secrets
+from scs_templates._core import secrets
 installed = secrets.install_log_filter(prefix="t", debug={debug})
 log = logging.getLogger("urllib3.connectionpool")
 log.warning("Retrying (%r) after connection broken by '%r': %s", "Retry(total=2)", "E", "/x")

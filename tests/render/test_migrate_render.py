@@ -1,4 +1,5 @@
-"""Tests of ``scs-templates migrate`` and :func:`scs_templates.migrate.migrate_kaas_v1`.
+"""Tests of ``scs-templates migrate`` and
+:func:`scs_templates.providers.openstack.migrate.migrate_kaas_v1`.
 
 The fixtures in tests/data/kaas-v1 are our own, written from the KaaS v1 key table
 (k8s-cluster-api-provider R3 = v4.0.0 .. R6 = v7.0.0): an R3-style file, an R5-style file
@@ -15,8 +16,8 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from scs_templates.cli.main import main
-from scs_templates.migrate import MigrationResult, migrate_kaas_v1
+from scs_templates._cli.main import main
+from scs_templates.providers.openstack.migrate import MigrationResult, migrate_kaas_v1
 from tests.support import REPO
 
 DATA = REPO / "tests" / "data" / "kaas-v1"
@@ -87,7 +88,7 @@ def test_cli_proxy_profile_reaches_the_nodes(
     rendered bootstrap templates give containerd and kubelet the KaaS v1 proxy, with the
     profile's NO_PROXY entries and the cluster's own."""
     from scs_templates import api
-    from scs_templates.settings import load_settings
+    from scs_templates._settings import load_settings
     from tests.support import pinned_helm
 
     profile = tmp_path / "proxy.sh"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from scs_templates import api
-from scs_templates.cli.main import main
+from scs_templates._cli.main import main
 from tests.render.test_exit_codes import one_line, run
 from tests.support import REPO
 
@@ -143,7 +143,7 @@ def test_a_failed_openstack_login_is_one_line_without_keystoneauths_warning_or_u
     settings = tmp_path / "cluster.yaml"
     settings.write_text(OPENSTACK.read_text().replace("cloud: openstack", "cloud: dead"))
     done = subprocess.run(
-        [sys.executable, "-m", "scs_templates.cli.main", "openstack", "preflight", str(settings)],
+        [sys.executable, "-m", "scs_templates._cli.main", "openstack", "preflight", str(settings)],
         env={**os.environ, "OS_CLIENT_CONFIG_FILE": str(clouds)},
         capture_output=True,
         text=True,
@@ -301,8 +301,8 @@ def test_versions_prints_no_path_of_the_reference_folder(
 
 
 def test_versions_hold_notes_agree_with_the_table(capsys: pytest.CaptureFixture[str]) -> None:
-    from scs_templates.version_numbers import exact
-    from scs_templates.versions import table
+    from scs_templates._core.version_numbers import exact
+    from scs_templates._versions import table
 
     code, out, _err = run(capsys, "versions")
     assert code == 0
@@ -349,8 +349,8 @@ def test_an_unknown_option_reports_the_usage_of_its_command(
 def test_gitops_help_and_exit_code_agree_when_a_tool_underneath_fails(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import scs_templates.gitops
-    from scs_templates.helmfile import HelmfileError
+    import scs_templates._gitops
+    from scs_templates._lifecycle.helmfile import HelmfileError
 
     with pytest.raises(SystemExit):
         main(["gitops", "--help"])
@@ -366,7 +366,7 @@ def test_gitops_help_and_exit_code_agree_when_a_tool_underneath_fails(
             stderr="Error: boom",
         )
 
-    monkeypatch.setattr(scs_templates.gitops, "write_gitops", failing)
+    monkeypatch.setattr(scs_templates._gitops, "write_gitops", failing)
     argv = ["gitops", str(tmp_path / "fleet"), str(DOCKER), "--chart-source", "oci://r.example/c"]
     code, _out, err = run(capsys, *argv)
     assert code == 1

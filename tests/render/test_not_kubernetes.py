@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from scs_templates.cli.main import main
-from scs_templates.errors import ToolError
-from scs_templates.kube import KubeClient
+from scs_templates._cli.main import main
+from scs_templates._core.errors import ToolError
+from scs_templates._tools.kube import KubeClient
 from tests.support import EXAMPLES, serving_in_thread
 
 
@@ -91,7 +91,7 @@ def test_finding7_commands_fail_when_the_server_is_not_a_kubernetes_api(
 def test_finding7_the_client_checks_version_before_any_read(
     kubeconfig: Path, always_ok_server: str
 ) -> None:
-    from scs_templates.kube import ObjectRef
+    from scs_templates._tools.kube import ObjectRef
 
     with KubeClient(str(kubeconfig)) as client, pytest.raises(ToolError) as caught:
         client.get(ObjectRef("v1", "Namespace", "", "default"))

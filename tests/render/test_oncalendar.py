@@ -1,4 +1,4 @@
-"""The OnCalendar check (scs_templates/settings/calendar.py) against the REAL systemd.
+"""The OnCalendar check (scs_templates/_settings/calendar.py) against the REAL systemd.
 
 ``spec.etcd.defrag.schedule`` is checked in pure Python (the product needs no systemd), as a
 subset of what ``systemd-analyze calendar`` takes: whatever the check accepts, the real tool
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from scs_templates.settings.calendar import problem
+from scs_templates._settings.calendar import problem
 from tests.support import skip_or_fail
 
 PROPERTY_EXAMPLES = int(os.environ.get("SCS_TEMPLATES_PROPERTY_EXAMPLES", "150"))

@@ -20,7 +20,7 @@ def test_importing_package_and_cli_does_not_import_openstacksdk() -> None:
     code = (
         "import sys\n"
         "import scs_templates.providers.openstack\n"
-        "from scs_templates.cli.main import build_parser\n"
+        "from scs_templates._cli.main import build_parser\n"
         "build_parser()\n"
         "bad = sorted(m for m in sys.modules if m == 'openstack' or m.startswith('openstack.')"
         " or m.startswith('keystoneauth1'))\n"

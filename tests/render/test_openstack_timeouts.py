@@ -113,7 +113,7 @@ def settings_file(tmp_path: Path) -> Path:
 def test_finding3_openstack_calls_are_bounded_by_timeout(
     cloud_env: dict[str, str], settings_file: Path, keystone: str, command: list[str]
 ) -> None:
-    argv = [sys.executable, "-m", "scs_templates.cli.main", "--timeout", str(TIMEOUT)]
+    argv = [sys.executable, "-m", "scs_templates._cli.main", "--timeout", str(TIMEOUT)]
     started = time.monotonic()
     try:
         done = subprocess.run(

@@ -7,7 +7,7 @@ with exit 2 naming it; ``gitops`` removes only folders holding exactly the files
 replaced as a whole, so a signal or a full disk leaves the previous state or nothing.
 Each test is named after the finding it proves and failed before the fix. A full disk is
 ``atomic._write_new`` raising ENOSPC (as in tests/render/test_exit_codes.py), a SIGTERM is the
-handler's :class:`~scs_templates.signals.Terminated` raised while a file is written.
+handler's :class:`~scs_templates._core.signals.Terminated` raised while a file is written.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scs_templates import atomic
-from scs_templates.cli.main import main
-from scs_templates.errors import InputError
-from scs_templates.gitops import GitopsOptions, parse_chart_source, write_gitops
-from scs_templates.settings import load_settings
-from scs_templates.signals import Terminated
+from scs_templates._cli.main import main
+from scs_templates._core import atomic
+from scs_templates._core.errors import InputError
+from scs_templates._core.signals import Terminated
+from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
+from scs_templates._settings import load_settings
 from tests.render.test_signals import wait_for
 from tests.support import REPO, render_crds_from_real_charts
 
@@ -41,7 +41,7 @@ CHART_SOURCE = ("--chart-source", "oci://registry.example.com/scs")
 def _crds_from_real_charts(monkeypatch: pytest.MonkeyPatch) -> None:
     """The Gateway API CRD chart is rendered from ../shared/charts (no registry here)."""
     monkeypatch.setattr(
-        "scs_templates.gitops.crds.render_server_side", render_crds_from_real_charts
+        "scs_templates._gitops.crds.render_server_side", render_crds_from_real_charts
     )
 
 
@@ -209,8 +209,8 @@ def test_finding_4_an_interrupted_render_fleet_leaves_the_previous_fleet(
 SLOW_WRITES = """
 import sys, time
 from pathlib import Path
-from scs_templates import atomic
-from scs_templates.cli.main import main
+from scs_templates._core import atomic
+from scs_templates._cli.main import main
 write_new = atomic._write_new
 def slow(path, data, mode):
     write_new(path, data, mode)

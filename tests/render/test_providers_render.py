@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scs_templates import catalogue
-from scs_templates.settings import SettingsError, parse_settings_text
+from scs_templates import providers as catalogue
+from scs_templates._settings import SettingsError, parse_settings_text
 from tests.support import skip_or_fail
 
 # --------------------------------------------------------------------------- a new provider
@@ -18,8 +18,8 @@ def test_a_provider_added_in_the_documented_steps_validates_renders_and_is_crd_v
     is valid against the REAL upstream CRDs (CAPD's DevCluster/DevMachineTemplate). The
     plane tests (test_plane_inmemory, test_plane_lifecycle) install, roll and delete the
     same chart."""
-    from scs_templates.lifecycle import KEPT_KINDS
-    from scs_templates.render import render
+    from scs_templates._lifecycle import KEPT_KINDS
+    from scs_templates._render.render import render
     from tests.support import crd_validation, inmemory
 
     reason = crd_validation.skip_or_fail_reason()
@@ -57,8 +57,8 @@ def test_a_provider_added_in_the_documented_steps_validates_renders_and_is_crd_v
 def test_the_added_providers_values_are_held_to_its_generated_schema() -> None:
     """Step 2's values model is the chart's contract: helm refuses in-memory values that
     break it (a VM start-up that is no Go duration) before anything renders."""
-    from scs_templates.errors import ToolError
-    from scs_templates.render import render
+    from scs_templates._core.errors import ToolError
+    from scs_templates._render.render import render
     from tests.support import inmemory
 
     text = inmemory.settings_text("default", version="1.36.4", provider="inmemory")

@@ -1,4 +1,5 @@
-"""scs_templates.records: a record behaves as the plain frozen dataclass of the same fields."""
+"""scs_templates._core.records: a record behaves as the plain frozen dataclass of the same
+fields."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ values = st.tuples(
 
 _LIST_PLAIN = """
 import dataclasses, sys
-import scs_templates.cli.cmd_render, scs_templates.render, scs_templates.settings.validate
+import scs_templates._cli.cmd_render, scs_templates._render.render, scs_templates._settings.validate
 for module_name, module in sorted(sys.modules.items()):
     if not module_name.startswith("scs_templates."):
         continue
@@ -36,4 +37,4 @@ def test_the_render_path_compiles_no_dataclass_methods_but_init() -> None:
     done = subprocess.run(
         [sys.executable, "-c", _LIST_PLAIN], capture_output=True, text=True, check=True
     )
-    assert done.stdout == "", "use scs_templates.records.record (ordered_record) for these"
+    assert done.stdout == "", "use scs_templates._core.records.record (ordered_record) for these"

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from scs_templates import api
-from scs_templates.cli.main import main
-from scs_templates.errors import InputError, ToolNotFoundError
-from scs_templates.toolchain import clear_version_cache, find_helm, hermetic_env
+from scs_templates._cli.main import main
+from scs_templates._core.errors import InputError, ToolNotFoundError
+from scs_templates._tools.toolchain import clear_version_cache, find_helm, hermetic_env
 from tests.support import EXAMPLES, REPO, skip_or_fail
 
 MINIMAL = REPO / "examples" / "openstack-minimal.yaml"
@@ -203,7 +203,7 @@ def test_output_dir_untouched_when_helm_fails(
 
 
 def test_write_directory_is_all_or_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from scs_templates import atomic
+    from scs_templates._core import atomic
 
     target = tmp_path / "out"
     atomic.write_directory(target, {"a.yaml": "a", "b.yaml": "b"})
@@ -226,7 +226,7 @@ def test_write_directory_is_all_or_nothing(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_write_file_private(tmp_path: Path) -> None:
-    from scs_templates import atomic
+    from scs_templates._core import atomic
 
     path = atomic.write_file(tmp_path / "v.json", "{}", private=True)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -283,7 +283,7 @@ def test_cli_values_command_reproduces_render_exactly(
 
 
 def test_cli_templates_lists_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
-    from scs_templates.catalogue import catalogue
+    from scs_templates._render.catalogue import catalogue
 
     code, out, _ = cli(capsys, "templates")
     assert code == 0
@@ -302,8 +302,8 @@ def test_api_exports() -> None:
 
 def test_objects_are_parsed_only_when_used() -> None:
     """Printing or counting documents must not pay for YAML parsing (see performance.md)."""
-    from scs_templates.charts import ChartRef
-    from scs_templates.render import RenderResult
+    from scs_templates._render.charts import ChartRef
+    from scs_templates._render.render import RenderResult
 
     result = RenderResult.from_manifests(
         release="r",
@@ -314,7 +314,7 @@ def test_objects_are_parsed_only_when_used() -> None:
         manifests="---\n# Source: c/a.yaml\n- not an object\n---\n# only a comment\n",
     )
     assert result.documents == ("# Source: c/a.yaml\n- not an object\n",)
-    from scs_templates.errors import ToolError
+    from scs_templates._core.errors import ToolError
 
     with pytest.raises(ToolError, match="not an object"):
         _ = result.objects

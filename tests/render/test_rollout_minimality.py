@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from bench.rollout import SCENARIOS, Outcome, run_scenarios
-from scs_templates.errors import ToolNotFoundError
-from scs_templates.render import render
-from scs_templates.settings import validate_data
-from scs_templates.toolchain import find_helm
+from scs_templates._core.errors import ToolNotFoundError
+from scs_templates._render.render import render
+from scs_templates._settings import validate_data
+from scs_templates._tools.toolchain import find_helm
 from tests.support import skip_or_fail
 
 

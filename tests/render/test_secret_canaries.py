@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from scs_templates.cli.main import main
-from scs_templates.secrets import encodings, forget_all, redact
+from scs_templates._cli.main import main
+from scs_templates._core.secrets import encodings, forget_all, redact
 from tests.support import REPO
 
 PASSWORD = 'CANARY-pw-"quoted"-back\\slash-1f9a'
@@ -151,9 +151,9 @@ def test_install_stores_only_the_clusters_own_cloud_entry(world: dict[str, Path]
     """What `install --clouds-yaml` puts into the Secret: the cluster's entry
     (spec.openstack.cloud) and never the file's other clouds. The release values hold no
     credential at all (the chart references the Secret, written through the API)."""
+    from scs_templates._render.values import build_values
+    from scs_templates._settings import load_settings
     from scs_templates.providers.openstack.provision import secrets_from_files
-    from scs_templates.settings import load_settings
-    from scs_templates.values import build_values
 
     settings = load_settings(OPENSTACK).settings
     stored = secrets_from_files(settings, world["clouds"].read_text())

@@ -17,17 +17,17 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from scs_templates.errors import ToolNotFoundError
-from scs_templates.services import (
+from scs_templates._core.errors import ToolNotFoundError
+from scs_templates._services import (
     deep_merge,
     service_catalogue,
     service_releases,
     services_state_values,
 )
-from scs_templates.services.catalogue import service_info
-from scs_templates.services.releases import chart_source, normalize_version
-from scs_templates.services.values import METRICS_SERVER_ARGS, PROXY_PROTOCOL_ANNOTATION
-from scs_templates.settings import ClusterSettings, SettingsError, parse_settings_text
+from scs_templates._services.catalogue import service_info
+from scs_templates._services.releases import chart_source, normalize_version
+from scs_templates._services.values import METRICS_SERVER_ARGS, PROXY_PROTOCOL_ANNOTATION
+from scs_templates._settings import ClusterSettings, SettingsError, parse_settings_text
 from tests import support
 from tests.support import REPO, real_charts, skip_or_fail
 
@@ -276,7 +276,7 @@ def test_needs_put_the_cni_first_and_the_ccm_before_the_rest() -> None:
 
 @pytest.fixture(scope="module")
 def services_helmfile() -> Any:
-    from scs_templates.services.runner import ServicesHelmfile
+    from scs_templates._services.runner import ServicesHelmfile
 
     try:
         return ServicesHelmfile()
@@ -468,7 +468,7 @@ def write_settings(path: Path, provider: str = "docker", **services: Any) -> str
 def test_services_render_real_charts_offline_and_deterministic(
     services_helmfile: Any, charts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from scs_templates.cli.main import main
+    from scs_templates._cli.main import main
 
     del services_helmfile  # only its skip: helmfile and helm must be installed
     path = write_settings(
@@ -503,8 +503,8 @@ def test_services_render_from_a_helm_repository_mirror(
     tests/support/chartrepo.py): helmfile must ``helm repo add`` it, which ``--skip-deps`` skips;
     without that every chart was "repo scs-chart-mirror not found" (seen first in ``gitops``,
     which renders the Gateway API CRDs this way). The same objects as from the packages."""
-    from scs_templates.cli.main import main
-    from scs_templates.services.releases import service_releases
+    from scs_templates._cli.main import main
+    from scs_templates._services.releases import service_releases
     from tests.support import chartrepo
 
     del services_helmfile
@@ -532,7 +532,7 @@ def test_services_render_from_a_helm_repository_mirror(
 def test_services_render_exit_codes(
     services_helmfile: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from scs_templates.cli.main import main
+    from scs_templates._cli.main import main
 
     del services_helmfile
     sparse = tmp_path / "sparse"
@@ -567,7 +567,7 @@ def test_services_render_exit_codes(
 
 
 def test_fix1_pod_security_labels_for_namespaces_that_need_them() -> None:
-    from scs_templates.services.releases import namespace_labels
+    from scs_templates._services.releases import namespace_labels
 
     calico = services_settings("docker", cni={"type": "calico"})
     releases = service_releases(calico)
@@ -623,7 +623,7 @@ def test_clusterclass_machines_get_serving_certificates(
 
 def test_machine_name_shapes_follow_cluster_api_truncation() -> None:
     """A name longer than 63 is cut to 58 plus 5 random characters, as Cluster API does."""
-    from scs_templates.settings import naming
+    from scs_templates._core import naming
 
     cluster, group = "c" * 20, "g" * 30
     shapes = naming.machine_name_shapes("clusterclass", "capi", cluster, [group])
@@ -665,7 +665,7 @@ def test_fix3_docker_node_names_carry_capd_cluster_prefix() -> None:
 
 
 def test_fix4_cloud_conf_names_the_ca_file() -> None:
-    from scs_templates.services.values import with_ca_file
+    from scs_templates.providers.openstack.cloud_config import with_ca_file
 
     conf = '[Global]\nauth-url="https://k.invalid/v3"\n\n[LoadBalancer]\ncreate-monitor=true\n'
     assert with_ca_file(conf) == (
@@ -679,7 +679,7 @@ def test_fix4_cloud_conf_names_the_ca_file() -> None:
 def test_fix4_charts_mount_the_ca_where_cloud_conf_points(
     services_helmfile: Any, charts: Path
 ) -> None:
-    from scs_templates.services.values import CLOUD_CONFIG_CA_FILE
+    from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_CA_FILE
 
     objects = manifests_of(
         services_helmfile.template(
@@ -775,8 +775,8 @@ def test_fix9_cinder_binds_where_the_pod_runs_and_snapshots_have_a_class(
 
 
 def test_fix9_force_remove_never_uninstalls_the_gateway_api_crds() -> None:
-    from scs_templates.services.deploy import plan_actions
-    from scs_templates.services.releases import plan_releases
+    from scs_templates._services.deploy import plan_actions
+    from scs_templates._services.releases import plan_releases
 
     settings = services_settings()  # gatewayAPI off now
     releases = plan_releases(settings, frozenset({"gateway-api-crds", "cilium"}), True)
@@ -812,7 +812,7 @@ def test_autoscaler_follows_the_groups_unless_set() -> None:
     )
     off = autoscaled(clusterAutoscaler={"enabled": False})
     assert "demo-cluster-autoscaler" not in by_name(off)
-    from scs_templates.settings import rules
+    from scs_templates._settings import rules
 
     assert any("nothing will scale" in message for _, message in rules.warnings(off))
 
@@ -867,7 +867,7 @@ def test_autoscaler_real_chart_on_the_management_cluster(
 
 
 def test_scale_from_zero_annotations_on_the_machine_deployment() -> None:
-    from scs_templates.render import render
+    from scs_templates._render.render import render
 
     objects = render(autoscaled()).objects
     deployment = next(o for o in objects if o["kind"] == "MachineDeployment")
@@ -886,7 +886,7 @@ def test_scale_from_zero_labels_reach_clusterclass_machine_deployments(provider:
     """A clusterclass group that autoscales from zero carries the labels and taints
     annotations in its topology metadata, which the topology controller puts on the
     MachineDeployment it creates (the autoscaler reads them there)."""
-    from scs_templates.render import render
+    from scs_templates._render.render import render
 
     data = autoscaled(provider).model_dump(by_alias=True, exclude_none=True)
     data["spec"]["template"] = "clusterclass"
@@ -902,8 +902,8 @@ def test_scale_from_zero_labels_reach_clusterclass_machine_deployments(provider:
 
 
 def test_ingress_nginx_is_deprecated_on_enable_and_in_migrate() -> None:
-    from scs_templates.migrate import migrate_kaas_v1
-    from scs_templates.settings import rules
+    from scs_templates._settings import rules
+    from scs_templates.providers.openstack.migrate import migrate_kaas_v1
 
     enabled = services_settings(ingressNginx={"enabled": True})
     found = [m for _, m in rules.warnings(enabled) if "ingress-nginx is deprecated" in m]
@@ -920,7 +920,7 @@ def test_gatewayclass_cilium_is_in_services_render_as_apply_installs_it(
     chart's ``gatewayClass.create: auto`` (only when the API server serves GatewayClass)
     made the GatewayClass ``cilium`` on ``apply`` but never in ``services render``, which
     has no cluster to ask. Created explicitly now: the render is what ``apply`` installs."""
-    from scs_templates.services.preview import render_services
+    from scs_templates._services.preview import render_services
 
     settings = services_settings("docker", chartMirror=str(charts), gatewayAPI={"enabled": True})
     objects = manifests_of(render_services(settings, helmfile=services_helmfile).manifests)
@@ -940,7 +940,7 @@ def test_calico_3_32_crds_come_from_their_own_chart_before_the_operator() -> Non
     are the chart crd.projectcalico.org.v1 of the same version, applied server-side before
     the operator (its README: ``helm template ... | kubectl apply --server-side``). Older
     operator versions bring them in ``crds/``: no such release then."""
-    from scs_templates.services.releases import helm_releases
+    from scs_templates._services.releases import helm_releases
 
     settings = services_settings(cni={"type": "calico"})
     releases = service_releases(settings)
@@ -972,7 +972,7 @@ def test_calico_3_32_crds_come_from_their_own_chart_before_the_operator() -> Non
 def test_calico_3_32_renders_its_crds_with_the_real_charts(
     services_helmfile: Any, charts: Path
 ) -> None:
-    from scs_templates.services.preview import render_services
+    from scs_templates._services.preview import render_services
 
     settings = services_settings("docker", chartMirror=str(charts), cni={"type": "calico"})
     objects = manifests_of(render_services(settings, helmfile=services_helmfile).manifests)
@@ -983,7 +983,7 @@ def test_calico_3_32_renders_its_crds_with_the_real_charts(
 
 
 def test_envoy_gateway_on_calico_with_the_real_chart(services_helmfile: Any, charts: Path) -> None:
-    from scs_templates.services.preview import render_services
+    from scs_templates._services.preview import render_services
 
     settings = services_settings(
         "docker", chartMirror=str(charts), cni={"type": "calico"}, gatewayAPI={"enabled": True}
@@ -999,7 +999,7 @@ def test_gateway_proxy_protocol_only_where_octavia_speaks_it() -> None:
     assert on["cilium"].values["gatewayAPI"]["enableProxyProtocol"] is True
     docker = services_settings("docker", gatewayAPI={"enabled": True, "proxyProtocol": True})
     assert "enableProxyProtocol" not in by_name(docker)["cilium"].values["gatewayAPI"]
-    from scs_templates.settings import rules
+    from scs_templates._settings import rules
 
     assert any("ignored" in m for p, m in rules.warnings(docker) if "proxyProtocol" in p)
 
@@ -1008,7 +1008,7 @@ def test_server_side_releases_are_not_synced_by_helmfile() -> None:
     """The Gateway API CRDs are applied server-side (their helm release record would exceed
     a Secret's 1 MiB, refused by a real API server: test_services_workload); helmfile gets
     neither the release nor Cilium's need of it, which it would refuse as unknown."""
-    from scs_templates.services.releases import helm_releases
+    from scs_templates._services.releases import helm_releases
 
     releases = service_releases(services_settings(gatewayAPI={"enabled": True}))
     by = {r.name: r for r in releases}
@@ -1043,9 +1043,9 @@ def test_extra_networks_nodes_get_serving_certificates() -> None:
     refuses it), and the node IP could even be the extra network's. The copied cloud.conf
     pins OCCM's ``internal-network-name`` to the cluster network, so only its addresses
     are the node's (cloud-provider-openstack nodeAddresses drops the others)."""
+    from scs_templates._settings import rules
     from scs_templates.providers.openstack.values import internal_network_name
     from scs_templates.providers.openstack.workload import sync_cloud_config
-    from scs_templates.settings import rules
 
     plain = services_settings("openstack")
     assert internal_network_name(plain) is None  # one network: cloud.conf as it was
@@ -1072,7 +1072,7 @@ def test_extra_networks_nodes_get_serving_certificates() -> None:
 
 
 def test_cloud_conf_internal_network_keeps_the_users_choice() -> None:
-    from scs_templates.services.values import with_internal_network
+    from scs_templates.providers.openstack.cloud_config import with_internal_network
 
     conf = "[Global]\nx=1\n\n[Networking]\nipv6-support-disabled=true\n\n[LoadBalancer]\ny=2\n"
     assert with_internal_network(conf, 'n"1') == (

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from scs_templates.cli.main import main
-from scs_templates.services.preview import render_services
-from scs_templates.settings.validate import load_settings
+from scs_templates._cli.main import main
+from scs_templates._services.preview import render_services
+from scs_templates._settings.validate import load_settings
 from tests.support import REPO, real_charts
 
 PRODUCTION = REPO / "examples" / "openstack-production.yaml"
@@ -56,9 +56,9 @@ class CannedHelmfile:
 
 @pytest.fixture
 def canned(monkeypatch: pytest.MonkeyPatch) -> None:
-    import scs_templates.services.runner
+    import scs_templates._services.runner
 
-    monkeypatch.setattr(scs_templates.services.runner, "ServicesHelmfile", CannedHelmfile)
+    monkeypatch.setattr(scs_templates._services.runner, "ServicesHelmfile", CannedHelmfile)
 
 
 def test_each_document_names_its_target_cluster(canned: None) -> None:
@@ -106,7 +106,7 @@ def test_target_filters_every_output(
 def test_the_real_services_of_the_production_example_are_marked() -> None:
     """With the real charts: only the cluster-autoscaler's objects go to the management
     cluster, every document is marked, and the two targets together are the whole output."""
-    from scs_templates.settings.layers import load_layers
+    from scs_templates._settings.layers import load_layers
 
     mirror = ("--chart-mirror", ("spec", "services", "chartMirror"), f"file://{real_charts()}")
     result = render_services(load_layers([str(PRODUCTION)], overrides=[mirror]).settings)

@@ -1,4 +1,4 @@
-"""The fast path of settings validation (``scs_templates.settings.fastpath``).
+"""The fast path of settings validation (``scs_templates._settings.fastpath``).
 
 Proven here: the fast path is ON for the shipped model and schema; what it accepts, pydantic
 accepts too, and the settings it builds EQUAL pydantic's (``==``, ``model_dump`` and
@@ -26,8 +26,8 @@ def test_a_valid_file_builds_no_pydantic_validator() -> None:
     """Neither the validators nor pydantic's plugin loader (``importlib.metadata``)."""
     code = (
         "import sys\n"
-        "from scs_templates.settings import load_settings\n"
-        "from scs_templates.settings import model\n"
+        "from scs_templates._settings import load_settings\n"
+        "from scs_templates._settings import model\n"
         f"load_settings({str(EXAMPLES[0])!r})\n"
         "built = [n for n, c in vars(model).items() if isinstance(c, type)"
         " and issubclass(c, model.BaseModel) and c.__pydantic_complete__]\n"

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scs_templates.cli.main import build_parser, main
-from scs_templates.settings.layers import load_layers, parse_path, parse_set, parse_value
-from scs_templates.settings.problems import SettingsError
-from scs_templates.settings.validate import load_settings
+from scs_templates._cli.main import build_parser, main
+from scs_templates._settings.layers import load_layers, parse_path, parse_set, parse_value
+from scs_templates._settings.problems import SettingsError
+from scs_templates._settings.validate import load_settings
 from tests.support import REPO
 
 DOCKER = REPO / "examples" / "docker-dev.yaml"

@@ -1,4 +1,4 @@
-"""The plain settings objects of the CLI's happy path (``scs_templates.settings.plain``).
+"""The plain settings objects of the CLI's happy path (``scs_templates._settings.plain``).
 
 Proven here: the path is ON for the shipped schema; the objects it builds equal the model
 instances pydantic builds (every field, its type, ``model_fields_set``, field order) for the
@@ -24,10 +24,10 @@ from tests.support import EXAMPLES
 def test_the_cli_happy_path_imports_no_pydantic(command: str, tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "from scs_templates.cli.main import main\n"
+        "from scs_templates._cli.main import main\n"
         f"code = main([{command!r}, {str(EXAMPLES[0])!r}])\n"
         "print(code, sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'),"
-        " 'scs_templates.settings.model' in sys.modules, file=sys.stderr)\n"
+        " 'scs_templates._settings.model' in sys.modules, file=sys.stderr)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
@@ -40,7 +40,7 @@ def test_an_invalid_file_still_gets_pydantic_errors_with_positions(tmp_path: Pat
     text = EXAMPLES[0].read_text()
     bad.write_text(text.replace("name:", "name: Not_A_Label #", 1))
     done = subprocess.run(
-        [sys.executable, "-m", "scs_templates.cli.main", "validate", str(bad)],
+        [sys.executable, "-m", "scs_templates._cli.main", "validate", str(bad)],
         capture_output=True,
         text=True,
         timeout=120,

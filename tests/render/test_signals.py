@@ -21,7 +21,7 @@ import pytest
 from tests.support import EXAMPLES, fake_helm_binary
 from tests.support import process_gone as gone
 
-CLI = "import sys; from scs_templates.cli.main import main; sys.exit(main(sys.argv[1:]))"
+CLI = "import sys; from scs_templates._cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 def hanging_helm(directory: Path, *, hang_in_version: bool = False) -> Path:

@@ -18,7 +18,7 @@ import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from scs_templates import api
-from scs_templates.settings.model import TEMPLATES
+from scs_templates._settings.model import TEMPLATES
 from tests import support
 from tests.support import SHIPPED_PROVIDERS, crd_validation, in_ci, pinned_helm, skip_or_fail
 

@@ -450,8 +450,8 @@ def _default_chart_file(release: str, name: str) -> Any:
 
     import yaml
 
-    from scs_templates.services.catalogue import default_version, service_info
-    from scs_templates.versions import table
+    from scs_templates._services.catalogue import default_version, service_info
+    from scs_templates._versions import table
     from tests.support import real_charts
 
     info = service_info(release)

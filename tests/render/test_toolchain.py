@@ -1,4 +1,4 @@
-"""Tests of scs_templates.toolchain and `scs-templates tools`.
+"""Tests of scs_templates._tools.toolchain and `scs-templates tools`.
 
 No network, no compiler: helm/helmfile are replaced by tiny shell-script TEST DOUBLES that
 only print a version, and ``go`` by a Python TEST DOUBLE that records how it was called and
@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from scs_templates.cli.main import main
-from scs_templates.errors import ToolError, ToolNotFoundError
-from scs_templates.toolchain import (
+from scs_templates._cli.main import main
+from scs_templates._core.errors import ToolError, ToolNotFoundError
+from scs_templates._tools.toolchain import (
     Tool,
     cache_root,
     clear_version_cache,
@@ -31,7 +31,7 @@ from scs_templates.toolchain import (
     tool_version,
     tools_dir,
 )
-from scs_templates.toolchain import install as install_module
+from scs_templates._tools.toolchain import install as install_module
 from tests.support import REPO, skip_or_fail
 
 if TYPE_CHECKING:
@@ -528,7 +528,7 @@ def test_real_tools_report_the_pinned_versions():
 
 def test_version_checks_are_remembered_on_disk(tmp_path, monkeypatch):
     """`helm version` costs as much as a render: a second process must not run it again."""
-    from scs_templates.toolchain import resolve
+    from scs_templates._tools.toolchain import resolve
 
     monkeypatch.setenv("SCS_TEMPLATES_CACHE_DIR", str(tmp_path / "cache"))
     counter = tmp_path / "calls"
@@ -551,7 +551,7 @@ def test_version_cache_keeps_the_binary_in_use(tmp_path, monkeypatch):
     the version checks of many other binaries (the suite's fake helms) keeps its entry, so
     its next start is a ``stat``, not a ``helm version`` run. Before, the file kept the last
     64 keys in sorted order, and the real helm (``/root/...``) went before ``/tmp/...``."""
-    from scs_templates.toolchain import resolve
+    from scs_templates._tools.toolchain import resolve
 
     monkeypatch.setenv("SCS_TEMPLATES_CACHE_DIR", str(tmp_path / "cache"))
     runs: list[str] = []

@@ -25,11 +25,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from scs_templates.errors import ToolNotFoundError
-from scs_templates.helm import Helm
-from scs_templates.render import render
-from scs_templates.settings import SettingsError, validate_data
-from scs_templates.toolchain import find_helm
+from scs_templates._core.errors import ToolNotFoundError
+from scs_templates._render.render import render
+from scs_templates._settings import SettingsError, validate_data
+from scs_templates._tools.helm import Helm
+from scs_templates._tools.toolchain import find_helm
 from tests.support import EXAMPLES, skip_or_fail
 
 EXAMPLES_PER_RUN = int(os.environ.get("SCS_TEMPLATES_PROPERTY_EXAMPLES", "40"))
@@ -404,7 +404,7 @@ def _schema_nodes(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]
 
 def test_every_integer_setting_is_bounded_within_float64() -> None:
     """helm reads values through float64: a model integer without a bound could be changed."""
-    from scs_templates.settings.schema import settings_schema
+    from scs_templates._settings.schema import settings_schema
 
     unbounded = [
         path
@@ -421,7 +421,7 @@ def test_every_integer_setting_is_bounded_within_float64() -> None:
 
 def test_patterns_use_ascii_classes_only() -> None:
     """Go's \\d and \\w (the chart schema, helm) are ASCII; the model's Rust/Python ones are not."""
-    from scs_templates.settings.schema import settings_schema
+    from scs_templates._settings.schema import settings_schema
 
     loose = [
         (path, node["pattern"])
@@ -480,7 +480,7 @@ def from_schema(node: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> A
 @st.composite
 def schema_variants(draw: st.DrawFn) -> dict[str, Any]:
     """An example with one section of its spec replaced by one generated from the schema."""
-    from scs_templates.settings.schema import settings_schema
+    from scs_templates._settings.schema import settings_schema
 
     schema = settings_schema()
     defs = schema["$defs"]

@@ -3,7 +3,7 @@
 Every value that render (the chart schema), kubelet, kube-apiserver, kubeadm, etcd, Neutron or
 systemd would refuse is refused by ``validate`` with exit 2 and one ``FILE:LINE:COL: path:``
 line naming the field. Each rule's source is named where it is written
-(scs_templates/settings/model.py, strict.py, calendar.py, versions.py); the values that the
+(scs_templates/_settings/model.py, strict.py, calendar.py, versions.py); the values that the
 rules must keep accepting are pinned too.
 """
 
@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from scs_templates.cli.main import main
-from scs_templates.settings import SettingsError, validate_data
-from scs_templates.settings.versions import TESTED_PATCHES
+from scs_templates._cli.main import main
+from scs_templates._settings import SettingsError, validate_data
+from scs_templates._versions.kubernetes import TESTED_PATCHES
 
 MINOR, NEWEST = max(TESTED_PATCHES), TESTED_PATCHES[max(TESTED_PATCHES)]
 VERSION = f"{MINOR[0]}.{MINOR[1]}"

@@ -1,4 +1,4 @@
-"""The values gate (``scs_templates.values.gate``): what it accepts, helm's schema accepts.
+"""The values gate (``scs_templates._render.values.gate``): what it accepts, helm's schema accepts.
 
 render-fleet leaves helm's values schema check out of a batch only when the gate accepted
 every alias's values; so the gate must be ON for real values (else no speed-up) and must
@@ -20,11 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scs_templates.charts import chart_for
-from scs_templates.errors import ToolNotFoundError
-from scs_templates.helm import Helm
-from scs_templates.toolchain import find_helm
-from scs_templates.values.gate import values_gate
+from scs_templates._core.errors import ToolNotFoundError
+from scs_templates._render.charts import chart_for
+from scs_templates._render.values.gate import values_gate
+from scs_templates._tools.helm import Helm
+from scs_templates._tools.toolchain import find_helm
 from tests.support import skip_or_fail
 from tests.unit.test_values_gate import (  # the generators, once
     _chart,

@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from scs_templates.settings import parse_settings_text
-from scs_templates.versions import update as maintainer
+from scs_templates._maintain import update_versions as maintainer
+from scs_templates._settings import parse_settings_text
 from tests.support import SHARED, skip_or_fail
 from tests.unit.test_versions import VERSIONS, settings_text
 
@@ -30,7 +30,7 @@ def test_capd_node_image_for_a_declared_patch_without_an_image_is_accurate() -> 
     the newest kind release, whose default image is v1.37.0 with the same digest), so the
     fallback stays; the warning says what the machines run AND declare (the same version:
     a node never reports another version than its Machine says) and which image."""
-    from scs_templates.render import render
+    from scs_templates._render.render import render
 
     release = VERSIONS.minor((1, 37))
     assert release is not None and release.kind_image(release.patch) is None

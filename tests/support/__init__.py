@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates.catalogue import PROVIDERS
+from scs_templates.providers import shipped_providers
 
 if TYPE_CHECKING:
-    from scs_templates.settings.model import ClusterSettings
-    from scs_templates.toolchain import Tool
+    from scs_templates._settings.model import ClusterSettings
+    from scs_templates._tools.toolchain import Tool
     from testenv import Plane
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 #: The names of the shipped providers (the catalogue's rows; test-only ones are not among them).
-SHIPPED_PROVIDERS: tuple[str, ...] = tuple(provider.name for provider in PROVIDERS)
+SHIPPED_PROVIDERS: tuple[str, ...] = tuple(provider.name for provider in shipped_providers())
 #: The reference material next to the repository (../shared); SCS_TEMPLATES_SHARED points
 #: elsewhere (a git worktree lives one level deeper than the clone).
 SHARED = Path(os.environ.get("SCS_TEMPLATES_SHARED") or REPO.parent / "shared")
@@ -51,14 +51,14 @@ def settings_of(
     spec: Mapping[str, Any], name: str = "demo", namespace: str = "default", *, file: str = ""
 ) -> ClusterSettings:
     """Validated settings from a spec dict (the path a settings file takes after YAML)."""
-    from scs_templates.settings import validate_data
+    from scs_templates._settings import validate_data
 
     return validate_data(settings_data(spec, name, namespace), file=file).settings
 
 
 def settings_from_text(text: str) -> ClusterSettings:
     """Validated settings from the YAML text of a settings file."""
-    from scs_templates.settings import parse_settings_text
+    from scs_templates._settings import parse_settings_text
 
     return parse_settings_text(text).settings
 
@@ -84,8 +84,8 @@ def skip_or_fail(reason: str) -> None:
 def pinned_helm() -> Any:
     """The library's Helm runner over the pinned helm (skip, or fail in CI, when absent)."""
     from scs_templates import api
-    from scs_templates.errors import ToolNotFoundError
-    from scs_templates.toolchain import find_helm
+    from scs_templates._core.errors import ToolNotFoundError
+    from scs_templates._tools.toolchain import find_helm
 
     try:
         return api.Helm(find_helm())
@@ -97,8 +97,8 @@ def pinned_helm() -> Any:
 def helm_tool() -> Tool:
     """The REAL pinned helm, for tests that run helm against a real API server; skip (fail in
     CI) when it is not installed."""
-    from scs_templates.errors import ScsTemplatesError
-    from scs_templates.toolchain import find_helm
+    from scs_templates._core.errors import ScsTemplatesError
+    from scs_templates._tools.toolchain import find_helm
 
     try:
         return find_helm()
@@ -110,8 +110,8 @@ def helm_tool() -> Tool:
 def helmfile_tool() -> Tool:
     """The REAL pinned helmfile, built now when missing (as a helmfile command does: minutes,
     once); skip (fail in CI) when it cannot be had (no Go)."""
-    from scs_templates.errors import ScsTemplatesError
-    from scs_templates.toolchain import ensure_tool
+    from scs_templates._core.errors import ScsTemplatesError
+    from scs_templates._tools.toolchain import ensure_tool
 
     try:
         return ensure_tool("helmfile")
@@ -150,15 +150,15 @@ _RENDERED: dict[str, list[dict[str, Any]]] = {}
 
 
 def render_crds_from_real_charts(settings: ClusterSettings, release: Any) -> list[dict[str, Any]]:
-    """gitops' renderer of CRD releases (scs_templates.gitops.crds) over the real packaged
+    """gitops' renderer of CRD releases (scs_templates._gitops.crds) over the real packaged
     charts in ../shared/charts: the same chart version and values, the pinned helmfile; only
     the place the chart comes from is the local mirror (no registry is reachable here).
     Cached per release and values (a helmfile run per distinct rendering)."""
     import json
 
-    from scs_templates.services.releases import service_releases
-    from scs_templates.services.runner import ServicesHelmfile
-    from scs_templates.services.serverside import rendered_objects
+    from scs_templates._services.releases import service_releases
+    from scs_templates._services.runner import ServicesHelmfile
+    from scs_templates._services.serverside import rendered_objects
 
     key = json.dumps([release.name, release.version, release.values], sort_keys=True)
     if key not in _RENDERED:

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 from jsonschema import Draft7Validator
 
-from scs_templates.versions import table
+from scs_templates._versions import table
 from tests.support import SHARED
 
 CRD_DIR = SHARED / "crds"

@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypedDict
 
 import pytest
 
-from scs_templates import catalogue
-from scs_templates.helm import Helm
+from scs_templates import providers as catalogue
+from scs_templates._contract.contract import S, ValuesModel
+from scs_templates._tools.helm import Helm
 from scs_templates.providers.docker import DockerProvider
-from scs_templates.values.contract import S, ValuesModel
 from tests.support import REPO, helm_tool
 
 if TYPE_CHECKING:
-    from scs_templates.settings.model import ClusterSettings
+    from scs_templates._settings.model import ClusterSettings
     from testenv import Plane
     from testenv.kubeapi import KubeAPI
 

@@ -10,14 +10,14 @@ from typing import Any
 import yaml
 
 from scs_templates import api
-from scs_templates.settings.versions import TESTED_PATCHES
+from scs_templates._versions.kubernetes import TESTED_PATCHES
 from tests.support import REPO, pinned_helm
 
 EXAMPLE = REPO / "examples" / "openstack-all-features.yaml"
 
 
 def supported_minors() -> list[tuple[int, int]]:
-    from scs_templates import versions
+    from scs_templates import _versions as versions
 
     return sorted(versions.table().workload_minors)
 

@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scs_templates.toolchain import cache_root
+from scs_templates._tools.toolchain import cache_root
 from tests.support import REPO
 
 REQUIREMENTS = REPO / ".ci" / "openstack-stack-requirements.txt"

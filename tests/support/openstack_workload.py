@@ -35,21 +35,21 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
 import pytest
 
-from scs_templates import lifecycle
-from scs_templates.cli.main import main
-from scs_templates.kube import KubeClient
+from scs_templates import _lifecycle as lifecycle
+from scs_templates._cli.main import main
+from scs_templates._settings import ClusterSettings, parse_settings_text
+from scs_templates._tools.kube import KubeClient
 from scs_templates.providers.openstack.appcred import (
     credential_authenticates,
     ensure_cluster_credentials,
 )
+from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
 from scs_templates.providers.openstack.connection import cloud_access
 from scs_templates.providers.openstack.credentials_secret import (
     StoredCredential,
     credentials_secret_data,
     parse_credentials_secret,
 )
-from scs_templates.services.values import CLOUD_CONFIG_SECRET
-from scs_templates.settings import ClusterSettings, parse_settings_text
 from tests.support import real_charts, skip_or_fail
 from tests.support.openstack_fixtures import Tenant, running_stack
 

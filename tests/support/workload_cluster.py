@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scs_templates import api
-from scs_templates.services.runner import ServicesHelmfile
-from scs_templates.settings import ClusterSettings
+from scs_templates._services.runner import ServicesHelmfile
+from scs_templates._settings import ClusterSettings
 from tests.plane.test_plane_apiserver_files import _apiserver_flags
 
 if TYPE_CHECKING:
-    from scs_templates.kube import KubeClient
+    from scs_templates._tools.kube import KubeClient
     from testenv import Plane
     from testenv.kubeapi import KubeAPI
 
@@ -387,7 +387,7 @@ def empty_workload(plane: Plane, name: str, directory: Path) -> Iterator[KubeCli
     through a kubeconfig (0600 in ``directory``) with the plane's credentials."""
     import json
 
-    from scs_templates.kube import KubeClient
+    from scs_templates._tools.kube import KubeClient
     from testenv.plane import extra_apiserver
 
     with extra_apiserver(plane, name, ()) as server:

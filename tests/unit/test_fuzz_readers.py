@@ -18,10 +18,10 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scs_templates.errors import InputError
-from scs_templates.migrate import migrate_kaas_v1
-from scs_templates.settings import SettingsError, parse_settings_text
-from scs_templates.settings.loader import decode
+from scs_templates._core.errors import InputError
+from scs_templates._settings import SettingsError, parse_settings_text
+from scs_templates._settings.loader import decode
+from scs_templates.providers.openstack.migrate import migrate_kaas_v1
 from tests.support import EXAMPLES, REPO
 
 CORPUS_DIR = REPO / "tests" / "fuzz_corpus"

@@ -1,4 +1,5 @@
-"""Tests of ``scs-templates migrate`` and :func:`scs_templates.migrate.migrate_kaas_v1`.
+"""Tests of ``scs-templates migrate`` and
+:func:`scs_templates.providers.openstack.migrate.migrate_kaas_v1`.
 
 The fixtures in tests/data/kaas-v1 are our own, written from the KaaS v1 key table
 (k8s-cluster-api-provider R3 = v4.0.0 .. R6 = v7.0.0): an R3-style file, an R5-style file
@@ -15,12 +16,18 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from scs_templates.cli.main import main
-from scs_templates.errors import InputError
-from scs_templates.migrate import KEY_TABLE, MigrationResult, flow, migrate_kaas_v1, targets
-from scs_templates.migrate.network import PROXY
-from scs_templates.settings.validate import validate_data
-from scs_templates.settings.versions import SUPPORTED_MINORS
+from scs_templates._cli.main import main
+from scs_templates._core.errors import InputError
+from scs_templates._settings.validate import validate_data
+from scs_templates._versions.kubernetes import SUPPORTED_MINORS
+from scs_templates.providers.openstack.migrate import (
+    KEY_TABLE,
+    MigrationResult,
+    flow,
+    migrate_kaas_v1,
+    targets,
+)
+from scs_templates.providers.openstack.migrate.network import PROXY
 from tests.support import REPO
 
 DATA = REPO / "tests" / "data" / "kaas-v1"
@@ -791,7 +798,7 @@ def test_key_table_covers_the_anchor_keys() -> None:
 
 
 def test_proxy_profile_becomes_the_network_proxy(tmp_path: Path) -> None:
-    from scs_templates.migrate.network import parse_proxy_profile
+    from scs_templates.providers.openstack.migrate.network import parse_proxy_profile
 
     profile = (
         "# proxy for the management host\n"
@@ -818,7 +825,7 @@ def test_proxy_profile_becomes_the_network_proxy(tmp_path: Path) -> None:
 
 
 def test_proxy_profile_refuses_shell_expansions() -> None:
-    from scs_templates.migrate.network import parse_proxy_profile
+    from scs_templates.providers.openstack.migrate.network import parse_proxy_profile
 
     with pytest.raises(InputError, match=r"p.sh:2: HTTPS_PROXY: not a plain value"):
         parse_proxy_profile("x=1\nexport HTTPS_PROXY=$HTTP_PROXY\n", "p.sh")
@@ -826,7 +833,7 @@ def test_proxy_profile_refuses_shell_expansions() -> None:
 
 @pytest.mark.parametrize("url", ["http://user:s3cret-pw@proxy:3128", "s3cret-pw@proxy:3128"])
 def test_proxy_profile_refuses_credentials_without_echoing_them(url: str) -> None:
-    from scs_templates.migrate.network import parse_proxy_profile
+    from scs_templates.providers.openstack.migrate.network import parse_proxy_profile
 
     with pytest.raises(InputError, match=r"p.sh:1: HTTP_PROXY: the proxy URL carries") as caught:
         parse_proxy_profile(f"export HTTP_PROXY='{url}'\n", "p.sh")

@@ -14,8 +14,9 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from scs_templates.settings import SettingsError, naming, validate_data
-from scs_templates.values import TEMPLATE_BASE_LIMIT, build_values
+from scs_templates._core import naming
+from scs_templates._render.values import TEMPLATE_BASE_LIMIT, build_values
+from scs_templates._settings import SettingsError, validate_data
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -135,7 +136,7 @@ def test_names_and_labels_are_written_once() -> None:
     everywhere else asks them (a hand-written copy is found here)."""
     from tests.support import REPO
 
-    owners = {"scs_templates/settings/naming.py", "scs_templates/labels.py"}
+    owners = {"scs_templates/_core/naming.py", "scs_templates/_core/labels.py"}
     written = re.compile(
         r'[\w}]-kubeconfig"|"scs\.community/|"app\.kubernetes\.io/(managed-by|component)"'
         r'|"clusterctl\.cluster\.x-k8s\.io/move"|"node-restriction\.kubernetes\.io"'

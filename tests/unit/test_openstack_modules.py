@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-from scs_templates.errors import InputError
+from scs_templates._core.errors import InputError
+from scs_templates._core.labels import credentials_secret_labels
 from scs_templates.providers.openstack import values
-from scs_templates.values import credentials_secret_labels
 from tests.support import REPO
 
 PACKAGE = REPO / "scs_templates"
@@ -81,13 +81,13 @@ def test_keystone_calls_and_secret_formats_live_in_separate_modules() -> None:
 def test_the_openstack_commands_leave_the_secret_manifest_to_the_library() -> None:
     """The CLI parses, calls the library and prints: the credentials Secret manifest is
     written and read by openstack/credentials_secret.py, not by cli/cmd_openstack.py."""
-    cli = _imported_modules(PACKAGE / "cli" / "cmd_openstack.py")
+    cli = _imported_modules(PACKAGE / "_cli" / "cmd_openstack.py")
     assert not {m for m in cli if m.startswith("ruamel") or m == "base64"}
     assert "scs_templates.providers.openstack.credentials_secret" in cli
 
 
 def _stored_settings() -> Any:
-    from scs_templates.settings import load_settings
+    from scs_templates._settings import load_settings
 
     return load_settings(REPO / "examples" / "openstack-all-features.yaml").settings
 
@@ -109,7 +109,7 @@ def test_the_secret_manifest_round_trips_through_the_library(tmp_path: Path) -> 
     assert manifest["metadata"] == {
         "name": values.credentials_secret_name(settings),
         "namespace": settings.metadata.namespace,
-        "labels": credentials_secret_labels(settings),
+        "labels": credentials_secret_labels(settings.name),
     }
     assert target.read_text() == openstack.secret_manifest(settings, data).reveal()
     assert "auth-url" not in repr(openstack.secret_manifest(settings, data))

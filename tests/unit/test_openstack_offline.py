@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from scs_templates._settings import parse_settings_text
 from scs_templates.providers.openstack import (
     Secret,
     credentials_secret_data,
     parse_credentials_secret,
 )
 from scs_templates.providers.openstack.connection import CloudAccess
-from scs_templates.settings import parse_settings_text
 
 # --------------------------------------------------------------------------- no stack needed
 
@@ -137,8 +137,8 @@ def _settings(name: str, node_cidr: str, **kwargs: str) -> Any:
 def test_wanted_server_groups_follow_the_settings(
     anti_affinity: str, expected: list[tuple[str, str]]
 ) -> None:
+    from scs_templates._settings import parse_settings_text
     from scs_templates.providers.openstack import wanted_server_groups
-    from scs_templates.settings import parse_settings_text
 
     text = (
         "apiVersion: scs-templates.scs.community/v1alpha1\nkind: ClusterSettings\n"

@@ -7,19 +7,19 @@ from collections.abc import Iterator
 
 import pytest
 
-from scs_templates import catalogue
-from scs_templates.errors import InputError
+from scs_templates import providers as catalogue
+from scs_templates._core.errors import InputError
+from scs_templates._settings import parse_settings_text
 from scs_templates.providers import Provider
 from scs_templates.providers.docker import DOCKER
 from scs_templates.providers.openstack import OPENSTACK
-from scs_templates.settings import parse_settings_text
 from tests.support import REPO, SHIPPED_PROVIDERS
 
 PACKAGE = REPO / "scs_templates"
 
 
 def test_catalogue_lists_the_shipped_providers_in_model_order() -> None:
-    assert catalogue.PROVIDERS == (OPENSTACK, DOCKER)
+    assert catalogue.shipped_providers() == (OPENSTACK, DOCKER)
     assert catalogue.provider_names() == ("openstack", "docker")
     assert [p.chart for p in catalogue.providers()] == ["openstack-cluster", "docker-cluster"]
 

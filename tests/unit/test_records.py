@@ -1,4 +1,5 @@
-"""scs_templates.records: a record behaves as the plain frozen dataclass of the same fields."""
+"""scs_templates._core.records: a record behaves as the plain frozen dataclass of the same
+fields."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scs_templates import records
-from scs_templates.records import ordered_record, record
+from scs_templates._core import records
+from scs_templates._core.records import ordered_record, record
 
 
 @record

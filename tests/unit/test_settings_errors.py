@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scs_templates.cli.main import main
-from scs_templates.settings import SettingsError, load_settings, parse_settings_text
+from scs_templates._cli.main import main
+from scs_templates._settings import SettingsError, load_settings, parse_settings_text
 
 HEAD = """apiVersion: scs-templates.scs.community/v1alpha1
 kind: ClusterSettings

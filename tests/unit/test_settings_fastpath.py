@@ -1,4 +1,4 @@
-"""The fast path of settings validation (``scs_templates.settings.fastpath``).
+"""The fast path of settings validation (``scs_templates._settings.fastpath``).
 
 Proven here: the fast path is ON for the shipped model and schema; what it accepts, pydantic
 accepts too, and the settings it builds EQUAL pydantic's (``==``, ``model_dump`` and
@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError, field_validator
 
 from bench.fleetgen import fleet_settings
-from scs_templates.settings import fastpath, load_settings, validate_data
-from scs_templates.settings.loader import parse_yaml
-from scs_templates.settings.model import ClusterSettings
+from scs_templates._settings import fastpath, load_settings, validate_data
+from scs_templates._settings.loader import parse_yaml
+from scs_templates._settings.model import ClusterSettings
 from tests.support import EXAMPLES
 from tests.unit.test_settings_model import settings_documents
 
@@ -143,7 +143,7 @@ def test_fast_path_never_accepts_what_pydantic_refuses(document: dict[str, Any])
 
 
 def test_errors_still_come_from_pydantic_with_positions(tmp_path: Path) -> None:
-    from scs_templates.settings import SettingsError
+    from scs_templates._settings import SettingsError
 
     file = tmp_path / "bad.yaml"
     file.write_text(
@@ -229,9 +229,9 @@ def test_the_compiled_check_is_strict(schema: dict[str, Any], value: Any, accept
 
 
 def test_the_schema_is_found_by_the_one_wheel_or_checkout_lookup() -> None:
-    """scs_templates/shipped.py is the only place that knows where shipped files are (the
+    """scs_templates/_core/shipped.py is the only place that knows where shipped files are (the
     wheel's ``_data`` or the checkout): the fast path's schema is found through it."""
-    from scs_templates.shipped import shipped_dir
+    from scs_templates._core.shipped import shipped_dir
     from tests.support import REPO
 
     assert fastpath.schema_file() == shipped_dir("schemas", "schema") / fastpath.SCHEMA_NAME

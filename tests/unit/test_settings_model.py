@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scs_templates.cli.main import main
-from scs_templates.settings import load_settings, parse_settings_text, validate_data
-from scs_templates.settings.dump import dump_settings
-from scs_templates.settings.reference import render_reference
-from scs_templates.settings.rules import YAML11_NOT_STRING
-from scs_templates.settings.schema import schema_text, settings_schema
-from scs_templates.settings.versions import TESTED_PATCHES, parse_version
+from scs_templates._cli.main import main
+from scs_templates._settings import load_settings, parse_settings_text, validate_data
+from scs_templates._settings.dump import dump_settings
+from scs_templates._settings.reference import render_reference
+from scs_templates._settings.rules import YAML11_NOT_STRING
+from scs_templates._settings.schema import schema_text, settings_schema
+from scs_templates._versions.kubernetes import TESTED_PATCHES, parse_version
 from tests.support import EXAMPLES, REPO
 
 
@@ -70,7 +70,7 @@ def test_schema_command_prints_it(capsys: pytest.CaptureFixture[str]) -> None:
 def test_settings_reference_is_in_sync() -> None:
     committed = (REPO / "docs" / "settings.md").read_text()
     assert committed == render_reference(), (
-        "docs/settings.md is stale: run `python -m scs_templates.settings.reference --write`"
+        "docs/settings.md is stale: run `python -m scs_templates._settings.reference --write`"
     )
 
 

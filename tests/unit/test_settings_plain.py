@@ -1,4 +1,4 @@
-"""The plain settings objects of the CLI's happy path (``scs_templates.settings.plain``).
+"""The plain settings objects of the CLI's happy path (``scs_templates._settings.plain``).
 
 Proven here: the path is ON for the shipped schema; the objects it builds equal the model
 instances pydantic builds (every field, its type, ``model_fields_set``, field order) for the
@@ -21,12 +21,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from scs_templates.render import kube_version_of
-from scs_templates.settings import fastpath, plain, rules
-from scs_templates.settings.keys import API_VERSION, KIND, alias_for, name_for
-from scs_templates.settings.model import TEMPLATES, ClusterSettings
-from scs_templates.settings.validate import load_settings
-from scs_templates.values import build_values
+from scs_templates._render.render import kube_version_of
+from scs_templates._render.values import build_values
+from scs_templates._settings import fastpath, plain, rules
+from scs_templates._settings.keys import API_VERSION, KIND, alias_for, name_for
+from scs_templates._settings.model import TEMPLATES, ClusterSettings
+from scs_templates._settings.validate import load_settings
 from tests.render.test_snapshots import SCENARIOS, settings_for
 from tests.support import EXAMPLES, REPO, SHIPPED_PROVIDERS
 from tests.unit.test_settings_fastpath import _documents, _pydantic, near_misses
@@ -34,7 +34,7 @@ from tests.unit.test_settings_model import settings_documents
 
 
 def _model_classes() -> dict[str, type[BaseModel]]:
-    from scs_templates.settings.fastpath import _classes
+    from scs_templates._settings.fastpath import _classes
 
     return _classes(ClusterSettings)
 
@@ -222,7 +222,7 @@ def test_load_settings_plain_keeps_warnings_and_positions(tmp_path: Path) -> Non
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=0x2FFFF, blacklist_categories=["Cs"])))
 def test_the_ascii_check_of_printable_text_matches_the_full_one(text: str) -> None:
-    from scs_templates.settings import validate
+    from scs_templates._settings import validate
 
     full = validate._unprintable_unicode().search(text)
     fast = validate._first_unprintable(text)

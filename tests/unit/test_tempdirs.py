@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scs_templates import tempdirs
+from scs_templates._core import tempdirs
 
 
 @pytest.fixture(autouse=True)

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
+from scs_templates._core.labels import credentials_secret_labels
+from scs_templates._render.values import build_values
+from scs_templates._settings import SettingsError, load_settings
+from scs_templates._versions import table
+from scs_templates._versions.kubernetes import TESTED_PATCHES
 from scs_templates.providers.openstack.values import server_groups
-from scs_templates.settings import SettingsError, load_settings
-from scs_templates.settings.versions import TESTED_PATCHES
-from scs_templates.values import build_values, credentials_secret_labels
-from scs_templates.versions import table
 from tests.support import EXAMPLES, REPO, settings_of
 
 PATCH_133 = f"v1.33.{TESTED_PATCHES[(1, 33)]}"
@@ -103,7 +104,7 @@ def test_credentials_are_referenced_never_values() -> None:
     assert build_values(settings)["openstack"]["credentials"] == {
         "secretName": "capi-demo-cloud-config"
     }
-    assert credentials_secret_labels(settings) == {
+    assert credentials_secret_labels(settings.name) == {
         "app.kubernetes.io/managed-by": "scs-templates",
         "clusterctl.cluster.x-k8s.io/move": "true",
         "scs.community/cluster": "demo",
@@ -290,18 +291,18 @@ def test_a_subdomain_of_node_role_is_refused() -> None:
 def test_a_render_resolves_the_kubernetes_version_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue #12: the values builder resolves the version once and everything in the render
     (the OIDC AuthenticationConfiguration's apiVersion, ``--kube-version``) uses that."""
-    import scs_templates.render
-    import scs_templates.values
-    from scs_templates.render import prepare_render
-    from scs_templates.settings.versions import resolve_version
+    import scs_templates._render.render
+    import scs_templates._render.values
+    from scs_templates._render.render import prepare_render
+    from scs_templates._versions.kubernetes import resolve_version
 
     calls: list[str] = []
 
-    def counted(text: str, provider: str) -> Any:
+    def counted(text: str, kind_node_images: bool = False) -> Any:
         calls.append(text)
-        return resolve_version(text, provider)
+        return resolve_version(text, kind_node_images)
 
-    for module in (scs_templates.values, scs_templates.render):
+    for module in (scs_templates._render.values, scs_templates._render.render):
         monkeypatch.setattr(module, "resolve_version", counted)
     settings = load_settings(REPO / "examples" / "openstack-all-features.yaml").settings
     assert settings.spec.security.oidc  # the second resolution was the OIDC one

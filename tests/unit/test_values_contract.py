@@ -1,4 +1,4 @@
-"""The cluster charts' values contract: typed models (scs_templates/values/model.py and each
+"""The cluster charts' values contract: typed models (scs_templates/_contract/model.py and each
 provider's part), generated into every chart's schema, and nothing unread in it."""
 
 from __future__ import annotations
@@ -10,23 +10,22 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 import pytest
 
-from scs_templates.catalogue import PROVIDERS
-from scs_templates.charts import LIBRARY_CHART, charts_dir
-from scs_templates.providers import Provider
-from scs_templates.values.contract import OPEN, Also, Definition, S, json_schema
-from scs_templates.values.schema import (
+from scs_templates._contract.contract import OPEN, Also, Definition, S, json_schema
+from scs_templates._render.charts import LIBRARY_CHART, charts_dir
+from scs_templates._render.values.schema import (
     chart_values_schema,
     common_schema,
     schema_text,
     write_chart_schemas,
 )
+from scs_templates.providers import Provider, shipped_providers
 from tests.support import REPO
 from tests.support.inmemory import INMEMORY, SCHEMA
 
-GENERATE = "python -m scs_templates.values.schema"
+GENERATE = "python -m scs_templates._render.values.schema"
 
 
-@pytest.mark.parametrize("provider", PROVIDERS, ids=lambda p: p.name)
+@pytest.mark.parametrize("provider", shipped_providers(), ids=lambda p: p.name)
 def test_chart_schema_is_generated_from_the_contract(provider: Provider) -> None:
     path = provider.chart_source(charts_dir()) / "values.schema.json"
     assert path.read_text(encoding="utf-8") == schema_text(provider), (
@@ -47,14 +46,14 @@ def test_the_test_only_providers_schema_is_generated_from_its_models() -> None:
 
 
 def test_the_generator_rewrites_a_stale_schema_and_only_that(tmp_path: Path) -> None:
-    for provider in PROVIDERS:
+    for provider in shipped_providers():
         folder = tmp_path / provider.chart
         folder.mkdir()
         (folder / "values.schema.json").write_text(schema_text(provider), encoding="utf-8")
-    stale = PROVIDERS[0].chart_source(tmp_path) / "values.schema.json"
+    stale = shipped_providers()[0].chart_source(tmp_path) / "values.schema.json"
     stale.write_text("{}\n", encoding="utf-8")
     assert write_chart_schemas(tmp_path) == [stale]
-    assert stale.read_text(encoding="utf-8") == schema_text(PROVIDERS[0])
+    assert stale.read_text(encoding="utf-8") == schema_text(shipped_providers()[0])
     assert write_chart_schemas(tmp_path) == []
 
 
@@ -102,7 +101,7 @@ def _unread(schema: dict[str, Any], templates: str) -> list[str]:
 # the shipped charts only: the test-only in-memory chart takes the docker provider's values
 # as they are (its Chart.yaml), and its simulated machines boot no image (controlPlane.image
 # and workers[].image are unread there)
-@pytest.mark.parametrize("provider", PROVIDERS, ids=lambda p: p.name)
+@pytest.mark.parametrize("provider", shipped_providers(), ids=lambda p: p.name)
 def test_every_value_in_the_contract_is_read_by_a_template(provider: Provider) -> None:
     unread = _unread(chart_values_schema(provider), _template_text(provider))
     assert unread == [], "values no template reads (drop them from the contract): " + ", ".join(
@@ -117,7 +116,7 @@ def test_the_unread_check_finds_an_unread_value() -> None:
 
 def test_providers_share_the_common_part_once() -> None:
     common = common_schema()
-    for provider in PROVIDERS:
+    for provider in shipped_providers():
         schema = chart_values_schema(provider)
         for name, definition in common["definitions"].items():
             assert schema["definitions"][name] == definition

@@ -1,4 +1,4 @@
-"""The values gate (``scs_templates.values.gate``): what it accepts, helm's schema accepts.
+"""The values gate (``scs_templates._render.values.gate``): what it accepts, helm's schema accepts.
 
 render-fleet leaves helm's values schema check out of a batch only when the gate accepted
 every alias's values; so the gate must be ON for real values (else no speed-up) and must
@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
 from bench.fleetgen import fleet_settings
-from scs_templates import fleet
-from scs_templates.charts import chart_for
-from scs_templates.settings import load_settings, validate_data
-from scs_templates.values import build_values
-from scs_templates.values.gate import Unsupported, compile_gate, values_gate
+from scs_templates._render import fleet
+from scs_templates._render.charts import chart_for
+from scs_templates._render.values import build_values
+from scs_templates._render.values.gate import Unsupported, compile_gate, values_gate
+from scs_templates._settings import load_settings, validate_data
 from tests.support import EXAMPLES
 
 

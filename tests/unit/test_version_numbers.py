@@ -1,4 +1,4 @@
-"""The one reader of version numbers (scs_templates.version_numbers) and its four uses."""
+"""The one reader of version numbers (scs_templates._core.version_numbers) and its four uses."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scs_templates import version_numbers
+from scs_templates._core import version_numbers
 from tests.support import REPO
 
 

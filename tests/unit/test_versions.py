@@ -18,21 +18,21 @@ from typing import Any
 
 import pytest
 
-from scs_templates import version_numbers
-from scs_templates.cli.main import main
-from scs_templates.services.catalogue import CATALOGUE, default_version, service_info
-from scs_templates.services.releases import service_releases
-from scs_templates.settings import parse_settings_text
-from scs_templates.settings.versions import (
+from scs_templates._cli.main import main
+from scs_templates._cli.versions_report import BEGIN, END, markdown, render_doc
+from scs_templates._core import version_numbers
+from scs_templates._maintain import update_versions as maintainer
+from scs_templates._services.catalogue import CATALOGUE, default_version, service_info
+from scs_templates._services.releases import service_releases
+from scs_templates._settings import parse_settings_text
+from scs_templates._versions import TABLE_PATH, parse_table, table
+from scs_templates._versions.kubernetes import (
     DEFAULT_VERSION,
     TESTED_PATCHES,
     parse_version,
     resolve_version,
     support_warning,
 )
-from scs_templates.versions import TABLE_PATH, parse_table, table
-from scs_templates.versions import update as maintainer
-from scs_templates.versions.report import BEGIN, END, markdown, render_doc
 from tests.support import REPO, SHARED, skip_or_fail
 
 VERSIONS = table()
@@ -144,7 +144,7 @@ def test_every_kind_image_is_pinned_by_digest() -> None:
 
 
 def test_a_patch_with_a_published_image_runs_exactly_that_image() -> None:
-    resolved = resolve_version("1.36.x", "docker")
+    resolved = resolve_version("1.36.x", kind_node_images=True)
     release = VERSIONS.minor((1, 36))
     assert release is not None
     assert str(resolved.version) == release.patch_version
@@ -155,7 +155,7 @@ def test_a_patch_with_a_published_image_runs_exactly_that_image() -> None:
 def test_a_patch_without_a_published_image_falls_back_and_says_so() -> None:
     release = VERSIONS.minor((1, 37))
     assert release is not None and release.kind_image(release.patch) is None
-    resolved = resolve_version("1.37.x", "docker")
+    resolved = resolve_version("1.37.x", kind_node_images=True)
     newest = release.kind_images[0]
     assert str(resolved.version) == newest.version  # the cluster runs what the image holds
     assert resolved.kind_image == newest
@@ -165,14 +165,14 @@ def test_a_patch_without_a_published_image_falls_back_and_says_so() -> None:
     )
     assert f"Docker clusters run {newest.version}" in resolved.note
     # OpenStack is not affected: the table's patch
-    assert str(resolve_version("1.37.x", "openstack").version) == release.patch_version
+    assert str(resolve_version("1.37.x").version) == release.patch_version
     # and validate says so
     settings = parse_settings_text(settings_text("docker", "1.37.x"))
     assert any("no kind node image is published" in w.message for w in settings.warnings)
 
 
 def test_docker_values_and_manifests_use_the_pinned_image() -> None:
-    from scs_templates.values import build_values
+    from scs_templates._render.values import build_values
 
     settings = parse_settings_text(settings_text("docker", "1.37.x")).settings
     values = build_values(settings)
@@ -345,7 +345,7 @@ def test_cluster_autoscaler_image_follows_the_kubernetes_minor() -> None:
     """Issue 40, defect 7: the autoscaler ran its chart's image v1.35.0 on every minor (1.37
     included). Its release 1.M is for Kubernetes 1.M: the newest release of the cluster's
     minor, else of the newest older minor (no 1.37 release exists: v1.36.1)."""
-    from scs_templates.services.values import cluster_autoscaler_values
+    from scs_templates._services.values import cluster_autoscaler_values
 
     expected = {"1.37": "v1.36.1", "1.36": "v1.36.1", "1.35": "v1.35.2", "1.34": "v1.34.5"}
     for minor, tag in expected.items():
@@ -436,7 +436,7 @@ def test_docs_versions_md_is_in_sync() -> None:
     doc = (REPO / "docs" / "versions.md").read_text(encoding="utf-8")
     assert BEGIN in doc and END in doc
     assert doc == render_doc(doc), (
-        "docs/versions.md is stale: run `python -m scs_templates.versions.report --write`"
+        "docs/versions.md is stale: run `python -m scs_templates._cli.versions_report --write`"
     )
     assert markdown() in doc
 

@@ -8,14 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from scs_templates.errors import ToolError
-from scs_templates.helm import HelmError
-from scs_templates.services.deploy import _deployed_releases
-from scs_templates.services.kubeconfig import wait_for_workload_kubeconfig
+from scs_templates._core.errors import ToolError
+from scs_templates._services.deploy import _deployed_releases
+from scs_templates._tools.helm import HelmError
+from scs_templates._tools.kube.workload_kubeconfig import wait_for_workload_kubeconfig
 from tests.support import REPO
 
 PACKAGE = REPO / "scs_templates"
-THE_LOOP = PACKAGE / "lifecycle" / "wait.py"
+THE_LOOP = PACKAGE / "_tools" / "kube" / "wait.py"
 
 
 def _deadline_loops(tree: ast.AST) -> Iterator[int]:
@@ -38,7 +38,7 @@ def _deadline_loops(tree: ast.AST) -> Iterator[int]:
 
 #: Deadline loops that poll nothing: helm's output read in one-second steps for the progress
 #: tick of ``tools install`` and long helm calls (the process is waited for, not a cluster).
-NOT_POLLS = (PACKAGE / "helm" / "process.py",)
+NOT_POLLS = (PACKAGE / "_core" / "process.py",)
 
 
 def test_no_poll_loop_outside_lifecycle_wait() -> None:
@@ -48,7 +48,7 @@ def test_no_poll_loop_outside_lifecycle_wait() -> None:
         if path not in (THE_LOOP, *NOT_POLLS)
         for line in _deadline_loops(ast.parse(path.read_text(encoding="utf-8")))
     ]
-    assert found == [], "poll through scs_templates.lifecycle.wait.poll instead"
+    assert found == [], "poll through scs_templates._tools.kube.wait.poll instead"
 
 
 def test_the_loop_finder_finds_one() -> None:

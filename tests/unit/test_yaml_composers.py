@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.fleetgen import fleet_settings
-from scs_templates.settings import loader
+from scs_templates._settings import loader
 from tests.support import EXAMPLES
 
 
@@ -212,7 +212,7 @@ def test_warnings_placed_by_libyaml_are_the_pure_composers(
 ) -> None:
     """A file with warnings is no longer composed twice: the warnings' lines and columns
     are the same as from the pure composer (every fleet file has some)."""
-    from scs_templates.settings import validate
+    from scs_templates._settings import validate
 
     texts = [path.read_text() for path in EXAMPLES] + _fleet_texts(tmp_path)
     pure_runs = []
@@ -234,7 +234,7 @@ def test_a_warning_at_an_empty_value_is_placed_by_the_pure_composer(
 ) -> None:
     """libyaml marks an empty value where it would have started: such a position is
     uncertain, and a warning placed there makes the pure composer read the file again."""
-    from scs_templates.settings import rules, validate
+    from scs_templates._settings import rules, validate
 
     text = (
         EXAMPLES[0].read_text().replace("kind: ClusterSettings", "kind: ClusterSettings\nx:\n  -\n")

@@ -29,7 +29,7 @@ Typical use::
 
 from __future__ import annotations
 
-from scs_templates.lazy import exports
+from scs_templates._core.lazy import exports
 from scs_templates.providers.openstack.provider import OPENSTACK, OpenStackProvider
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing

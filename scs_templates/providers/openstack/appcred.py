@@ -36,7 +36,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scs_templates.errors import ToolError
+from scs_templates._core.errors import ToolError
+from scs_templates._core.naming import in_namespace, resource_name
 from scs_templates.providers.openstack.connection import (
     CloudAccess,
     Secret,
@@ -47,12 +48,11 @@ from scs_templates.providers.openstack.connection import (
 )
 from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret
 from scs_templates.providers.openstack.values import CLOUD_CONF_KEY, CLOUDS_YAML_KEY
-from scs_templates.settings.naming import in_namespace, resource_name
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
 
-    from scs_templates.settings.model import ClusterSettings
+    from scs_templates._settings.model import ClusterSettings
 
 CLUSTER_SUFFIX = "appcred"
 WORKLOAD_SUFFIX = "appcred-workload"

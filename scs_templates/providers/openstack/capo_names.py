@@ -10,7 +10,7 @@ pkg/utils/names and pkg/cloud/services/networking):
 - security groups: ``k8s-cluster-<clusterResourceName>-secgroup-{controlplane,worker,bastion}``,
   with the description ``Cluster API managed group``.
 
-They are not our names (:mod:`scs_templates.settings.naming` builds those): CAPO does not fit
+They are not our names (:mod:`scs_templates._core.naming` builds those): CAPO does not fit
 them to 63 characters (OpenStack allows 255), so fitting them would look for names CAPO never
 makes. This module is the one place that writes them.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from scs_templates.settings.model import ClusterSettings
+    from scs_templates._settings.model import ClusterSettings
 
 CAPO_NETWORK_PREFIX = "k8s-clusterapi-cluster"
 CAPO_SECGROUP_PREFIX = "k8s-cluster"

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from openstack.connection import Connection
 
-    from scs_templates.settings.model import ClusterSettings
+    from scs_templates._settings.model import ClusterSettings
 
 # Ports Neutron owns itself: never deleted here. DHCP ports go away with their network.
 NEUTRON_OWNER_PREFIX = "network:"
@@ -159,7 +159,7 @@ def cleanup_cluster_network(
     if dry_run:
         return report
 
-    from scs_templates.removal import remove_all
+    from scs_templates._tools.removal import remove_all
 
     ports_of = {item.id: port for port, item in zip(doomed, port_items, strict=True)}
     removal = remove_all(

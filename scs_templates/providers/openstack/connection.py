@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from scs_templates.errors import InputError, ToolError
+from scs_templates._core.errors import InputError, ToolError
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 REDACTED = "**redacted**"
 T = TypeVar("T")
 #: Seconds one OpenStack call may take unless ``--timeout``/``SCS_TEMPLATES_TIMEOUT`` says
-#: otherwise (:func:`scs_templates.timeouts.tool_timeout`).
+#: otherwise (:func:`scs_templates._core.timeouts.tool_timeout`).
 CALL_TIMEOUT_SECONDS = 120.0
 
 
@@ -69,9 +69,10 @@ class Secret:
 
 
 def redact(text: str, secrets: Iterable[Secret | str | None]) -> str:
-    """Replace every form of every secret value in ``text`` (:func:`scs_templates.secrets.redact`:
+    """Replace every form of every secret value in ``text``
+    (:func:`scs_templates._core.secrets.redact`:
     raw, JSON-escaped, shell-quoted, URL-encoded, URL userinfo, registered secrets)."""
-    from scs_templates import secrets as secret_text
+    from scs_templates._core import secrets as secret_text
 
     values = [s.reveal() if isinstance(s, Secret) else s for s in secrets]
     return secret_text.redact(text, values).replace(secret_text.REDACTED, REDACTED)
@@ -102,7 +103,7 @@ def open_cloud(cloud: str) -> Connection:
     import openstack
     from openstack.config import exceptions as config_exceptions
 
-    from scs_templates.timeouts import tool_timeout
+    from scs_templates._core.timeouts import tool_timeout
 
     limit = tool_timeout(CALL_TIMEOUT_SECONDS)
     try:  # api_timeout: the read timeout of every request of this connection
@@ -171,8 +172,9 @@ _AUTH_SECRET_KEYS = ("password", "application_credential_secret", "token", "pass
 
 
 def _register_auth_secrets(conn: Connection) -> None:
-    """Every message from now on redacts this cloud's credential (see scs_templates.secrets)."""
-    from scs_templates import secrets as secret_text
+    """Every message from now on redacts this cloud's credential (see
+    scs_templates._core.secrets)."""
+    from scs_templates._core import secrets as secret_text
 
     auth = conn.config.get_auth_args() or {}
     secret_text.register(*(str(auth[key]) for key in _AUTH_SECRET_KEYS if auth.get(key)))

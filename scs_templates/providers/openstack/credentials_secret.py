@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scs_templates.errors import InputError
+from scs_templates._core.errors import InputError
 from scs_templates.providers.openstack.connection import CloudAccess, Secret
 from scs_templates.providers.openstack.values import (
     CACERT_KEY,
@@ -28,8 +28,8 @@ from scs_templates.providers.openstack.values import (
 )
 
 if TYPE_CHECKING:
+    from scs_templates._settings.model import ClusterSettings
     from scs_templates.providers.openstack.appcred import AppCredential, ClusterCredentials
-    from scs_templates.settings.model import ClusterSettings
 
 
 @dataclass(frozen=True)
@@ -119,12 +119,12 @@ def single_cloud_clouds_yaml(text: str, cloud_name: str) -> str | None:
 
     A user's clouds.yaml usually holds every cloud and project they can reach; the cluster
     needs one entry, and the Secret (and helm's release history) must not carry the others.
-    The secrets of the entry are registered for redaction (:mod:`scs_templates.secrets`).
+    The secrets of the entry are registered for redaction (:mod:`scs_templates._core.secrets`).
     """
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
-    from scs_templates import secrets
+    from scs_templates._core import secrets
 
     try:
         document = YAML(typ="safe").load(text)
@@ -244,13 +244,13 @@ MAX_CREDENTIALS_FILE_BYTES = 1024 * 1024
 
 def read_credentials_file(path: Path, *, kind: str, named: str | None = None) -> str:
     """The text of a clouds.yaml, CA bundle or Secret manifest the user names, read as every
-    input file is (:func:`scs_templates.textinput.read_text`: at most
+    input file is (:func:`scs_templates._core.textinput.read_text`: at most
     :data:`MAX_CREDENTIALS_FILE_BYTES`, devices and FIFOs refused, UTF-8 or refused).
 
     InputError ``<named>: <reason>`` (``named`` defaults to the path); ``kind`` is what the
     file should be (``a clouds.yaml``), for the reason. The content is never in a message.
     """
-    from scs_templates import textinput
+    from scs_templates._core import textinput
 
     name = str(path)
     try:  # a file called "-" is that file, not standard input
@@ -331,7 +331,7 @@ def secret_manifest(settings: ClusterSettings, data: Mapping[str, Secret]) -> Se
     from ruamel.yaml import YAML
     from ruamel.yaml.scalarstring import LiteralScalarString
 
-    from scs_templates.values import credentials_secret_labels
+    from scs_templates._core.labels import credentials_secret_labels
 
     manifest = {
         "apiVersion": "v1",
@@ -339,7 +339,7 @@ def secret_manifest(settings: ClusterSettings, data: Mapping[str, Secret]) -> Se
         "metadata": {
             "name": credentials_secret_name(settings),
             "namespace": settings.metadata.namespace,
-            "labels": credentials_secret_labels(settings),
+            "labels": credentials_secret_labels(settings.name),
         },
         "type": "Opaque",
         "stringData": {key: LiteralScalarString(value.reveal()) for key, value in data.items()},
@@ -356,7 +356,7 @@ def write_secret_manifest(
 ) -> None:
     """Write :func:`secret_manifest` to ``path``: 0600, atomic (temp + rename); InputError
     naming the path when it cannot be written."""
-    from scs_templates import atomic
+    from scs_templates._core import atomic
 
     atomic.write_file(path.expanduser(), secret_manifest(settings, data).reveal(), private=True)
 

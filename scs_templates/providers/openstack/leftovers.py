@@ -13,7 +13,7 @@ volumes, snapshots (Cinder)   Cinder CSI's: property ``cinder.csi.openstack.org/
 ============================  ===============================================================
 
 ``<cluster>`` is the name OCCM (``cluster.name``) and Cinder CSI (``clusterID``) are given by
-scs_templates/services/values.py: :func:`~.values.cloud_cluster_name`, ``$CLUSTER.$NAMESPACE``
+scs_templates/_services/values.py: :func:`~.values.cloud_cluster_name`, ``$CLUSTER.$NAMESPACE``
 for a new cluster (unique in a project shared by clusters of one name in several
 namespaces), the recorded one of an installed cluster (``delete`` reads it from the release
 first). Those names never hold ``_``, so the load balancer prefix ``kube_service_<cluster>_``
@@ -43,7 +43,7 @@ from scs_templates.providers.openstack.values import cloud_cluster_name
 if TYPE_CHECKING:
     from openstack.connection import Connection
 
-    from scs_templates.settings.model import ClusterSettings
+    from scs_templates._settings.model import ClusterSettings
 
 #: Property Cinder CSI sets on every volume and snapshot it creates (its ``--cluster`` flag).
 CINDER_CSI_CLUSTER_PROPERTY = "cinder.csi.openstack.org/cluster"
@@ -198,7 +198,7 @@ def clean_project_leftovers(
     """Delete (or list) the cluster's load balancers, floating IPs, OCCM security groups,
     snapshots and volumes; idempotent. Pass :func:`load_balancer_api` and
     :func:`block_storage_api` of ``conn`` (or another implementation of the seams)."""
-    from scs_templates.removal import remove_all
+    from scs_templates._tools.removal import remove_all
 
     report = LeftoverReport(dry_run)
     cluster = cloud_cluster_name(settings)

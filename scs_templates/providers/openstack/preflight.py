@@ -28,9 +28,9 @@ from scs_templates.providers.openstack.connection import error_summary, has_serv
 if TYPE_CHECKING:
     from openstack.connection import Connection
 
-    from scs_templates.settings.loader import Positions
-    from scs_templates.settings.model import ClusterSettings
-    from scs_templates.settings.problems import Path as FieldPath
+    from scs_templates._settings.loader import Positions
+    from scs_templates._settings.model import ClusterSettings
+    from scs_templates._settings.problems import Path as FieldPath
 
 Status = Literal["ok", "failed", "skipped"]
 
@@ -123,7 +123,7 @@ def run_preflight(
     """Run every check; a check that errors becomes a failed result, the others still run.
 
     ``file``, ``positions`` and ``origins`` (of
-    :class:`~scs_templates.settings.validate.LoadedSettings`) let a failure point at the
+    :class:`~scs_templates._settings.validate.LoadedSettings`) let a failure point at the
     line of the setting to change (in the file, or ``--set PATH``, that set it)."""
     context = _Context(
         conn, settings, str(conn.current_project_id), file, positions or {}, origins=origins or {}
@@ -386,7 +386,7 @@ def _flavors(ctx: _Context) -> Iterator[CheckResult]:
 def _image_resolver(settings: ClusterSettings) -> Callable[[str | None], str]:
     """A machine's image name: its override or ``spec.openstack.image``, with ``{version}``
     replaced by the resolved Kubernetes version."""
-    from scs_templates.settings.versions import parse_version
+    from scs_templates._versions.kubernetes import parse_version
 
     spec = settings.spec
     try:

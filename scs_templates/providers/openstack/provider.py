@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from scs_templates.providers.base import (
+from scs_templates.providers.interface import (
     CloudOptions,
     Finding,
     Management,
@@ -19,6 +19,7 @@ from scs_templates.providers.base import (
     Provider,
     _quiet,
 )
+from scs_templates.providers.openstack import rules as os_rules
 from scs_templates.providers.openstack import values as os_values
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
@@ -26,17 +27,17 @@ TYPE_CHECKING = False  # not typing's: the render and validate paths do not impo
 if TYPE_CHECKING:
     from typing import Any, ClassVar
 
-    from scs_templates.kube import KubeClient
+    from scs_templates._contract.contract import ValuesModel
+    from scs_templates._settings.model import ClusterSettings, WorkerGroup
+    from scs_templates._settings.problems import Path as FieldPath
+    from scs_templates._tools.kube import KubeClient
+    from scs_templates._versions.kubernetes import ResolvedVersion
     from scs_templates.providers.openstack.values_model import (
         OpenStackControlPlaneKeys,
         OpenStackNetworkKeys,
         OpenStackSections,
         OpenStackWorkerKeys,
     )
-    from scs_templates.settings.model import ClusterSettings, WorkerGroup
-    from scs_templates.settings.problems import Path as FieldPath
-    from scs_templates.settings.versions import ResolvedVersion
-    from scs_templates.values.contract import ValuesModel
 
 __all__ = ["OPENSTACK", "OpenStackProvider"]
 
@@ -46,6 +47,7 @@ _FLAVOR_REQUIRED = "required for provider 'openstack' (a flavor name)"
 class OpenStackProvider(Provider):
     name: ClassVar[str] = "openstack"
     description: ClassVar[str] = "OpenStack via Cluster API Provider OpenStack (CAPO): SCS clouds."
+    catalogue_order: ClassVar[int] = 0  # the default provider
     machine_template_kinds: ClassVar[tuple[tuple[str, str], ...]] = (
         ("infrastructure.cluster.x-k8s.io/v1beta1", "OpenStackMachineTemplate"),
     )
@@ -73,8 +75,11 @@ class OpenStackProvider(Provider):
                     "cloud controller manager"
                 ),
             )
+        yield from os_rules.security_group_rule_errors(settings)
 
     def warnings(self, settings: ClusterSettings) -> Iterator[Finding]:
+        yield from os_rules.deprecated_field_warnings(settings)
+        yield from os_rules.cloud_chart_warnings(settings)
         existing = settings.spec.openstack.existing_network
         if (
             existing is not None
@@ -86,6 +91,12 @@ class OpenStackProvider(Provider):
                 "an ID: with extraNetworks, OCCM's internal-network-name needs the network's "
                 "name to keep node addresses (and serving certificates) on it; give the name",
             )
+
+    def foreign_document(self, data: Mapping[str, Any]) -> tuple[str, str, str] | None:
+        from scs_templates.providers.openstack.migrate.key_table import KEYS
+
+        key = next((key for key in data if isinstance(key, str) and key in KEYS), None)
+        return None if key is None else (key, "a KaaS v1 clusterctl.yaml", "migrate")
 
     # ----------------------------------------------------------------------- values
 
@@ -124,7 +135,7 @@ class OpenStackProvider(Provider):
         return [(("spec", "openstack", "image"), settings.spec.openstack.image)]
 
     def api_access_enforcement(self, settings: ClusterSettings) -> tuple[str, int]:
-        from scs_templates.values.api_access import DEFAULT_API_PORT, OVN_RESTRICTED_API_PORT
+        from scs_templates.providers.api_access import DEFAULT_API_PORT, OVN_RESTRICTED_API_PORT
 
         if settings.spec.openstack.load_balancer_provider == "ovn":
             return "security-group", OVN_RESTRICTED_API_PORT
@@ -180,7 +191,7 @@ class OpenStackProvider(Provider):
         credentials Secret, held)."""
         if not options.touch:
             return
-        from scs_templates.errors import ToolError
+        from scs_templates._core.errors import ToolError
         from scs_templates.providers.openstack import provision
         from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from scs_templates.errors import InputError
+from scs_templates._core.errors import InputError
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
 
-    from scs_templates.kube import KubeClient
-    from scs_templates.settings.model import ClusterSettings
+    from scs_templates._settings.model import ClusterSettings
+    from scs_templates._tools.kube import KubeClient
 
 Progress = Callable[[str], None]
 
@@ -52,7 +52,7 @@ def cluster_secrets(
     credentials Secret on the management cluster is read so a credential that still
     authenticates is reused (no churn, no new secret on every install).
     """
-    from scs_templates.errors import ToolError
+    from scs_templates._core.errors import ToolError
     from scs_templates.providers.openstack.appcred import ensure_cluster_credentials
     from scs_templates.providers.openstack.connection import open_cloud
     from scs_templates.providers.openstack.credentials_secret import (

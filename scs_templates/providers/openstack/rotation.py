@@ -44,8 +44,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scs_templates.errors import InputError, ToolError
-from scs_templates.labels import CREDENTIAL_ID_ANNOTATION
+from scs_templates._core.errors import InputError, ToolError
+from scs_templates._core.labels import CREDENTIAL_ID_ANNOTATION
 from scs_templates.providers.openstack.appcred import (
     CLUSTER_SUFFIX,
     WORKLOAD_SUFFIX,
@@ -71,8 +71,8 @@ from scs_templates.providers.openstack.values import CLOUD_CONF_KEY, CLOUDS_YAML
 if TYPE_CHECKING:
     from openstack.connection import Connection
 
-    from scs_templates.kube import KubeClient
-    from scs_templates.settings.model import ClusterSettings
+    from scs_templates._settings.model import ClusterSettings
+    from scs_templates._tools.kube import KubeClient
 
 Progress = Callable[[str], None]
 
@@ -254,7 +254,7 @@ def rotate_credentials(
             settings.spec.openstack.cloud, access, cluster, ensured(WORKLOAD_SUFFIX)
         )
         content = credentials_secret_data(credentials, settings)
-        from scs_templates.lifecycle import store_credentials
+        from scs_templates.providers.credentials import store_credentials
 
         store_credentials(kube, settings, {k: v.reveal() for k, v in sorted(content.items())})
         progress(f"wrote the credentials Secret {where}")
@@ -284,7 +284,7 @@ def rotate_credentials(
                     "are not listed"
                 )
             else:
-                from scs_templates.services.values import CLOUD_CONFIG_SECRET
+                from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
 
                 report.workload_secret = f"kube-system/{CLOUD_CONFIG_SECRET}"
                 report.restarted = _restart_consumers(
@@ -322,7 +322,7 @@ def _request_reconcile(
 ) -> list[str]:
     """Annotate the cluster's OpenStackCluster and OpenStackMachines: an update makes CAPO
     reconcile them now, and each reconcile reads the Secret afresh."""
-    from scs_templates.kube import ObjectRef
+    from scs_templates._tools.kube import ObjectRef
 
     namespace = settings.metadata.namespace
     selector = f"{CLUSTER_NAME_LABEL}={settings.name}"
@@ -348,8 +348,8 @@ def _workload_client(
     if given is not None:
         yield given
         return
-    from scs_templates.kube import KubeClient as Client
-    from scs_templates.services.kubeconfig import private_kubeconfig
+    from scs_templates._tools.kube import KubeClient as Client
+    from scs_templates._tools.kube.workload_kubeconfig import private_kubeconfig
 
     text = kube.cluster_kubeconfig(settings.metadata.namespace, settings.name)
     if text is None:
@@ -413,10 +413,10 @@ def _restart_consumers(
     progress: Progress,
 ) -> list[str]:
     """Rewrite ``kube-system/cloud-config``, restart what mounts it, wait for the rollouts."""
-    from scs_templates.kube import ObjectRef
-    from scs_templates.lifecycle.wait import elapsed, poll
+    from scs_templates._tools.kube import ObjectRef
+    from scs_templates._tools.kube.wait import elapsed, poll
+    from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
     from scs_templates.providers.openstack.workload import sync_cloud_config
-    from scs_templates.services.values import CLOUD_CONFIG_SECRET
 
     consumers = [
         ObjectRef("apps/v1", kind, "kube-system", str(obj["metadata"]["name"]))

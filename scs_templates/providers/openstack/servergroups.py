@@ -16,13 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from scs_templates.errors import ToolError
+from scs_templates._core.errors import ToolError
 from scs_templates.providers.openstack.connection import error_summary, has_service
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
 
-    from scs_templates.settings.model import ClusterSettings
+    from scs_templates._settings.model import ClusterSettings
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from scs_templates.settings import naming
+from scs_templates._core import naming
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from typing import Any
 
+    from scs_templates._settings.model import ClusterSettings, WorkerGroup
     from scs_templates.providers.openstack.values_model import (
         KeyValue,
         OpenStackControlPlaneKeys,
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
         OpenStackSection,
         OpenStackWorkerKeys,
     )
-    from scs_templates.settings.model import ClusterSettings, WorkerGroup
 
 __all__ = [
     "CACERT_KEY",
@@ -128,7 +128,7 @@ def worker_values(settings: ClusterSettings, group: WorkerGroup) -> OpenStackWor
 
 def network_values(settings: ClusterSettings) -> OpenStackNetworkKeys:
     """The node network CAPO creates, and who may reach the API load balancer."""
-    from scs_templates.values.api_access import api_access_plan
+    from scs_templates.providers.api_access import api_access_plan
 
     net = settings.spec.network
     return {
@@ -148,7 +148,7 @@ def credentials_secret_name(settings: ClusterSettings) -> str:
 def openstack_values(settings: ClusterSettings) -> OpenStackSection:
     """The ``openstack`` section of the values. The credentials Secret is only referenced:
     the library writes it through the Kubernetes API, never as a helm value."""
-    from scs_templates.values.api_access import api_access_plan
+    from scs_templates.providers.api_access import api_access_plan
 
     os_settings = settings.spec.openstack
     metadata = os_settings.server_metadata
@@ -221,7 +221,7 @@ def with_recorded_cloud_cluster_name(
     made before the record existed, so that an upgrade never renames what OCCM and Cinder
     CSI created (load balancers and volumes keep their names). An explicit
     ``openstack.cloudClusterName`` that differs is refused (InputError, exit 2)."""
-    from scs_templates.errors import InputError
+    from scs_templates._core.errors import InputError
 
     section = installed.get(RECORDED_KEY[0])
     recorded = section.get(RECORDED_KEY[1]) if isinstance(section, Mapping) else None

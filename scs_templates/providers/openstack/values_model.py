@@ -4,16 +4,16 @@ Its keys of ``controlPlane`` (:class:`OpenStackControlPlaneKeys`), of every ``wo
 entry (:class:`OpenStackWorkerKeys`) and of ``network`` (:class:`OpenStackNetworkKeys`),
 and its top-level section ``openstack`` (:class:`OpenStackSections`). The builders of
 :mod:`.values` return them; ``openstack-cluster/values.schema.json`` is generated from them
-and the common part (:mod:`scs_templates.values.model`).
+and the common part (:mod:`scs_templates._contract.model`).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, NotRequired, TypedDict
 
-from scs_templates.settings.model import EtherType, LoadBalancerProvider, RuleDirection
-from scs_templates.values.contract import Definition, S, ValuesModel
-from scs_templates.values.model import Cidr, CidrList, DnsLabel
+from scs_templates._contract.contract import Definition, S, ValuesModel
+from scs_templates._contract.model import Cidr, CidrList, DnsLabel
+from scs_templates._settings.model import EtherType, LoadBalancerProvider, RuleDirection
 
 
 class KeyValue(TypedDict):

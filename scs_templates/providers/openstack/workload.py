@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scs_templates.labels import CLUSTER_LABEL, MANAGED_BY_LABEL, MANAGER
+from scs_templates._core.labels import CLUSTER_LABEL, MANAGED_BY_LABEL, MANAGER
 from scs_templates.providers.openstack.values import (
     CACERT_KEY,
     CLOUD_CONF_KEY,
@@ -17,8 +17,8 @@ from scs_templates.providers.openstack.values import (
 )
 
 if TYPE_CHECKING:
-    from scs_templates.kube import KubeClient
-    from scs_templates.settings.model import ClusterSettings
+    from scs_templates._settings.model import ClusterSettings
+    from scs_templates._tools.kube import KubeClient
 
 __all__ = ["sync_cloud_config"]
 
@@ -32,7 +32,7 @@ def sync_cloud_config(
 
     The content is a credential: it moves API to API and is never printed or written to disk.
     """
-    from scs_templates.services.values import (
+    from scs_templates.providers.openstack.cloud_config import (
         CLOUD_CONFIG_CA_KEY,
         CLOUD_CONFIG_SECRET,
         with_ca_file,

@@ -1,0 +1,126 @@
+"""``apply``: the cluster plus its standard services (CNI, CCM, CSI, metrics-server, ...).
+
+Exit codes follow :mod:`scs_templates._cli.main`: 0 success (also when nothing changed),
+2 bad input (invalid settings, a refused CNI switch, a local chart mirror missing charts,
+an unreadable kubeconfig), 1 when helm, helmfile or the API fails. The plan (one line per
+release: install, upgrade, unchanged, keep, remove) goes to stdout, with the superseded
+machine templates the cluster release's install pruned (the line ``install`` prints);
+progress to stderr. The workload kubeconfig is never printed.
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add ``apply``; importing this module stays cheap."""
+    from scs_templates._cli.cmd_lifecycle import openstack_credential_options, parse_duration
+    from scs_templates._cli.common import cluster_options, poll_option
+
+    apply = subparsers.add_parser(
+        "apply",
+        help="install/upgrade the cluster and its standard services (helmfile sync)",
+        description=(
+            "Install or upgrade the cluster of SETTINGS on the management cluster, read the "
+            "workload cluster's kubeconfig from the Secret <cluster>-kubeconfig, then "
+            "`helmfile sync` the standard services (CNI, OpenStack CCM and Cinder CSI, "
+            "metrics-server, Gateway API, cert-manager, Flux, the deprecated ingress-nginx) "
+            "into the workload cluster and the cluster-autoscaler (when a group autoscales) "
+            "next to the Cluster on the management cluster. Only releases whose chart, "
+            "version or values differ are "
+            "synced: a second run with the same settings changes nothing. Disabled services "
+            "that are deployed are kept unless --force-remove. A CNI switch is refused "
+            "(exit 2) unless --allow-cni-switch. Exit 0 ok, 2 bad input, 1 tool/API failure."
+        ),
+    )
+    cluster_options(apply)
+    from scs_templates._cli.common import chart_mirror_option
+
+    chart_mirror_option(apply)
+    apply.add_argument(
+        "--force-remove",
+        action="store_true",
+        help="uninstall deployed services that the settings disable (default: keep them)",
+    )
+    apply.add_argument(
+        "--allow-cni-switch",
+        action="store_true",
+        help="allow replacing the deployed CNI (disruptive: all nodes need a restart)",
+    )
+    apply.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="change nothing: print what would be installed, upgraded, kept or removed",
+    )
+    apply.add_argument(
+        "--services-only",
+        action="store_true",
+        help="skip the cluster release; only sync the services of an existing cluster",
+    )
+    apply.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="do not wait for each service release to become ready (helm --wait)",
+    )
+    apply.add_argument(
+        "--timeout",
+        type=parse_duration,
+        default=1800.0,
+        metavar="DURATION",
+        help="how long to wait for the workload kubeconfig Secret (default 30m)",
+    )
+    openstack_credential_options(apply)
+    poll_option(apply)
+    apply.set_defaults(func=run_apply)
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    from scs_templates._cli.cmd_lifecycle import ProgressLine, _note, cloud_options, print_pruned
+    from scs_templates._cli.common import load_args
+    from scs_templates._services.deploy import apply
+
+    loaded = load_args(args)
+    progress = ProgressLine()
+    try:
+        result = apply(
+            loaded.settings,
+            kubeconfig=args.kubeconfig,
+            context=args.context,
+            cloud=cloud_options(args),
+            cloud_progress=_note,
+            force_remove=args.force_remove,
+            allow_cni_switch=args.allow_cni_switch,
+            dry_run=args.dry_run,
+            install_cluster=not args.services_only,
+            wait=not args.no_wait,
+            kubeconfig_timeout=args.timeout,
+            poll_interval=args.poll_interval,
+            progress=progress,
+        )
+    finally:
+        progress.done()
+    if result.cluster is not None:
+        release = result.cluster.release
+        print(
+            f"cluster release {release.name} in namespace {release.namespace}: "
+            f"revision {release.revision}, {release.status}"
+        )
+        print_pruned(result.cluster.pruned)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    prefix = "would " if result.dry_run else ""
+    for plan in result.plan:
+        print(prefix + plan.line())
+    if not result.dry_run:
+        print(
+            f"services: synced {', '.join(result.synced)}"
+            if result.synced
+            else "services: nothing to change"
+        )
+    return 0

@@ -1,0 +1,166 @@
+"""``gitops``: write a Flux repository layout for clusters (see :mod:`scs_templates._gitops`).
+
+Exit codes follow :mod:`scs_templates._cli.main`: 0 success, 2 invalid settings or
+arguments, 1 when a tool underneath (helm, helmfile) failed. The objects are data; Flux
+renders the charts on the management cluster. The one exception, flagged on stderr: the
+releases written as plain files (the Gateway API CRDs, gitops/crds.py) are rendered here with
+helmfile, from ``--chart-mirror`` (``file:///DIR``: offline) or else from their source (the
+network). Heavy imports happen inside the command so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from scs_templates._cli.common import path_argument
+
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
+    from scs_templates._settings.model import ClusterSettings
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add ``gitops``; importing this module stays cheap."""
+    gitops = subparsers.add_parser(
+        "gitops",
+        help="write a Flux repository layout: cluster and service HelmReleases",
+        description=(
+            "Write, under DIR, the Flux objects that reconcile the clusters described by the "
+            "SETTINGS files from a git repository: per cluster a HelmRelease of its cluster "
+            "chart (from --chart-source) and one HelmRelease per standard service, targeting "
+            "the workload cluster through its kubeconfig Secret in the helmfile order, plus "
+            "kustomize indexes and the Flux Kustomization DIR/flux/scs-clusters.yaml. One file "
+            "per object, deterministic; no credentials are written. Clusters already in DIR "
+            "but not given are kept unless --prune. A symbolic link as DIR or in what gitops "
+            "writes there is refused; a folder is removed only while it holds exactly the "
+            "files gitops wrote (its scs-templates.sha256). Exit 0 ok, 2 invalid settings or "
+            "arguments, a link, or files gitops did not write in a folder it would remove; 1 "
+            "when a tool underneath (helm, helmfile) failed."
+        ),
+    )
+    gitops.add_argument(
+        "directory", metavar="DIR", type=path_argument, help="folder in the git repository"
+    )
+    gitops.add_argument("settings", metavar="SETTINGS", nargs="+", help="cluster settings files")
+    gitops.add_argument(
+        "--chart-source",
+        required=True,
+        metavar="URL",
+        help="where Flux finds the cluster charts: oci://REGISTRY/PATH (charts pushed as "
+        "PATH/<provider>-cluster:<version>) or the https:// or ssh:// URL of a git repository "
+        "holding this project's charts/ folder",
+    )
+    gitops.add_argument(
+        "--chart-ref", metavar="REF", help="git tag (vX.Y.Z) or branch of a git --chart-source"
+    )
+    gitops.add_argument(
+        "--plain-http",
+        action="store_true",
+        help="the oci:// --chart-source registry speaks HTTP without TLS (Flux's "
+        "OCIRepository spec.insecure; as `helm push --plain-http`)",
+    )
+    gitops.add_argument(
+        "--interval", default="10m", metavar="DURATION", help="Flux reconcile interval (10m)"
+    )
+    gitops.add_argument(
+        "--source",
+        default="flux-system",
+        metavar="NAME",
+        help="the GitRepository (in flux-system) that holds DIR (default: flux-system)",
+    )
+    gitops.add_argument(
+        "--path", metavar="PATH", help="DIR's path in that repository (default: ./<DIR name>)"
+    )
+    gitops.add_argument("--no-services", action="store_true", help="only the cluster HelmReleases")
+    from scs_templates._cli.common import chart_mirror_option
+
+    chart_mirror_option(
+        gitops,
+        "where scs-templates reads the charts it renders itself (the Gateway API CRDs, "
+        "written as plain files): file:///DIR (packaged charts NAME-VERSION.tgz: no network) "
+        "or oci://REGISTRY/PATH; the HelmReleases keep spec.services.chartMirror, which "
+        "Flux reads",
+    )
+    gitops.add_argument(
+        "--rebase-class",
+        action="store_true",
+        help="move topology clusters (template clusterclass) whose release in DIR uses "
+        "another ClusterClass onto this release's class, as `install --rebase-class` (exit 2 "
+        "otherwise)",
+    )
+    gitops.add_argument(
+        "--prune",
+        action="store_true",
+        help="remove the folders of clusters in DIR that are not given (their objects stay "
+        "on the management cluster: `scs-templates delete` deletes a cluster); refused for a "
+        "folder holding files gitops did not write",
+    )
+    gitops.set_defaults(func=run_gitops)
+
+
+def run_gitops(args: argparse.Namespace) -> int:
+    import re
+
+    from scs_templates._cli.common import load_many
+    from scs_templates._core.errors import InputError
+    from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
+
+    if not re.fullmatch(r"(?:[0-9]+(?:ms|s|m|h))+", args.interval):
+        raise InputError(f"--interval: {args.interval!r} is not a duration such as 10m or 1h30m")
+    options = GitopsOptions(
+        chart_source=parse_chart_source(
+            args.chart_source, args.chart_ref, plain_http=args.plain_http
+        ),
+        interval=args.interval,
+        services=not args.no_services,
+        rebase_class=args.rebase_class,
+        render_mirror=args.chart_mirror,
+    )
+    fleet = [loaded.settings for loaded in load_many(args.settings)]
+    if options.services:
+        _note_rendered_charts(fleet, args.chart_mirror)
+    result = write_gitops(
+        args.directory,
+        fleet,
+        options,
+        source=args.source,
+        path=args.path,
+        prune=args.prune,
+    )
+    for key in result.written:
+        print(f"wrote {key}")
+        for secret in result.required_secrets[key]:
+            print(f"  needs Secret {key.split('/')[0]}/{secret}")
+    for key in result.kept:
+        print(f"kept {key} (not given; --prune removes its folder)")
+    for key in result.pruned:
+        print(f"pruned {key} (its objects stay on the management cluster)")
+    return 0
+
+
+def _note_rendered_charts(fleet: list[ClusterSettings], mirror: str | None) -> None:
+    """Flag the one step of ``gitops`` that reads a chart (and so, without a local
+    ``--chart-mirror``, the network): the releases it renders itself."""
+    from scs_templates._services.releases import from_mirror, local_mirror_dir, service_releases
+
+    seen: set[str] = set()
+    for settings in fleet:
+        for release in service_releases(settings):
+            if not release.info.server_side:
+                continue
+            source = from_mirror(release, mirror)
+            if source.source is None or source.source.repository is None:
+                continue  # a local mirror: offline
+            repository = source.source.repository
+            where = f"{'oci://' if repository.oci else ''}{repository.url}"
+            line = (
+                f"scs-templates: note: gitops renders {release.name} itself (chart "
+                f"{release.chart_name} {release.version} from {where}): the one step that "
+                "reads a chart; --chart-mirror file:///DIR keeps gitops offline"
+            )
+            if line not in seen and (mirror is None or local_mirror_dir(mirror) is None):
+                seen.add(line)
+                print(line, file=sys.stderr)

@@ -1,0 +1,493 @@
+"""Entry point of ``scs-templates``: argument parsing, error reporting, exit codes.
+
+Contract (other tools and CI rely on it): exit 0 on success, 2 for bad input, 1 when a tool
+underneath failed. Errors are one line on stderr; a traceback only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import os
+import sys
+
+from scs_templates import __version__
+from scs_templates._core.errors import ScsTemplatesError
+
+# Not ``typing.TYPE_CHECKING``: ``--version`` and ``--help`` must not pay for importing
+# typing or argparse (mypy treats any name TYPE_CHECKING as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Sequence
+    from typing import Any, NoReturn
+
+# Subcommand modules, in the order they appear in --help. Each exposes register(subparsers).
+COMMAND_MODULES: tuple[str, ...] = (
+    "scs_templates._cli.cmd_settings",
+    "scs_templates._cli.cmd_render",
+    "scs_templates._cli.cmd_versions",
+    "scs_templates._cli.cmd_fleet",
+    "scs_templates._cli.cmd_lifecycle",
+    "scs_templates._cli.cmd_inspect",
+    "scs_templates._cli.cmd_encryption",
+    "scs_templates._cli.cmd_apply",
+    "scs_templates._cli.cmd_services",
+    "scs_templates._cli.cmd_gitops",
+    "scs_templates._cli.cmd_openstack",
+    "scs_templates._cli.cmd_migrate",
+    "scs_templates._cli.cmd_tools",
+    "scs_templates._cli.cmd_completion",
+)
+# Commands that build ONLY their own module's parser (building every command's parser costs
+# more than most commands); a command missing here builds all of them, which is correct,
+# just slower. tests/render/test_cli.py checks that each is registered by the module named here.
+LAZY_COMMANDS: dict[str, str] = {
+    "validate": "scs_templates._cli.cmd_settings",
+    "schema": "scs_templates._cli.cmd_settings",
+    "render": "scs_templates._cli.cmd_render",
+    "values": "scs_templates._cli.cmd_render",
+    "templates": "scs_templates._cli.cmd_render",
+    "render-fleet": "scs_templates._cli.cmd_fleet",
+    "install": "scs_templates._cli.cmd_lifecycle",
+    "status": "scs_templates._cli.cmd_lifecycle",
+    "diff": "scs_templates._cli.cmd_lifecycle",
+    "delete": "scs_templates._cli.cmd_lifecycle",
+    "kubeconfig": "scs_templates._cli.cmd_inspect",
+    "describe": "scs_templates._cli.cmd_inspect",
+    "apply": "scs_templates._cli.cmd_apply",
+    "tools": "scs_templates._cli.cmd_tools",
+    "completion": "scs_templates._cli.cmd_completion",
+}
+
+PROG = "scs-templates"
+#: Container objects allocated (net) before the cyclic garbage collector looks at the
+#: youngest generation; CPython's default is 700. A command's start-up creates ~25,000 that
+#: all live on (modules, classes, functions, the settings), so at 700 a ``validate`` or
+#: ``render`` ran ~32 collections that found nothing, 7-20 ms of CPU. At 100,000 none runs
+#: in a single command; a long one (``render-fleet``, a lifecycle wait) still collects,
+#: only less often, with at most this many young objects between collections.
+#: tests/render/test_cli.py::test_a_command_runs_no_garbage_collection.
+GC_YOUNG_THRESHOLD = 100_000
+# Top-level options that may come before the command without changing which parser is
+# needed (anything else, e.g. --help, builds every command's parser).
+_LAZY_OPTIONS = frozenset({"--debug"})
+# Command lines whose only output is the top-level help (the list of commands): each
+# command's own parser is then an :class:`_Outline` (tests/render/test_cli.py proves the help text
+# the same as with the full parsers, at several terminal widths).
+_OUTLINE_ARGV: tuple[list[str], ...] = ([], ["--help"], ["-h"])
+
+
+#: Command lines that print the top-level help on stdout and exit 0.
+_HELP_ARGV: tuple[list[str], ...] = (["--help"], ["-h"])
+
+
+def _print_top_level_help() -> NoReturn:
+    """What argparse's help action prints for ``--help``, from the last run's text while
+    nothing it was made from has changed (:mod:`scs_templates._cli.help_cache`)."""
+    from scs_templates._cli import help_cache
+
+    width = help_width()
+    text = help_cache.read(width)
+    if text is None:
+        text = build_parser(outline=True).format_help()
+        help_cache.store(width, text)
+    sys.stdout.write(text)
+    raise SystemExit(0)
+
+
+def _tool_timeout(text: str) -> float:
+    from scs_templates._cli.cmd_lifecycle import parse_duration
+
+    return parse_duration(text)
+
+
+class _Outline:
+    """Stands in for a command's own parser where only the top-level help is printed.
+
+    The top-level help lists each command's name and ``help`` (kept by the real
+    ``add_parser``); the arguments, groups and actions of each command are never shown
+    there, so building their real parsers (about half the cost of ``--help``) is skipped:
+    every method call on an outline is accepted and returns another outline.
+    """
+
+    def __init__(self, **_options: object) -> None:
+        pass
+
+    def __getattr__(self, _name: str) -> Callable[..., _Outline]:
+        return _outline
+
+
+def _outline(*_args: object, **_options: object) -> _Outline:
+    return _Outline()
+
+
+def help_width() -> int:
+    """The width argparse's HelpFormatter picks by itself (``shutil.get_terminal_size``'s
+    columns minus 2: ``COLUMNS`` when a positive number, else the terminal of
+    ``sys.__stdout__``, else 80), computed without importing shutil, which loads ``bz2``,
+    ``lzma`` and ``fnmatch`` to see what archives it could make: a part of ``--help``'s
+    cost (issue #19). tests/render/test_cli.py compares it with shutil's in every case."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # no stdout, closed, not a terminal
+            columns = 80
+    return columns - 2
+
+
+def _formatter_class() -> type[argparse.HelpFormatter]:
+    import argparse
+
+    class HelpFormatter(argparse.HelpFormatter):
+        """argparse's own, at :func:`help_width` unless a width is given; an example block
+        (:mod:`scs_templates._cli.examples`) keeps its lines."""
+
+        def _fill_text(self, text: str, width: int, indent: str) -> str:
+            if text.startswith("examples:\n"):
+                return "".join(indent + line for line in text.splitlines(keepends=True))
+            return super()._fill_text(text, width, indent)
+
+        def __init__(
+            self,
+            prog: str,
+            indent_increment: int = 2,
+            max_help_position: int = 24,
+            width: int | None = None,
+        ) -> None:
+            width = help_width() if width is None else width
+            super().__init__(prog, indent_increment, max_help_position, width)
+
+    return HelpFormatter
+
+
+def build_parser(
+    modules: Sequence[str] = COMMAND_MODULES, *, outline: bool = False
+) -> argparse.ArgumentParser:
+    """The parser with the commands of ``modules`` (default: all of them, for --help).
+
+    ``outline``: the commands' own parsers are :class:`_Outline` stand-ins; the result can
+    only print the top-level help (or see that no command was given).
+    """
+    import argparse
+    import importlib
+
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        formatter_class=_formatter_class(),
+        description=(
+            "Turn one standardized cluster settings file into Cluster API clusters: "
+            "validate it, render the manifests with helm, install them, and manage the "
+            "toolchain."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="also print the traceback on errors (the exit code stays the same)",
+    )
+    parser.add_argument(
+        "--timeout",
+        dest="tool_timeout",
+        type=_tool_timeout,
+        metavar="DURATION",
+        help="wall clock of each helm/helmfile call (e.g. 10m, 90s; default: "
+        "$SCS_TEMPLATES_TIMEOUT, else 5m for helm, 15m for helmfile, 1h for the services' "
+        "helmfile, 30s for version checks); the tool's whole process group is ended then. "
+        "It also caps each Kubernetes API request (else 10s to connect, 60s to answer)",
+    )
+    formatter = parser.formatter_class
+    if outline:
+        parser_class: Any = _Outline
+    else:
+
+        class CommandParser(argparse.ArgumentParser):
+            """A command's own parser (and its sub-commands', which take this class): the
+            same formatter as the top level unless the command names one. argparse's
+            default would import shutil for the width as soon as the first argument is
+            added (it formats the argument to check it), although no help is printed."""
+
+            def __init__(self, *args: Any, **options: Any) -> None:
+                options.setdefault("formatter_class", formatter)
+                if options.get("epilog") is None and options.get("prog"):
+                    from scs_templates._cli.examples import epilog
+
+                    options["epilog"] = epilog(options["prog"])
+                super().__init__(*args, **options)
+                # --debug after the command too (`validate FILE --debug`); not in its help
+                self.add_argument(
+                    "--debug",
+                    action="store_true",
+                    default=argparse.SUPPRESS,
+                    help=argparse.SUPPRESS,
+                )
+
+            def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+                """An unknown option is reported with THIS command's usage (argparse's
+                top level would print its own, which says nothing about the command)."""
+                namespace, extras = super().parse_known_args(args, namespace)
+                if extras:
+                    self.error(f"unrecognized arguments: {' '.join(extras)}")
+                return namespace, extras
+
+        parser_class = CommandParser
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
+    for name in modules:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def modules_for(argv: Sequence[str]) -> tuple[str, ...]:
+    """The command modules whose parsers ``argv`` needs.
+
+    Building every command's parser costs more than parsing, so a command line that names a
+    known command (after at most ``--debug``) builds only that command's module; ``--version``
+    alone needs none. Everything else (no command, ``--help``, an unknown command, any other
+    option first) builds all of them, so help texts and error messages stay the same.
+    """
+    if list(argv) == ["--version"]:
+        return ()
+    for token in argv:
+        if token in _LAZY_OPTIONS:
+            continue
+        if token in LAZY_COMMANDS:
+            return (LAZY_COMMANDS[token],)
+        break
+    return COMMAND_MODULES
+
+
+def main(argv: Sequence[str] | None = None, *, cached_help: bool = False) -> int:
+    """Run the CLI and return the exit code (:func:`run` is the console script).
+
+    ``cached_help``: ``--help`` may print the text the last run printed while nothing it was
+    made from has changed (:mod:`scs_templates._cli.help_cache`; the console script's, not a
+    library caller's: it reads and writes a file in the user's cache).
+    """
+    _guard_closed_stdout()
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments == ["--version"]:  # what argparse's version action prints, without argparse
+        sys.stdout.write(f"{PROG} {__version__}\n")
+        raise SystemExit(0)
+    if cached_help and arguments in _HELP_ARGV:
+        _print_top_level_help()
+    outline = arguments in _OUTLINE_ARGV
+    if not outline:  # a command: its modules use dataclasses (--help alone needs none)
+        from scs_templates._cli.deferred_inspect import import_dataclasses
+
+        import_dataclasses()
+    parser = build_parser(modules_for(arguments), outline=outline)
+    args = parser.parse_args(arguments)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    from scs_templates._core import timeouts
+    from scs_templates._core.signals import handled
+
+    timeouts.set_override(args.tool_timeout)
+    from scs_templates._core import secrets
+
+    original = sys.stdout
+    sys.stdout = _Stdout(original)
+    log_handler = secrets.install_log_filter(debug=args.debug, prefix=PROG)
+    try:
+        with handled():
+            return _run(args)
+    finally:
+        secrets.remove_log_filter(log_handler)
+        sys.stdout = original
+        timeouts.set_override(None)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command; every way it can end is one exit code and (on failure) one line.
+
+    ``--debug`` prints the traceback first but never changes the code.
+    """
+    from scs_templates._core.signals import Terminated, exit_code
+
+    try:
+        result = args.func(args)
+        sys.stdout.flush()  # a full or closed stdout must fail here, not at interpreter exit
+    except ScsTemplatesError as error:
+        _traceback(args)
+        problems = getattr(error, "problems", None)
+        if problems:  # a SettingsError: one line per problem, FILE:LINE:COL: field: message
+            for problem in problems:
+                print(str(problem), file=sys.stderr)
+        else:
+            _error_line(str(error))
+        return error.exit_code
+    except KeyboardInterrupt:
+        _traceback(args)
+        print(f"{PROG}: interrupted (SIGINT); running tools were stopped", file=sys.stderr)
+        return 130
+    except Terminated as stopped:
+        _traceback(args)
+        print(f"{PROG}: stopped by {stopped}; running tools were stopped", file=sys.stderr)
+        return exit_code(stopped.signum)
+    except BrokenPipeError:
+        # stdout closed by a pager or `head`: not an error of ours.
+        _silence_stdout()
+        return 0
+    except (ConnectionError, TimeoutError) as error:  # a server underneath: exit 1
+        _traceback(args)
+        _error_line(_os_error_text(error))
+        return 1
+    except OSError as error:  # paths, permissions, a full disk, a closed stdout: the user's
+        _traceback(args)
+        _silence_stdout()
+        _error_line(_os_error_text(error))
+        return 2
+    except UnicodeEncodeError as error:
+        _traceback(args)
+        _silence_stdout()
+        encoding = error.encoding or "?"
+        char = str(error.object[error.start : error.start + 1])
+        _error_line(
+            f"cannot write U+{ord(char or '?'):04X} in the output encoding {encoding}; "
+            "set PYTHONIOENCODING=utf-8 (or a UTF-8 locale)"
+        )
+        return 2
+    except Exception as error:  # an unexpected bug: one line unless --debug
+        _traceback(args)
+        _error_line(f"internal error: {type(error).__name__}: {error} (rerun with --debug)")
+        return 1
+    return int(result or 0)
+
+
+#: No error line is longer than this (a tool may print megabytes after its ``Error:``).
+MAX_MESSAGE_CHARS = 4000
+
+
+def _error_line(message: str) -> None:
+    from scs_templates._core.secrets import redact
+
+    message = redact(message)  # the last line of defence: registered secrets, URL userinfo
+    if len(message) > MAX_MESSAGE_CHARS:
+        cut = len(message) - MAX_MESSAGE_CHARS
+        message = f"{message[:MAX_MESSAGE_CHARS]} ... ({cut} more characters not shown)"
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+
+
+def _traceback(args: argparse.Namespace) -> None:
+    if getattr(args, "debug", False):
+        import traceback
+
+        from scs_templates._core.secrets import redact
+
+        print(redact(traceback.format_exc()).rstrip(), file=sys.stderr)
+
+
+def _os_error_text(error: OSError) -> str:
+    reason = error.strerror or str(error) or type(error).__name__
+    if error.filename is not None:
+        where = str(error.filename)
+        if error.filename2 is not None:
+            where += f" -> {error.filename2}"
+        return f"{where}: {reason}"
+    if getattr(error, "stdout", False):
+        return f"cannot write to standard output: {reason}"
+    return reason
+
+
+class _Stdout:
+    """``sys.stdout`` whose write errors say that they are about standard output."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except OSError as error:
+            error.stdout = True  # type: ignore[attr-defined]
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as error:
+            error.stdout = True  # type: ignore[attr-defined]
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class _ClosedStdout:
+    """Stands in for ``sys.stdout`` when the process was started with stdout closed."""
+
+    def write(self, _text: str) -> int:
+        import errno
+
+        error = OSError(errno.EBADF, "standard output is closed")
+        error.stdout = True  # type: ignore[attr-defined]
+        raise error
+
+    def flush(self) -> None:
+        return None
+
+
+def _guard_closed_stdout() -> None:
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        fileno = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fileno)
+    finally:
+        os.close(devnull)
+
+
+def run() -> NoReturn:
+    """The console script: :func:`main`, then flush and exit without the interpreter teardown.
+
+    Tearing the interpreter down (freeing every module and object) costs ~25 ms that a
+    finished command does not need; the garbage collector's young generation is raised to
+    :data:`GC_YOUNG_THRESHOLD` first (here, not in :func:`main`: the collector is the
+    process's, and a library caller keeps its own). Output is flushed first and the exit
+    handlers still run (they remove the private helm home, join finished worker threads); a
+    failed flush of stdout (a full disk) is one line and exit 2 as in ``main``, a closed pipe
+    exits as ``main`` decided.
+    """
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+    try:
+        code = main(cached_help=True)
+    except SystemExit as exiting:  # argparse: --help, --version, usage errors
+        if exiting.code is None or isinstance(exiting.code, int):
+            code = exiting.code or 0
+        else:
+            print(exiting.code, file=sys.stderr)
+            code = 1
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+    except OSError as error:
+        _error_line(f"cannot write to standard output: {error.strerror or error}")
+        code = code or 2
+    # not contextlib.suppress: --version imports nothing it does not need
+    try:  # noqa: SIM105
+        sys.stderr.flush()
+    except OSError:
+        pass
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

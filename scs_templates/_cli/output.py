@@ -1,0 +1,123 @@
+"""One meaning of ``-o`` in every command: ``-o/--output FORMAT``; folders are ``--output-dir``.
+
+kubectl, helm and clusterctl users read ``-o`` as a format (``-o yaml``, ``-o json``,
+``-o name``). Until this release ``render``, ``values``, ``services render``,
+``render-fleet`` and ``migrate`` read it as a folder (or file), so ``render -o json`` made a
+folder named ``json``. Now a format name is a format; any other value still works as the
+folder (file) for one release, with a deprecation warning on stderr that names the new
+option (docs/upgrades.md). Nothing here is imported by ``--help``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+#: The formats of a command that prints Kubernetes objects (kubectl's names).
+OBJECT_FORMATS = ("yaml", "json", "name")
+#: The formats of a command that prints a report (status, versions, describe).
+REPORT_FORMATS = ("text", "yaml", "json")
+
+
+def report_format_option(parser: argparse.ArgumentParser, note: str = "") -> None:
+    """``-o/--output text|yaml|json`` of a command that prints a report (``note``: what
+    yaml and json hold, appended to the help)."""
+    parser.add_argument(
+        "-o",
+        "--output",
+        choices=REPORT_FORMATS,
+        default="text",
+        metavar="FORMAT",
+        help=f"output format: text|yaml|json (default: text{note})",
+    )
+
+
+def format_option(
+    parser: argparse.ArgumentParser,
+    formats: Sequence[str],
+    *,
+    default: str,
+    legacy: str = "",
+) -> None:
+    """``-o/--output FORMAT``; ``legacy``: what a non-format value meant before (``DIR`` or
+    ``FILE``), still accepted with a warning."""
+    text = f"output format: {'|'.join(formats)} (default: {default})"
+    if legacy:
+        target = "--output-dir DIR" if legacy == "DIR" else "--output-file FILE"
+        text += f"; -o {legacy} is deprecated, use {target}"
+    parser.add_argument("-o", "--output", dest="output", metavar="FORMAT", help=text)
+
+
+def output_format(
+    args: argparse.Namespace,
+    formats: Sequence[str],
+    *,
+    default: str,
+    legacy: str = "",
+) -> str:
+    """The format ``-o`` names; with ``legacy`` (``DIR`` or ``FILE``) any other value is the
+    old folder/file, moved to ``args.output_dir``/``args.output_file`` with a warning.
+    InputError (exit 2) for an unknown format."""
+    from scs_templates._core.errors import InputError
+
+    value: str | None = args.output
+    if value is None:
+        return default
+    if value in formats:
+        return value
+    if not legacy:
+        raise InputError(f"-o {value}: unknown output format; expected {' or '.join(formats)}")
+    option, attribute = (
+        ("--output-dir", "output_dir") if legacy == "DIR" else ("--output-file", "output_file")
+    )
+    if getattr(args, attribute, None) is not None:
+        raise InputError(f"-o {value}: not an output format, and {option} is given too")
+    from pathlib import Path
+
+    print(
+        f"scs-templates: warning: -o {legacy} is deprecated (-o is the output format: "
+        f"{'|'.join(formats)}); use {option} {value}",
+        file=sys.stderr,
+    )
+    setattr(args, attribute, Path(value))
+    return default
+
+
+def objects_text(manifests: str, objects: Sequence[Mapping[str, Any]], output: str) -> str:
+    """Objects in ``output`` format: ``yaml`` the manifests as rendered, ``json`` a
+    ``v1/List`` as kubectl prints one, ``name`` one ``kind.group/name`` per line."""
+    if output == "yaml":
+        return manifests
+    if output == "name":
+        return "".join(object_name(obj) + "\n" for obj in objects)
+    import json
+
+    document = {"apiVersion": "v1", "kind": "List", "items": list(objects)}
+    return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def object_name(obj: Mapping[str, Any]) -> str:
+    """``kind.group/name`` as ``kubectl -o name`` prints it (no group for the core API)."""
+    kind = str(obj.get("kind") or "").lower()
+    api_version = str(obj.get("apiVersion") or "")
+    group = api_version.rpartition("/")[0]
+    metadata = obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return f"{kind}.{group}/{name}" if group else f"{kind}/{name}"
+
+
+def data_text(data: Any, output: str) -> str:
+    """Plain data (a command's report) as ``json`` (indented) or ``yaml`` (block style, in
+    the data's own key order)."""
+    if output == "json":
+        import json
+
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    from scs_templates._cli.cmd_render import values_yaml
+
+    return values_yaml(data)

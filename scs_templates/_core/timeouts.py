@@ -1,0 +1,66 @@
+"""The wall clock of every tool call (helm, helmfile, version checks), configurable.
+
+Each kind of call has its own default (helm 5 min, helmfile 15 min, the services' helmfile
+1 h, a version check 30 s); a slow CI runner or a large management cluster needs others. One
+value set with the CLI's ``--timeout`` (first) or ``SCS_TEMPLATES_TIMEOUT`` replaces ALL of
+them, so a single knob bounds how long any one tool process may run before its whole
+process group is ended. Durations: ``90``, ``90s``, ``10m``, ``1h30m``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+ENV_VAR = "SCS_TEMPLATES_TIMEOUT"
+
+_DURATION = re.compile(r"^\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?\s*$")
+_override: float | None = None
+
+
+def parse_duration(text: str) -> float:
+    """``30m``, ``1h30m``, ``90s`` or ``90`` (seconds) -> seconds; ValueError otherwise."""
+    match = _DURATION.match(text)
+    if not text.strip() or not match or not any(match.groups()):
+        raise ValueError(f"{text!r} is not a duration (e.g. 30m, 1h, 90s)")
+    hours, minutes, seconds = (int(part or 0) for part in match.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if total <= 0:
+        raise ValueError("the duration must be positive")
+    return float(total)
+
+
+def set_override(seconds: float | None) -> None:
+    """What ``--timeout`` sets: replaces every default (and the environment variable)."""
+    global _override
+    _override = seconds
+
+
+def explicit() -> float | None:
+    """The value the user set (``--timeout``, else ``SCS_TEMPLATES_TIMEOUT``), else None.
+
+    Where a call has a bound of its own besides the wall clock (helm's ``--timeout``, one
+    Kubernetes API request), the user's value caps it: the knob is the longest any one call
+    may take. Raises :class:`~scs_templates._core.errors.InputError` for an unreadable
+    environment value.
+    """
+    if _override is not None:
+        return _override
+    text = os.environ.get(ENV_VAR, "").strip()
+    if not text:
+        return None
+    try:
+        return parse_duration(text)
+    except ValueError as error:
+        from scs_templates._core.errors import InputError
+
+        raise InputError(f"{ENV_VAR}={text!r}: {error}") from None
+
+
+def tool_timeout(default: float) -> float:
+    """The wall clock for one tool call whose own default is ``default`` seconds.
+
+    Raises :class:`~scs_templates._core.errors.InputError` for an unreadable environment value.
+    """
+    chosen = explicit()
+    return default if chosen is None else chosen

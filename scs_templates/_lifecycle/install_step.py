@@ -1,0 +1,325 @@
+"""``install``: the provider's preparation, the version guard, the Secrets the release needs
+(credentials, registry mirrors, encryption key), ``helm upgrade --install``, the wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from scs_templates._core.errors import InputError, ToolError
+from scs_templates._lifecycle.target import Target, helm_of, kube_of, target_of
+from scs_templates._lifecycle.version_guard import (
+    check_api_port_change,
+    check_class_change,
+    check_template_change,
+    check_version_change,
+    installed_kubernetes_version,
+    values_kubernetes_version,
+)
+from scs_templates._tools.kube.wait import (
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_WAIT_TIMEOUT,
+    Progress,
+    quiet,
+    wait_for_cluster,
+)
+from scs_templates.providers.credentials import store_credentials
+
+if TYPE_CHECKING:
+    from scs_templates._render.values.class_release import ClassRelease
+    from scs_templates._settings.model import ClusterSettings
+    from scs_templates._tools.helm import Helm, ReleaseInfo
+    from scs_templates._tools.kube import ClusterState, KubeClient
+    from scs_templates._versions.kubernetes import KubernetesVersion
+    from scs_templates.providers import CloudOptions
+
+__all__ = [
+    "InstallResult",
+    "check_not_pending",
+    "check_registry_credentials",
+    "ensure_release_secrets",
+    "install",
+]
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    target: Target
+    release: ReleaseInfo
+    kubernetes_version: str
+    previous_version: str | None
+    cluster: ClusterState | None = None
+    pruned: list[str] = field(default_factory=list)
+    """Superseded templates removed after the rollout
+    (:mod:`scs_templates._lifecycle.template_prune`)."""
+
+
+def install(
+    settings: ClusterSettings,
+    *,
+    helm: Helm | None = None,
+    kube: KubeClient | None = None,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    secrets: Mapping[str, str] | None = None,
+    wait: bool = False,
+    timeout: float = DEFAULT_WAIT_TIMEOUT,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
+    helm_timeout: float | None = None,
+    progress: Progress | None = None,
+    cloud: CloudOptions | None = None,
+    cloud_progress: Progress | None = None,
+    rebase_class: bool = False,
+    prune: bool = True,
+) -> InstallResult:
+    """Install or upgrade the cluster's release; optionally wait until it is Available.
+
+    Without ``secrets`` the settings' provider prepares the cluster first, as
+    ``scs-templates install`` does (OpenStack: the preflight checks, a per-cluster
+    application credential - reused while it works - and the server groups), touching the
+    cloud as ``cloud`` allows (default :class:`~scs_templates.providers.CloudOptions`: yes,
+    with the settings' cloud entry; ``touch=False`` is ``--skip-openstack``).
+    ``cloud_progress`` receives what the provider did (default: ``progress``).
+
+    After helm (and the wait), ``prune`` removes the cluster's superseded hashed machine
+    and bootstrap templates that nothing uses any more
+    (:func:`~scs_templates._lifecycle.prune_step.prune_superseded_templates`); during a
+    rollout the old ones are still used and stay.
+
+    A topology cluster (template ``clusterclass``) stays on its installed ClusterClass: an
+    install that would move it onto another one is refused unless ``rebase_class``
+    (:func:`check_class_change`). Its class lives in a release of its own, shared by the
+    Clusters of the namespace that use it (:mod:`scs_templates._render.values.class_release`):
+    installed first and waited for until Cluster API has reconciled the class; after a
+    rebase the class the cluster left is uninstalled when no other Cluster uses it
+    (:mod:`scs_templates._lifecycle.class_step`).
+
+    With encryption at rest (the default) the cluster's key Secret is created first
+    (:func:`scs_templates._render.encryption.ensure_secret`; an existing one is kept), after the
+    registry mirrors' credentials Secrets are found complete (:func:`check_registry_credentials`).
+
+    OpenStack: ``secrets`` is the content of the cluster's credentials Secret (clouds.yaml,
+    cloud.conf, cacert). It is written through the Kubernetes API (:func:`store_credentials`)
+    before helm runs and is never a helm value, so no release revision holds it. Without
+    ``secrets`` the Secret must already exist (created by an earlier install, or by the
+    user from ``openstack appcred create --write-secret``).
+
+    An upgrade first puts what the installed release recorded into the settings
+    (:meth:`~scs_templates.providers.Provider.with_recorded`; OpenStack: the cloud cluster
+    name its load balancers and volumes carry).
+
+    Raises InputError (exit 2) when the version guard refuses the change or when the
+    credentials Secret is missing, HelmError/ToolError (exit 1) when helm or the API fails,
+    and ToolError when ``wait`` times out. ``helm_timeout`` is helm's own ``--timeout``.
+    """
+    from scs_templates._render.charts import chart_for
+    from scs_templates._render.values import build_values
+    from scs_templates._render.values.class_release import class_release_of, cluster_release_values
+
+    target = target_of(settings)
+    if kube is None and kubeconfig is None and helm is not None:
+        # the API of the management cluster that the given helm installs into
+        kubeconfig, context = helm.kubeconfig, context or helm.kube_context
+    if secrets is None:
+        secrets = _prepare(settings, cloud, kube, kubeconfig, context, cloud_progress or progress)
+    encrypt = settings.spec.security.encryption_at_rest.enabled
+    credentials = any(m.credentials_secret for m in settings.spec.registry_mirrors)
+    from scs_templates.providers import provider_of
+
+    cloud_secret = provider_of(settings).credentials_secret_name(settings)
+    # with wait, a bad kubeconfig/context is found (exit 2) before anything is installed
+    needs_api = wait or encrypt or credentials or cloud_secret is not None
+    client = kube_of(kube, kubeconfig, context) if needs_api else None
+    runner = helm_of(helm, kubeconfig, context)
+    installed = runner.status(target.release, namespace=target.namespace)
+    installed_values: dict[str, Any] = {}
+    if installed is not None:
+        check_not_pending(installed)
+        installed_values = runner.get_values(target.release, namespace=target.namespace)
+        # what the release recorded and an upgrade keeps (OpenStack: the cloud cluster name)
+        settings = provider_of(settings).with_recorded(settings, installed_values)
+    values = build_values(settings)
+    shared = class_release_of(values, target.release)  # a topology cluster's class release
+    if client is None and shared is not None:
+        client = kube_of(kube, kubeconfig, context)
+    wanted = values_kubernetes_version(values)  # resolved once, by the values builder
+    previous: KubernetesVersion | None = None
+    old_class: ClassRelease | None = None
+    if installed is not None:
+        check_template_change(installed_values, settings.spec.template, target.release)
+        if check_class_change(installed_values, values, target.release, rebase=rebase_class):
+            old_class = class_release_of(installed_values, target.release)
+        previous = installed_kubernetes_version(runner, target, values=installed_values)
+        check_version_change(previous, wanted)
+        check_api_port_change(installed_values, values)
+    if cloud_secret is not None and client is not None:
+        name = cloud_secret
+        if secrets is not None:
+            changed = store_credentials(client, settings, secrets)
+            if progress:
+                state_word = "written" if changed else "unchanged"
+                progress(f"credentials Secret {target.namespace}/{name}: {state_word}")
+        elif client.secret_data(target.namespace, name) is None:
+            raise InputError(
+                f"the credentials Secret {target.namespace}/{name} does not exist: let install "
+                "create a per-cluster application credential (without --skip-openstack), "
+                "pass --clouds-yaml, or apply the manifest of `scs-templates openstack "
+                "appcred create --write-secret FILE` first"
+            )
+    chart = chart_for(settings.spec.provider)
+    if client is not None:
+        # before the release: the control plane's bootstrap data reads the key from it
+        ensure_release_secrets(client, settings, progress)
+    handover = None
+    if shared is not None:
+        assert client is not None
+        from scs_templates._lifecycle.class_step import install_class
+
+        # the class first (a rebase: the new class), reconciled before the Cluster uses it
+        handover = install_class(
+            client,
+            runner,
+            shared,
+            chart,
+            cluster_release=target.release,
+            kube_version=str(wanted),
+            progress=progress,
+            poll_interval=poll_interval,
+        )
+    release = runner.upgrade_install(
+        target.release,
+        chart.path,
+        namespace=target.namespace,
+        values=cluster_release_values(values),
+        create_namespace=True,
+        rollback_on_failure=True,
+        timeout=helm_timeout,
+        sensitive=tuple(secrets.values()) if secrets else (),
+    )
+    if handover is not None and client is not None:
+        handover.finish(client, runner, chart, progress)
+    if old_class is not None and client is not None:
+        from scs_templates._lifecycle.class_step import remove_class_if_unused
+
+        # the class this cluster left, when no other Cluster of the namespace uses it
+        _, kept = remove_class_if_unused(client, runner, old_class, progress=progress)
+        if kept and progress:
+            progress(kept)
+    state = None
+    if client is not None and wait:
+        from scs_templates._tools.kube import ObjectRef
+        from scs_templates._tools.kube.client import CLUSTER_API_VERSION
+
+        cluster = values.get("cluster", {}).get("name") or target.cluster
+        ref = ObjectRef(CLUSTER_API_VERSION, "Cluster", target.namespace, str(cluster))
+        state = wait_for_cluster(
+            client, ref, timeout=timeout, poll_interval=poll_interval, progress=progress
+        )
+    pruned: list[str] = []
+    if prune:
+        from scs_templates._lifecycle.prune_step import prune_superseded_templates
+
+        pruned = prune_superseded_templates(
+            client or kube_of(kube, kubeconfig, context), settings, runner, progress=progress
+        ).pruned
+    return InstallResult(
+        target,
+        release,
+        str(wanted),
+        str(previous) if previous is not None else None,
+        state,
+        pruned,
+    )
+
+
+def check_not_pending(release: ReleaseInfo) -> None:
+    """Refuse, saying how to go on, when helm's last record of the release is ``pending-*``.
+
+    helm stores ``pending-install``/``-upgrade``/``-rollback`` before it changes anything
+    and refuses every later change while the record says so ("another operation
+    (install/upgrade/rollback) is in progress"), also after the helm that wrote it was
+    stopped: by our wall clock (``--timeout``), a signal, an API server that stopped
+    answering (tests/plane/test_plane_faults.py). Whether a helm still runs cannot be told from
+    here, so nothing is changed automatically; the line names the way out.
+    """
+    if not release.status.startswith("pending-"):
+        return
+    where = f"release {release.name} in namespace {release.namespace}"
+    if release.status == "pending-install":
+        way = (
+            "once it does not, remove what the first install created with "
+            "`scs-templates delete` on these settings, then install again"
+        )
+    else:
+        way = (
+            f"once it does not, `helm rollback {release.name} -n {release.namespace}` "
+            "returns to the last deployed revision; then install again"
+        )
+    raise ToolError(
+        f"{where} is {release.status} (revision {release.revision}): a helm run on it was "
+        f"stopped before it finished, or one still runs, and helm refuses every change "
+        f"until then; {way}"
+    )
+
+
+def ensure_release_secrets(
+    client: KubeClient, settings: ClusterSettings, progress: Progress | None = None
+) -> None:
+    """What the cluster's release needs on the management cluster before it is installed,
+    for every path that installs it (``install``, ``Helmfile.sync``): the registry mirrors'
+    credentials Secrets complete (:func:`check_registry_credentials`) and, with encryption at
+    rest, the key Secret (:func:`scs_templates._render.encryption.ensure_secret`: created once, an
+    existing one kept). Without the key Secret the bootstrap controller writes no bootstrap
+    data for the control plane and the cluster never starts."""
+    check_registry_credentials(client, settings)
+    if settings.spec.security.encryption_at_rest.enabled:
+        from scs_templates._render import encryption
+
+        if encryption.ensure_secret(client, settings) and progress:
+            progress(f"created the encryption key Secret {encryption.secret_name(settings)}")
+
+
+def check_registry_credentials(client: KubeClient, settings: ClusterSettings) -> None:
+    """Refuse (exit 2) when a registry mirror's ``credentialsSecret`` is missing on the
+    management cluster or lacks ``username``/``password``: without it the bootstrap
+    controller writes no bootstrap data and the machines never start. Only key names are
+    read into messages, never values."""
+    namespace = settings.metadata.namespace
+    for index, mirror in enumerate(settings.spec.registry_mirrors):
+        name = mirror.credentials_secret
+        if not name:
+            continue
+        where = f"spec.registryMirrors[{index}].credentialsSecret"
+        data = client.secret_data(namespace, name)
+        if data is None:
+            raise InputError(
+                f"{where}: Secret {namespace}/{name} does not exist on the management cluster; "
+                "create it first (keys username and password, docs/cluster-features.md)"
+            )
+        missing = [key for key in ("username", "password") if not data.get(key)]
+        if missing:
+            raise InputError(
+                f"{where}: Secret {namespace}/{name} has no {' and no '.join(missing)}"
+            )
+
+
+def _prepare(
+    settings: ClusterSettings,
+    cloud: CloudOptions | None,
+    kube: KubeClient | None,
+    kubeconfig: str | None,
+    context: str | None,
+    progress: Progress | None,
+) -> dict[str, str] | None:
+    """The provider's preparation before install: the content of the values' secrets."""
+    from scs_templates.providers import CloudOptions, Management, provider_of
+
+    result: dict[str, str] | None = provider_of(settings).prepare(
+        settings,
+        cloud if cloud is not None else CloudOptions(),
+        Management(kubeconfig, context, kube),
+        progress or quiet,
+    )
+    return result

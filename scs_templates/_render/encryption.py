@@ -1,0 +1,230 @@
+"""Encryption at rest of the workload cluster's Secrets: the key Secret and its rotation.
+
+The key never passes through helm: the chart only names the Secret
+(``$PREFIX-$CLUSTER-encryption``, key :data:`SECRET_KEY`) in a ``files[].contentFrom`` of the
+KubeadmControlPlane, and the kubeadm bootstrap controller writes it to each control-plane
+node as a 0600 file. :func:`ensure_secret` creates the Secret (a fresh random key) before
+the first install and never touches an existing one. So the key is in no helm value, no
+release history, no rendered output and no log.
+
+Rotation (docs/cluster-features.md): ``add`` a new key as a read-only second key, roll the
+control plane; ``promote`` it to the write key, roll; rewrite every Secret of the workload
+cluster; ``remove`` the old key, roll. Each step rewrites the Secret and sets the
+KubeadmControlPlane's ``spec.rollout.after`` so that every control-plane machine is
+replaced and boots with the new file.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+
+from scs_templates._core import naming
+from scs_templates._core.errors import InputError, ToolError
+from scs_templates._core.labels import CLUSTER_LABEL, CLUSTERCTL_MOVE_LABEL
+from scs_templates._core.records import record
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    from scs_templates._settings.model import ClusterSettings
+    from scs_templates._tools.kube import KubeClient
+
+__all__ = [
+    "SECRET_KEY",
+    "RotationStep",
+    "config_text",
+    "ensure_secret",
+    "key_names",
+    "next_keys",
+    "rotate",
+    "secret_name",
+]
+
+#: Key of the Secret that holds the EncryptionConfiguration document.
+SECRET_KEY = "encryption-config.yaml"  # noqa: S105 - a key name, not a password
+#: The transformer: XSalsa20-Poly1305 with a 32-byte key (no nonce-reuse limit as aesgcm
+#: has, no padding oracle as aescbc has).
+PROVIDER = "secretbox"
+KEY_BYTES = 32
+
+if TYPE_CHECKING:
+    RotationStep = Literal["add", "promote", "remove"]
+Key = tuple[str, str]  # (name, base64 secret)
+
+
+def __getattr__(name: str) -> object:
+    """``RotationStep`` for callers at run time, made when first asked for: the values of
+    every render read this module, and typing (which ``Literal`` needs) is not imported."""
+    if name == "RotationStep":
+        from typing import Literal
+
+        return Literal["add", "promote", "remove"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def secret_name(settings: ClusterSettings) -> str:
+    """``$PREFIX-$CLUSTER-encryption`` (the chart and this module use it)."""
+    return naming.resource_name(settings.spec.prefix, settings.name, "encryption")
+
+
+def new_key(now: datetime.datetime | None = None) -> Key:
+    """A fresh random key named after its UTC creation time (names are not secret)."""
+    moment = now or datetime.datetime.now(datetime.UTC)
+    import secrets as random  # only when a key is made, not for every render
+
+    secret = base64.b64encode(random.token_bytes(KEY_BYTES)).decode()
+    return f"key-{moment:%Y%m%dT%H%M%SZ}", secret
+
+
+def config_document(keys: list[Key], resources: list[str]) -> dict[str, Any]:
+    """The EncryptionConfiguration: the first key encrypts, all keys decrypt; ``identity``
+    last, so Secrets written before encryption was switched on stay readable."""
+    return {
+        "apiVersion": "apiserver.config.k8s.io/v1",
+        "kind": "EncryptionConfiguration",
+        "resources": [
+            {
+                "resources": list(resources),
+                "providers": [
+                    {PROVIDER: {"keys": [{"name": n, "secret": s} for n, s in keys]}},
+                    {"identity": {}},
+                ],
+            }
+        ],
+    }
+
+
+def config_text(keys: list[Key], resources: list[str]) -> str:
+    """The configuration file's text: JSON, which is YAML too (the API server reads both)."""
+    return json.dumps(config_document(keys, resources), indent=2, sort_keys=True) + "\n"
+
+
+def _keys(text: str) -> list[Key]:
+    """The keys of a stored EncryptionConfiguration, in order; ToolError when unreadable."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        document = YAML(typ="safe", pure=True).load(text)
+        providers = document["resources"][0]["providers"]
+        found = next(p[PROVIDER]["keys"] for p in providers if PROVIDER in p)
+        keys = [(str(k["name"]), str(k["secret"])) for k in found]
+    except (YAMLError, KeyError, IndexError, TypeError, StopIteration):
+        # never include the text: it holds the keys
+        raise ToolError(
+            f"the encryption Secret's {SECRET_KEY} is not an EncryptionConfiguration with "
+            f"{PROVIDER} keys"
+        ) from None
+    if not keys:
+        raise ToolError(f"the encryption Secret's {SECRET_KEY} has no {PROVIDER} keys")
+    return keys
+
+
+def key_names(text: str) -> list[str]:
+    """The key names of a stored configuration (safe to print), write key first."""
+    return [name for name, _ in _keys(text)]
+
+
+def next_keys(keys: list[Key], step: RotationStep, new: Key | None = None) -> list[Key]:
+    """The key list after one rotation step; InputError when the step does not fit.
+
+    add:     [current]          -> [current, new]   (new can decrypt everywhere)
+    promote: [current, new]     -> [new, current]   (new encrypts)
+    remove:  [new, current]     -> [new]            (after rewriting every Secret)
+    """
+    if step == "add":
+        if len(keys) != 1:
+            raise InputError(
+                f"rotation step 'add' needs exactly one key, found {len(keys)} "
+                f"({', '.join(n for n, _ in keys)}): finish the running rotation first"
+            )
+        return [keys[0], new or new_key()]
+    if len(keys) != 2:
+        raise InputError(
+            f"rotation step {step!r} needs two keys (after 'add'), found {len(keys)}: "
+            f"{', '.join(n for n, _ in keys)}"
+        )
+    if step == "promote":
+        return [keys[1], keys[0]]
+    return [keys[0]]
+
+
+def _labels(settings: ClusterSettings) -> dict[str, str]:
+    # the cluster label lets `delete` find and remove it once the Cluster is gone;
+    # clusterctl move takes it along with the cluster.
+    return {CLUSTER_LABEL: settings.name, CLUSTERCTL_MOVE_LABEL: "true"}
+
+
+def ensure_secret(kube: KubeClient, settings: ClusterSettings) -> bool:
+    """Create the cluster's key Secret with a fresh key unless it exists; True if created.
+
+    An existing Secret is never changed (its key encrypts the cluster's data).
+    """
+    namespace = settings.metadata.namespace
+    name = secret_name(settings)
+    current = kube.secret_data(namespace, name)
+    if current is not None:
+        if SECRET_KEY not in current:
+            raise ToolError(f"Secret {namespace}/{name} exists but has no {SECRET_KEY}")
+        _keys(current[SECRET_KEY])
+        return False
+    resources = list(settings.spec.security.encryption_at_rest.resources)
+    kube.ensure_namespace(namespace)
+    kube.put_secret(
+        namespace, name, {SECRET_KEY: config_text([new_key()], resources)}, labels=_labels(settings)
+    )
+    return True
+
+
+@record
+class RotationResult:
+    """What one rotation step did: the keys now in the Secret and the rollout it asked for."""
+
+    step: RotationStep
+    keys: list[str]  # names only, write key first
+    rollout_after: str
+
+
+def rotate(
+    kube: KubeClient,
+    settings: ClusterSettings,
+    step: RotationStep,
+    *,
+    now: datetime.datetime | None = None,
+) -> RotationResult:
+    """One rotation step: rewrite the Secret, then roll the control plane.
+
+    The rollout is requested with ``spec.rollout.after`` on the KubeadmControlPlane (the
+    field ``clusterctl alpha rollout restart`` sets); the chart does not render it, so helm
+    upgrades leave it alone. Wait until the rollout finished (every control-plane machine
+    replaced) before the next step.
+    """
+    from scs_templates._tools.kube import ObjectRef
+
+    namespace = settings.metadata.namespace
+    name = secret_name(settings)
+    current = kube.secret_data(namespace, name)
+    if current is None or SECRET_KEY not in current:
+        raise InputError(
+            f"no encryption Secret {namespace}/{name}: install the cluster first "
+            "(with spec.security.encryptionAtRest.enabled)"
+        )
+    moment = now or datetime.datetime.now(datetime.UTC)
+    keys = next_keys(_keys(current[SECRET_KEY]), step, new_key(moment))
+    resources = list(settings.spec.security.encryption_at_rest.resources)
+    kube.put_secret(
+        namespace, name, {SECRET_KEY: config_text(keys, resources)}, labels=_labels(settings)
+    )
+    kcp = ObjectRef(
+        "controlplane.cluster.x-k8s.io/v1beta2",
+        "KubeadmControlPlane",
+        namespace,
+        naming.resource_name(settings.spec.prefix, settings.name, naming.CONTROL_PLANE),
+    )
+    after = f"{moment:%Y-%m-%dT%H:%M:%SZ}"
+    kube.merge_patch(kcp, {"spec": {"rollout": {"after": after}}})
+    return RotationResult(step, [n for n, _ in keys], after)

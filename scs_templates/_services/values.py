@@ -1,0 +1,410 @@
+"""Pure values builders: settings -> the helm values of each standard service release.
+
+Python decides everything here (the helmfile template only copies the result): which
+features are on, which provider specifics apply, and the user's ``values`` from the settings
+file, deep-merged over ours (:func:`deep_merge`: mappings merge key by key, anything else,
+lists included, is replaced by the user's value).
+
+Decisions worth knowing (see ``docs/services.md``):
+
+* Cilium uses ``ipam.mode: kubernetes`` (kubeadm assigns each node a pod CIDR out of
+  ``network.podCIDR``). Its Gateway API needs kube-proxy replacement from Cilium 1.20 on
+  (the operator switches Gateway API off without it, and ``nodePort.enabled`` is gone), so
+  ``gatewayAPI.enabled`` turns on ``kubeProxyReplacement``; without Gateway API it stays
+  off (kubeadm's kube-proxy serves Services). ``k8sServiceHost`` stays unset: Cilium reaches
+  the API server through the ``kubernetes`` Service, which kube-proxy serves on every
+  kubeadm node; ``auto`` would read kubeadm's ``cluster-info`` with helm's ``lookup``,
+  which finds nothing in an offline render (the chart then fails). The GatewayClass
+  ``cilium`` is created explicitly (``gatewayClass.create: "true"``), not by the chart's
+  ``auto`` (whether the API server has the Gateway API CRDs), because ``apply`` installs
+  those CRDs first: ``auto`` would create it on ``apply`` but not in ``services render``.
+* ``network.mtu`` is the MTU of the node network. Cilium's ``MTU`` means exactly that; Calico's
+  ``calicoNetwork.mtu`` is the MTU of the pod interfaces and the VXLAN device, so it gets
+  ``network.mtu - 50`` (the VXLAN-over-IPv4 overhead).
+* metrics-server verifies kubelet serving certificates (never ``--kubelet-insecure-tls``):
+  kubelets request serving certificates (``serverTLSBootstrap``) and kubelet-csr-approver
+  approves only requests whose host name matches the cluster's node names and, on
+  OpenStack, whose addresses lie in ``network.nodeCIDR``. On Docker, CAPD names a node
+  ``<cluster>-<machine>`` unless the machine name already starts with the cluster name.
+* Cinder CSI: the chart's own StorageClasses bind volumes immediately (in a random zone
+  of a multi-AZ cloud), and their ``volumeBindingMode`` cannot be set, so ours replace them:
+  ``csi-cinder-delete`` (default) and ``csi-cinder-retain`` with ``WaitForFirstConsumer``,
+  plus the VolumeSnapshotClass ``csi-cinder-snapshot`` (default) for the VolumeSnapshot CRDs
+  the snapshot controller brings.
+* ingress-nginx gets the PROXY protocol (Octavia annotation
+  ``loadbalancer.openstack.org/proxy-protocol`` plus nginx ``use-proxy-protocol``) only on
+  OpenStack, with ``proxyProtocol: true``, and with the amphora provider: Octavia's OVN
+  provider cannot speak the PROXY protocol, and nginx waiting for a PROXY header that never
+  comes would break every connection.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+
+from scs_templates._core import naming
+from scs_templates.providers import provider_of
+from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
+from scs_templates.providers.openstack.values import cloud_cluster_name
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from scs_templates._settings.model import ClusterSettings
+
+__all__ = [
+    "CINDER_DEFAULT_CLASS",
+    "CINDER_SNAPSHOT_CLASS",
+    "METRICS_SERVER_ARGS",
+    "PROXY_PROTOCOL_ANNOTATION",
+    "calico_crds_values",
+    "calico_values",
+    "cert_manager_values",
+    "cilium_values",
+    "cinder_csi_values",
+    "cinder_storage_objects",
+    "cluster_autoscaler_values",
+    "deep_merge",
+    "envoy_gateway_values",
+    "flux2_values",
+    "gateway_api_crds_values",
+    "gateway_proxy_protocol_active",
+    "ingress_nginx_values",
+    "kubelet_csr_approver_values",
+    "metrics_server_values",
+    "occm_values",
+    "proxy_env",
+    "proxy_protocol_active",
+    "snapshot_controller_values",
+]
+
+#: Octavia's annotation (read by the OpenStack cloud controller manager) for PROXY protocol.
+PROXY_PROTOCOL_ANNOTATION = "loadbalancer.openstack.org/proxy-protocol"
+#: metrics-server arguments: the chart's defaults, stated explicitly so that none of them
+#: can ever be ``--kubelet-insecure-tls``.
+METRICS_SERVER_ARGS: tuple[str, ...] = (
+    "--cert-dir=/tmp",
+    "--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
+    "--kubelet-use-node-status-port",
+    "--metric-resolution=15s",
+)
+
+#: Bytes the VXLAN encapsulation (IPv4) adds to each packet: Calico's pod MTU is this much
+#: less than the node network's.
+VXLAN_OVERHEAD = 50
+#: Cinder CSI StorageClasses and VolumeSnapshotClass (ours, see the module doc).
+CINDER_PROVISIONER = "cinder.csi.openstack.org"
+CINDER_DEFAULT_CLASS = "csi-cinder-delete"
+CINDER_SNAPSHOT_CLASS = "csi-cinder-snapshot"
+
+if TYPE_CHECKING:
+    Values = dict[str, Any]
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> Values:
+    """``override`` merged over ``base`` into a new dict (neither input is modified).
+
+    Mappings are merged key by key; any other value (lists included) in ``override``
+    replaces the one in ``base``. A ``None`` in ``override`` is kept: helm then deletes
+    that key of the chart's defaults, which is how a user removes one of ours.
+    """
+    result: Values = copy.deepcopy(dict(base))
+    for key, value in override.items():
+        current = result.get(key)
+        if isinstance(current, Mapping) and isinstance(value, Mapping):
+            result[key] = deep_merge(current, value)
+        else:
+            result[key] = copy.deepcopy(value)
+    return result
+
+
+def proxy_protocol_active(settings: ClusterSettings) -> bool:
+    """PROXY protocol on the ingress load balancer: switched on, and the provider's load
+    balancers speak it (OpenStack with amphora)."""
+    return _lb_proxy_protocol(settings, settings.spec.services.ingress_nginx.proxy_protocol)
+
+
+def _lb_proxy_protocol(settings: ClusterSettings, wanted: bool) -> bool:
+    """``wanted`` and the provider's load balancers speak the PROXY protocol (OpenStack:
+    Octavia's amphora provider, not OVN; Docker: no load balancers)."""
+    return wanted and provider_of(settings).proxy_protocol(settings)
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def cilium_values(settings: ClusterSettings) -> Values:
+    spec = settings.spec
+    gateway = spec.services.gateway_api.enabled
+    values: Values = {
+        "ipam": {"mode": "kubernetes"},
+        "kubeProxyReplacement": False,
+        "gatewayAPI": {"enabled": gateway},
+        "operator": {"replicas": 1 if spec.control_plane.replicas == 1 else 2},
+        # Hubble's TLS certificates from Cilium's certgen job in the cluster, not from
+        # helm's genCA: a render must not hold a private key (nor a new one on every
+        # upgrade, which would rotate the CA each time), and must be deterministic.
+        "hubble": {"tls": {"auto": {"method": "cronJob"}}},
+    }
+    if gateway:
+        values["kubeProxyReplacement"] = True
+        values["gatewayAPI"]["gatewayClass"] = {"create": "true"}
+        if gateway_proxy_protocol_active(settings):
+            values["gatewayAPI"]["enableProxyProtocol"] = True
+    if spec.network.mtu:
+        values["MTU"] = spec.network.mtu
+    return values
+
+
+def calico_values(settings: ClusterSettings) -> Values:
+    net = settings.spec.network
+    calico_network: Values = {
+        "bgp": "Disabled",
+        "ipPools": [
+            {
+                "cidr": net.pod_cidr,
+                "blockSize": 26,
+                "encapsulation": "VXLAN",
+                "natOutgoing": "Enabled",
+                "nodeSelector": "all()",
+            }
+        ],
+    }
+    if net.mtu:
+        calico_network["mtu"] = net.mtu - VXLAN_OVERHEAD
+    return {
+        "installation": {
+            "enabled": True,
+            "cni": {"type": "Calico"},
+            "calicoNetwork": calico_network,
+        }
+    }
+
+
+def calico_crds_values(settings: ClusterSettings) -> Values:
+    del settings
+    # The chart takes no values: it is Calico's CRDs, nothing else.
+    return {}
+
+
+def gateway_api_crds_values(settings: ClusterSettings) -> Values:
+    del settings
+    # Cilium's Gateway API needs TLSRoute, which is in the experimental channel only.
+    return {
+        "crds": {
+            "gatewayAPI": {"enabled": True, "channel": "experimental"},
+            "envoyGateway": {"enabled": False},
+        }
+    }
+
+
+def gateway_proxy_protocol_active(settings: ClusterSettings) -> bool:
+    """PROXY protocol on the Gateway listeners: switched on, and the provider's load
+    balancers speak it (OpenStack with amphora)."""
+    return _lb_proxy_protocol(settings, settings.spec.services.gateway_api.proxy_protocol)
+
+
+def envoy_gateway_values(settings: ClusterSettings) -> Values:
+    del settings
+    # The Gateway API and Envoy Gateway CRDs come with the chart (its crds/ directory: helm
+    # installs them and never deletes them). PROXY protocol is per Gateway in Envoy Gateway
+    # (ClientTrafficPolicy + EnvoyProxy service annotations): see docs/services.md.
+    return {"crds": {"enabled": True}}
+
+
+def _autoscaler_image(settings: ClusterSettings) -> Values:
+    """The cluster-autoscaler image of the cluster's Kubernetes minor (the versions table):
+    the autoscaler follows the minor (its release 1.M is for Kubernetes 1.M), while one chart
+    serves several minors with the image of one."""
+    from scs_templates._versions import table
+    from scs_templates._versions.kubernetes import resolve_version
+
+    spec = settings.spec
+    minor = resolve_version(
+        spec.kubernetes.version, provider_of(settings).kind_node_images
+    ).version.minor_key
+    image = table().service_image("cluster-autoscaler", minor)
+    if image is None:
+        return {}
+    repository, tag = image
+    return {"image": {"repository": repository, "tag": tag}}
+
+
+def cluster_autoscaler_values(settings: ClusterSettings) -> Values:
+    spec = settings.spec
+    ca = spec.services.cluster_autoscaler
+    down = ca.scale_down
+    return {
+        **_autoscaler_image(settings),
+        "cloudProvider": "clusterapi",
+        # On the management cluster: Cluster API objects in-cluster, the workload cluster
+        # through Cluster API's own kubeconfig Secret of this cluster.
+        "clusterAPIMode": "kubeconfig-incluster",
+        "clusterAPIKubeconfigSecret": naming.kubeconfig_secret(settings.name),
+        "autoDiscovery": {"clusterName": settings.name, "namespace": settings.metadata.namespace},
+        "fullnameOverride": naming.per_cluster(settings.name, "autoscaler"),
+        # A Role in the cluster's namespace only, never a ClusterRole; plus reading the
+        # machine templates, whose status.capacity (CAPO: the flavor, CAPD: the host) lets
+        # a group scale up from zero.
+        "rbac": {
+            "clusterScoped": False,
+            "additionalRules": [
+                {"apiGroups": [group], "resources": [resource], "verbs": ["get", "list", "watch"]}
+                for group, resource in provider_of(settings).machine_template_resources
+            ],
+        },
+        "extraArgs": {
+            "expander": ca.expander,
+            "scale-down-enabled": down.enabled,
+            "scale-down-unneeded-time": down.unneeded_time,
+            "scale-down-delay-after-add": down.delay_after_add,
+            "scale-down-utilization-threshold": down.utilization_percent / 100,
+            "balance-similar-node-groups": True,
+        },
+    }
+
+
+def proxy_env(settings: ClusterSettings) -> list[Values]:
+    """``HTTP_PROXY``/``HTTPS_PROXY``/``NO_PROXY`` of ``network.proxy`` for the pods that call
+    the cloud's APIs (Keystone, Nova, Cinder, Octavia): where those are reachable only through
+    the proxy, OCCM could never initialize a node. NO_PROXY is the nodes' (the cluster's own
+    networks and names; in-cluster API calls go to the service network). [] without a proxy."""
+    from scs_templates._render.values import proxy_values
+
+    proxy = proxy_values(settings)
+    if not proxy:
+        return []
+    pairs = [
+        ("HTTP_PROXY", proxy["httpProxy"]),
+        ("HTTPS_PROXY", proxy["httpsProxy"]),
+        ("NO_PROXY", ",".join(proxy["noProxy"])),
+    ]
+    return [{"name": name, "value": value} for name, value in pairs if value]
+
+
+def occm_values(settings: ClusterSettings) -> Values:
+    values: Values = {
+        "secret": {"enabled": True, "create": False, "name": CLOUD_CONFIG_SECRET},
+        "cluster": {"name": cloud_cluster_name(settings)},
+    }
+    env = proxy_env(settings)
+    if env:
+        values["extraEnv"] = env
+    return values
+
+
+def snapshot_controller_values(settings: ClusterSettings) -> Values:
+    replicas = 1 if settings.spec.control_plane.replicas == 1 else 2
+    return {"controller": {"replicaCount": replicas}}
+
+
+def _storage_class(name: str, reclaim: str, *, default: bool) -> Values:
+    metadata: Values = {"name": name}
+    if default:
+        metadata["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": metadata,
+        "provisioner": CINDER_PROVISIONER,
+        "reclaimPolicy": reclaim,
+        "volumeBindingMode": "WaitForFirstConsumer",
+        "allowVolumeExpansion": True,
+    }
+
+
+def cinder_storage_objects() -> list[Values]:
+    """Our Cinder StorageClasses and VolumeSnapshotClass (the chart's ``custom`` objects)."""
+    return [
+        _storage_class(CINDER_DEFAULT_CLASS, "Delete", default=True),
+        _storage_class("csi-cinder-retain", "Retain", default=False),
+        {
+            "apiVersion": "snapshot.storage.k8s.io/v1",
+            "kind": "VolumeSnapshotClass",
+            "metadata": {
+                "name": CINDER_SNAPSHOT_CLASS,
+                "annotations": {"snapshot.storage.kubernetes.io/is-default-class": "true"},
+            },
+            "driver": CINDER_PROVISIONER,
+            "deletionPolicy": "Delete",
+        },
+    ]
+
+
+def cinder_csi_values(settings: ClusterSettings) -> Values:
+    # The chart takes extra objects only as one YAML string (storageClass.custom); JSON is
+    # YAML, so each object is serialised, never templated.
+    custom = "\n---\n".join(json.dumps(obj, sort_keys=True) for obj in cinder_storage_objects())
+    values: Values = {
+        "secret": {"enabled": True, "create": False, "name": CLOUD_CONFIG_SECRET},
+        "clusterID": cloud_cluster_name(settings),
+        "storageClass": {"enabled": False, "custom": custom + "\n"},
+    }
+    env = proxy_env(settings)
+    if env:
+        # the plugin container (controller and node) calls Cinder and Nova; the sidecars
+        # talk to the in-cluster API only
+        values["csi"] = {"plugin": {"extraEnv": env}}
+    return values
+
+
+def kubelet_csr_approver_values(settings: ClusterSettings) -> Values:
+    values: Values = {
+        "providerRegex": node_name_regex(settings),
+        # OpenStack node names are not in DNS; the IP prefix check replaces the lookup.
+        "bypassDnsResolution": True,
+    }
+    node_cidr = provider_of(settings).node_cidr(settings)
+    if node_cidr is not None:
+        values["providerIpPrefixes"] = [node_cidr]
+    return values
+
+
+def node_name_regex(settings: ClusterSettings) -> str:
+    """The names of exactly this cluster's nodes: the Machine names Cluster API gives the
+    template in use (:func:`naming.machine_name_shapes`: the topology controller's for
+    ``clusterclass``, our charts' owners for the others), behind the provider's host-name
+    prefix (CAPD: ``<cluster>-`` unless the name starts with it). Each group is named, so
+    the nodes of another cluster whose name merely starts with this one's never match."""
+    spec = settings.spec
+    provider = provider_of(settings)
+    shapes = naming.machine_name_shapes(
+        spec.template, spec.prefix, settings.name, [group.name for group in spec.workers]
+    )
+    patterns = sorted(
+        {
+            naming.shape_pattern(provider.node_name_prefix(settings.name, shape) + shape)
+            for shape in shapes
+        }
+    )
+    return f"^(?:{'|'.join(patterns)})$"
+
+
+def metrics_server_values(settings: ClusterSettings) -> Values:
+    del settings
+    return {"defaultArgs": list(METRICS_SERVER_ARGS), "args": []}
+
+
+def ingress_nginx_values(settings: ClusterSettings) -> Values:
+    load_balancer = provider_of(settings).load_balancer_services
+    service: Values = {"type": "LoadBalancer" if load_balancer else "NodePort"}
+    controller: Values = {"ingressClassResource": {"default": True}, "service": service}
+    if proxy_protocol_active(settings):
+        service["annotations"] = {PROXY_PROTOCOL_ANNOTATION: "true"}
+        controller["config"] = {"use-proxy-protocol": "true"}
+    return {"controller": controller}
+
+
+def cert_manager_values(settings: ClusterSettings) -> Values:
+    del settings
+    # CRDs are part of the release and stay when it is uninstalled (certificates survive).
+    return {"crds": {"enabled": True, "keep": True}}
+
+
+def flux2_values(settings: ClusterSettings) -> Values:
+    del settings
+    return {"policies": {"create": True}}

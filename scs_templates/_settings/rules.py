@@ -1,0 +1,503 @@
+"""Cross-field rules of the settings model.
+
+They run after the structural validation succeeded and return every problem at once, each
+with the path of the field to fix. Warnings (deprecated or questionable settings) are
+returned separately: they never fail a render. Each provider adds its own rules
+(:meth:`scs_templates.providers.Provider.errors` and ``warnings``), run after these.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator
+
+from scs_templates._core import naming
+from scs_templates._core.errors import InputError
+from scs_templates._core.labels import synced_by_capi
+from scs_templates._settings import certificates, plugins, strict
+from scs_templates._settings.keys import alias_for
+from scs_templates._settings.problems import Path
+from scs_templates._versions.kubernetes import parse_version, resolve_version, support_warning
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+
+if TYPE_CHECKING:
+    from scs_templates._settings.model import ClusterSettings
+    from scs_templates._settings.plugins import SettingsProvider
+
+Finding = tuple[Path, str]
+
+# Labels in the kubernetes.io / k8s.io namespaces that a kubelet may set on its own node
+# (kubelet refuses to start with any other via --node-labels) ...
+_KUBELET_LABEL_KEYS = frozenset(
+    {
+        "beta.kubernetes.io/arch",
+        "beta.kubernetes.io/instance-type",
+        "beta.kubernetes.io/os",
+        "failure-domain.beta.kubernetes.io/region",
+        "failure-domain.beta.kubernetes.io/zone",
+        "kubernetes.io/arch",
+        "kubernetes.io/hostname",
+        "kubernetes.io/os",
+        "node.kubernetes.io/instance-type",
+        "topology.kubernetes.io/region",
+        "topology.kubernetes.io/zone",
+    }
+)
+_KUBELET_LABEL_DOMAINS = ("kubelet.kubernetes.io", "node.kubernetes.io")
+# ... and those Cluster API copies from the Machine to the Node instead: labels.py.
+
+
+def _label_problem(key: str) -> str | None:
+    """Why a node label cannot be applied, or None."""
+    prefix, _, _ = key.rpartition("/")
+    if not prefix or key in _KUBELET_LABEL_KEYS:
+        return None
+    reserved = any(
+        prefix == domain or prefix.endswith("." + domain) for domain in ("kubernetes.io", "k8s.io")
+    )
+    allowed = synced_by_capi(key) or any(
+        prefix == domain or prefix.endswith("." + domain) for domain in _KUBELET_LABEL_DOMAINS
+    )
+    if reserved and not allowed:
+        return (
+            f"label {key!r} is in a reserved Kubernetes namespace: kubelets may only set "
+            "kubelet.kubernetes.io/*, node.kubernetes.io/* and the well-known topology "
+            "labels, and Cluster API syncs node-role.kubernetes.io/*; use your own domain"
+        )
+    return None
+
+
+#: etcd's data directory on kubeadm's control-plane nodes (the snapshots stay out of it).
+ETCD_DATA_DIR = "/var/lib/etcd"
+#: helm reads values through JSON into float64: larger integers silently change.
+FLOAT64_EXACT = 2**53
+# DNS labels that a YAML 1.1 reader (helm's and kubectl's sigs.k8s.io/yaml) takes for a
+# boolean, null or number when they stand alone as a manifest value (``name: on``).
+YAML11_NOT_STRING = re.compile(
+    r"\A(y|yes|n|no|true|false|on|off|null|[0-9]+|0x[0-9a-f]+|0b[01]+)\Z"
+)
+
+
+def yaml11_problem(name: str) -> str | None:
+    """Why a name that stands alone as a manifest value is refused (a cluster, namespace or
+    worker group name that YAML 1.1 tools would not read as a string)."""
+    if YAML11_NOT_STRING.match(name):
+        return (
+            f"{name!r} would be read as a boolean, null or number by YAML 1.1 tools (helm, "
+            "kubectl); choose another name"
+        )
+    return None
+
+
+# A Kubernetes version inside an image name: v1.33, 1.33.5, kube-v1.34.1 (two-digit minor, so
+# distribution versions such as ubuntu-22.04 or debian-12.1 do not count).
+_IMAGE_KUBERNETES_VERSION = re.compile(r"(?<![\d.])v?1\.(\d{2})(?:\.(\d{1,3}))?(?![\d])")
+
+
+def _literal_images(settings: ClusterSettings) -> Iterator[tuple[Path, str, str]]:
+    """(path, image, problem) for every image given without ``{version}``; ``problem`` is
+    non-empty when the name carries another Kubernetes version than the cluster's."""
+    spec = settings.spec
+    try:
+        version = resolve_version(spec.kubernetes.version, _kind_images(settings)).version
+    except ValueError:
+        return
+    s: Path = ("spec",)
+    images: list[tuple[Path, str | None]] = [
+        ((*s, "controlPlane", "image"), spec.control_plane.image),
+        *(((*s, "workers", i, "image"), g.image) for i, g in enumerate(spec.workers)),
+    ]
+    images[:0] = _provider(settings).provider_images(settings)
+    for path, image in images:
+        if image is None or "{version}" in image:
+            continue
+        problem = ""
+        for match in _IMAGE_KUBERNETES_VERSION.finditer(image):
+            minor, patch = int(match[1]), match[2]
+            named = f"1.{minor}" + (f".{patch}" if patch is not None else "")
+            differs = minor != version.minor or (patch is not None and int(patch) != version.patch)
+            if differs and not problem:
+                problem = (
+                    f"image {image!r} names Kubernetes {named}, the cluster runs {version}: "
+                    "its kubelet would not match the control plane; write the version as "
+                    "{version} (replaced by the resolved version) or name the right image"
+                )
+        yield path, image, problem
+
+
+def _network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    try:
+        return ipaddress.ip_network(text, strict=True)
+    except ValueError:
+        return None
+
+
+def _cidr_problem(text: str) -> str | None:
+    try:
+        ipaddress.ip_network(text, strict=True)
+    except ValueError as error:
+        if "host bits set" in str(error):
+            fixed = ipaddress.ip_network(text, strict=False)
+            return f"{text!r} has host bits set; did you mean {str(fixed)!r}?"
+        return f"{text!r} is not a CIDR such as 10.8.0.0/20"
+    if "/" not in text:
+        return f"{text!r} lacks a prefix length; write it as a CIDR such as {text}/32"
+    return None
+
+
+def _certificate_problems(settings: ClusterSettings) -> Iterator[Finding]:
+    """Every PEM field that is not really certificates (settings/certificates.py: the
+    real kube-apiserver, containerd and update-ca-certificates would refuse it on the node)."""
+    spec = settings.spec
+    fields: list[tuple[Path, str | None]] = [
+        (("spec", "security", "trustedCAs", index), pem)
+        for index, pem in enumerate(spec.security.trusted_cas)
+    ]
+    fields += [
+        (("spec", "security", "oidc", index, "certificateAuthority"), issuer.certificate_authority)
+        for index, issuer in enumerate(spec.security.oidc)
+    ]
+    fields += [
+        (("spec", "registryMirrors", index, "caCertificate"), mirror.ca_certificate)
+        for index, mirror in enumerate(spec.registry_mirrors)
+    ]
+    for path, pem in fields:
+        problem = certificates.problem(pem) if pem is not None else None
+        if problem:
+            yield path, problem
+
+
+def _mixed_families(
+    nets: dict[str, ipaddress.IPv4Network | ipaddress.IPv6Network], path: Path
+) -> Iterator[Finding]:
+    """Pod, service and node networks of one IP family: mixed (dual-stack) is not supported."""
+    if len({net.version for net in nets.values()}) < 2:
+        return
+    reference = "nodeCIDR" if "nodeCIDR" in nets else next(iter(nets))
+    family = nets[reference].version
+    for alias, net in nets.items():
+        if net.version != family:
+            yield (
+                (*path, alias),
+                (
+                    f"{net} is IPv{net.version} while {reference} is IPv{family}: pod, service and "
+                    "node networks must use the same IP family (dual-stack is not supported)"
+                ),
+            )
+
+
+def _unsafe_integers(value: object, path: Path) -> Iterator[Finding]:
+    """Integers in free-form chart values that helm's float64 numbers would change."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and abs(value) > FLOAT64_EXACT:
+        yield (
+            path,
+            (
+                f"{value} is beyond 2**53: helm reads values as float64 numbers and would change "
+                "it; quote it as a string or use a smaller number"
+            ),
+        )
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _unsafe_integers(item, (*path, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _unsafe_integers(item, (*path, index))
+
+
+def _provider(settings: ClusterSettings) -> SettingsProvider:
+    """The settings' provider, as settings validation sees it (:mod:`.plugins`)."""
+    return plugins.settings_provider(settings)
+
+
+def _kind_images(settings: ClusterSettings) -> bool:
+    """The provider's nodes boot kind node images (False for an unknown provider: the
+    model reports that)."""
+    try:
+        return _provider(settings).kind_node_images
+    except InputError:
+        return False
+
+
+def _other_provider_sections(settings: ClusterSettings) -> Iterator[Finding]:
+    """A non-empty section of another provider (``openstack:`` on a Docker cluster): it would
+    be ignored, so whoever wrote it expects something that will not happen."""
+    spec = settings.spec
+    for name in plugins.provider_names():
+        if name == spec.provider or name not in spec.model_fields_set:
+            continue
+        section = getattr(spec, name, None)
+        if section is not None and section.model_fields_set:
+            yield (
+                ("spec", name),
+                f"settings for provider {name!r}, but spec.provider is {spec.provider!r}: they "
+                f"would be ignored; remove the section (or set spec.provider: {name})",
+            )
+
+
+def errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """Yield (path, message) for every cross-field rule the settings break."""
+    spec = settings.spec
+    s: Path = ("spec",)
+
+    names: list[tuple[Path, str]] = [
+        (("metadata", field), getattr(settings.metadata, field)) for field in ("name", "namespace")
+    ]
+    names += [
+        ((*s, "workers", index, "name"), group.name) for index, group in enumerate(spec.workers)
+    ]
+    for path, value in names:
+        problem = yaml11_problem(value)
+        if problem:
+            yield path, problem
+
+    try:
+        parse_version(spec.kubernetes.version)
+    except ValueError as error:
+        yield (*s, "kubernetes", "version"), str(error)
+
+    # Networks: each valid, and no two of pod/service/node overlapping.
+    nets: dict[str, ipaddress.IPv4Network | ipaddress.IPv6Network] = {}
+    for field in ("pod_cidr", "service_cidr", "node_cidr"):
+        value = getattr(spec.network, field)
+        alias = alias_for(field)
+        problem = _cidr_problem(value)
+        if problem:
+            yield (*s, "network", alias), problem
+            continue
+        net = _network(value)
+        if net is not None:
+            for other_alias, other in nets.items():
+                if net.version == other.version and net.overlaps(other):
+                    yield (*s, "network", alias), (f"{value} overlaps {other_alias} {other}")
+            nets[alias] = net
+    yield from _mixed_families(nets, (*s, "network"))
+    for index, server in enumerate(spec.network.dns_servers):
+        try:
+            ipaddress.ip_address(server)
+        except ValueError:
+            yield (*s, "network", "dnsServers", index), f"{server!r} is not an IP address"
+    access = spec.network.api_access
+    access_path = (*s, "network", "apiAccess")
+    for key, cidrs in (("cidrs", access.cidrs), ("managementCIDRs", access.management_cidrs)):
+        for index, cidr in enumerate(cidrs):
+            problem = _cidr_problem(cidr)
+            if problem:
+                yield (*access_path, key, index), problem
+    if access.mode == "cidrs" and not access.cidrs:
+        yield (*access_path, "cidrs"), "mode 'cidrs' needs at least one CIDR"
+    if access.mode != "cidrs" and access.cidrs:
+        yield (
+            (*access_path, "cidrs"),
+            (f"cidrs are only used with mode 'cidrs' (mode is {access.mode!r})"),
+        )
+
+    # Worker groups.
+    workers_path = (*s, "workers")
+    if spec.template == "simple" and len(spec.workers) != 1:
+        yield (
+            workers_path,
+            (
+                f"template 'simple' takes exactly one worker group, found {len(spec.workers)}; "
+                "use template 'multi-md' for more"
+            ),
+        )
+    if not spec.workers and spec.template != "simple":
+        yield workers_path, "at least one worker group is needed"
+    seen: dict[str, int] = {}
+    for index, group in enumerate(spec.workers):
+        path = (*workers_path, index)
+        if group.name in seen:
+            yield (
+                (*path, "name"),
+                f"duplicate group name {group.name!r} (also workers[{seen[group.name]}])",
+            )
+        seen.setdefault(group.name, index)
+        if group.autoscaling is not None:
+            if group.replicas is not None:
+                yield (*path, "replicas"), "set either replicas or autoscaling, not both"
+            if group.autoscaling.min > group.autoscaling.max:
+                yield (
+                    (*path, "autoscaling", "min"),
+                    (
+                        f"min ({group.autoscaling.min}) is greater than max "
+                        f"({group.autoscaling.max})"
+                    ),
+                )
+        md_name = naming.full_name(spec.prefix, settings.name, group.name)
+        budget = _provider(settings).machine_owner_budget(settings.name, md_name)
+        if len(md_name) > budget:
+            yield (
+                (*path, "name"),
+                (
+                    f"{md_name!r} is {len(md_name)} characters; $PREFIX-$CLUSTER-$GROUP must fit "
+                    f"in {budget} (machine names add 12{_budget_note(settings, budget)} "
+                    "and must stay <= 63)"
+                ),
+            )
+        for key in group.labels:
+            problem = _label_problem(key)
+            if problem:
+                yield (*path, "labels", key), problem
+        if group.rollout.max_surge == 0 and group.rollout.max_unavailable == 0:
+            yield (
+                (*path, "rollout", "maxSurge"),
+                "maxSurge and maxUnavailable cannot both be 0: a rolling update could never "
+                "replace a machine",
+            )
+        taint_keys = [(t.key, t.effect) for t in group.taints]
+        for t_index, (t_key, t_effect) in enumerate(taint_keys):
+            if (t_key, t_effect) in taint_keys[:t_index]:
+                yield (*path, "taints", t_index), f"duplicate taint {t_key}:{t_effect}"
+    cp_name = naming.full_name(spec.prefix, settings.name, naming.CONTROL_PLANE)
+    budget = _provider(settings).machine_owner_budget(settings.name, cp_name)
+    if len(cp_name) > budget:
+        yield (
+            ("metadata", "name"),
+            (
+                f"{cp_name!r} is {len(cp_name)} characters; $PREFIX-$CLUSTER-control-plane must "
+                f"fit in {budget}{_budget_note(settings, budget)}: shorten the prefix or "
+                "the cluster name"
+            ),
+        )
+    if spec.control_plane.rollout.max_surge == 0 and spec.control_plane.replicas < 3:
+        yield (
+            (*s, "controlPlane", "rollout", "maxSurge"),
+            "maxSurge 0 (delete before create) needs 3 or 5 control-plane replicas: with one, "
+            "the control plane would be gone during the update",
+        )
+
+    yield from strict.errors(settings)
+    backups = spec.etcd.backup_directory.rstrip("/")
+    if (
+        ".." in backups.split("/")
+        or backups == ETCD_DATA_DIR
+        or backups.startswith(f"{ETCD_DATA_DIR}/")
+    ):
+        yield (
+            (*s, "etcd", "backupDirectory"),
+            f"{spec.etcd.backup_directory!r} must be a directory outside {ETCD_DATA_DIR} "
+            "(etcd's data) and without '..'",
+        )
+    security_path = (*s, "security")
+    issuers = [issuer.issuer_url for issuer in spec.security.oidc]
+    for index, url in enumerate(issuers):
+        if url in issuers[:index]:
+            yield (*security_path, "oidc", index, "issuerURL"), f"duplicate issuer {url!r}"
+    yield from _certificate_problems(settings)
+    policy = spec.security.audit.policy
+    if policy is not None:
+        policy_path = (*security_path, "audit", "policy")
+        if policy.get("apiVersion") != "audit.k8s.io/v1" or policy.get("kind") != "Policy":
+            yield policy_path, "must be a complete audit.k8s.io/v1 Policy (apiVersion, kind)"
+        rules = policy.get("rules")
+        if not isinstance(rules, list) or not rules:
+            yield (*policy_path, "rules"), "a Policy needs a list of rules"
+    for name in type(spec.services).model_fields:
+        service = getattr(spec.services, name)
+        values = getattr(service, "values", None)
+        if values:
+            yield from _unsafe_integers(values, (*s, "services", alias_for(name), "values"))
+    machines = [(("controlPlane",), spec.control_plane)] + [
+        (("workers", index), group) for index, group in enumerate(spec.workers)
+    ]
+    for where, machine in machines:
+        if machine.root_disk_type is not None and machine.root_disk_gb == 0:
+            yield (
+                (*s, *where, "rootDiskType"),
+                "a root volume type needs a root volume: set rootDiskGB too",
+            )
+    proxy = spec.network.proxy
+    if proxy.no_proxy and proxy.http_proxy is None and proxy.https_proxy is None:
+        yield (
+            (*s, "network", "proxy", "noProxy"),
+            "noProxy without httpProxy or httpsProxy does nothing",
+        )
+    registries = [m.registry for m in spec.registry_mirrors]
+    for index, registry in enumerate(registries):
+        if registry in registries[:index]:
+            yield (*s, "registryMirrors", index, "registry"), f"duplicate registry {registry!r}"
+
+    yield from _other_provider_sections(settings)
+    yield from _provider(settings).errors(settings)
+    # Literal images naming another Kubernetes version than the cluster's.
+    for path, _image, message in _literal_images(settings):
+        if message:
+            yield path, message
+
+
+def warnings(settings: ClusterSettings) -> Iterator[Finding]:
+    """Yield (path, message) for settings that work but deserve a second look."""
+    spec = settings.spec
+    version_path = ("spec", "kubernetes", "version")
+    outdated = support_warning(spec.kubernetes.version)
+    if outdated:
+        yield version_path, outdated
+    try:
+        note = resolve_version(spec.kubernetes.version, _kind_images(settings)).note
+    except ValueError:
+        note = None  # an error, reported by errors()
+    if note:
+        yield version_path, note
+    for path, image, message in _literal_images(settings):
+        if not message:
+            yield (
+                path,
+                (
+                    f"image {image!r} has no {{version}}: it stays the same when "
+                    "spec.kubernetes.version changes, so an upgrade keeps the old kubelet on "
+                    "these machines; write the version as {version}"
+                ),
+            )
+    if "prio_boost" in spec.etcd.model_fields_set:
+        yield (
+            ("spec", "etcd", "prioBoost"),
+            (
+                "obsolete and ignored: etcd heartbeat, election timeout and I/O priority are "
+                "always tuned now; remove it"
+            ),
+        )
+    if spec.etcd.unsafe_fs and spec.control_plane.replicas == 1:
+        yield (
+            ("spec", "etcd", "unsafeFS"),
+            (
+                "unsafe-FS with a single control-plane machine risks losing etcd on power loss "
+                "with no other member to recover from"
+            ),
+        )
+    services = spec.services
+    if services.ingress_nginx.enabled:
+        yield (
+            ("spec", "services", "ingressNginx", "enabled"),
+            (
+                "ingress-nginx is deprecated: retired upstream (no releases or security fixes "
+                "since March 2026); use spec.services.gatewayAPI (Cilium's Gateway API, or "
+                "Envoy Gateway with Calico) - docs/services.md"
+            ),
+        )
+    autoscaling = [g.name for g in spec.workers if g.autoscaling is not None]
+    if autoscaling and services.cluster_autoscaler.enabled is False:
+        yield (
+            ("spec", "services", "clusterAutoscaler", "enabled"),
+            (
+                f"worker groups {', '.join(autoscaling)} have autoscaling but the "
+                "cluster-autoscaler is off: nothing will scale them"
+            ),
+        )
+    if services.gateway_api.proxy_protocol and not _provider(settings).proxy_protocol(settings):
+        yield (
+            ("spec", "services", "gatewayAPI", "proxyProtocol"),
+            "ignored: the PROXY protocol needs provider 'openstack' with the amphora load balancer",
+        )
+    yield from _provider(settings).warnings(settings)
+
+
+def _budget_note(settings: ClusterSettings, budget: int) -> str:
+    """Why the name budget is smaller than usual (CAPD prefixes host names with the cluster)."""
+    note = _provider(settings).node_name_note
+    if note and budget < naming.MACHINE_OWNER_BUDGET:
+        return f"; {note}"
+    return ""
