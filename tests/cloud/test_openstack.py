@@ -990,6 +990,8 @@ def test_library_install_and_delete_do_what_the_commands_do(
     admit the chart and whose controllers reconcile nothing (conftest ``webhook_plane``: no
     server could boot on this cloud, and CAPO would build the cluster's network there)."""
     from scs_templates import api
+    from scs_templates._tools.helm import Helm
+    from scs_templates._tools.kube import KubeClient
     from tests.support import helm_tool
 
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(demo.clouds_yaml))
@@ -1003,8 +1005,8 @@ def test_library_install_and_delete_do_what_the_commands_do(
         external = admin.network.create_network(name=f"{cluster}-public", is_router_external=True)
     try:
         kubeconfig = str(webhook_plane.kubeconfig)
-        helm = api.Helm(helm_tool(), kubeconfig=kubeconfig, home=tmp_path / "helm")
-        with api.KubeClient(kubeconfig) as kube:
+        helm = Helm(helm_tool(), kubeconfig=kubeconfig, home=tmp_path / "helm")
+        with KubeClient(kubeconfig) as kube:
             lines: list[str] = []
             api.install(settings, helm=helm, kube=kube, cloud_progress=lines.append)
             stored = find_app_credential(conn, credential)

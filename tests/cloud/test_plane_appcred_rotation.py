@@ -60,7 +60,7 @@ from tests.support.openstack_workload import (
 from tests.support.workload_cluster import WorkloadCluster, empty_workload, workload_cluster
 
 if TYPE_CHECKING:
-    from scs_templates import api
+    from scs_templates._tools.helm import Helm
     from testenv import Plane
     from tests.support.openstack_stack import Stack
 
@@ -125,7 +125,7 @@ def _family(conn: Any, settings: ClusterSettings) -> list[tuple[str, str]]:
 def test_rotation_switches_restarts_then_deletes(
     api_plane: Plane,
     tenant: Tenant,
-    helm: api.Helm,
+    helm: Helm,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

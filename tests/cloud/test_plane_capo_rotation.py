@@ -48,6 +48,7 @@ from scs_templates import _lifecycle as lifecycle
 from scs_templates import api
 from scs_templates._core.errors import ToolError
 from scs_templates._settings import ClusterSettings, parse_settings_text
+from scs_templates._tools.helm import Helm
 from scs_templates._tools.kube import KubeClient
 from scs_templates.providers.openstack.appcred import (
     delete_cluster_credentials,
@@ -138,7 +139,7 @@ spec:
     return parse_settings_text(text).settings
 
 
-def _infrastructure(settings: ClusterSettings, helm: api.Helm) -> list[dict[str, Any]]:
+def _infrastructure(settings: ClusterSettings, helm: Helm) -> list[dict[str, Any]]:
     """The chart's Cluster (without its control plane) and OpenStackCluster."""
     objects = api.render(settings, helm=helm).objects
     cluster = next(o for o in objects if o["kind"] == "Cluster")
@@ -148,7 +149,7 @@ def _infrastructure(settings: ClusterSettings, helm: api.Helm) -> list[dict[str,
 
 
 def _create(
-    plane: Plane, conn: Any, kube: KubeClient, settings: ClusterSettings, helm: api.Helm
+    plane: Plane, conn: Any, kube: KubeClient, settings: ClusterSettings, helm: Helm
 ) -> tuple[Any, dict[str, Any]]:
     """The cluster's credentials made and stored in its Secret, then the chart's
     OpenStackCluster and Cluster applied: (the credentials, the OpenStackCluster)."""
@@ -232,7 +233,7 @@ def _delete(plane: Plane, namespace: str, cluster: str, name: str) -> None:
 
 
 def test_capo_reconciles_with_the_rotated_credential_before_the_old_is_deleted(
-    plane: Plane, stack: Stack, tenant: Tenant, helm: api.Helm, tmp_path: Path
+    plane: Plane, stack: Stack, tenant: Tenant, helm: Helm, tmp_path: Path
 ) -> None:
     namespace = plane.namespace("capo-rotate")
     settings = _settings(namespace, tenant.cloud)
@@ -372,7 +373,7 @@ def _listener(conn: Any, lb_id: str) -> Any:
 
 
 def test_capo_enforces_the_production_examples_api_access_on_ovn_and_amphora(
-    plane: Plane, stack: Stack, tenant: Tenant, helm: api.Helm
+    plane: Plane, stack: Stack, tenant: Tenant, helm: Helm
 ) -> None:
     """The production example's ``apiAccess: cidrs`` as the REAL CAPO v0.14.7 applies it to
     the REAL Neutron and Octavia, for both load balancer providers, one cluster after the
@@ -537,7 +538,7 @@ def _rule(rule: Any) -> tuple[Any, ...]:
 
 
 def test_capo_builds_on_an_existing_network_with_the_extra_node_rules(
-    plane: Plane, tenant: Tenant, helm: api.Helm
+    plane: Plane, tenant: Tenant, helm: Helm
 ) -> None:
     """openstack.existingNetwork (the network by name, the subnet by ID), apiFloatingIP false
     and nodeSecurityGroupRules, reconciled by the REAL CAPO against the real Neutron and

@@ -76,8 +76,8 @@ from tests.support.openstack_workload import (
 from tests.support.workload_cluster import NODES, WorkloadCluster, workload_cluster
 
 if TYPE_CHECKING:
-    from scs_templates import api
     from scs_templates._settings import ClusterSettings
+    from scs_templates._tools.helm import Helm
     from testenv import Plane
     from tests.support.openstack_stack import Stack
 
@@ -235,7 +235,7 @@ def test_occm_load_balancer_through_rotation_and_delete(
     api_plane: Plane,
     stack: Stack,
     tenant: Tenant,
-    helm: api.Helm,
+    helm: Helm,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

@@ -33,7 +33,7 @@ from tests.support.openstack_workload import Kubelet, booting_stack, installed, 
 from tests.support.workload_cluster import NODES, workload_cluster
 
 if TYPE_CHECKING:
-    from scs_templates import api
+    from scs_templates._tools.helm import Helm
     from testenv import Plane
     from tests.support.openstack_stack import Stack
 
@@ -99,7 +99,7 @@ def test_occm_initializes_each_node_from_its_own_server_and_deletes_a_gone_ones_
     api_plane: Plane,
     stack: Stack,
     tenant: Tenant,
-    helm: api.Helm,
+    helm: Helm,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -81,7 +81,7 @@ from tests.support.openstack_workload import (
 from tests.support.workload_cluster import NODES, WorkloadCluster, workload_cluster
 
 if TYPE_CHECKING:
-    from scs_templates import api
+    from scs_templates._tools.helm import Helm
     from testenv import Plane
     from tests.support.openstack_stack import Stack
 
@@ -330,7 +330,7 @@ def test_cinder_csi_volumes_through_rotation_and_delete(
     csi_program: Path,
     api_plane: Plane,
     tenant: Tenant,
-    helm: api.Helm,
+    helm: Helm,
     tmp_path: Path,
     socket_dir: Path,
     monkeypatch: pytest.MonkeyPatch,

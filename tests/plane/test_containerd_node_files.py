@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from scs_templates import api
+from scs_templates._tools.helm import Helm
 from tests import support
 
 pytestmark = [pytest.mark.extra_builds]
@@ -66,7 +67,7 @@ def _run(command: list[str], env: dict[str, str] | None = None) -> Any:
     return json.loads(ran.stdout)
 
 
-def _node(helm: api.Helm, spec: dict[str, Any], root: Path, scratch: Path) -> list[Any]:
+def _node(helm: Helm, spec: dict[str, Any], root: Path, scratch: Path) -> list[Any]:
     """A worker node's files for the Docker settings ``spec``, laid out under ``root`` with
     the registry credentials as the bootstrap controller copies them from the Secret and the
     join configuration Cluster API writes; scs-node-setup.sh run on them when rendered."""
@@ -118,7 +119,7 @@ def _trust_store(root: Path) -> str:
 
 
 def test_containerd_pulls_through_the_rendered_mirrors(
-    checker: Path, helm: api.Helm, tmp_path: Path
+    checker: Path, helm: Helm, tmp_path: Path
 ) -> None:
     """containerd's loader reads every rendered hosts.toml as meant and its resolver pulls
     through it: the mirror first (pull and resolve only), the registry itself last; a
@@ -198,7 +199,7 @@ def test_containerd_pulls_through_the_rendered_mirrors(
 
 
 def test_the_trusted_cas_the_node_installs_are_what_containerd_trusts(
-    checker: Path, helm: api.Helm, tmp_path: Path
+    checker: Path, helm: Helm, tmp_path: Path
 ) -> None:
     """``security.trustedCAs`` as a node gets them: scs-node-setup.sh runs the real
     update-ca-certificates (the node's store: empty but for them), and containerd, chrooted
@@ -231,7 +232,7 @@ ENVIRONMENT = re.compile(r'^Environment="([A-Z_]+)=([^"]*)"$')
 
 
 def test_containerd_and_kubelet_reach_the_cluster_directly_and_the_rest_by_proxy(
-    checker: Path, helm: api.Helm, tmp_path: Path
+    checker: Path, helm: Helm, tmp_path: Path
 ) -> None:
     """The proxy drop-ins of containerd and the kubelet, after scs-node-setup.sh added the
     API endpoint from the join configuration, as Go's http.ProxyFromEnvironment reads them

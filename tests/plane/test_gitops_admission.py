@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from scs_templates import api
 from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
 from scs_templates._services.catalogue import service_info
 from scs_templates._settings import load_settings
+from scs_templates._tools.helm import Helm
 from tests.support import EXAMPLES, real_charts, render_crds_from_real_charts, skip_or_fail
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def _crds_from_real_charts(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-def flux_crds(helm: api.Helm) -> list[dict[str, Any]]:
+def flux_crds(helm: Helm) -> list[dict[str, Any]]:
     """The CRDs of the real flux2 chart of the services catalogue, as helm renders them."""
     chart = real_charts() / f"flux2-{service_info('flux2').version}.tgz"
     if not chart.is_file():
@@ -58,7 +58,7 @@ def flux_crds(helm: api.Helm) -> list[dict[str, Any]]:
     ]
 
 
-def install_flux_crds(plane: Plane, helm: api.Helm) -> set[str]:
+def install_flux_crds(plane: Plane, helm: Helm) -> set[str]:
     """Apply the Flux CRDs (server-side) and wait until every one is Established."""
     crds = flux_crds(helm)
     for crd in crds:
@@ -80,7 +80,7 @@ def install_flux_crds(plane: Plane, helm: api.Helm) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def flux(plane: Plane, helm: api.Helm) -> set[str]:
+def flux(plane: Plane, helm: Helm) -> set[str]:
     return install_flux_crds(plane, helm)
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from scs_templates import api
 from scs_templates._settings import load_settings
+from scs_templates._tools.helm import Helm
 from tests.render.test_snapshots import CASES, settings_for
 from tests.support import EXAMPLES
 
@@ -42,7 +43,7 @@ def admit(plane: Plane, objects: tuple[dict[str, Any], ...], namespace: str) -> 
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_example_is_admitted(plane: Plane, helm: api.Helm, namespace: str, example: Any) -> None:
+def test_example_is_admitted(plane: Plane, helm: Helm, namespace: str, example: Any) -> None:
     result = api.render(load_settings(example).settings, helm=helm)
     assert result.objects
     assert admit(plane, result.objects, namespace) == []
@@ -50,14 +51,14 @@ def test_example_is_admitted(plane: Plane, helm: api.Helm, namespace: str, examp
 
 @pytest.mark.parametrize(("template", "provider", "scenario"), CASES)
 def test_snapshot_scenario_is_admitted(
-    plane: Plane, helm: api.Helm, namespace: str, template: str, provider: str, scenario: str
+    plane: Plane, helm: Helm, namespace: str, template: str, provider: str, scenario: str
 ) -> None:
     result = api.render(settings_for(template, provider, scenario), helm=helm)
     assert admit(plane, result.objects, namespace) == []
 
 
 def test_a_broken_object_is_refused_by_the_webhooks(
-    plane: Plane, helm: api.Helm, namespace: str
+    plane: Plane, helm: Helm, namespace: str
 ) -> None:
     """The check can fail: a KubeadmControlPlane with an even number of replicas is refused
     by the real KCP webhook (etcd quorum), not by our schema."""
@@ -71,7 +72,7 @@ def test_a_broken_object_is_refused_by_the_webhooks(
 
 
 def test_the_webhook_refuses_what_the_control_plane_rollout_rule_refuses(
-    plane: Plane, helm: api.Helm, namespace: str
+    plane: Plane, helm: Helm, namespace: str
 ) -> None:
     """controlPlane.rollout.maxSurge 0 needs 3 or 5 replicas (settings rule,
     docs/cluster-features.md): the real KubeadmControlPlane webhook refuses the rendered

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scs_templates import api
+from scs_templates._tools.helm import Helm
 from tests.render.test_snapshots import settings_for
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 ADMISSION_PATH = "/etc/kubernetes/admission/admission-config.yaml"
 
 
-def _control_plane(helm: api.Helm, provider: str) -> dict[str, Any]:
+def _control_plane(helm: Helm, provider: str) -> dict[str, Any]:
     result = api.render(settings_for("simple", provider, "production"), helm=helm)
     kcp = next(o for o in result.objects if o["kind"] == "KubeadmControlPlane")
     spec: dict[str, Any] = kcp["spec"]["kubeadmConfigSpec"]
@@ -63,7 +64,7 @@ PRIVILEGED_POD = {
 
 @pytest.mark.parametrize("provider", ["docker", "openstack"])
 def test_rendered_admission_configuration_is_loaded_and_enforced(
-    plane: Plane, helm: api.Helm, tmp_path: Path, provider: str
+    plane: Plane, helm: Helm, tmp_path: Path, provider: str
 ) -> None:
     from testenv import APIError
     from testenv.plane import extra_apiserver
@@ -81,7 +82,7 @@ def test_rendered_admission_configuration_is_loaded_and_enforced(
 
 
 def test_a_broken_admission_configuration_stops_the_api_server(
-    plane: Plane, helm: api.Helm, tmp_path: Path
+    plane: Plane, helm: Helm, tmp_path: Path
 ) -> None:
     from testenv import PlaneError
     from testenv.plane import extra_apiserver

@@ -67,10 +67,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from scs_templates import api
 from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
 from scs_templates._render import encryption
 from scs_templates._render.charts import LIBRARY_CHART, charts_dir
+from scs_templates._tools.helm import Helm
 from scs_templates._tools.kube import KubeClient
 from tests.plane.test_gitops_admission import install_flux_crds
 from tests.support import chartrepo, githttp, inmemory, settings_from_text, skip_or_fail
@@ -143,7 +143,7 @@ def flux_binaries() -> None:
 
 @pytest.fixture(scope="module")
 def controllers(
-    plane: Plane, helm: api.Helm, tmp_path_factory: pytest.TempPathFactory
+    plane: Plane, helm: Helm, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Flux]:
     from testenv.flux import start_flux
 
@@ -497,7 +497,7 @@ def replace_kubeconfig(plane: Plane, namespace: str, text: str) -> str:
 
 
 def test_service_releases_installed_by_helm_controller_into_a_real_workload_api_server(
-    plane: Plane, controllers: Flux, git_server: str, helm: api.Helm, tmp_path: Path
+    plane: Plane, controllers: Flux, git_server: str, helm: Helm, tmp_path: Path
 ) -> None:
     from scs_templates._services.releases import service_releases
     from tests.support.workload_cluster import workload_cluster
@@ -724,7 +724,7 @@ GATEWAY_SERVICES = """  services:
 
 
 def test_kustomize_controller_applies_the_gateway_api_crds_before_cilium(
-    plane: Plane, controllers: Flux, git_server: str, helm: api.Helm, tmp_path: Path
+    plane: Plane, controllers: Flux, git_server: str, helm: Helm, tmp_path: Path
 ) -> None:
     """Cilium with the Gateway API from the repository, by kustomize-controller: the CRD
     chart's objects (files under ``crds/``, rendered at ``gitops`` time from the real chart
@@ -821,7 +821,7 @@ def test_kustomize_controller_applies_the_gateway_api_crds_before_cilium(
 # ---------------------------------------------------------------- an OCI registry chart source
 
 
-def push_chart(helm: api.Helm, registry: str, root: Path) -> str:
+def push_chart(helm: Helm, registry: str, root: Path) -> str:
     """Package the test-only provider's chart with its library dependency and ``helm push``
     it to ``oci://REGISTRY/scs`` as docs/gitops.md says (plain HTTP: the loopback registry
     has no TLS); the pushed manifest's digest."""
@@ -857,7 +857,7 @@ def push_chart(helm: api.Helm, registry: str, root: Path) -> str:
 
 
 def test_a_cluster_reconciled_from_an_oci_chart_source(
-    plane: Plane, controllers: Flux, helm: api.Helm, tmp_path: Path
+    plane: Plane, controllers: Flux, helm: Helm, tmp_path: Path
 ) -> None:
     """The chart source ``oci://REGISTRY/PATH``: the provider chart pushed with ``helm push``
     to a real OCI registry (testenv/registry.py, built from its Go module); ``gitops

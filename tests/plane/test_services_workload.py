@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates import api
 from scs_templates._services import service_releases
 from scs_templates._settings import ClusterSettings, parse_settings_text
+from scs_templates._tools.helm import Helm
 from tests import support
 from tests.support import REPO, real_charts
 from tests.support.workload_cluster import NoHooksHelmfile, WorkloadCluster, workload_cluster
@@ -196,7 +196,7 @@ def test_the_cases_cover_every_example() -> None:
 def installed(
     request: pytest.FixtureRequest,
     plane: Plane,
-    helm: api.Helm,
+    helm: Helm,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[WorkloadCluster, Any]]:
     """A workload cluster per case with every service applied (shared by the module's tests
@@ -357,7 +357,7 @@ def test_the_autoscaler_runs_next_to_the_cluster_with_namespace_rbac(
 
 
 def test_keep_on_disable_force_remove_and_the_cni_guard(
-    plane: Plane, helm: api.Helm, tmp_path: Path
+    plane: Plane, helm: Helm, tmp_path: Path
 ) -> None:
     """On a real workload API server: a second apply changes nothing (the server-side
     Gateway API CRDs included); a disabled service is kept, removed with --force-remove;

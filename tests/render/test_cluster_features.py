@@ -12,6 +12,7 @@ from scs_templates import api
 from scs_templates._settings import SettingsError, certificates, validate_data
 from scs_templates._settings.model import ClusterSettings
 from scs_templates._settings.problems import format_path
+from scs_templates._tools.helm import Helm
 from tests import support
 from tests.support import pinned_helm
 
@@ -39,8 +40,8 @@ def problems(spec: dict[str, Any], provider: str = "openstack") -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def helm() -> api.Helm:
-    helm: api.Helm = pinned_helm()
+def helm() -> Helm:
+    helm: Helm = pinned_helm()
     return helm
 
 
@@ -68,7 +69,7 @@ def test_worker_rollout_must_make_progress() -> None:
     feature_settings({"workers": [{**group, "rollout": {"maxSurge": 0, "maxUnavailable": 1}}]})
 
 
-def test_rollout_defaults_render_what_they_rendered_before(helm: api.Helm) -> None:
+def test_rollout_defaults_render_what_they_rendered_before(helm: Helm) -> None:
     result = api.render(feature_settings({}, "docker"), helm=helm)
     (kcp,) = kinds(result, "KubeadmControlPlane")
     (md,) = kinds(result, "MachineDeployment")
@@ -88,7 +89,7 @@ def test_rollout_defaults_render_what_they_rendered_before(helm: api.Helm) -> No
     }
 
 
-def test_rollout_tuning_reaches_the_objects(helm: api.Helm) -> None:
+def test_rollout_tuning_reaches_the_objects(helm: Helm) -> None:
     deletion = {"nodeDrainTimeoutSeconds": 900, "nodeDeletionTimeoutSeconds": 0}
     spec = {
         "controlPlane": {"replicas": 3, "rollout": {"maxSurge": 0, "deletion": deletion}},
@@ -118,7 +119,7 @@ def test_rollout_tuning_reaches_the_objects(helm: api.Helm) -> None:
 @pytest.mark.parametrize("percent", [0, 34, 100])
 @pytest.mark.parametrize("template", ["simple", "clusterclass"])
 def test_the_control_planes_share_of_unhealthy_machines_stops_remediation(
-    helm: api.Helm, template: str, percent: int
+    helm: Helm, template: str, percent: int
 ) -> None:
     """controlPlane.healthCheck.maxUnhealthyPercent becomes the control-plane health
     check's remediation.triggerIf, as a worker group's does: on the MachineHealthCheck of a
@@ -156,7 +157,7 @@ def api_args(result: api.RenderResult) -> dict[str, str]:
     return {a["name"]: a["value"] for a in api_server["extraArgs"]}
 
 
-def test_audit_is_on_by_default_with_metadata_only(helm: api.Helm) -> None:
+def test_audit_is_on_by_default_with_metadata_only(helm: Helm) -> None:
     import yaml
 
     result = api.render(feature_settings({}, "docker"), helm=helm)
@@ -175,7 +176,7 @@ def test_audit_is_on_by_default_with_metadata_only(helm: api.Helm) -> None:
     assert "authentication-config" not in args
 
 
-def test_audit_can_be_switched_off(helm: api.Helm) -> None:
+def test_audit_can_be_switched_off(helm: Helm) -> None:
     result = api.render(
         feature_settings({"security": {"audit": {"enabled": False}}}, "docker"), helm=helm
     )
@@ -193,9 +194,7 @@ def test_audit_policy_replacement_must_be_a_policy() -> None:
 
 
 @pytest.mark.parametrize(("version", "api_version"), [("1.33.x", "v1beta1"), ("1.34.x", "v1")])
-def test_oidc_renders_structured_authentication(
-    helm: api.Helm, version: str, api_version: str
-) -> None:
+def test_oidc_renders_structured_authentication(helm: Helm, version: str, api_version: str) -> None:
     import yaml
 
     issuers = [
@@ -248,7 +247,7 @@ def test_oidc_issuers_are_https_and_unique() -> None:
 # --------------------------------------------------------------------------- encryption
 
 
-def test_encryption_key_comes_from_the_secret_as_a_0600_file(helm: api.Helm) -> None:
+def test_encryption_key_comes_from_the_secret_as_a_0600_file(helm: Helm) -> None:
     result = api.render(feature_settings({}, "openstack"), helm=helm)
     args = api_args(result)
     path = args["encryption-provider-config"]
@@ -266,7 +265,7 @@ def test_encryption_key_comes_from_the_secret_as_a_0600_file(helm: api.Helm) -> 
     assert "capi-feat-encryption" not in secrets, "the key Secret is never rendered"
 
 
-def test_encryption_can_be_switched_off(helm: api.Helm) -> None:
+def test_encryption_can_be_switched_off(helm: Helm) -> None:
     spec = {"security": {"encryptionAtRest": {"enabled": False}}}
     result = api.render(feature_settings(spec, "docker"), helm=helm)
     assert "encryption-provider-config" not in api_args(result)
@@ -373,7 +372,7 @@ def bootstrap_specs(result: api.RenderResult) -> list[dict[str, Any]]:
 
 
 def test_proxy_reaches_containerd_and_kubelet_with_the_cluster_in_no_proxy(
-    helm: api.Helm,
+    helm: Helm,
 ) -> None:
     spec = {
         "network": {
@@ -416,7 +415,7 @@ def test_proxy_no_proxy_needs_a_proxy() -> None:
     ]
 
 
-def test_node_setup_script_runs_shell_clean(helm: api.Helm, tmp_path: Any) -> None:
+def test_node_setup_script_runs_shell_clean(helm: Helm, tmp_path: Any) -> None:
     """bash -n of the rendered script with every part on (syntax errors fail the test)."""
     import subprocess
 
@@ -438,7 +437,7 @@ def test_node_setup_script_runs_shell_clean(helm: api.Helm, tmp_path: Any) -> No
     assert "update-ca-certificates" in script and "r.example" in script
 
 
-def test_trusted_cas_and_registry_credentials_by_reference(helm: api.Helm) -> None:
+def test_trusted_cas_and_registry_credentials_by_reference(helm: Helm) -> None:
     spec = {
         "security": {"trustedCAs": [PEM, OTHER_PEM]},
         "registryMirrors": [
@@ -466,14 +465,14 @@ def test_trusted_cas_and_registry_credentials_by_reference(helm: api.Helm) -> No
             assert entry["contentFrom"] == {"secret": {"name": "pull-creds", "key": key}}
 
 
-def test_without_proxy_cas_or_credentials_nothing_runs_before_kubeadm(helm: api.Helm) -> None:
+def test_without_proxy_cas_or_credentials_nothing_runs_before_kubeadm(helm: Helm) -> None:
     result = api.render(feature_settings({}, "docker"), helm=helm)
     for bootstrap in bootstrap_specs(result):
         assert "preKubeadmCommands" not in bootstrap
         assert "/usr/local/sbin/scs-node-setup.sh" not in str(bootstrap["files"])
 
 
-def test_node_setup_adds_the_api_endpoint_and_registry_auth(helm: api.Helm, tmp_path: Any) -> None:
+def test_node_setup_adds_the_api_endpoint_and_registry_auth(helm: Helm, tmp_path: Any) -> None:
     """Run the rendered script for real, in a sandbox: its absolute paths moved under
     tmp_path, systemctl a stub (support.run_node_setup). The join configuration names the
     endpoint as Cluster API writes it; a second run must change nothing."""
@@ -514,7 +513,7 @@ def by_name(result: api.RenderResult, kind: str) -> dict[str, dict[str, Any]]:
     return {o["metadata"]["name"]: o for o in kinds(result, kind)}
 
 
-def test_existing_network_internal_api_and_rules(helm: api.Helm) -> None:
+def test_existing_network_internal_api_and_rules(helm: Helm) -> None:
     spec = {
         "network": {"nodeCIDR": "10.30.0.0/24"},
         "openstack": {
@@ -549,7 +548,7 @@ def test_existing_network_internal_api_and_rules(helm: api.Helm) -> None:
     ]
 
 
-def test_defaults_keep_the_managed_network(helm: api.Helm) -> None:
+def test_defaults_keep_the_managed_network(helm: Helm) -> None:
     result = api.render(feature_settings({}), helm=helm)
     (cluster,) = kinds(result, "OpenStackCluster")
     assert "network" not in cluster["spec"] and "disableAPIServerFloatingIP" not in cluster["spec"]
@@ -561,7 +560,7 @@ def test_defaults_keep_the_managed_network(helm: api.Helm) -> None:
     assert "diskSetup" not in kcp["spec"]["kubeadmConfigSpec"]
 
 
-def test_etcd_volume_root_volume_type_and_extra_networks(helm: api.Helm) -> None:
+def test_etcd_volume_root_volume_type_and_extra_networks(helm: Helm) -> None:
     spec = {
         "controlPlane": {"rootDiskGB": 40, "rootDiskType": "fast"},
         "etcd": {"volume": {"sizeGiB": 10, "type": "nvme"}},
@@ -606,7 +605,7 @@ def test_openstack_choices_are_checked() -> None:
     ]
 
 
-def test_docker_ignores_the_etcd_volume_with_a_warning(helm: api.Helm) -> None:
+def test_docker_ignores_the_etcd_volume_with_a_warning(helm: Helm) -> None:
     data = {
         "apiVersion": "scs-templates.scs.community/v1alpha1",
         "kind": "ClusterSettings",

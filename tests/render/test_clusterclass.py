@@ -15,6 +15,7 @@ from scs_templates import api
 from scs_templates._core.errors import InputError
 from scs_templates._render.charts import chart_version
 from scs_templates._render.values import cluster_class_name
+from scs_templates._tools.helm import Helm, HelmError
 from tests.support import helm_tool
 
 if TYPE_CHECKING:
@@ -70,8 +71,8 @@ def settings(
 
 
 @pytest.fixture(scope="module")
-def helm() -> api.Helm:
-    return api.Helm(helm_tool())
+def helm() -> Helm:
+    return Helm(helm_tool())
 
 
 def by_kind(objects: tuple[dict[str, Any], ...]) -> dict[str, list[dict[str, Any]]]:
@@ -100,7 +101,7 @@ def test_class_name_carries_the_chart_version(provider: str) -> None:
 
 
 @pytest.mark.parametrize("provider", ["openstack", "docker"])
-def test_the_class_does_not_depend_on_the_cluster(helm: api.Helm, provider: str) -> None:
+def test_the_class_does_not_depend_on_the_cluster(helm: Helm, provider: str) -> None:
     """Two different clusters of one provider render byte-identical class objects: ONE class
     per provider and release, whatever the settings (and the render is deterministic)."""
     first = api.render(settings(provider), helm=helm)
@@ -128,7 +129,7 @@ def test_the_class_does_not_depend_on_the_cluster(helm: api.Helm, provider: str)
 
 
 @pytest.mark.parametrize("provider", ["openstack", "docker"])
-def test_topology_carries_what_the_classic_cluster_renders(helm: api.Helm, provider: str) -> None:
+def test_topology_carries_what_the_classic_cluster_renders(helm: Helm, provider: str) -> None:
     """The same settings as multi-md and as clusterclass: every variable equals the spec of
     the classic object it replaces, and the topology says what the classic objects say."""
     classic = by_kind(api.render(settings(provider, template="multi-md"), helm=helm).objects)
@@ -196,7 +197,7 @@ def test_topology_carries_what_the_classic_cluster_renders(helm: api.Helm, provi
     assert patched == {v["name"] for v in clusterclass["variables"]}
 
 
-def test_a_kubernetes_upgrade_is_a_topology_version_change(helm: api.Helm) -> None:
+def test_a_kubernetes_upgrade_is_a_topology_version_change(helm: Helm) -> None:
     """Only the version and the image (in the machine variables) change: no other object."""
     old = api.render(settings("openstack"), helm=helm)
     new = api.render(settings("openstack", kubernetes={"version": "1.36.x"}), helm=helm)
@@ -242,7 +243,7 @@ def test_install_moves_a_topology_cluster_onto_a_new_class_only_when_asked() -> 
 
 @pytest.mark.parametrize("provider", ["openstack", "docker"])
 def test_the_class_has_a_release_of_its_own_and_the_cluster_release_not_the_class(
-    provider: str, helm: api.Helm
+    provider: str, helm: Helm
 ) -> None:
     """Installed, a topology cluster is two releases: the class's (named after the class,
     values = its name and namespace only) and the cluster's (values ``classObjects: false``);
@@ -277,7 +278,7 @@ def test_the_class_has_a_release_of_its_own_and_the_cluster_release_not_the_clas
     assert class_release_of(classic, "cc") is None
     assert cluster_release_values(classic) == classic
     # the class's values never carry a cluster: the chart's schema refuses them
-    with pytest.raises(api.HelmError, match="schema"):
+    with pytest.raises(HelmError, match="schema"):
         objects(shared.release, {**shared.values, "cluster": values["cluster"]})
 
 

@@ -27,6 +27,7 @@ from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitop
 from scs_templates._gitops.layout import HEADER
 from scs_templates._services.releases import service_releases
 from scs_templates._settings import load_settings
+from scs_templates._tools.helm import Helm
 from tests.support import (
     EXAMPLES,
     REPO,
@@ -65,7 +66,7 @@ def _objects(root: Path) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def helm() -> api.Helm:
+def helm() -> Helm:
     return pinned_helm()
 
 
@@ -103,7 +104,7 @@ def test_kustomize_indexes_list_exactly_the_files_and_folders_present(tmp_path: 
         assert listed == present, index
 
 
-def test_the_cluster_release_renders_what_render_renders(tmp_path: Path, helm: api.Helm) -> None:
+def test_the_cluster_release_renders_what_render_renders(tmp_path: Path, helm: Helm) -> None:
     """helm-controller renders the chart with the HelmRelease's values: same objects. A
     topology cluster's ClusterClass is rendered by the class's own HelmRelease, which the
     cluster's ``dependsOn``: the two together render what ``render`` prints."""

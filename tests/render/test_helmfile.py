@@ -19,6 +19,7 @@ import pytest
 from scs_templates import api
 from scs_templates._core.errors import ToolNotFoundError
 from scs_templates._lifecycle.helmfile import Helmfile, HelmfileError, helmfile_dir
+from scs_templates._render.render import split_documents
 from scs_templates._tools.toolchain import Tool, find_helm
 from scs_templates._versions.kubernetes import TESTED_PATCHES
 from tests.support import EXAMPLES, REPO, helmfile_tool, skip_or_fail
@@ -50,7 +51,7 @@ def test_helmfile_template_equals_render(helmfile: Helmfile, example: Path) -> N
     settings = api.load_settings(example).settings
     rendered = api.render(settings)
     templated = helmfile.template(settings)
-    _, objects = api.split_documents(templated)
+    _, objects = split_documents(templated)
     assert objects == list(rendered.objects)
     # helmfile only adds a blank line after each release's output.
     assert templated.rstrip("\n") == rendered.manifests.rstrip("\n")

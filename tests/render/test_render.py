@@ -6,7 +6,6 @@ path uses a failing TEST DOUBLE for helm selected with ``SCS_TEMPLATES_HELM``.
 
 from __future__ import annotations
 
-import os
 import shlex
 import stat
 import subprocess
@@ -18,6 +17,7 @@ import pytest
 from scs_templates import api
 from scs_templates._cli.main import main
 from scs_templates._core.errors import InputError, ToolNotFoundError
+from scs_templates._render.render import split_documents
 from scs_templates._tools.toolchain import clear_version_cache, find_helm, hermetic_env
 from tests.support import EXAMPLES, REPO, skip_or_fail
 
@@ -80,7 +80,7 @@ def test_write_manifests_privately(helm_path: Path, tmp_path: Path) -> None:
 
 def test_split_documents_drops_empty_documents() -> None:
     text = "---\n# Source: a\nkind: A\nmetadata: {name: x}\n---\n# Source: empty\n---\nkind: B\n"
-    documents, objects = api.split_documents(text)
+    documents, objects = split_documents(text)
     assert [o["kind"] for o in objects] == ["A", "B"]
     assert documents[0] == "# Source: a\nkind: A\nmetadata: {name: x}\n"
 
@@ -292,12 +292,6 @@ def test_cli_templates_lists_catalogue(capsys: pytest.CaptureFixture[str]) -> No
     assert len(lines) == 1 + len(catalogue())
     for row, line in zip(catalogue(), lines[1:], strict=True):
         assert line.split()[:3] == [row.template, row.provider, row.chart]
-
-
-def test_api_exports() -> None:
-    for name in api.__all__:
-        assert hasattr(api, name), name
-    assert os.path.basename(api.__file__) == "api.py"
 
 
 def test_objects_are_parsed_only_when_used() -> None:

@@ -19,6 +19,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from scs_templates import api
 from scs_templates._settings.model import TEMPLATES
+from scs_templates._tools.helm import Helm
 from tests import support
 from tests.support import SHIPPED_PROVIDERS, crd_validation, in_ci, pinned_helm, skip_or_fail
 
@@ -320,8 +321,8 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def helm() -> api.Helm:
-    helm: api.Helm = pinned_helm()
+def helm() -> Helm:
+    helm: Helm = pinned_helm()
     return helm
 
 
@@ -339,7 +340,7 @@ def snapshot_yaml(snapshot: SnapshotAssertion) -> SnapshotAssertion:
 
 @pytest.mark.parametrize(("template", "provider", "scenario"), CASES)
 def test_rendered_manifests(
-    helm: api.Helm, snapshot_yaml: SnapshotAssertion, template: str, provider: str, scenario: str
+    helm: Helm, snapshot_yaml: SnapshotAssertion, template: str, provider: str, scenario: str
 ) -> None:
     result = api.render(settings_for(template, provider, scenario), helm=helm)
     assert result.objects, "a render without objects"
@@ -347,9 +348,7 @@ def test_rendered_manifests(
 
 
 @pytest.mark.parametrize(("template", "provider", "scenario"), CASES)
-def test_scenarios_are_crd_valid(
-    helm: api.Helm, template: str, provider: str, scenario: str
-) -> None:
+def test_scenarios_are_crd_valid(helm: Helm, template: str, provider: str, scenario: str) -> None:
     """Every object of every scenario passes the upstream CRDs strictly (closed objects: a
     misspelled field fails instead of being pruned by the API server)."""
     reason = crd_validation.skip_or_fail_reason()

@@ -83,12 +83,12 @@ def skip_or_fail(reason: str) -> None:
 
 def pinned_helm() -> Any:
     """The library's Helm runner over the pinned helm (skip, or fail in CI, when absent)."""
-    from scs_templates import api
     from scs_templates._core.errors import ToolNotFoundError
+    from scs_templates._tools.helm import Helm
     from scs_templates._tools.toolchain import find_helm
 
     try:
-        return api.Helm(find_helm())
+        return Helm(find_helm())
     except ToolNotFoundError as error:
         skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
         raise

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from scs_templates import api
 from scs_templates._services.runner import ServicesHelmfile
 from scs_templates._settings import ClusterSettings
+from scs_templates._tools.helm import Helm
 from tests.plane.test_plane_apiserver_files import _apiserver_flags
 
 if TYPE_CHECKING:
@@ -112,7 +113,7 @@ class NoHooksHelmfile(ServicesHelmfile):
         return super().run(state, command, cluster=cluster)
 
 
-def control_plane_spec(settings: ClusterSettings, helm: api.Helm) -> dict[str, Any]:
+def control_plane_spec(settings: ClusterSettings, helm: Helm) -> dict[str, Any]:
     """The KubeadmControlPlane's ``kubeadmConfigSpec`` the cluster chart renders."""
     result = api.render(settings, helm=helm)
     kcp = next(o for o in result.objects if o["kind"] == "KubeadmControlPlane")
@@ -303,7 +304,7 @@ class WorkloadCluster:
 def workload_cluster(
     plane: Plane,
     settings: ClusterSettings,
-    helm: api.Helm,
+    helm: Helm,
     directory: Path,
     *,
     admission: ClusterSettings | None = None,
