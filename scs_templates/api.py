@@ -26,10 +26,10 @@ This module imports only the names it exports (no ``from __future__`` either), s
 from scs_templates._core.errors import InputError, ScsTemplatesError, ToolError
 from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
 from scs_templates._lifecycle import DeleteIncomplete, delete, diff, install, status
+from scs_templates._render.fleet import render_many
 from scs_templates._render.render import (
     RenderResult,
     render,
-    render_many,
     write_fleet,
     write_manifests,
 )

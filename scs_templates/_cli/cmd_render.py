@@ -12,7 +12,7 @@ import os
 import sys
 
 from scs_templates._cli.common import load_args, path_argument, settings_arguments
-from scs_templates._cli.output import OBJECT_FORMATS, format_option, objects_text
+from scs_templates._cli.output import OBJECT_FORMATS, format_option, objects_text, values_yaml
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -147,32 +147,6 @@ def print_or_write(
     paths = write()
     print(f"wrote {len(paths)} manifests to {output_dir}", file=sys.stderr)
     return 0
-
-
-def values_yaml(values: Any) -> str:
-    """Values as YAML 1.2 with strings quoted where a YAML 1.1 reader would misread them."""
-    import io
-    import re
-
-    from ruamel.yaml import YAML
-
-    traps = re.compile(
-        r"^(?:[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|true|True|TRUE|false|False"
-        r"|FALSE|null|Null|NULL|~|[-+]?0[0-9_]+|[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?"
-        r"|[0-9]+(?::[0-5]?[0-9])+)$"
-    )
-
-    def represent_str(representer: Any, value: str) -> Any:
-        style = "'" if traps.match(value) else None
-        return representer.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-    yaml = YAML(typ="safe", pure=True)
-    yaml.default_flow_style = False
-    yaml.representer.add_representer(str, represent_str)
-    yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
-    stream = io.StringIO()
-    yaml.dump(values, stream)
-    return stream.getvalue()
 
 
 def run_values(args: argparse.Namespace) -> int:

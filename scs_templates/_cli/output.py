@@ -118,6 +118,30 @@ def data_text(data: Any, output: str) -> str:
         import json
 
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    from scs_templates._cli.cmd_render import values_yaml
-
     return values_yaml(data)
+
+
+def values_yaml(values: Any) -> str:
+    """Values as YAML 1.2 with strings quoted where a YAML 1.1 reader would misread them."""
+    import io
+    import re
+
+    from ruamel.yaml import YAML
+
+    traps = re.compile(
+        r"^(?:[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|true|True|TRUE|false|False"
+        r"|FALSE|null|Null|NULL|~|[-+]?0[0-9_]+|[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?"
+        r"|[0-9]+(?::[0-5]?[0-9])+)$"
+    )
+
+    def represent_str(representer: Any, value: str) -> Any:
+        style = "'" if traps.match(value) else None
+        return representer.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.representer.add_representer(str, represent_str)
+    yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
+    stream = io.StringIO()
+    yaml.dump(values, stream)
+    return stream.getvalue()

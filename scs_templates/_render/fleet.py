@@ -604,3 +604,12 @@ def render_fleet_manifests(
     documents costs as much CPU as helm's rendering of them.
     """
     return _render(settings_list, jobs, helm, lambda _cluster, text: text, expected)
+
+
+def render_many(
+    fleet: Sequence[ClusterSettings], *, helm: Helm | None = None
+) -> list[RenderResult]:
+    """Render many clusters, results in input order:
+    :func:`scs_templates._render.fleet.render_fleet`
+    (parallel helm processes, bounded by the CPU count)."""
+    return render_fleet(fleet, helm=helm)

@@ -223,17 +223,6 @@ def render(settings: ClusterSettings, *, helm: Helm | None = None) -> RenderResu
     return job.result(job.template(helm if helm is not None else Helm()))
 
 
-def render_many(
-    fleet: Sequence[ClusterSettings], *, helm: Helm | None = None
-) -> list[RenderResult]:
-    """Render many clusters, results in input order:
-    :func:`scs_templates._render.fleet.render_fleet`
-    (parallel helm processes, bounded by the CPU count)."""
-    from scs_templates._render.fleet import render_fleet
-
-    return render_fleet(fleet, helm=helm)
-
-
 def _is_manifest_file(entry: Path) -> bool:
     return entry.is_file() and not entry.is_symlink() and entry.suffix == ".yaml"
 

@@ -9,6 +9,15 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class _Named(Protocol):
+        """The metadata of a settings document, as far as the mixins read it."""
+
+        @property
+        def name(self) -> str: ...
+
 
 class WorkerGroupDerived:
     __slots__ = ()
@@ -27,9 +36,7 @@ class WorkerGroupDerived:
 class ClusterSettingsDerived:
     __slots__ = ()
     if TYPE_CHECKING:
-        from scs_templates._settings.model import Metadata
-
-        metadata: Metadata
+        metadata: _Named
 
     @property
     def name(self) -> str:

@@ -6,66 +6,81 @@ A provider is a plug-in: a distribution declares an object implementing
 module finds it by name. The settings layer looks a provider up here, by the name in
 ``spec.provider``, without importing any provider module: the entry point is loaded at run
 time, so the import graph stays one-way (settings never imports a provider). What settings
-validation asks of a provider is :class:`SettingsProvider`; everything else is the full
+validation asks of a provider is ``rules.SettingsProvider``; everything else is the full
 interface in :mod:`scs_templates.providers`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
-from typing import TYPE_CHECKING, Any, Protocol
+from importlib import import_module
+from pathlib import Path
+from typing import Any
 
 from scs_templates._core.errors import InputError
-
-if TYPE_CHECKING:
-    from scs_templates._settings.model import ClusterSettings
-    from scs_templates._settings.problems import Path as FieldPath
 
 #: The entry-point group providers are declared in.
 GROUP = "scs_templates.providers"
 #: The distribution whose providers are the shipped ones (published in the JSON Schema).
 DISTRIBUTION = "scs-templates"
 
-Finding = tuple["FieldPath", str]
+
+def _entry_points(group: str) -> Iterator[tuple[str, str, str]]:
+    """(distribution, name, object reference) of every entry point of ``group``.
+
+    Read from the ``*.dist-info/entry_points.txt`` files on ``sys.path``, first distribution
+    of a name wins, as :func:`importlib.metadata.entry_points` does; that module is not used
+    because its import alone (email, zipfile, csv, ...) costs ~20-30 ms of every ``validate``
+    and ``render`` (tests/render/test_cli.py keeps those commands light).
+    """
+    seen: set[str] = set()
+    for entry in sys.path:
+        try:
+            folders = sorted(Path(entry or ".").glob("*.dist-info"))
+        except OSError:
+            continue
+        for folder in folders:
+            name = folder.name
+            distribution = name[: -len(".dist-info")].rpartition("-")[0]
+            key = distribution.lower().replace("_", "-").replace(".", "-")
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                text = (folder / "entry_points.txt").read_text(encoding="utf-8")
+            except OSError:
+                continue
+            section = ""
+            for raw in text.splitlines():
+                line = raw.strip()
+                if line.startswith("[") and line.endswith("]"):
+                    section = line[1:-1].strip()
+                elif section == group and "=" in line and not line.startswith(("#", ";")):
+                    point, _, reference = line.partition("=")
+                    yield key, point.strip(), reference.strip()
 
 
-class SettingsProvider(Protocol):
-    """What settings validation asks of a provider (the rest: ``providers.Provider``)."""
-
-    name: str
-    catalogue_order: int
-    kind_node_images: bool
-    node_name_note: str
-
-    def errors(self, settings: ClusterSettings) -> Iterator[Finding]: ...
-
-    def warnings(self, settings: ClusterSettings) -> Iterator[Finding]: ...
-
-    def machine_owner_budget(self, cluster: str, machine_owner: str) -> int: ...
-
-    def provider_images(self, settings: ClusterSettings) -> list[tuple[FieldPath, str | None]]: ...
-
-    def proxy_protocol(self, settings: ClusterSettings) -> bool: ...
-
-    def foreign_document(self, data: Mapping[str, Any]) -> tuple[str, str, str] | None: ...
+def _load(reference: str) -> Any:
+    """The object ``module:attribute.path`` names."""
+    module, _, attributes = reference.partition(":")
+    found: Any = import_module(module.strip())
+    for attribute in filter(None, attributes.strip().split(".")):
+        found = getattr(found, attribute)
+    return found
 
 
 @cache
 def _declared() -> tuple[tuple[bool, Any], ...]:
     """(shipped, provider) of every entry point of :data:`GROUP`, in catalogue order."""
-    from importlib.metadata import entry_points  # deferred: ~10 ms, only when a provider is asked
-
     found: list[tuple[bool, Any]] = []
-    for point in entry_points(group=GROUP):
-        provider = point.load()
-        if provider.name != point.name:
-            raise RuntimeError(
-                f"entry point {point.name!r} of {GROUP} loads provider {provider.name!r}"
-            )
-        shipped = point.dist is not None and point.dist.name == DISTRIBUTION
-        found.append((shipped, provider))
+    for distribution, point, reference in _entry_points(GROUP):
+        provider = _load(reference)
+        if provider.name != point:
+            raise RuntimeError(f"entry point {point!r} of {GROUP} loads provider {provider.name!r}")
+        found.append((distribution == DISTRIBUTION, provider))
     found.sort(key=lambda item: (not item[0], item[1].catalogue_order, item[1].name))
     return tuple(found)
 
@@ -94,12 +109,6 @@ def provider_named(name: str) -> Any:
         if candidate.name == name:
             return candidate
     raise InputError(f"unknown provider {name!r}; known: {', '.join(provider_names())}")
-
-
-def settings_provider(settings: ClusterSettings) -> SettingsProvider:
-    """The provider of a settings document (``spec.provider``), as settings validation sees it."""
-    provider: SettingsProvider = provider_named(settings.spec.provider)
-    return provider
 
 
 @contextmanager

@@ -23,10 +23,35 @@ from scs_templates._versions.kubernetes import parse_version, resolve_version, s
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, Protocol
+
     from scs_templates._settings.model import ClusterSettings
-    from scs_templates._settings.plugins import SettingsProvider
 
 Finding = tuple[Path, str]
+
+if TYPE_CHECKING:
+
+    class SettingsProvider(Protocol):
+        """What settings validation asks of a provider (the rest: ``providers.Provider``)."""
+
+        name: str
+        catalogue_order: int
+        kind_node_images: bool
+        node_name_note: str
+
+        def errors(self, settings: ClusterSettings) -> Iterator[Finding]: ...
+
+        def warnings(self, settings: ClusterSettings) -> Iterator[Finding]: ...
+
+        def machine_owner_budget(self, cluster: str, machine_owner: str) -> int: ...
+
+        def provider_images(self, settings: ClusterSettings) -> list[tuple[Path, str | None]]: ...
+
+        def proxy_protocol(self, settings: ClusterSettings) -> bool: ...
+
+        def foreign_document(self, data: Mapping[str, Any]) -> tuple[str, str, str] | None: ...
+
 
 # Labels in the kubernetes.io / k8s.io namespaces that a kubelet may set on its own node
 # (kubelet refuses to start with any other via --node-labels) ...
@@ -210,7 +235,8 @@ def _unsafe_integers(value: object, path: Path) -> Iterator[Finding]:
 
 def _provider(settings: ClusterSettings) -> SettingsProvider:
     """The settings' provider, as settings validation sees it (:mod:`.plugins`)."""
-    return plugins.settings_provider(settings)
+    provider: SettingsProvider = plugins.provider_named(settings.spec.provider)
+    return provider
 
 
 def _kind_images(settings: ClusterSettings) -> bool:

@@ -48,8 +48,12 @@ def _modules() -> dict[str, Path]:
     return {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 
-def _imported(name: str, node: ast.Import | ast.ImportFrom, is_package: bool) -> Iterator[str]:
-    """The dotted names an import statement reaches (modules, or names inside modules)."""
+def _imported(
+    name: str, node: ast.Import | ast.ImportFrom, is_package: bool, modules: dict[str, Path]
+) -> Iterator[str]:
+    """The dotted names an import statement uses: ``from pkg import mod`` uses the module
+    ``pkg.mod``; ``from pkg import name`` uses ``pkg`` (where ``name`` is defined or
+    re-exported)."""
     if isinstance(node, ast.Import):
         yield from (alias.name for alias in node.names)
         return
@@ -59,8 +63,9 @@ def _imported(name: str, node: ast.Import | ast.ImportFrom, is_package: bool) ->
         module = ".".join([*base, *([node.module] if node.module else [])])
     else:
         module = node.module or ""
-    yield module
-    yield from (f"{module}.{alias.name}" for alias in node.names)
+    for alias in node.names:
+        submodule = f"{module}.{alias.name}"
+        yield submodule if submodule in modules else module
 
 
 def _edges() -> dict[str, set[str]]:
@@ -78,7 +83,7 @@ def _edges() -> dict[str, set[str]]:
         for node in ast.walk(tree):
             if not isinstance(node, ast.Import | ast.ImportFrom):
                 continue
-            for target in _imported(name, node, path.name == "__init__.py"):
+            for target in _imported(name, node, path.name == "__init__.py", modules):
                 found = owner(target) if target.startswith("scs_templates") else None
                 if found and found != name:
                     edges[name].add(found)
@@ -137,42 +142,9 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-#: Cycles left INSIDE one package (between a package's __init__ that re-exports and the
-#: modules that import names through it, and between a few sibling modules): each is named
-#: by its package. None crosses a layer (the test below). This list only shrinks: the test
-#: fails on a new cycle and on a listed one that is gone (then delete its line).
-KNOWN_CYCLES: frozenset[str] = frozenset(
-    {
-        "scs_templates._cli",  # cmd_render <-> output
-        "scs_templates._gitops",
-        "scs_templates._render",  # render <-> fleet (render_many)
-        "scs_templates._services",
-        "scs_templates._settings",
-        "scs_templates._tools.toolchain",
-        # __init__ <-> provider, rotation; appcred <-> credentials_secret
-        "scs_templates.providers.openstack",
-        "scs_templates.providers.openstack.migrate",  # key_table <-> the key handlers
-    }
-)
-
-
-def _package_of(cycle: list[str]) -> str:
-    """The longest package prefix every module of ``cycle`` shares."""
-    parts = [name.split(".") for name in cycle]
-    shared = []
-    for column in zip(*parts, strict=False):
-        if len(set(column)) != 1:
-            break
-        shared.append(column[0])
-    return ".".join(shared)
-
-
-def test_the_package_has_no_import_cycle_but_the_known_ones() -> None:
-    cycles = {_package_of(cycle): cycle for cycle in _cycles(_edges())}
-    new = {package: cycle for package, cycle in cycles.items() if package not in KNOWN_CYCLES}
-    assert not new, "new import cycles:\n" + "\n".join(" <-> ".join(c) for c in new.values())
-    gone = sorted(KNOWN_CYCLES - set(cycles))
-    assert not gone, f"these cycles are gone, delete them from KNOWN_CYCLES: {gone}"
+def test_the_package_has_no_import_cycle() -> None:
+    cycles = _cycles(_edges())
+    assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
 def test_every_import_points_down_the_layers() -> None:

@@ -36,9 +36,6 @@ TYPE_CHECKING = False  # not typing's: the render and validate paths do not impo
 
 if TYPE_CHECKING:
     from scs_templates.providers.openstack.appcred import (
-        AppCredential,
-        ClusterCredentials,
-        EnsuredCredential,
         create_app_credential,
         credential_authenticates,
         credential_names,
@@ -60,6 +57,11 @@ if TYPE_CHECKING:
         has_service,
         open_cloud,
         redact,
+    )
+    from scs_templates.providers.openstack.credential_records import (
+        AppCredential,
+        ClusterCredentials,
+        EnsuredCredential,
     )
     from scs_templates.providers.openstack.credentials_secret import (
         StoredCredential,
@@ -88,10 +90,8 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "connection": ("CloudAccess", "Secret", "cloud_access", "has_service", "open_cloud", "redact"),
+    "credential_records": ("AppCredential", "ClusterCredentials", "EnsuredCredential"),
     "appcred": (  # application credentials
-        "AppCredential",
-        "ClusterCredentials",
-        "EnsuredCredential",
         "create_app_credential",
         "credential_authenticates",
         "credential_names",

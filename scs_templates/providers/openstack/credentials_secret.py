@@ -29,7 +29,10 @@ from scs_templates.providers.openstack.values import (
 
 if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings
-    from scs_templates.providers.openstack.appcred import AppCredential, ClusterCredentials
+    from scs_templates.providers.openstack.credential_records import (
+        AppCredential,
+        ClusterCredentials,
+    )
 
 
 @dataclass(frozen=True)

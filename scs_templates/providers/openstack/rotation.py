@@ -49,9 +49,6 @@ from scs_templates._core.labels import CREDENTIAL_ID_ANNOTATION
 from scs_templates.providers.openstack.appcred import (
     CLUSTER_SUFFIX,
     WORKLOAD_SUFFIX,
-    AppCredential,
-    ClusterCredentials,
-    EnsuredCredential,
     KnownCredential,
     cluster_credentials_in_keystone,
     create_app_credential,
@@ -60,6 +57,11 @@ from scs_templates.providers.openstack.appcred import (
 )
 from scs_templates.providers.openstack.capo_fence import CLUSTER_NAME_LABEL, INFRA_API_VERSION
 from scs_templates.providers.openstack.connection import cloud_access
+from scs_templates.providers.openstack.credential_records import (
+    AppCredential,
+    ClusterCredentials,
+    EnsuredCredential,
+)
 from scs_templates.providers.openstack.credentials_secret import (
     StoredCredential,
     credentials_secret_data,

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 from scs_templates._core.errors import InputError
 from scs_templates._settings.problems import SettingsError, did_you_mean, format_path
 from scs_templates.providers.openstack.migrate.emit import dump
-from scs_templates.providers.openstack.migrate.key_table import KEY_TABLE, KEYS, KeyInfo
+from scs_templates.providers.openstack.migrate.key_table import KEY_TABLE, KEYS
 from scs_templates.providers.openstack.migrate.migration import (
     DEFAULT_NAME,
     DEFAULT_PREFIX,
+    KeyInfo,
     KeyReport,
     Migration,
     MigrationResult,

@@ -11,23 +11,16 @@ earlier row decided (``USE_CILIUM`` before ``CALICO_VERSION``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from scs_templates._settings.problems import format_path
 from scs_templates.providers.openstack.migrate import machines, network, openstack, services, simple
-from scs_templates.providers.openstack.migrate.migration import WORKER_GROUP
+from scs_templates.providers.openstack.migrate.migration import WORKER_GROUP, KeyInfo
 from scs_templates.providers.openstack.migrate.shapes import bool_value, int_value, scalar
 from scs_templates.providers.openstack.migrate.targets import path
 
 if TYPE_CHECKING:
     from scs_templates._settings.problems import Path
-    from scs_templates.providers.openstack.migrate.migration import Migration
-    from scs_templates.providers.openstack.migrate.reading import Entry
 
-#: Migrates one key's value: writes the row's targets into the migration and reports.
-Handler = Callable[["Migration", "Entry", "KeyInfo"], None]
 
 #: The flavor KaaS v1 used where none was set.
 DEFAULT_FLAVOR = "SCS-2V-4-20s"
@@ -38,31 +31,6 @@ _CREDENTIALS = (
     "`scs-templates openstack appcred create` makes the per-cluster application credential"
 )
 _BOOLEAN = simple.copied(bool_value, "the default is kept")
-
-
-@dataclass(frozen=True)
-class KeyInfo:
-    """One KaaS v1 key: what became of it, and (mapped keys) the handler that migrates it."""
-
-    key: str
-    status: Literal["mapped", "obsolete", "secret"]
-    note: str
-    releases: str = "R3-R6"
-    #: The settings fields the key maps onto (empty for obsolete and secret keys).
-    targets: tuple[Path, ...] = ()
-    migrate: Handler | None = None
-    #: The value KaaS v1 used when the key was missing (set with a note), if it had one.
-    when_missing: str | None = None
-
-    @property
-    def path(self) -> Path:
-        """The (first) settings field of the key."""
-        return self.targets[0]
-
-    @property
-    def target(self) -> str:
-        """The settings fields as the documentation writes them (``spec.workers[0].zone``)."""
-        return ", ".join(format_path(target) for target in self.targets)
 
 
 def _at(*fields: str) -> tuple[Path, ...]:

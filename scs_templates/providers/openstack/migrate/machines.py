@@ -15,8 +15,7 @@ from scs_templates._versions.kubernetes import SUPPORTED_MINORS, TESTED_PATCHES
 from scs_templates.providers.openstack.migrate.shapes import Problem, count, list_value, scalar
 
 if TYPE_CHECKING:
-    from scs_templates.providers.openstack.migrate.key_table import Handler, KeyInfo
-    from scs_templates.providers.openstack.migrate.migration import Migration
+    from scs_templates.providers.openstack.migrate.migration import Handler, KeyInfo, Migration
     from scs_templates.providers.openstack.migrate.reading import Entry
 
 _MACHINES = "0 or more machines"

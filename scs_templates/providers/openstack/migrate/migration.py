@@ -8,17 +8,18 @@ comment naming its source key) and say what became of their key with
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from scs_templates._settings.keys import API_VERSION, KIND
+from scs_templates._settings.problems import format_path
 from scs_templates.providers.openstack.migrate.emit import DocumentBuilder
 
 if TYPE_CHECKING:
     from ruamel.yaml.comments import CommentedMap
 
     from scs_templates._settings.problems import Path
-    from scs_templates.providers.openstack.migrate.key_table import KeyInfo
     from scs_templates.providers.openstack.migrate.reading import Entry
 
 Status = Literal["mapped", "obsolete", "secret", "ignored", "unknown"]
@@ -147,3 +148,32 @@ class Migration:
                 "Not carried over (see the report on stderr): " + ", ".join(left_out) + "."
             )
         return lines
+
+
+#: Migrates one key's value: writes the row's targets into the migration and reports.
+Handler = Callable[["Migration", "Entry", "KeyInfo"], None]
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    """One KaaS v1 key: what became of it, and (mapped keys) the handler that migrates it."""
+
+    key: str
+    status: Literal["mapped", "obsolete", "secret"]
+    note: str
+    releases: str = "R3-R6"
+    #: The settings fields the key maps onto (empty for obsolete and secret keys).
+    targets: tuple[Path, ...] = ()
+    migrate: Handler | None = None
+    #: The value KaaS v1 used when the key was missing (set with a note), if it had one.
+    when_missing: str | None = None
+
+    @property
+    def path(self) -> Path:
+        """The (first) settings field of the key."""
+        return self.targets[0]
+
+    @property
+    def target(self) -> str:
+        """The settings fields as the documentation writes them (``spec.workers[0].zone``)."""
+        return ", ".join(format_path(target) for target in self.targets)

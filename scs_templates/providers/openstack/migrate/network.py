@@ -17,8 +17,7 @@ from scs_templates.providers.openstack.migrate.shapes import list_value
 from scs_templates.providers.openstack.migrate.targets import path as settings_path
 
 if TYPE_CHECKING:
-    from scs_templates.providers.openstack.migrate.key_table import KeyInfo
-    from scs_templates.providers.openstack.migrate.migration import Migration
+    from scs_templates.providers.openstack.migrate.migration import KeyInfo, Migration
     from scs_templates.providers.openstack.migrate.reading import Entry
 
 #: Where the proxy profile goes (no KaaS v1 key wrote it; PROXY_CMD pointed at the profile).

@@ -14,8 +14,7 @@ from scs_templates._settings.problems import format_path
 from scs_templates.providers.openstack.migrate.shapes import Problem, bool_value, map_value, scalar
 
 if TYPE_CHECKING:
-    from scs_templates.providers.openstack.migrate.key_table import KeyInfo
-    from scs_templates.providers.openstack.migrate.migration import Migration
+    from scs_templates.providers.openstack.migrate.migration import KeyInfo, Migration
     from scs_templates.providers.openstack.migrate.reading import Entry
 
 SOFT_ANTI_AFFINITY = "OPENSTACK_SOFT_ANTI_AFFINITY_CONTROLLER"

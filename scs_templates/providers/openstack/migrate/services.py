@@ -18,8 +18,7 @@ from scs_templates.providers.openstack.migrate.shapes import (
 )
 
 if TYPE_CHECKING:
-    from scs_templates.providers.openstack.migrate.key_table import KeyInfo
-    from scs_templates.providers.openstack.migrate.migration import Migration
+    from scs_templates.providers.openstack.migrate.migration import KeyInfo, Migration
     from scs_templates.providers.openstack.migrate.reading import Entry
 
 #: Said by migrate when KaaS v1 deployed ingress-nginx (also a settings warning).

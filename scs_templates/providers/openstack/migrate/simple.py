@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 from scs_templates.providers.openstack.migrate.targets import default_of
 
 if TYPE_CHECKING:
-    from scs_templates.providers.openstack.migrate.key_table import Handler, KeyInfo
-    from scs_templates.providers.openstack.migrate.migration import Migration
+    from scs_templates.providers.openstack.migrate.migration import Handler, KeyInfo, Migration
     from scs_templates.providers.openstack.migrate.reading import Entry
 
 
