@@ -18,9 +18,12 @@ from contextlib import contextmanager
 from functools import cache
 from importlib import import_module
 from pathlib import Path
-from typing import Any
 
 from scs_templates._core.errors import InputError
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The entry-point group providers are declared in.
 GROUP = "scs_templates.providers"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scs_templates import providers as catalogue
+from scs_templates import providers
+from scs_templates._render.catalogue import catalogue
 from scs_templates._settings import SettingsError, parse_settings_text
 from tests.support import skip_or_fail
 
@@ -30,10 +31,10 @@ def test_a_provider_added_in_the_documented_steps_validates_renders_and_is_crd_v
         parse_settings_text(text)  # not a provider until its catalogue row exists
     with inmemory.registered():
         settings = parse_settings_text(text).settings
-        assert catalogue.provider_of(settings) is inmemory.INMEMORY
-        assert any(row.provider == "inmemory" for row in catalogue.catalogue())
+        assert providers.provider_of(settings) is inmemory.INMEMORY
+        assert any(row.provider == "inmemory" for row in catalogue())
         result = render(settings)
-    assert "inmemory" not in catalogue.provider_names()
+    assert "inmemory" not in providers.provider_names()
     objects = list(result.objects)
     assert sorted({str(obj["kind"]) for obj in objects}) == [
         "Cluster",

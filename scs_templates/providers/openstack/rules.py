@@ -4,11 +4,12 @@ cloud integrations (OCCM, Cinder CSI) that follow the Kubernetes minor."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from scs_templates._settings.keys import alias_for
 from scs_templates._versions import table
 from scs_templates._versions.kubernetes import parse_version
+
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings
