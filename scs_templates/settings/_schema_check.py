@@ -5,7 +5,8 @@
 VERSION = "2.22.3"
 from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from scs_templates.settings.fastpath import Refused as JsonSchemaValueException
+JsonSchemaValuesException = JsonSchemaValueException  # only raised without fast_fail
 
 
 REGEX_PATTERNS = {
