@@ -188,3 +188,24 @@ def test_the_schema_is_found_by_the_one_wheel_or_checkout_lookup() -> None:
         if path.name != "shipped.py" and '"_data"' in path.read_text(encoding="utf-8")
     ]
     assert elsewhere == []
+
+
+def test_generation_fails_when_fastjsonschema_imports_other_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The generated code's one import of fastjsonschema is replaced by fastpath.Refused (so
+    render and validate never import fastjsonschema); another import must stop generation."""
+    import fastjsonschema
+
+    real = fastjsonschema.compile_to_code
+    monkeypatch.setattr(
+        fastjsonschema,
+        "compile_to_code",
+        lambda *args, **options: real(*args, **options).replace(
+            fastpath._LIBRARY_IMPORT, "from fastjsonschema import JsonSchemaException\n"
+        ),
+    )
+    with pytest.raises(fastpath.Unsupported, match="imports other names"):
+        fastpath.check_code({"type": "string"})
+    monkeypatch.undo()
+    assert "fastjsonschema" not in fastpath.check_code({"type": "string"}).split("VERSION")[1]
