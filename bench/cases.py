@@ -549,9 +549,11 @@ import scs_templates._settings.validate
 mark("import the settings reader (rules, versions table, problems)")
 import scs_templates._render.render
 mark("import scs_templates._render.render (helm runner, charts, values)")
+from scs_templates._settings import _schema_check
+mark("import the compiled schema check (fastjsonschema's, generated)")
 from scs_templates._settings import plain
-plain._compiled()
-mark("schema: compile the check, build the plain classes (once per process)")
+plain._builder()
+mark("schema: build the plain classes (once per process)")
 from scs_templates._cli.common import load
 loaded = load(args.settings, plain=True)
 mark("load + validate the settings file (plain path)")

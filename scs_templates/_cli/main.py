@@ -78,24 +78,6 @@ _LAZY_OPTIONS = frozenset({"--debug"})
 _OUTLINE_ARGV: tuple[list[str], ...] = ([], ["--help"], ["-h"])
 
 
-#: Command lines that print the top-level help on stdout and exit 0.
-_HELP_ARGV: tuple[list[str], ...] = (["--help"], ["-h"])
-
-
-def _print_top_level_help() -> NoReturn:
-    """What argparse's help action prints for ``--help``, from the last run's text while
-    nothing it was made from has changed (:mod:`scs_templates._cli.help_cache`)."""
-    from scs_templates._cli import help_cache
-
-    width = help_width()
-    text = help_cache.read(width)
-    if text is None:
-        text = build_parser(outline=True).format_help()
-        help_cache.store(width, text)
-    sys.stdout.write(text)
-    raise SystemExit(0)
-
-
 def _tool_timeout(text: str) -> float:
     from scs_templates._cli.cmd_lifecycle import parse_duration
 
@@ -261,20 +243,13 @@ def modules_for(argv: Sequence[str]) -> tuple[str, ...]:
     return COMMAND_MODULES
 
 
-def main(argv: Sequence[str] | None = None, *, cached_help: bool = False) -> int:
-    """Run the CLI and return the exit code (:func:`run` is the console script).
-
-    ``cached_help``: ``--help`` may print the text the last run printed while nothing it was
-    made from has changed (:mod:`scs_templates._cli.help_cache`; the console script's, not a
-    library caller's: it reads and writes a file in the user's cache).
-    """
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return the exit code (:func:`run` is the console script)."""
     _guard_closed_stdout()
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments == ["--version"]:  # what argparse's version action prints, without argparse
         sys.stdout.write(f"{PROG} {__version__}\n")
         raise SystemExit(0)
-    if cached_help and arguments in _HELP_ARGV:
-        _print_top_level_help()
     outline = arguments in _OUTLINE_ARGV
     if not outline:  # a command: its modules use dataclasses (--help alone needs none)
         from scs_templates._cli.deferred_inspect import import_dataclasses
@@ -466,7 +441,7 @@ def run() -> NoReturn:
     """
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     try:
-        code = main(cached_help=True)
+        code = main()
     except SystemExit as exiting:  # argparse: --help, --version, usage errors
         if exiting.code is None or isinstance(exiting.code, int):
             code = exiting.code or 0

@@ -1,10 +1,8 @@
 """Where scs-templates keeps its cache: ``$SCS_TEMPLATES_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/scs-templates``, else ``~/.cache/scs-templates``.
 
-A module of its own, with ``os.path`` only, so that ``--help``
-(:mod:`scs_templates._cli.help_cache`)
-finds the cache without importing pathlib or the toolchain; ``toolchain.cache_root`` is the
-same answer as a ``Path``.
+A module of its own, with ``os.path`` only, so that finding the cache imports neither pathlib
+nor the toolchain; ``toolchain.cache_root`` is the same answer as a ``Path``.
 """
 
 from __future__ import annotations

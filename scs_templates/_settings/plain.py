@@ -5,10 +5,10 @@ Importing pydantic and building the model classes costs more than helm's own ren
 cluster (docs/performance.md). A command that only reads the settings of a VALID file does
 not need them: it takes this path.
 
-1. The document is checked by the validator compiled from the published JSON Schema
-   (:mod:`.fastpath`; the schema is generated from the model, a test keeps the file in
-   sync). A document the check does not accept goes to pydantic, which decides and words the
-   errors (FILE:LINE:COL and the field, as always).
+1. The document is checked by the published JSON Schema, compiled by fastjsonschema
+   (:mod:`.fastpath`; the schema is generated from the model, tests keep the file and the
+   compiled check in sync). A document the check does not accept goes to pydantic, which
+   decides and words the errors (FILE:LINE:COL and the field, as always).
 2. The objects are instances of classes built (once per process) from the same schema: one
    class per ``$defs`` entry with the schema's keys as attributes (the field names are the
    keys read back by :func:`.keys.name_for`), each default taken from the schema's
@@ -27,7 +27,6 @@ benchmark fleet and generated documents, and that the path imports no pydantic.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from functools import cache
 
 from scs_templates._settings import fastpath
@@ -37,6 +36,7 @@ from scs_templates._settings.keys import KIND, name_for
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, ClassVar
 
     Convert = Callable[[Any], Any]
@@ -197,22 +197,20 @@ def _copy(value: Any) -> Any:
 
 
 @cache
-def _compiled() -> tuple[fastpath.Check, Callable[[Any], PlainSettings]] | None:
+def _builder() -> _Builder | None:
     try:
         schema = json.loads(fastpath.schema_file().read_text(encoding="utf-8"))
-        check = fastpath.compile_check(schema)
         builder = _Builder(schema)
         builder.cls(_ROOT)
     except fastpath.Unsupported:
         return None
-    return check, lambda data: builder.build(_ROOT, data)
+    return builder
 
 
 def why_disabled() -> str | None:
     """None when the plain path is on, else the reason (for the test that keeps it on)."""
     try:
         schema = json.loads(fastpath.schema_file().read_text(encoding="utf-8"))
-        fastpath.compile_check(schema)
         _Builder(schema).cls(_ROOT)
     except fastpath.Unsupported as error:
         return str(error)
@@ -222,8 +220,7 @@ def why_disabled() -> str | None:
 def validate(data: Any) -> Any | None:
     """Plain settings of ``data`` when the compiled check accepts it, else None (then the
     caller asks pydantic, which decides and words the errors)."""
-    compiled = _compiled()
-    if compiled is None:
+    builder = _builder()
+    if builder is None or not fastpath.check(data):
         return None
-    check, build = compiled
-    return build(data) if check(data) else None
+    return builder.build(_ROOT, data)

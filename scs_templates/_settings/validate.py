@@ -138,13 +138,10 @@ def validate_data(
     if settings is None:
         from pydantic import ValidationError
 
-        from scs_templates._settings import fastpath
         from scs_templates._settings.model import ClusterSettings
 
         try:
-            settings = fastpath.validate(data) or ClusterSettings.model_validate(
-                data, by_alias=True, by_name=False
-            )
+            settings = ClusterSettings.model_validate(data, by_alias=True, by_name=False)
         except ValidationError as error:
             raise SettingsError(
                 [

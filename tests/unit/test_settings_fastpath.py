@@ -1,28 +1,26 @@
-"""The fast path of settings validation (``scs_templates._settings.fastpath``).
+"""The check of the settings happy path (``scs_templates._settings.fastpath``).
 
-Proven here: the fast path is ON for the shipped model and schema; what it accepts, pydantic
-accepts too, and the settings it builds EQUAL pydantic's (``==``, ``model_dump`` and
-``model_fields_set`` at every level) for the examples, the benchmark fleet, generated valid
-documents and generated near-misses (one value changed to something of another type, one
-key removed or added); it switches itself off when the schema file is out of date with the
-model or a model gets a validator the schema cannot express; and a valid file is loaded
-without building any pydantic validator or importing ``importlib.metadata``.
+Proven here: the committed check (``_settings/_schema_check.py``) is what fastjsonschema
+generates from the model's schema today; it accepts the examples, the benchmark fleet and
+generated valid documents; what it accepts, pydantic accepts (generated near-misses: one
+value changed to something of another type, one key removed or added); the strictness it
+adds to JSON Schema (exact types, closed objects, ASCII patterns whose ``$`` is the end);
+and invalid files still get pydantic's messages with FILE:LINE:COL.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, ValidationError, field_validator
+from pydantic import ValidationError
 
 from bench.fleetgen import fleet_settings
-from scs_templates._settings import fastpath, load_settings, validate_data
+from scs_templates._settings import fastpath, load_settings
 from scs_templates._settings.loader import parse_yaml
 from scs_templates._settings.model import ClusterSettings
 from tests.support import EXAMPLES
@@ -31,24 +29,6 @@ from tests.unit.test_settings_model import settings_documents
 
 def _pydantic(data: Any) -> ClusterSettings:
     return ClusterSettings.model_validate(data, by_alias=True, by_name=False)
-
-
-def _same(fast: Any, slow: Any, where: str = "settings") -> None:
-    """Equal values, types and fields_set at every level."""
-    assert type(fast) is type(slow), where
-    if isinstance(fast, BaseModel):
-        assert fast.model_fields_set == slow.model_fields_set, where
-        for name in type(fast).model_fields:
-            _same(fast.__dict__[name], slow.__dict__[name], f"{where}.{name}")
-    elif isinstance(fast, list):
-        assert len(fast) == len(slow), where
-        for index, (a, b) in enumerate(zip(fast, slow, strict=True)):
-            _same(a, b, f"{where}[{index}]")
-    elif isinstance(fast, dict):
-        assert fast == slow and list(fast) == list(slow), where
-        assert fast is not slow
-    else:
-        assert fast == slow, where
 
 
 def _documents() -> list[dict[str, Any]]:
@@ -61,31 +41,27 @@ def _documents() -> list[dict[str, Any]]:
     return [*examples, *fleet_settings(60), smallest]
 
 
-def test_fast_path_is_on() -> None:
-    assert fastpath.why_disabled() is None
+def test_the_committed_check_is_the_generated_one() -> None:
+    committed = fastpath.CHECK_MODULE.read_text(encoding="utf-8")
+    assert committed == fastpath.check_code(), (
+        "scs_templates/_settings/_schema_check.py is stale: run "
+        "`python -m scs_templates._settings.fastpath --write`"
+    )
 
 
 @pytest.mark.parametrize("index", range(len(_documents())))
-def test_fast_path_builds_what_pydantic_builds(index: int) -> None:
+def test_the_check_accepts_every_valid_document(index: int) -> None:
     data = _documents()[index]
     before = copy.deepcopy(data)
-    fast = fastpath.validate(data)
-    assert fast is not None, "the compiled check refused a valid document"
-    slow = _pydantic(data)
-    assert fast == slow
-    assert fast.model_dump() == slow.model_dump()
-    _same(fast, slow)
-    assert data == before  # the input is not changed ...
-    data["metadata"]["name"] = "changed"
-    assert fast.metadata.name != "changed"  # ... nor shared
+    assert fastpath.check(data), "the compiled check refused a valid document"
+    _pydantic(data)
+    assert data == before  # the check fills no defaults into the input
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(settings_documents())
-def test_fast_path_equals_pydantic_on_generated_documents(document: dict[str, Any]) -> None:
-    fast = fastpath.validate(document)
-    assert fast is not None
-    _same(fast, _pydantic(document))
+def test_the_check_accepts_generated_documents(document: dict[str, Any]) -> None:
+    assert fastpath.check(document)
 
 
 _ODD_VALUES = st.sampled_from(
@@ -131,15 +107,12 @@ def near_misses(draw: st.DrawFn) -> dict[str, Any]:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(near_misses())
-def test_fast_path_never_accepts_what_pydantic_refuses(document: dict[str, Any]) -> None:
-    fast = fastpath.validate(document)
+def test_the_check_never_accepts_what_pydantic_refuses(document: dict[str, Any]) -> None:
+    accepted = fastpath.check(document)
     try:
-        slow = _pydantic(document)
+        _pydantic(document)
     except ValidationError:
-        assert fast is None, "the fast path accepted a document pydantic refuses"
-        return
-    if fast is not None:
-        _same(fast, slow)
+        assert not accepted, "the check accepted a document pydantic refuses"
 
 
 def test_errors_still_come_from_pydantic_with_positions(tmp_path: Path) -> None:
@@ -157,37 +130,7 @@ def test_errors_still_come_from_pydantic_with_positions(tmp_path: Path) -> None:
     ]
 
 
-# --------------------------------------------------------------------------- off switches
-
-
-def test_an_out_of_date_schema_file_switches_it_off(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    schema = json.loads(fastpath.schema_file().read_text())
-    del schema["$defs"]["WorkerGroup"]["properties"]["zone"]
-    stale = tmp_path / fastpath.SCHEMA_NAME
-    stale.write_text(json.dumps(schema))
-    monkeypatch.setattr(fastpath, "schema_file", lambda: stale)
-    fastpath._compiled.cache_clear()
-    try:
-        assert "out of date" in (fastpath.why_disabled() or "")
-        assert fastpath.validate(_documents()[0]) is None
-        assert validate_data(_documents()[0]).settings == _pydantic(_documents()[0])
-    finally:
-        fastpath._compiled.cache_clear()
-
-
-def test_a_model_validator_switches_it_off() -> None:
-    class Checked(BaseModel):
-        name: str
-
-        @field_validator("name")
-        @classmethod
-        def shout(cls, value: str) -> str:
-            return value.upper()
-
-    with pytest.raises(fastpath.Unsupported, match="validators"):
-        fastpath._plan(Checked, {})
+# --------------------------------------------------------------------------- strictness
 
 
 @pytest.mark.parametrize(
@@ -197,12 +140,11 @@ def test_a_model_validator_switches_it_off() -> None:
         {"type": "string", "format": "uri"},
         {"type": "string", "contentEncoding": "base64"},
         {"anyOf": [{"type": "string"}, {"type": "integer"}]},
-        {"$ref": "#/$defs/Missing"},
     ],
 )
-def test_the_compiler_refuses_what_it_cannot_mirror(schema: dict[str, Any]) -> None:
+def test_the_generator_refuses_what_it_cannot_mirror(schema: dict[str, Any]) -> None:
     with pytest.raises(fastpath.Unsupported):
-        fastpath._Compiler({"$defs": {}}).node(schema)
+        fastpath.strict_schema(schema)
 
 
 @pytest.mark.parametrize(
@@ -215,6 +157,11 @@ def test_the_compiler_refuses_what_it_cannot_mirror(schema: dict[str, Any]) -> N
         ({"type": "string", "pattern": "^[a-z]+$"}, "abc", True),
         ({"type": "string", "pattern": "^[a-z]+$"}, "abc\n", False),  # Python's $ would match
         ({"type": "string", "pattern": "^[a-z0-9]+$"}, "\uff11\uff12", False),  # full-width digits
+        ({"type": "string", "pattern": "^\\w+$"}, "\u00e4", False),  # patterns: ASCII text only
+        ({"type": "string", "pattern": "^a$"}, "a", True),
+        ({"type": "string", "pattern": "^-----BEGIN[\\s\\S]+END$"}, "-----BEGIN\nx\nEND", True),
+        ({"type": "object", "propertyNames": {"pattern": "^a$"}}, {"a\n": "x"}, False),
+        ({"type": "object", "properties": {"a": {"type": "string"}}}, {"b": "x"}, False),
         ({"type": "object", "patternProperties": {"^a": {"type": "string"}}}, {"b": "x"}, False),
         ({"type": "object", "patternProperties": {"^a": {"type": "string"}}}, {"ab": "x"}, True),
         ({"type": "array", "items": {"type": "string"}, "minItems": 1}, [], False),
@@ -222,7 +169,7 @@ def test_the_compiler_refuses_what_it_cannot_mirror(schema: dict[str, Any]) -> N
     ],
 )
 def test_the_compiled_check_is_strict(schema: dict[str, Any], value: Any, accepted: bool) -> None:
-    assert fastpath._Compiler({"$defs": {}}).node(schema)(value) is accepted
+    assert fastpath.compile_check(schema)(value) is accepted
 
 
 # --------------------------------------------------------------------------- what it saves
@@ -243,23 +190,22 @@ def test_the_schema_is_found_by_the_one_wheel_or_checkout_lookup() -> None:
     assert elsewhere == []
 
 
-def test_a_pattern_is_compiled_when_a_value_is_first_checked_with_it() -> None:
-    """Patterns compile on first use (fastpath._Lazy): a file sets few of the schema's
-    patterns, and compiling all of them cost ~1 ms of every validate (issue #19). An
-    unparsable pattern of a property the data does not set is never compiled."""
-    import re
+def test_generation_fails_when_fastjsonschema_imports_other_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The generated code's one import of fastjsonschema is replaced by fastpath.Refused (so
+    render and validate never import fastjsonschema); another import must stop generation."""
+    import fastjsonschema
 
-    check = fastpath.compile_check(
-        {
-            "type": "object",
-            "properties": {
-                "a": {"type": "string", "pattern": "^x+$"},
-                "b": {"type": "string", "pattern": "("},
-            },
-            "additionalProperties": False,
-        }
+    real = fastjsonschema.compile_to_code
+    monkeypatch.setattr(
+        fastjsonschema,
+        "compile_to_code",
+        lambda *args, **options: real(*args, **options).replace(
+            fastpath._LIBRARY_IMPORT, "from fastjsonschema import JsonSchemaException\n"
+        ),
     )
-    assert check({"a": "xx"}) is True and check({"a": "xy"}) is False
-    assert check({"a": "xx\n"}) is False  # a last "$" is the end of the text, as pydantic's
-    with pytest.raises(re.error):
-        check({"b": "z"})
+    with pytest.raises(fastpath.Unsupported, match="imports other names"):
+        fastpath.check_code({"type": "string"})
+    monkeypatch.undo()
+    assert "fastjsonschema" not in fastpath.check_code({"type": "string"}).split("VERSION")[1]

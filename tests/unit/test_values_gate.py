@@ -81,6 +81,8 @@ def test_the_gate_refuses_what_it_cannot_decide() -> None:
     for schema in (
         {**base, "patternProperties": {"a": {}}},
         {**base, "type": "object", "format": "email"},
+        {**base, "type": "array", "uniqueItems": True},
+        {**base, "type": "string", "pattern": "("},
         {**base, "$ref": "#/$defs/x"},
         {"type": "object"},  # no draft-07 $schema
         {**base, "then": {}},
