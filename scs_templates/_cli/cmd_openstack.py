@@ -12,6 +12,7 @@ import sys
 
 from scs_templates._cli.common import cluster_options, path_argument, poll_option, usage
 from scs_templates._core.errors import InputError
+from scs_templates.providers.openstack.section import section
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ def _loaded(args: argparse.Namespace) -> LoadedSettings:
 def _connect(args: argparse.Namespace, settings: ClusterSettings) -> Any:
     from scs_templates.providers.openstack.connection import open_cloud
 
-    return open_cloud(args.os_cloud or settings.spec.openstack.cloud)
+    return open_cloud(args.os_cloud or section(settings).cloud)
 
 
 # --------------------------------------------------------------------------- appcred
@@ -193,7 +194,7 @@ def _appcred_create(args: argparse.Namespace) -> int:
     )
 
     settings = _load(args)
-    if not settings.spec.openstack.application_credential.per_cluster:
+    if not section(settings).application_credential.per_cluster:
         print(
             "spec.openstack.applicationCredential.perCluster is false: no per-cluster "
             "credential to create"

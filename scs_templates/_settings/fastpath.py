@@ -217,7 +217,7 @@ def check_code(schema: dict[str, Any] | None = None) -> str:
     if schema is None:
         from scs_templates._settings.schema import schema_text
 
-        schema = json.loads(schema_text())
+        schema = json.loads(schema_text(shipped=True))
     code = fastjsonschema.compile_to_code(_compilable(schema), **_OPTIONS)
     if code.count(_LIBRARY_IMPORT) != 1:
         raise Unsupported("fastjsonschema's generated code imports other names: look again")

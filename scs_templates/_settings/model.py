@@ -21,6 +21,7 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StringConstraints,
+    create_model,
 )
 from pydantic_core import PydanticCustomError
 
@@ -42,9 +43,6 @@ TEMPLATES: tuple[TemplateName, ...] = typing.get_args(TemplateName)
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 ControlPlaneReplicas = Literal[1, 3, 5]
 ControlPlaneMaxSurge = Literal[0, 1]
-RuleDirection = Literal["ingress", "egress"]
-EtherType = Literal["IPv4", "IPv6"]
-LoadBalancerProvider = Literal["amphora", "ovn"]
 
 # DNS-1123 label: lower-case alphanumerics and '-', starting and ending alphanumeric.
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -53,10 +51,6 @@ NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
 #: A directory on a node, written into its shell scripts as it is: absolute, and no space,
 #: quote or other character the shell would read (rules.py refuses '..' and etcd's data).
 NodeDirectory = Annotated[str, StringConstraints(pattern=r"^(/[A-Za-z0-9._-]+)+$", max_length=255)]
-#: DNS-1123 subdomain characters: never '_', the separator of OCCM's load balancer names.
-CloudClusterName = Annotated[
-    str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", max_length=253)
-]
 Cidr = Annotated[str, Field(json_schema_extra={"format": "cidr"})]
 # DNS-1123 subdomain (RFC 1123 host name): DNS labels joined by '.', each <= 63 characters.
 # apimachinery bounds the whole to 253 characters (a rule: settings/rules.py, the JSON
@@ -120,24 +114,22 @@ def _known_provider(value: Any) -> str:
     return str(value)
 
 
-class _ShippedProviders:
-    """The JSON Schema of ``spec.provider``: the shipped providers, asked when the schema
-    is generated (a plug-in or test provider installed beside them is not published)."""
+class _ProviderEnum:
+    """The JSON Schema of ``spec.provider``: the providers of the composed model (the shipped
+    ones in the published schema, every installed one in ``scs-templates schema``)."""
 
-    @property
-    def json_schema(self) -> dict[str, Any]:
-        names = [provider.name for provider in plugins.shipped_providers()]
-        return {"enum": names, "type": "string"}
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.json_schema: dict[str, Any] = {"enum": list(names), "type": "string"}
 
     def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict[str, Any]:
         return self.json_schema
 
 
 #: ``spec.provider``: validated against the catalogue (its providers, the one list of them).
-ProviderName = Annotated[str, PlainValidator(_known_provider), _ShippedProviders()]
+ProviderName = Annotated[str, PlainValidator(_known_provider)]
 
 
-class _Model(BaseModel):
+class SettingsModel(BaseModel):
     """Strict base: unknown keys are errors, YAML keys are camelCase, objects are immutable.
 
     ``defer_build``: pydantic builds a class's validator on first use, not at import; a valid
@@ -160,7 +152,7 @@ class _Model(BaseModel):
 # --------------------------------------------------------------------------- metadata
 
 
-class Metadata(_Model):
+class Metadata(SettingsModel):
     name: Dns1123Label = Field(
         description="Cluster name, DNS-1123 label. Becomes the Cluster object's name and "
         "$CLUSTER in $PREFIX-$CLUSTER-$RESOURCE names."
@@ -174,13 +166,13 @@ class Metadata(_Model):
 # --------------------------------------------------------------------------- machines
 
 
-class Taint(_Model):
+class Taint(SettingsModel):
     key: LabelKey = Field(description="Taint key, e.g. dedicated.")
     value: LabelValue = Field(default="", description="Taint value (may be empty).")
     effect: TaintEffect = Field(description="What the taint does to pods that do not tolerate it.")
 
 
-class Autoscaling(_Model):
+class Autoscaling(SettingsModel):
     min: StrictInt = Field(ge=0, le=1000, description="Lowest number of machines.")
     max: StrictInt = Field(ge=1, le=1000, description="Highest number of machines.")
 
@@ -188,7 +180,7 @@ class Autoscaling(_Model):
 Seconds = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
 
 
-class MachineDeletion(_Model):
+class MachineDeletion(SettingsModel):
     """How Cluster API takes a machine away (rolling update, scale-down, remediation)."""
 
     node_drain_timeout_seconds: Seconds | None = Field(
@@ -208,7 +200,7 @@ class MachineDeletion(_Model):
     )
 
 
-class HealthCheck(_Model):
+class HealthCheck(SettingsModel):
     """The MachineHealthCheck of a machine group: when a machine counts as failed."""
 
     node_startup_timeout_seconds: Seconds = Field(
@@ -251,7 +243,7 @@ class ControlPlaneHealthCheck(HealthCheck):
     )
 
 
-class ControlPlaneRollout(_Model):
+class ControlPlaneRollout(SettingsModel):
     max_surge: ControlPlaneMaxSurge = Field(
         default=1,
         description="Extra control-plane machine during a rolling update: 1 (create the new "
@@ -262,7 +254,7 @@ class ControlPlaneRollout(_Model):
     )
 
 
-class WorkerRollout(_Model):
+class WorkerRollout(SettingsModel):
     max_surge: StrictInt = Field(
         default=1,
         ge=0,
@@ -282,7 +274,7 @@ class WorkerRollout(_Model):
     )
 
 
-class ControlPlane(_Model):
+class ControlPlane(SettingsModel):
     replicas: ControlPlaneReplicas = Field(
         default=3,
         description="Control-plane machines: 1 (no high availability), 3 or 5. An odd count "
@@ -336,7 +328,7 @@ class ControlPlane(_Model):
     )
 
 
-class WorkerGroup(WorkerGroupDerived, _Model):
+class WorkerGroup(WorkerGroupDerived, SettingsModel):
     name: Dns1123Label = Field(
         description="Group name, DNS-1123, unique; $RESOURCE of the group's objects."
     )
@@ -398,7 +390,7 @@ class WorkerGroup(WorkerGroupDerived, _Model):
 # --------------------------------------------------------------------------- network
 
 
-class ApiAccess(_Model):
+class ApiAccess(SettingsModel):
     mode: Literal["open", "internal", "cidrs"] = Field(
         default="open",
         description="Who may reach the Kubernetes API load balancer: `open` (anyone), "
@@ -429,7 +421,7 @@ PROXY_URL = r"^https?://[^\s/@?#]+(/[^\s@]*)?$"
 ProxyURL = Annotated[str, StringConstraints(pattern=PROXY_URL)]
 
 
-class Proxy(_Model):
+class Proxy(SettingsModel):
     """HTTP(S) proxy of the nodes (containerd: image pulls, also kubeadm's; kubelet) and of
     the pods that call the cloud's APIs (OpenStack: OCCM and the Cinder CSI plugin)."""
 
@@ -447,7 +439,7 @@ class Proxy(_Model):
     )
 
 
-class Network(_Model):
+class Network(SettingsModel):
     pod_cidr: Cidr = Field(default="192.168.0.0/16", description="Pod network.")
     service_cidr: Cidr = Field(default="10.96.0.0/12", description="Service network.")
     node_cidr: Cidr = Field(
@@ -478,7 +470,7 @@ class Network(_Model):
 # --------------------------------------------------------------------------- services
 
 
-class Service(_Model):
+class Service(SettingsModel):
     enabled: StrictBool = Field(default=True, description="Deploy this service.")
     version: ServiceVersion | None = Field(
         default=None, description="Chart version override; empty = the tested default."
@@ -492,7 +484,7 @@ class OptionalService(Service):
     enabled: StrictBool = Field(default=False, description="Deploy this service.")
 
 
-class Cni(_Model):
+class Cni(SettingsModel):
     type: Literal["cilium", "calico"] = Field(
         default="cilium", description="The CNI: Cilium (default) or Calico."
     )
@@ -521,7 +513,7 @@ class GatewayAPI(OptionalService):
     )
 
 
-class ScaleDown(_Model):
+class ScaleDown(SettingsModel):
     enabled: StrictBool = Field(
         default=True, description="Remove nodes that stay unneeded (cluster-autoscaler)."
     )
@@ -540,7 +532,7 @@ class ScaleDown(_Model):
     )
 
 
-class ClusterAutoscaler(_Model):
+class ClusterAutoscaler(SettingsModel):
     enabled: StrictBool | None = Field(
         default=None,
         description="Deploy the cluster-autoscaler (on the management cluster, next to the "
@@ -569,7 +561,7 @@ ChartMirror = Annotated[
 ]
 
 
-class Services(_Model):
+class Services(SettingsModel):
     cni: Cni = Field(default_factory=Cni, description="Container network interface.")
     cloud_controller_manager: Service = Field(
         default_factory=Service,
@@ -614,7 +606,7 @@ class Services(_Model):
 # --------------------------------------------------------------------------- etcd
 
 
-class EtcdDefrag(_Model):
+class EtcdDefrag(SettingsModel):
     enabled: StrictBool = Field(
         default=True, description="Nightly, leader-aware defragmentation with a snapshot."
     )
@@ -625,14 +617,14 @@ class EtcdDefrag(_Model):
     )
 
 
-class EtcdVolume(_Model):
+class EtcdVolume(SettingsModel):
     size_gib: StrictInt = Field(ge=1, le=1000, description="Size of the etcd volume in GiB.")
     type: NonEmptyStr | None = Field(
         default=None, description="Volume type (Cinder); empty = the cloud's default type."
     )
 
 
-class Etcd(_Model):
+class Etcd(SettingsModel):
     unsafe_fs: StrictBool = Field(
         default=False,
         description="Remount the control-plane root filesystem with barrier=0,commit=20. Only "
@@ -689,7 +681,7 @@ class Etcd(_Model):
 PodSecurityLevel = Literal["privileged", "baseline", "restricted"]
 
 
-class PodSecurity(_Model):
+class PodSecurity(SettingsModel):
     enforce: PodSecurityLevel = Field(default="baseline", description="Enforced level.")
     warn: PodSecurityLevel = Field(default="restricted", description="Level that warns.")
     audit: PodSecurityLevel = Field(default="restricted", description="Level that audits.")
@@ -699,7 +691,7 @@ class PodSecurity(_Model):
     )
 
 
-class ApiRateLimits(_Model):
+class ApiRateLimits(SettingsModel):
     max_requests_inflight: StrictInt = Field(
         default=400,
         ge=1,
@@ -729,7 +721,7 @@ class ApiRateLimits(_Model):
     )
 
 
-class Audit(_Model):
+class Audit(SettingsModel):
     """API server audit logging: on by default, a log file per control-plane node."""
 
     enabled: StrictBool = Field(
@@ -757,7 +749,7 @@ class Audit(_Model):
 HttpsURL = Annotated[str, StringConstraints(pattern=r"^https://[^\s/?#]+(/[^\s?#]*)?$")]
 
 
-class OidcIssuer(_Model):
+class OidcIssuer(SettingsModel):
     """One OpenID Connect issuer the API server trusts for user tokens."""
 
     issuer_url: HttpsURL = Field(
@@ -788,7 +780,7 @@ class OidcIssuer(_Model):
     )
 
 
-class EncryptionAtRest(_Model):
+class EncryptionAtRest(SettingsModel):
     """Encryption of API objects in etcd with a per-cluster key (docs/cluster-features.md)."""
 
     enabled: StrictBool = Field(
@@ -805,7 +797,7 @@ class EncryptionAtRest(_Model):
     )
 
 
-class Security(_Model):
+class Security(SettingsModel):
     pod_security: PodSecurity = Field(
         default_factory=PodSecurity, description="Pod Security admission defaults."
     )
@@ -848,7 +840,7 @@ REGISTRY_HOST = (
 MetadataText = Annotated[str, StringConstraints(max_length=255)]
 
 
-class RegistryMirror(_Model):
+class RegistryMirror(SettingsModel):
     registry: Annotated[str, StringConstraints(pattern=REGISTRY_HOST, max_length=253)] = Field(
         description="Registry host to mirror, e.g. docker.io, registry.k8s.io, ghcr.io, "
         "harbor.example:5000 (or _default for every registry)."
@@ -874,149 +866,10 @@ class RegistryMirror(_Model):
     )
 
 
-# --------------------------------------------------------------------------- providers
-
-
-class ApplicationCredential(_Model):
-    per_cluster: StrictBool = Field(
-        default=True,
-        description="Create a restricted application credential "
-        "$PREFIX-$CLUSTER-appcred.$NAMESPACE for this cluster (a leak then affects one "
-        "cluster only).",
-    )
-    separate_workload: StrictBool = Field(
-        default=False,
-        description="Use a second restricted credential "
-        "($PREFIX-$CLUSTER-appcred-workload.$NAMESPACE) for the in-cluster cloud controller "
-        "manager and Cinder CSI.",
-    )
-
-
-class AntiAffinity(_Model):
-    control_plane: Literal["hard", "soft", "none"] = Field(
-        default="hard", description="Server-group policy of control-plane machines."
-    )
-    workers: Literal["hard", "soft", "none"] = Field(
-        default="soft", description="Server-group policy of each worker group."
-    )
-
-
-class ServerMetadata(_Model):
-    control_plane: dict[Annotated[MetadataText, StringConstraints(min_length=1)], MetadataText] = (
-        Field(default_factory=dict, description="Nova server metadata of control-plane machines.")
-    )
-    workers: dict[Annotated[MetadataText, StringConstraints(min_length=1)], MetadataText] = Field(
-        default_factory=dict, description="Nova server metadata of worker machines."
-    )
-
-
-class ExistingNetwork(_Model):
-    network: NonEmptyStr = Field(description="Network name or ID to put the nodes on.")
-    subnet: NonEmptyStr | None = Field(
-        default=None,
-        description="Subnet name or ID in that network; empty = all its subnets. Set "
-        "network.nodeCIDR to its CIDR.",
-    )
-
-
-class SecurityGroupRule(_Model):
-    name: Dns1123Label = Field(description="Name of the rule (unique).")
-    description: str = Field(default="", description="What the rule is for.")
-    direction: RuleDirection = Field(default="ingress", description="Direction.")
-    ether_type: EtherType = Field(default="IPv4", description="IP version.")
-    protocol: Literal["tcp", "udp", "icmp", "vrrp", "sctp"] | None = Field(
-        default=None, description="Protocol; empty = any."
-    )
-    port_range_min: StrictInt | None = Field(
-        default=None, ge=1, le=65535, description="First port (tcp, udp, sctp)."
-    )
-    port_range_max: StrictInt | None = Field(
-        default=None, ge=1, le=65535, description="Last port; empty = portRangeMin."
-    )
-    remote_ip_prefix: Cidr | None = Field(
-        default=None, description="Source (ingress) or destination (egress) network."
-    )
-
-
-class OpenStack(_Model):
-    cloud: NonEmptyStr = Field(
-        default="openstack", description="Name of the cloud entry in clouds.yaml."
-    )
-    external_network_id: NonEmptyStr | None = Field(
-        default=None,
-        description="ID of the external network; empty = auto-detect (exactly one external "
-        "network).",
-    )
-    image: NonEmptyStr = Field(
-        default="ubuntu-capi-image-{version}",
-        description="Node image name; {version} is replaced by the Kubernetes version (v1.33.5).",
-    )
-    ssh_key_name: NonEmptyStr | None = Field(
-        default=None, description="Nova keypair injected into nodes; empty = none."
-    )
-    load_balancer_provider: LoadBalancerProvider = Field(
-        default="amphora", description="Octavia provider of the API load balancer."
-    )
-    application_credential: ApplicationCredential = Field(
-        default_factory=ApplicationCredential, description="Per-cluster credentials."
-    )
-    anti_affinity: AntiAffinity = Field(
-        default_factory=AntiAffinity, description="Server groups (scs-0214)."
-    )
-    server_metadata: ServerMetadata = Field(
-        default_factory=ServerMetadata, description="Nova server metadata."
-    )
-    instance_create_timeout_minutes: StrictInt | None = Field(
-        default=None,
-        ge=1,
-        le=120,
-        deprecated=True,
-        description="Deprecated (KaaS v1 CLUSTER_API_OPENSTACK_INSTANCE_CREATE_TIMEOUT): CAPO "
-        "has no per-cluster setting for it any more; it is ignored.",
-    )
-    existing_network: ExistingNetwork | None = Field(
-        default=None,
-        description="Use this existing network (and subnet) instead of creating one with a "
-        "router; DNS servers and MTU of network are then the network's own.",
-    )
-    api_floating_ip: StrictBool = Field(
-        default=True,
-        description="Give the API load balancer a floating IP; false = reachable on the "
-        "cluster network only (the management cluster must be able to route there).",
-    )
-    node_security_group_rules: list[SecurityGroupRule] = Field(
-        default_factory=list,
-        description="Extra rules of the security group of all nodes (e.g. NodePorts from "
-        "an office network).",
-    )
-    credentials_secret: Dns1123Label | None = Field(
-        default=None,
-        description="Existing Secret with clouds.yaml and cacert to use instead of the one "
-        "scs-templates creates; empty = $PREFIX-$CLUSTER-cloud-config.",
-    )
-    cloud_cluster_name: CloudClusterName | None = Field(
-        default=None,
-        description="The cluster's name for the cloud integrations: OCCM's --cluster-name (its "
-        "load balancers are named kube_service_<this>_<namespace>_<service>), Cinder CSI's "
-        "--cluster (a property of its volumes), and what delete's leftover search looks for. "
-        "Must be unique in the OpenStack project. Empty: a new cluster gets "
-        "$CLUSTER.$NAMESPACE; an installed cluster keeps the name its release recorded (one "
-        "installed before this field existed: $CLUSTER). A value that differs from the "
-        "recorded one is refused (the cluster's load balancers and volumes would be orphaned).",
-    )
-
-
-class Docker(_Model):
-    node_image_repository: NonEmptyStr = Field(
-        default="kindest/node",
-        description="Repository of the kind node images; the tag is the Kubernetes version.",
-    )
-
-
 # --------------------------------------------------------------------------- spec + document
 
 
-class Kubernetes(_Model):
+class Kubernetes(SettingsModel):
     version: NonEmptyStr = Field(
         default=DEFAULT_VERSION,
         description="Kubernetes version: 1.33.x (newest tested patch) or 1.33.5. Upgrades go "
@@ -1024,7 +877,7 @@ class Kubernetes(_Model):
     )
 
 
-class Spec(_Model):
+class Spec(SettingsModel):
     template: TemplateName = Field(
         default="simple",
         description="Cluster template: `simple` (one worker group, the KaaS v1 shape), "
@@ -1032,7 +885,8 @@ class Spec(_Model):
         "worker groups as a Cluster API topology of the release's ClusterClass). An "
         "installed cluster cannot switch between `clusterclass` and the other two.",
     )
-    provider: ProviderName = Field(default="openstack", description="Infrastructure provider.")
+    #: The composed model (:func:`settings_model`) gives it the first provider as its default.
+    provider: ProviderName = Field(description="Infrastructure provider.")
     prefix: Dns1123Label = Field(
         default="capi", description="$PREFIX of resource names $PREFIX-$CLUSTER-$RESOURCE."
     )
@@ -1051,15 +905,9 @@ class Spec(_Model):
     registry_mirrors: list[RegistryMirror] = Field(
         default_factory=list, description="Registry mirrors written to every node's containerd."
     )
-    openstack: OpenStack = Field(
-        default_factory=OpenStack, description="OpenStack specifics (provider openstack)."
-    )
-    docker: Docker = Field(
-        default_factory=Docker, description="Docker specifics (provider docker, development)."
-    )
 
 
-class ClusterSettings(ClusterSettingsDerived, _Model):
+class ClusterSettings(ClusterSettingsDerived, SettingsModel):
     """A versioned settings document: apiVersion, kind, metadata and spec."""
 
     api_version: Literal["scs-templates.scs.community/v1alpha1"] = Field(
@@ -1067,4 +915,65 @@ class ClusterSettings(ClusterSettingsDerived, _Model):
     )
     kind: Literal["ClusterSettings"] = Field(description="Always ClusterSettings.")
     metadata: Metadata = Field(description="Name and namespace of the cluster.")
-    spec: Spec = Field(default_factory=Spec, description="The wanted cluster.")
+    #: Required here: the composed model (:func:`settings_model`) gives the default.
+    spec: Spec = Field(description="The wanted cluster.")
+
+
+# --------------------------------------------------------------------------- composition
+
+_COMPOSED: dict[tuple[int, ...], type[ClusterSettings]] = {}
+
+
+def settings_model(*, shipped: bool = False) -> type[ClusterSettings]:
+    """The settings document of the installed providers: :class:`ClusterSettings` with each
+    provider's own section under ``spec`` (``spec.<provider>``, from
+    ``Provider.settings_section``) and the first provider as the default ``spec.provider``.
+
+    ``shipped``: of the providers scs-templates ships only (the published JSON Schema and
+    docs/settings.md). Composed once per set of providers (a provider registered for a test
+    gets its own composition); instances are instances of :class:`ClusterSettings`.
+    """
+    providers = plugins.shipped_providers() if shipped else plugins.installed_providers()
+    key = tuple(id(provider) for provider in providers)
+    found = _COMPOSED.get(key)
+    if found is None:
+        found = _COMPOSED[key] = _compose(providers)
+    return found
+
+
+def _factory(model: type[BaseModel]) -> Any:
+    """``model`` as a default factory (pydantic's stubs type a class poorly there)."""
+    return model
+
+
+def _compose(providers: tuple[Any, ...]) -> type[ClusterSettings]:
+    sections: dict[str, Any] = {}
+    for provider in providers:
+        section = provider.settings_section()
+        if section is not None:
+            model, description = section
+            sections[provider.name] = (
+                model,
+                Field(default_factory=model, description=description),
+            )
+    names = tuple(provider.name for provider in providers)
+    default = names[0] if names else None
+    spec = create_model(
+        "Spec",
+        __base__=Spec,
+        __module__=__name__,
+        __doc__=Spec.__doc__,
+        provider=(
+            Annotated[str, PlainValidator(_known_provider), _ProviderEnum(names)],
+            Field(default=default, description="Infrastructure provider."),
+        ),
+        **sections,
+    )
+    composed: type[ClusterSettings] = create_model(
+        "ClusterSettings",
+        __base__=ClusterSettings,
+        __module__=__name__,
+        __doc__=ClusterSettings.__doc__,
+        spec=(spec, Field(default_factory=_factory(spec), description="The wanted cluster.")),
+    )
+    return composed

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from scs_templates._settings.model import ClusterSettings, nested_model
+from scs_templates._settings.model import nested_model, settings_model
 from scs_templates._versions import table
 
 TEMPLATE = Path(__file__).with_name("settings.md.j2")
@@ -80,8 +80,11 @@ def _default(info: FieldInfo) -> str:
     return f"`{json.dumps(value)}`"
 
 
-def rows(model: type[BaseModel] = ClusterSettings, prefix: str = "") -> list[Row]:
-    """Every field, depth first, in declaration order."""
+def rows(model: type[BaseModel] | None = None, prefix: str = "") -> list[Row]:
+    """Every field, depth first, in declaration order (default: the shipped providers'
+    settings model, as docs/settings.md documents it)."""
+    if model is None:
+        model = settings_model(shipped=True)
     found: list[Row] = []
     for name, info in model.model_fields.items():
         key = info.alias or name

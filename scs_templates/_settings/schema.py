@@ -13,7 +13,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from scs_templates._settings.model import API_VERSION, ClusterSettings, nested_model
+from scs_templates._settings.model import (
+    API_VERSION,
+    ClusterSettings,
+    nested_model,
+    settings_model,
+)
 
 SCHEMA_ID = (
     "https://github.com/SovereignCloudStack/scs-templates/raw/main/schemas/"
@@ -21,12 +26,13 @@ SCHEMA_ID = (
 )
 
 
-def settings_schema() -> dict[str, Any]:
-    """Return the JSON Schema (draft 2020-12) of a ClusterSettings document."""
-    schema = _drop_generated_titles(
-        ClusterSettings.model_json_schema(by_alias=True, mode="validation")
-    )
-    _factory_defaults(schema)
+def settings_schema(*, shipped: bool = False) -> dict[str, Any]:
+    """Return the JSON Schema (draft 2020-12) of a ClusterSettings document: with the section
+    of every installed provider, or (``shipped``) of the providers scs-templates ships, as
+    published in schemas/."""
+    model = settings_model(shipped=shipped)
+    schema = _drop_generated_titles(model.model_json_schema(by_alias=True, mode="validation"))
+    _factory_defaults(schema, model)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -35,12 +41,12 @@ def settings_schema() -> dict[str, Any]:
     }
 
 
-def schema_text() -> str:
+def schema_text(*, shipped: bool = False) -> str:
     """The schema as stable, pretty JSON text with a trailing newline."""
-    return json.dumps(settings_schema(), indent=2, sort_keys=True) + "\n"
+    return json.dumps(settings_schema(shipped=shipped), indent=2, sort_keys=True) + "\n"
 
 
-def _factory_defaults(schema: dict[str, Any]) -> None:
+def _factory_defaults(schema: dict[str, Any], model: type[ClusterSettings]) -> None:
     """Give every field whose default comes from a factory its ``default`` too.
 
     pydantic leaves such defaults out of the schema; with them the schema documents every
@@ -49,14 +55,14 @@ def _factory_defaults(schema: dict[str, Any]) -> None:
     keys its factory set (``{}`` for ``Kubernetes()``, ``[{"name": "workers"}]`` for the
     default worker group), so that reading it back sets the same fields as the factory.
     """
-    pending: list[type[BaseModel]] = [ClusterSettings]
+    pending: list[type[BaseModel]] = [model]
     seen: set[type[BaseModel]] = set()
     while pending:
         cls = pending.pop()
         if cls in seen:
             continue
         seen.add(cls)
-        node = schema if cls is ClusterSettings else schema["$defs"][cls.__name__]
+        node = schema if cls is model else schema["$defs"][cls.__name__]
         for name, info in cls.model_fields.items():
             nested = nested_model(info.annotation)
             if nested is not None:

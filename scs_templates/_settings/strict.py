@@ -214,25 +214,6 @@ def _network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
         return None  # reported by the CIDR rule
 
 
-def _security_group_problems(settings: ClusterSettings) -> Iterator[Finding]:
-    """Neutron refuses a rule whose remote prefix is not of its ether type."""
-    for index, rule in enumerate(settings.spec.openstack.node_security_group_rules):
-        if rule.remote_ip_prefix is None:
-            continue
-        path = ("spec", "openstack", "nodeSecurityGroupRules", index, "remoteIPPrefix")
-        try:
-            prefix = ipaddress.ip_network(rule.remote_ip_prefix, strict=False)
-        except ValueError:
-            yield path, f"{rule.remote_ip_prefix!r} is not a CIDR such as 203.0.113.0/24"
-            continue
-        if f"IPv{prefix.version}" != rule.ether_type:
-            yield (
-                path,
-                f"{rule.remote_ip_prefix} is IPv{prefix.version} while etherType is "
-                f"{rule.ether_type}: Neutron refuses the rule",
-            )
-
-
 def errors(settings: ClusterSettings) -> Iterator[Finding]:
     """Yield (path, message) for every value a component of the cluster would refuse."""
     spec = settings.spec
@@ -246,7 +227,6 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
             if problem:
                 yield ("spec", "workers", index, "taints", t_index, "key"), problem
     yield from _network_problems(settings)
-    yield from _security_group_problems(settings)
     schedule = spec.etcd.defrag.schedule
     why = calendar.problem(schedule)
     if why:

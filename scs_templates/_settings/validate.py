@@ -138,10 +138,11 @@ def validate_data(
     if settings is None:
         from pydantic import ValidationError
 
-        from scs_templates._settings.model import ClusterSettings
+        from scs_templates._settings.model import settings_model  # deferred: pydantic
 
         try:
-            settings = ClusterSettings.model_validate(data, by_alias=True, by_name=False)
+            model = settings_model()
+            settings = model.model_validate(data, by_alias=True, by_name=False)
         except ValidationError as error:
             raise SettingsError(
                 [

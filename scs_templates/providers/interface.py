@@ -41,6 +41,8 @@ TYPE_CHECKING = False  # not typing's: the render and validate paths do not impo
 if TYPE_CHECKING:
     from typing import Any, ClassVar
 
+    from pydantic import BaseModel
+
     from scs_templates._contract.contract import ValuesModel
     from scs_templates._settings.model import ClusterSettings, WorkerGroup
     from scs_templates._tools.kube import KubeClient
@@ -169,6 +171,13 @@ class Provider:
         """(path, message) for settings this provider ignores or questions."""
         del settings
         return iter(())
+
+    def settings_section(self) -> tuple[type[BaseModel], str] | None:
+        """The provider's own section of the settings (``spec.<name>``): its model class (a
+        :class:`~scs_templates._settings.model.SettingsModel`) and one line describing it;
+        None: it has none. The settings model composes it in; the class's module is imported
+        only when a document is validated by the model (it imports pydantic)."""
+        return None
 
     def foreign_document(self, data: Mapping[str, Any]) -> tuple[str, str, str] | None:
         """A document given as settings that this provider's tooling converts (OpenStack: a

@@ -35,6 +35,7 @@ from ruamel.yaml import YAML
 from scs_templates._core.errors import InputError, ToolNotFoundError
 from scs_templates._services.catalogue import service_info
 from scs_templates._settings import ClusterSettings
+from scs_templates._settings.model import settings_model
 from tests import support
 from tests.support import real_charts, skip_or_fail
 from tests.support.workload_cluster import NoHooksHelmfile
@@ -543,7 +544,7 @@ def autoscaled(provider: str = "openstack", **services: Any) -> ClusterSettings:
     group["autoscaling"] = {"min": 0, "max": 4}
     group["labels"] = {"scs.community/pool": "batch"}
     group["taints"] = [{"key": "batch", "value": "yes", "effect": "NoSchedule"}]
-    return ClusterSettings.model_validate(data)
+    return settings_model().model_validate(data)
 
 
 def test_apply_installs_the_autoscaler_on_the_management_cluster(

@@ -28,6 +28,7 @@ from scs_templates._services.catalogue import service_info
 from scs_templates._services.releases import chart_source, normalize_version
 from scs_templates._services.values import METRICS_SERVER_ARGS, PROXY_PROTOCOL_ANNOTATION
 from scs_templates._settings import ClusterSettings, SettingsError, parse_settings_text
+from scs_templates._settings.model import settings_model
 from tests import support
 from tests.support import REPO, real_charts, skip_or_fail
 
@@ -122,7 +123,7 @@ def test_proxy_protocol_only_when_enabled_on_openstack_amphora() -> None:
 def test_no_proxy_protocol_with_the_ovn_load_balancer() -> None:
     data = services_settings(ingressNginx={"enabled": True}).model_dump(by_alias=True)
     data["spec"]["openstack"]["loadBalancerProvider"] = "ovn"
-    settings = ClusterSettings.model_validate(data)
+    settings = settings_model().model_validate(data)
     values = by_name(settings)["ingress-nginx"].values["controller"]
     assert "annotations" not in values["service"] and "config" not in values
 
@@ -412,7 +413,7 @@ def with_spec(settings: ClusterSettings, **spec: Any) -> ClusterSettings:
     """``settings`` with top-level ``spec`` sections replaced (camelCase keys)."""
     data = settings.model_dump(by_alias=True, exclude_none=True)
     data["spec"].update(spec)
-    return ClusterSettings.model_validate(data)
+    return settings_model().model_validate(data)
 
 
 def container_env(pod: dict[str, Any], container: str) -> dict[str, str]:
@@ -577,9 +578,9 @@ def test_fix1_pod_security_labels_for_namespaces_that_need_them() -> None:
     }
     data = calico.model_dump(by_alias=True)
     data["spec"]["security"]["podSecurity"]["enforce"] = "privileged"
-    assert namespace_labels(ClusterSettings.model_validate(data), releases) == {}
+    assert namespace_labels(settings_model().model_validate(data), releases) == {}
     data["spec"]["security"]["podSecurity"] = {"enforce": "restricted", "exemptNamespaces": []}
-    strict = ClusterSettings.model_validate(data)
+    strict = settings_model().model_validate(data)
     assert namespace_labels(strict, service_releases(strict)) == {
         "kube-system": {"pod-security.kubernetes.io/enforce": "baseline"},  # the approver
         "tigera-operator": {"pod-security.kubernetes.io/enforce": "privileged"},
@@ -587,7 +588,7 @@ def test_fix1_pod_security_labels_for_namespaces_that_need_them() -> None:
     cilium = services_settings("openstack")
     data = cilium.model_dump(by_alias=True)
     data["spec"]["security"]["podSecurity"] = {"enforce": "restricted", "exemptNamespaces": []}
-    strict = ClusterSettings.model_validate(data)
+    strict = settings_model().model_validate(data)
     assert namespace_labels(strict, service_releases(strict)) == {
         "kube-system": {"pod-security.kubernetes.io/enforce": "privileged"}  # Cilium, OCCM
     }
@@ -799,7 +800,7 @@ def autoscaled(provider: str = "openstack", **services: Any) -> ClusterSettings:
     group["autoscaling"] = {"min": 0, "max": 4}
     group["labels"] = {"scs.community/pool": "batch"}
     group["taints"] = [{"key": "batch", "value": "yes", "effect": "NoSchedule"}]
-    return ClusterSettings.model_validate(data)
+    return settings_model().model_validate(data)
 
 
 def test_autoscaler_follows_the_groups_unless_set() -> None:
@@ -890,7 +891,7 @@ def test_scale_from_zero_labels_reach_clusterclass_machine_deployments(provider:
 
     data = autoscaled(provider).model_dump(by_alias=True, exclude_none=True)
     data["spec"]["template"] = "clusterclass"
-    objects = render(ClusterSettings.model_validate(data)).objects
+    objects = render(settings_model().model_validate(data)).objects
     cluster = next(o for o in objects if o["kind"] == "Cluster")
     (group,) = cluster["spec"]["topology"]["workers"]["machineDeployments"]
     assert group["metadata"]["annotations"] == {

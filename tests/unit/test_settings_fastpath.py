@@ -22,13 +22,13 @@ from pydantic import ValidationError
 from bench.fleetgen import fleet_settings
 from scs_templates._settings import fastpath, load_settings
 from scs_templates._settings.loader import parse_yaml
-from scs_templates._settings.model import ClusterSettings
+from scs_templates._settings.model import ClusterSettings, settings_model
 from tests.support import EXAMPLES
 from tests.unit.test_settings_model import settings_documents
 
 
 def _pydantic(data: Any) -> ClusterSettings:
-    return ClusterSettings.model_validate(data, by_alias=True, by_name=False)
+    return settings_model().model_validate(data, by_alias=True, by_name=False)
 
 
 def _documents() -> list[dict[str, Any]]:

@@ -53,6 +53,7 @@ from scs_templates.providers.openstack.credential_records import (
     KeptCredential,
 )
 from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret
+from scs_templates.providers.openstack.section import section
 from scs_templates.providers.openstack.values import CLOUD_CONF_KEY, CLOUDS_YAML_KEY
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def credential_names(settings: ClusterSettings) -> tuple[str, str | None]:
     the namespace: :func:`generation_name`)."""
     cluster = generation_name(settings, CLUSTER_SUFFIX, 1)
     workload = None
-    if settings.spec.openstack.application_credential.separate_workload:
+    if section(settings).application_credential.separate_workload:
         workload = generation_name(settings, WORKLOAD_SUFFIX, 1)
     return cluster, workload
 
@@ -343,7 +344,7 @@ def ensure_cluster_credentials(
     """Ensure the cluster's credential(s). ``existing`` is the data of the cluster's current
     credentials Secret (decoded values) or None; its secrets are reused when they still work.
     """
-    stored = parse_credentials_secret(existing, settings.spec.openstack.cloud) if existing else {}
+    stored = parse_credentials_secret(existing, section(settings).cloud) if existing else {}
     access = cloud_access(conn)
     held = frozenset(credential.id for credential in stored.values())
     family, kept = _classify(settings, _own_credentials(conn), held)
@@ -371,9 +372,9 @@ def ensure_cluster_credentials(
 
     cluster = ensure(CLUSTER_SUFFIX, CLOUDS_YAML_KEY, "Cluster API credential")
     workload = None
-    if settings.spec.openstack.application_credential.separate_workload:
+    if section(settings).application_credential.separate_workload:
         workload = ensure(WORKLOAD_SUFFIX, CLOUD_CONF_KEY, "in-cluster OCCM/CSI credential")
-    return ClusterCredentials(settings.spec.openstack.cloud, access, cluster, workload, tuple(kept))
+    return ClusterCredentials(section(settings).cloud, access, cluster, workload, tuple(kept))
 
 
 def delete_cluster_credentials(

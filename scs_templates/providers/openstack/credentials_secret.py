@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import InputError
 from scs_templates.providers.openstack.connection import CloudAccess, Secret
+from scs_templates.providers.openstack.section import section
 from scs_templates.providers.openstack.values import (
     CACERT_KEY,
     CLOUD_CONF_KEY,
@@ -218,7 +219,7 @@ def credentials_secret_data(
 ) -> dict[str, Secret]:
     """The data of the cluster's credentials Secret: clouds.yaml, cloud.conf and, when the
     cloud entry names a CA bundle, cacert (its PEM content)."""
-    floating = floating_network_id or settings.spec.openstack.external_network_id
+    floating = floating_network_id or section(settings).external_network_id
     data = {
         CLOUDS_YAML_KEY: render_clouds_yaml(
             credentials.cloud_name, credentials.access, credentials.cluster.credential
@@ -226,7 +227,7 @@ def credentials_secret_data(
         CLOUD_CONF_KEY: render_cloud_conf(
             credentials.access,
             credentials.for_workload,
-            load_balancer_provider=settings.spec.openstack.load_balancer_provider,
+            load_balancer_provider=section(settings).load_balancer_provider,
             floating_network_id=floating,
         ),
     }

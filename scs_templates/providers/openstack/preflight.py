@@ -24,6 +24,7 @@ from scs_templates.providers.openstack.capo_names import (
     capo_security_group_pattern,
 )
 from scs_templates.providers.openstack.connection import error_summary, has_service
+from scs_templates.providers.openstack.section import section
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
@@ -165,7 +166,7 @@ def _find(finder: Callable[..., Any], name_or_id: str) -> Any | None:
 def _external_network(ctx: _Context) -> Iterator[CheckResult]:
     name = "external-network"
     network_api = ctx.conn.network
-    given = ctx.settings.spec.openstack.external_network_id
+    given = section(ctx.settings).external_network_id
     if given:
         network = _find(network_api.find_network, given)
         if network is None or network.id != given:
@@ -393,7 +394,7 @@ def _image_resolver(settings: ClusterSettings) -> Callable[[str | None], str]:
         version = str(parse_version(spec.kubernetes.version))
     except ValueError:
         version = spec.kubernetes.version
-    default = spec.openstack.image
+    default = section(settings).image
 
     def resolve(image: str | None) -> str:
         return (image or default).replace("{version}", version)
@@ -574,7 +575,7 @@ def _image_fit(ctx: _Context) -> Iterator[CheckResult]:
 
 def _ssh_key(ctx: _Context) -> Iterator[CheckResult]:
     name = "ssh-key"
-    key = ctx.settings.spec.openstack.ssh_key_name
+    key = section(ctx.settings).ssh_key_name
     if not key:
         yield CheckResult(name, "skipped", "no spec.openstack.sshKeyName")
         return
@@ -605,7 +606,7 @@ def _load_balancer_provider(ctx: _Context) -> Iterator[CheckResult]:
     forwards every client from its own address in the node CIDR, which the rules allow.
     """
     name = "load-balancer-provider"
-    wanted = ctx.settings.spec.openstack.load_balancer_provider
+    wanted = section(ctx.settings).load_balancer_provider
     if not has_service(ctx.conn, "load-balancer"):
         yield _not_checked(name, "load-balancer")
         return

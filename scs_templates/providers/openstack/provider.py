@@ -21,11 +21,14 @@ from scs_templates.providers.interface import (
 )
 from scs_templates.providers.openstack import rules as os_rules
 from scs_templates.providers.openstack import values as os_values
+from scs_templates.providers.openstack.section import section
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from typing import Any, ClassVar
+
+    from pydantic import BaseModel
 
     from scs_templates._contract.contract import ValuesModel
     from scs_templates._settings.model import ClusterSettings, WorkerGroup
@@ -76,11 +79,12 @@ class OpenStackProvider(Provider):
                 ),
             )
         yield from os_rules.security_group_rule_errors(settings)
+        yield from os_rules.security_group_prefix_errors(settings)
 
     def warnings(self, settings: ClusterSettings) -> Iterator[Finding]:
         yield from os_rules.deprecated_field_warnings(settings)
         yield from os_rules.cloud_chart_warnings(settings)
-        existing = settings.spec.openstack.existing_network
+        existing = section(settings).existing_network
         if (
             existing is not None
             and os_values.has_extra_networks(settings)
@@ -91,6 +95,11 @@ class OpenStackProvider(Provider):
                 "an ID: with extraNetworks, OCCM's internal-network-name needs the network's "
                 "name to keep node addresses (and serving certificates) on it; give the name",
             )
+
+    def settings_section(self) -> tuple[type[BaseModel], str] | None:
+        from scs_templates.providers.openstack.settings import OpenStack  # deferred: pydantic
+
+        return OpenStack, "OpenStack specifics (provider openstack)."
 
     def foreign_document(self, data: Mapping[str, Any]) -> tuple[str, str, str] | None:
         from scs_templates.providers.openstack.migrate.key_table import KEYS
@@ -103,7 +112,7 @@ class OpenStackProvider(Provider):
     def node_image(
         self, settings: ClusterSettings, resolved: ResolvedVersion, override: str | None
     ) -> str:
-        image = override or settings.spec.openstack.image
+        image = override or section(settings).image
         return image.replace("{version}", str(resolved.version))
 
     def control_plane_values(self, settings: ClusterSettings) -> OpenStackControlPlaneKeys:
@@ -132,12 +141,12 @@ class OpenStackProvider(Provider):
         return os_values.NODE_NAME
 
     def provider_images(self, settings: ClusterSettings) -> list[tuple[FieldPath, str | None]]:
-        return [(("spec", "openstack", "image"), settings.spec.openstack.image)]
+        return [(("spec", "openstack", "image"), section(settings).image)]
 
     def api_access_enforcement(self, settings: ClusterSettings) -> tuple[str, int]:
         from scs_templates.providers.api_access import DEFAULT_API_PORT, OVN_RESTRICTED_API_PORT
 
-        if settings.spec.openstack.load_balancer_provider == "ovn":
+        if section(settings).load_balancer_provider == "ovn":
             return "security-group", OVN_RESTRICTED_API_PORT
         return "load-balancer", DEFAULT_API_PORT
 
@@ -195,7 +204,7 @@ class OpenStackProvider(Provider):
         from scs_templates.providers.openstack import provision
         from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret
 
-        stored = parse_credentials_secret(credentials or {}, settings.spec.openstack.cloud)
+        stored = parse_credentials_secret(credentials or {}, section(settings).cloud)
         problems = provision.release_cluster_resources(
             settings,
             os_cloud=options.account,
@@ -220,7 +229,7 @@ class OpenStackProvider(Provider):
 
     def proxy_protocol(self, settings: ClusterSettings) -> bool:
         # Octavia's OVN provider cannot speak the PROXY protocol
-        return settings.spec.openstack.load_balancer_provider == "amphora"
+        return section(settings).load_balancer_provider == "amphora"
 
     def prepare_workload(
         self, settings: ClusterSettings, management: KubeClient, workload: KubeClient

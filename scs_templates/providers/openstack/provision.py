@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import InputError
+from scs_templates.providers.openstack.section import section
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
@@ -32,7 +33,7 @@ def _quiet(_: str) -> None:
 
 def manages_credentials(settings: ClusterSettings) -> bool:
     """True when scs-templates creates the cluster's credentials (and must delete them)."""
-    os_settings = settings.spec.openstack
+    os_settings = section(settings)
     return os_settings.application_credential.per_cluster and os_settings.credentials_secret is None
 
 
@@ -63,7 +64,7 @@ def cluster_secrets(
     from scs_templates.providers.openstack.servergroups import ensure_server_groups
 
     existing = kube.secret_data(settings.metadata.namespace, credentials_secret_name(settings))
-    conn = open_cloud(os_cloud or settings.spec.openstack.cloud)
+    conn = open_cloud(os_cloud or section(settings).cloud)
     try:
         report = run_preflight(conn, settings)
         for result in report.results:
@@ -102,7 +103,7 @@ def secrets_from_files(
     )
     from scs_templates.providers.openstack.values import CACERT_KEY, CLOUD_CONF_KEY, CLOUDS_YAML_KEY
 
-    os_settings = settings.spec.openstack
+    os_settings = section(settings)
     own_entry = single_cloud_clouds_yaml(clouds_yaml, os_settings.cloud)
     conf = cloud_conf_from_clouds_yaml(
         own_entry or "",
@@ -161,7 +162,7 @@ def release_cluster_resources(
 
     own = conn is None
     if conn is None:
-        conn = open_cloud(os_cloud or settings.spec.openstack.cloud)
+        conn = open_cloud(os_cloud or section(settings).cloud)
     try:
         leftovers = clean_project_leftovers(
             conn,

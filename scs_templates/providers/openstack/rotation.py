@@ -68,6 +68,7 @@ from scs_templates.providers.openstack.credentials_secret import (
     credentials_secret_name,
     parse_credentials_secret,
 )
+from scs_templates.providers.openstack.section import section
 from scs_templates.providers.openstack.values import CLOUD_CONF_KEY, CLOUDS_YAML_KEY
 
 if TYPE_CHECKING:
@@ -192,7 +193,7 @@ def rotate_credentials(
             f"the credentials Secret {where} does not exist on the management cluster: "
             "nothing to rotate (install the cluster first)"
         )
-    stored = parse_credentials_secret(data, settings.spec.openstack.cloud)
+    stored = parse_credentials_secret(data, section(settings).cloud)
     if CLOUDS_YAML_KEY not in stored:
         raise InputError(
             f"the credentials Secret {where} holds no application credential in "
@@ -201,7 +202,7 @@ def rotate_credentials(
     held = frozenset(credential.id for credential in stored.values())
     family = cluster_credentials_in_keystone(conn, settings, held)
     kinds = [(CLUSTER_SUFFIX, CLOUDS_YAML_KEY)]
-    if settings.spec.openstack.application_credential.separate_workload:
+    if section(settings).application_credential.separate_workload:
         kinds.append((WORKLOAD_SUFFIX, CLOUD_CONF_KEY))
     plans = [_plan_kind(family[suffix], stored.get(key), suffix) for suffix, key in kinds]
     report = RotationReport(dry_run)
@@ -253,7 +254,7 @@ def rotate_credentials(
         cluster = ensured(CLUSTER_SUFFIX)
         assert cluster is not None
         credentials = ClusterCredentials(
-            settings.spec.openstack.cloud, access, cluster, ensured(WORKLOAD_SUFFIX)
+            section(settings).cloud, access, cluster, ensured(WORKLOAD_SUFFIX)
         )
         content = credentials_secret_data(credentials, settings)
         from scs_templates.providers.credentials import store_credentials

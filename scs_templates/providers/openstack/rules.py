@@ -3,11 +3,13 @@ cloud integrations (OCCM, Cinder CSI) that follow the Kubernetes minor."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 
 from scs_templates._settings.keys import alias_for
 from scs_templates._versions import table
 from scs_templates._versions.kubernetes import parse_version
+from scs_templates.providers.openstack.section import section
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
@@ -18,9 +20,8 @@ if TYPE_CHECKING:
 
 def security_group_rule_errors(settings: ClusterSettings) -> Iterator[Finding]:
     """``openstack.nodeSecurityGroupRules``: unique names, ports only where a protocol has them."""
-    spec = settings.spec
     rule_names: list[str] = []
-    for index, rule in enumerate(spec.openstack.node_security_group_rules):
+    for index, rule in enumerate(section(settings).node_security_group_rules):
         path = ("spec", "openstack", "nodeSecurityGroupRules", index)
         if rule.name in rule_names:
             yield (*path, "name"), f"duplicate rule name {rule.name!r}"
@@ -35,10 +36,28 @@ def security_group_rule_errors(settings: ClusterSettings) -> Iterator[Finding]:
             yield (*path, "portRangeMax"), f"{high} is below portRangeMin {low}"
 
 
+def security_group_prefix_errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """Neutron refuses a rule whose remote prefix is not of its ether type."""
+    for index, rule in enumerate(section(settings).node_security_group_rules):
+        if rule.remote_ip_prefix is None:
+            continue
+        path = ("spec", "openstack", "nodeSecurityGroupRules", index, "remoteIPPrefix")
+        try:
+            prefix = ipaddress.ip_network(rule.remote_ip_prefix, strict=False)
+        except ValueError:
+            yield path, f"{rule.remote_ip_prefix!r} is not a CIDR such as 203.0.113.0/24"
+            continue
+        if f"IPv{prefix.version}" != rule.ether_type:
+            yield (
+                path,
+                f"{rule.remote_ip_prefix} is IPv{prefix.version} while etherType is "
+                f"{rule.ether_type}: Neutron refuses the rule",
+            )
+
+
 def deprecated_field_warnings(settings: ClusterSettings) -> Iterator[Finding]:
     """Fields of the section that no longer do anything."""
-    spec = settings.spec
-    if "instance_create_timeout_minutes" in spec.openstack.model_fields_set:
+    if "instance_create_timeout_minutes" in section(settings).model_fields_set:
         yield (
             ("spec", "openstack", "instanceCreateTimeoutMinutes"),
             ("deprecated and ignored: CAPO has no per-cluster server creation timeout; remove it"),

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 
 from scs_templates._core import naming
+from scs_templates.providers.openstack.section import section
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
@@ -77,7 +78,7 @@ def server_groups(settings: ClusterSettings) -> list[tuple[str, str]]:
     spec = settings.spec
     if spec.provider != "openstack":
         return []
-    policy = spec.openstack.anti_affinity
+    policy = section(settings).anti_affinity
     groups: list[tuple[str, str]] = []
     if policy.control_plane != "none":
         groups.append(
@@ -105,7 +106,7 @@ def control_plane_values(settings: ClusterSettings) -> OpenStackControlPlaneKeys
         ),
         "serverGroup": (
             _name(settings, naming.CONTROL_PLANE)
-            if settings.spec.openstack.anti_affinity.control_plane != "none"
+            if section(settings).anti_affinity.control_plane != "none"
             else ""
         ),
     }
@@ -119,9 +120,7 @@ def worker_values(settings: ClusterSettings, group: WorkerGroup) -> OpenStackWor
         "rootDiskType": group.root_disk_type or "",
         "extraNetworks": [_openstack_ref(n) for n in group.extra_networks],
         "serverGroup": (
-            _name(settings, group.name)
-            if settings.spec.openstack.anti_affinity.workers != "none"
-            else ""
+            _name(settings, group.name) if section(settings).anti_affinity.workers != "none" else ""
         ),
     }
 
@@ -142,7 +141,7 @@ def network_values(settings: ClusterSettings) -> OpenStackNetworkKeys:
 def credentials_secret_name(settings: ClusterSettings) -> str:
     """The cluster's OpenStack credentials Secret: ``spec.openstack.credentialsSecret`` or
     ``$PREFIX-$CLUSTER-cloud-config`` (the chart, install, delete and apply all use it)."""
-    return settings.spec.openstack.credentials_secret or _name(settings, "cloud-config")
+    return section(settings).credentials_secret or _name(settings, "cloud-config")
 
 
 def openstack_values(settings: ClusterSettings) -> OpenStackSection:
@@ -150,7 +149,7 @@ def openstack_values(settings: ClusterSettings) -> OpenStackSection:
     the library writes it through the Kubernetes API, never as a helm value."""
     from scs_templates.providers.api_access import api_access_plan
 
-    os_settings = settings.spec.openstack
+    os_settings = section(settings)
     metadata = os_settings.server_metadata
     existing = os_settings.existing_network
     rules = [
@@ -204,7 +203,7 @@ def cloud_cluster_name(settings: ClusterSettings) -> str:
     ``$CLUSTER.$NAMESPACE``, unique in a project whose clusters share names across
     namespaces (an installed cluster's recorded name is put into the settings by
     :func:`with_recorded_cloud_cluster_name` first)."""
-    return settings.spec.openstack.cloud_cluster_name or naming.in_namespace(
+    return section(settings).cloud_cluster_name or naming.in_namespace(
         settings.name, settings.metadata.namespace
     )
 
@@ -223,10 +222,12 @@ def with_recorded_cloud_cluster_name(
     ``openstack.cloudClusterName`` that differs is refused (InputError, exit 2)."""
     from scs_templates._core.errors import InputError
 
-    section = installed.get(RECORDED_KEY[0])
-    recorded = section.get(RECORDED_KEY[1]) if isinstance(section, Mapping) else None
+    recorded_section = installed.get(RECORDED_KEY[0])
+    recorded = (
+        recorded_section.get(RECORDED_KEY[1]) if isinstance(recorded_section, Mapping) else None
+    )
     name = str(recorded) if recorded else settings.name
-    wanted = settings.spec.openstack.cloud_cluster_name
+    wanted = section(settings).cloud_cluster_name
     if wanted is not None and wanted != name:
         raise InputError(
             f"spec.openstack.cloudClusterName: {wanted!r} differs from {name!r}, the name the "
@@ -235,7 +236,7 @@ def with_recorded_cloud_cluster_name(
         )
     if wanted == name:
         return settings
-    openstack = settings.spec.openstack.model_copy(update={"cloud_cluster_name": name})
+    openstack = section(settings).model_copy(update={"cloud_cluster_name": name})
     spec = settings.spec.model_copy(update={"openstack": openstack})
     return settings.model_copy(update={"spec": spec})
 
@@ -258,7 +259,7 @@ def internal_network_name(settings: ClusterSettings) -> str | None:
     is not known here (a settings warning asks for the name)."""
     if not has_extra_networks(settings):
         return None
-    existing = settings.spec.openstack.existing_network
+    existing = section(settings).existing_network
     if existing is None:
         from scs_templates.providers.openstack.capo_names import capo_network_name
 

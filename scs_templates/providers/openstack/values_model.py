@@ -13,7 +13,11 @@ from typing import Annotated, Any, NotRequired, TypedDict
 
 from scs_templates._contract.contract import Definition, S, ValuesModel
 from scs_templates._contract.model import Cidr, CidrList, DnsLabel
-from scs_templates._settings.model import EtherType, LoadBalancerProvider, RuleDirection
+from scs_templates.providers.openstack.settings import (
+    EtherType,
+    LoadBalancerProvider,
+    RuleDirection,
+)
 
 
 class KeyValue(TypedDict):

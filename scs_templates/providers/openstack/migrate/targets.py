@@ -37,9 +37,9 @@ def path(text: str) -> Path:
 
 def model_field(target: Path) -> FieldInfo:
     """The field of the settings model at ``target``; KeyError naming the part that is not."""
-    from scs_templates._settings.model import ClusterSettings
+    from scs_templates._settings.model import settings_model
 
-    current: Any = ClusterSettings
+    current: Any = settings_model(shipped=True)
     found: FieldInfo | None = None
     for index, part in enumerate(target):
         if isinstance(part, int):

@@ -15,8 +15,11 @@ TYPE_CHECKING = False  # not typing's: the render and validate paths do not impo
 if TYPE_CHECKING:
     from typing import ClassVar
 
+    from pydantic import BaseModel
+
     from scs_templates._settings.model import ClusterSettings
     from scs_templates._versions.kubernetes import ResolvedVersion
+    from scs_templates.providers.docker.settings import Docker
 
 __all__ = ["DOCKER", "DockerProvider"]
 
@@ -48,6 +51,11 @@ class DockerProvider(Provider):
         so on Docker the machine-name budget shrinks by this much."""
         return "" if machine_owner.startswith(cluster) else f"{cluster}-"
 
+    def settings_section(self) -> tuple[type[BaseModel], str] | None:
+        from scs_templates.providers.docker.settings import Docker  # deferred: pydantic
+
+        return Docker, "Docker specifics (provider docker, development)."
+
     def warnings(self, settings: ClusterSettings) -> Iterator[Finding]:
         spec = settings.spec
         if spec.etcd.volume is not None:
@@ -76,7 +84,7 @@ class DockerProvider(Provider):
             return override
         kind = resolved.kind_image
         digest = f"@{kind.digest}" if kind is not None else ""
-        return f"{settings.spec.docker.node_image_repository}:{resolved.version}{digest}"
+        return f"{section(settings).node_image_repository}:{resolved.version}{digest}"
 
     def kubelet_extra_args(self, settings: ClusterSettings) -> dict[str, str]:
         del settings
@@ -88,3 +96,9 @@ class DockerProvider(Provider):
 
 
 DOCKER = DockerProvider()
+
+
+def section(settings: ClusterSettings) -> Docker:
+    """``spec.docker``, typed (the composed settings model adds it)."""
+    found: Docker = settings.spec.docker  # type: ignore[attr-defined]
+    return found
