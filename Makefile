@@ -9,9 +9,11 @@ BIN := $(VENV)/bin
 # Re-install only when the project metadata changes.
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 TOOLS_STAMP := $(VENV)/.tools-installed
+# the test-only provider plug-in (tests/plugins/toy), installed beside the package for the tests
+PLUGINS_STAMP := $(VENV)/.plugins-$(shell cat tests/plugins/toy/pyproject.toml | sha256sum | cut -c1-12)
 DEMO ?= examples/openstack-minimal.yaml
 
-.PHONY: demo test check setup tools node-tools plane lint typecheck test-unit test-render \
+.PHONY: demo test check setup tools node-tools plane lint typecheck test-unit test-render test-plugins \
 	test-plane test-cloud bench fuzz property snapshot-update clean help
 help:
 	@echo "make demo   - set up, then render an example cluster offline ($(DEMO))"
@@ -25,6 +27,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev]'
 	@rm -f $(VENV)/.installed-*
 	@touch $@
+
+# The tests' own provider plug-in, a distribution of its own (the proof that a provider is a
+# plug-in: tests/render/test_toy_provider.py); `make demo` does without it.
+$(PLUGINS_STAMP): $(STAMP) tests/plugins/toy/pyproject.toml
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e tests/plugins/toy
+	@rm -f $(VENV)/.plugins-*
+	@touch $@
+
+test-plugins: $(PLUGINS_STAMP)
 
 # Bytecode ahead of time: with PYTHONDONTWRITEBYTECODE set (or a read-only checkout) every
 # command would otherwise compile the package from source (docs/performance.md). Fast when
@@ -79,19 +90,19 @@ plane: $(STAMP)
 
 # The fast loop: everything that needs no Go program and no OpenStack service, on both cores.
 JOBS ?= 2
-check: setup lint typecheck
+check: setup test-plugins lint typecheck
 	$(BIN)/python -m pytest -n $(JOBS) tests/unit tests/render $(PYTEST_ARGS)
 
-test-unit: $(STAMP)
+test-unit: $(STAMP) test-plugins
 	$(BIN)/python -m pytest -n $(JOBS) tests/unit $(PYTEST_ARGS)
 
-test-render: setup
+test-render: setup test-plugins
 	$(BIN)/python -m pytest -n $(JOBS) tests/render $(PYTEST_ARGS)
 
-test-plane: setup plane
+test-plane: setup test-plugins plane
 	$(BIN)/python -m pytest tests/plane $(PYTEST_ARGS)
 
-test-cloud: setup plane
+test-cloud: setup test-plugins plane
 	$(BIN)/python -m pytest tests/cloud $(PYTEST_ARGS)
 
 # The full suite. Every Go program the tests run (the plane, then the other releases'
@@ -114,7 +125,7 @@ test: $(STAMP)
 		echo "test: building the test programs in the background (log: $(BUILD_LOG))"; \
 		$(BIN)/python -m testenv build --all </dev/null >$(BUILD_LOG) 2>&1 & build=$$!; \
 	else echo "test: no Go toolchain, the real-plane tests will skip"; fi; \
-	$(MAKE) --no-print-directory setup node-tools lint typecheck; \
+	$(MAKE) --no-print-directory setup test-plugins node-tools lint typecheck; \
 	$(BIN)/scs-templates tools install --all; \
 	$(BIN)/python -m tests.support.run_tiers --jobs $(JOBS) -- $(PYTEST_ARGS); \
 	if [ -n "$$build" ]; then \
@@ -136,11 +147,11 @@ fuzz: setup
 # The property tests (validate implies render; the OnCalendar check against systemd) for
 # longer than the suite runs them.
 PROPERTY_EXAMPLES ?= 2000
-property: setup
+property: setup test-plugins
 	SCS_TEMPLATES_PROPERTY_EXAMPLES=$(PROPERTY_EXAMPLES) $(BIN)/python -m pytest -q \
 		tests/render/test_validate_implies_render.py tests/render/test_oncalendar.py
 
-snapshot-update: setup
+snapshot-update: setup test-plugins
 	$(BIN)/python -m pytest --snapshot-update tests/render/test_snapshots.py
 
 clean:

@@ -12,7 +12,6 @@ import sys
 
 from scs_templates._cli.common import cluster_options, path_argument, poll_option, usage
 from scs_templates._core.errors import InputError
-from scs_templates.providers.openstack.section import section
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -177,6 +176,7 @@ def _loaded(args: argparse.Namespace) -> LoadedSettings:
 
 def _connect(args: argparse.Namespace, settings: ClusterSettings) -> Any:
     from scs_templates.providers.openstack.connection import open_cloud
+    from scs_templates.providers.openstack.section import section
 
     return open_cloud(args.os_cloud or section(settings).cloud)
 
@@ -192,6 +192,7 @@ def _appcred_create(args: argparse.Namespace) -> int:
         read_secret_manifest,
         write_secret_manifest,
     )
+    from scs_templates.providers.openstack.section import section
 
     settings = _load(args)
     if not section(settings).application_credential.per_cluster:

@@ -76,41 +76,69 @@ def _load(reference: str) -> Any:
 
 
 @cache
-def _declared() -> tuple[tuple[bool, Any], ...]:
-    """(shipped, provider) of every entry point of :data:`GROUP`, in catalogue order."""
-    found: list[tuple[bool, Any]] = []
-    for distribution, point, reference in _entry_points(GROUP):
+def _points() -> tuple[tuple[bool, str, str], ...]:
+    """(shipped, name, object reference) of every entry point of :data:`GROUP`."""
+    return tuple(
+        (distribution == DISTRIBUTION, point, reference)
+        for distribution, point, reference in _entry_points(GROUP)
+    )
+
+
+_loaded: dict[str, Any] = {}
+
+
+def _provider_at(point: str, reference: str) -> Any:
+    """The provider an entry point names, loaded on first use (a plug-in's module is
+    imported only when its provider is asked for, so it costs no other command anything)."""
+    provider = _loaded.get(point)
+    if provider is None:
         provider = _load(reference)
         if provider.name != point:
             raise RuntimeError(f"entry point {point!r} of {GROUP} loads provider {provider.name!r}")
-        found.append((distribution == DISTRIBUTION, provider))
-    found.sort(key=lambda item: (not item[0], item[1].catalogue_order, item[1].name))
-    return tuple(found)
+        _loaded[point] = provider
+    return provider
+
+
+def shipped_providers() -> tuple[Any, ...]:
+    """The providers ``scs-templates`` ships (the published schema lists these), in their
+    ``catalogue_order`` (the first is the default ``spec.provider``)."""
+    found = [_provider_at(point, ref) for shipped, point, ref in _points() if shipped]
+    return tuple(sorted(found, key=lambda provider: (provider.catalogue_order, provider.name)))
+
+
+def _plugin_points() -> list[tuple[str, str]]:
+    """(name, reference) of the other distributions' providers, by name."""
+    return sorted((point, ref) for shipped, point, ref in _points() if not shipped)
 
 
 _extra: list[Any] = []
 
 
-def shipped_providers() -> tuple[Any, ...]:
-    """The providers ``scs-templates`` ships (the published schema lists these)."""
-    return tuple(provider for shipped, provider in _declared() if shipped)
-
-
 def installed_providers() -> tuple[Any, ...]:
-    """Every provider: the shipped ones, the other installed plug-ins, those registered
-    with :func:`registered_provider`."""
-    return (*(provider for _, provider in _declared()), *_extra)
+    """Every provider: the shipped ones, the other installed plug-ins (by name), those
+    registered with :func:`registered_provider`."""
+    plugins = (_provider_at(point, ref) for point, ref in _plugin_points())
+    return (*shipped_providers(), *plugins, *_extra)
 
 
 def provider_names() -> tuple[str, ...]:
-    return tuple(provider.name for provider in installed_providers())
+    """The names of :func:`installed_providers`, loading no plug-in."""
+    return (
+        *(provider.name for provider in shipped_providers()),
+        *(point for point, _ in _plugin_points()),
+        *(provider.name for provider in _extra),
+    )
 
 
 def provider_named(name: str) -> Any:
-    """The provider called ``name``; InputError naming the known ones otherwise."""
-    for candidate in installed_providers():
+    """The provider called ``name`` (loading no other plug-in); InputError naming the known
+    ones otherwise."""
+    for candidate in (*shipped_providers(), *_extra):
         if candidate.name == name:
             return candidate
+    for point, reference in _plugin_points():
+        if point == name:
+            return _provider_at(point, reference)
     raise InputError(f"unknown provider {name!r}; known: {', '.join(provider_names())}")
 
 

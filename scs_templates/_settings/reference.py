@@ -105,7 +105,9 @@ def rows(model: type[BaseModel] | None = None, prefix: str = "") -> list[Row]:
     return found
 
 
-def render_reference() -> str:
+def render_reference(*, shipped: bool = True) -> str:
+    """docs/settings.md: the shipped providers' settings (``shipped=False``: with the section
+    of every installed provider, plug-ins too)."""
     import jinja2
 
     environment = jinja2.Environment(
@@ -126,14 +128,23 @@ def render_reference() -> str:
         )
         for release in versions_table.minors
     ]
-    return environment.get_template(TEMPLATE.name).render(rows=rows(), versions=versions)
+    return environment.get_template(TEMPLATE.name).render(
+        rows=rows(settings_model(shipped=shipped)), versions=versions
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--write", action="store_true", help=f"write {DOC_PATH}")
+    parser.add_argument(
+        "--installed",
+        action="store_true",
+        help="document every installed provider's section (plug-ins too), not only the shipped",
+    )
     args = parser.parse_args(argv)
-    text = render_reference()
+    if args.write and args.installed:
+        parser.error(f"--write writes {DOC_PATH}: the shipped providers only")
+    text = render_reference(shipped=not args.installed)
     if args.write:
         DOC_PATH.write_text(text, encoding="utf-8")
     else:

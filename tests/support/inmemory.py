@@ -101,6 +101,9 @@ class InMemoryProvider(DockerProvider):
         del charts  # not shipped: the chart lives with the tests
         return CHARTS / self.chart
 
+    def settings_section(self) -> None:
+        return None  # no section of its own (the docker provider's is spec.docker)
+
     @property
     def values_model(self) -> ValuesModel:
         return ValuesModel(sections=InMemorySections)

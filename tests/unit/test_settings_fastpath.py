@@ -28,7 +28,8 @@ from tests.unit.test_settings_model import settings_documents
 
 
 def _pydantic(data: Any) -> ClusterSettings:
-    return settings_model().model_validate(data, by_alias=True, by_name=False)
+    """pydantic with the published schema's providers (what the compiled check checks)."""
+    return settings_model(shipped=True).model_validate(data, by_alias=True, by_name=False)
 
 
 def _documents() -> list[dict[str, Any]]:

@@ -99,6 +99,29 @@ spec:
 {{- include "scs.argList" $args -}}
 {{- end -}}
 
+{{/* A node's kubeadm nodeRegistration body (kubelet flags, node name, taints), empty when it
+has none: a provider without kubelet flags renders no nodeRegistration (the CRDs refuse an
+empty kubeletExtraArgs list and an empty nodeRegistration). */}}
+{{- define "scs.nodeRegistration" -}}
+{{- if ne .kubelet "[]" }}
+kubeletExtraArgs:
+  {{- .kubelet | nindent 2 }}
+{{- end }}
+{{- with .root.Values.kubelet.nodeName }}
+name: {{ . | quote }}
+{{- end }}
+{{- with .taints }}
+taints:
+  {{- range . }}
+  - key: {{ .key | quote }}
+    {{- if .value }}
+    value: {{ .value | quote }}
+    {{- end }}
+    effect: {{ .effect }}
+  {{- end }}
+{{- end }}
+{{- end -}}
+
 {{- define "scs.kubeadmControlPlane" -}}
 {{- $root := .root -}}
 {{- $v := $root.Values -}}
@@ -221,12 +244,10 @@ kubeadmConfigSpec:
     localAPIEndpoint:
       bindPort: {{ include "scs.int" $v.network.apiServerPort }}
     {{- end }}
+    {{- with include "scs.nodeRegistration" (dict "root" $root "kubelet" $kubelet) | trim }}
     nodeRegistration:
-      kubeletExtraArgs:
-        {{- $kubelet | nindent 8 }}
-      {{- with $v.kubelet.nodeName }}
-      name: {{ . | quote }}
-      {{- end }}
+      {{- . | nindent 6 }}
+    {{- end }}
     patches:
       directory: {{ include "scs.kubeletPatchPath" $root }}
   joinConfiguration:
@@ -235,12 +256,10 @@ kubeadmConfigSpec:
       localAPIEndpoint:
         bindPort: {{ include "scs.int" $v.network.apiServerPort }}
     {{- end }}
+    {{- with include "scs.nodeRegistration" (dict "root" $root "kubelet" $kubelet) | trim }}
     nodeRegistration:
-      kubeletExtraArgs:
-        {{- $kubelet | nindent 8 }}
-      {{- with $v.kubelet.nodeName }}
-      name: {{ . | quote }}
-      {{- end }}
+      {{- . | nindent 6 }}
+    {{- end }}
     patches:
       directory: {{ include "scs.kubeletPatchPath" $root }}
   files:
@@ -275,22 +294,10 @@ kubeadmConfigSpec:
 {{/* The worker bootstrap spec: what kubeadm join and cloud-init do on a worker. */}}
 {{- define "scs.kubeadmConfigSpec.worker" -}}
 joinConfiguration:
+  {{- with include "scs.nodeRegistration" (dict "root" .root "kubelet" (include "scs.kubeletArgs" .) "taints" .machine.taints) | trim }}
   nodeRegistration:
-    kubeletExtraArgs:
-      {{- include "scs.kubeletArgs" . | nindent 6 }}
-    {{- with .root.Values.kubelet.nodeName }}
-    name: {{ . | quote }}
-    {{- end }}
-    {{- with .machine.taints }}
-    taints:
-      {{- range . }}
-      - key: {{ .key | quote }}
-        {{- if .value }}
-        value: {{ .value | quote }}
-        {{- end }}
-        effect: {{ .effect }}
-      {{- end }}
-    {{- end }}
+    {{- . | nindent 4 }}
+  {{- end }}
   patches:
     directory: {{ include "scs.kubeletPatchPath" .root }}
 files:

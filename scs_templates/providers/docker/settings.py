@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from scs_templates._settings.model import NonEmptyStr, SettingsModel
+from scs_templates.providers.sections import NonEmptyStr, SettingsModel
 
 
 class Docker(SettingsModel):

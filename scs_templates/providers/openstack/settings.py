@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StrictInt, StringConstraints
 
-from scs_templates._settings.model import (
+from scs_templates.providers.sections import (
     Cidr,
     Dns1123Label,
     MetadataText,
