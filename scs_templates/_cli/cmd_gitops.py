@@ -45,6 +45,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "directory", metavar="DIR", type=path_argument, help="folder in the git repository"
     )
     gitops.add_argument("settings", metavar="SETTINGS", nargs="+", help="cluster settings files")
+    _chart_source_options(gitops)
+    _layout_options(gitops)
+    gitops.set_defaults(func=run_gitops)
+
+
+def _chart_source_options(gitops: argparse.ArgumentParser) -> None:
+    """Where Flux finds the cluster charts."""
     gitops.add_argument(
         "--chart-source",
         required=True,
@@ -62,6 +69,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="the oci:// --chart-source registry speaks HTTP without TLS (Flux's "
         "OCIRepository spec.insecure; as `helm push --plain-http`)",
     )
+
+
+def _layout_options(gitops: argparse.ArgumentParser) -> None:
+    """How the repository is laid out and reconciled, and what a run may change in it."""
     gitops.add_argument(
         "--interval", default="10m", metavar="DURATION", help="Flux reconcile interval (10m)"
     )
@@ -98,7 +109,6 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "on the management cluster: `scs-templates delete` deletes a cluster); refused for a "
         "folder holding files gitops did not write",
     )
-    gitops.set_defaults(func=run_gitops)
 
 
 def run_gitops(args: argparse.Namespace) -> int:

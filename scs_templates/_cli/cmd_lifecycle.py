@@ -92,6 +92,14 @@ def _note(line: str) -> None:
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``install``, ``status``, ``diff`` and ``delete``; importing stays cheap."""
+    _register_install(subparsers)
+    _register_status(subparsers)
+    _register_diff(subparsers)
+    _register_delete(subparsers)
+
+
+def _register_install(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """``install``: helm upgrade --install, optionally waiting for the Cluster."""
     install = subparsers.add_parser(
         "install",
         help="install or upgrade the cluster on the management cluster (helm upgrade --install)",
@@ -126,6 +134,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     poll_option(install)
     install.set_defaults(func=run_install)
 
+
+def _register_status(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """``status``: the release and the Cluster's conditions."""
     status = subparsers.add_parser(
         "status",
         help="show the release and the Cluster's phase and conditions",
@@ -140,6 +151,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     report_format_option(status)
     status.set_defaults(func=run_status)
 
+
+def _register_diff(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """``diff``: the rendered manifests against the installed release."""
     diff = subparsers.add_parser(
         "diff",
         help="compare the rendered manifests with the installed release",
@@ -159,6 +173,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     diff.set_defaults(func=run_diff)
 
+
+def _register_delete(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """``delete``: the cluster, its release and its leftovers, in order."""
     delete = subparsers.add_parser(
         "delete",
         help="delete the cluster: the Cluster object first, then the release and its leftovers",

@@ -37,7 +37,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     openstack.set_defaults(func=lambda _args: usage(openstack))
     actions = openstack.add_subparsers(dest="openstack_command", metavar="ACTION")
+    _register_appcred(actions)
+    _register_checks(actions)
 
+
+def _register_appcred(actions: argparse._SubParsersAction[Any]) -> None:
+    """``openstack appcred create|delete|rotate``."""
     appcred = actions.add_parser(
         "appcred",
         help="create, rotate or delete the cluster's restricted application credential(s)",
@@ -49,6 +54,18 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     appcred.set_defaults(func=lambda _args: usage(appcred))
     appcred_actions = appcred.add_subparsers(dest="appcred_command", metavar="ACTION")
+    _register_appcred_create(appcred_actions)
+    delete = appcred_actions.add_parser(
+        "delete",
+        help="delete the cluster's credential(s); deleting again is harmless",
+    )
+    _common(delete)
+    delete.set_defaults(func=_appcred_delete)
+    _register_appcred_rotate(appcred_actions)
+
+
+def _register_appcred_create(appcred_actions: argparse._SubParsersAction[Any]) -> None:
+    """``openstack appcred create``: create or reuse, optionally writing the Secret."""
     create = appcred_actions.add_parser(
         "create",
         help="create the credential(s), or reuse them when the stored secret still works",
@@ -75,12 +92,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "(default: the --write-secret FILE when it exists)",
     )
     create.set_defaults(func=_appcred_create)
-    delete = appcred_actions.add_parser(
-        "delete",
-        help="delete the cluster's credential(s); deleting again is harmless",
-    )
-    _common(delete)
-    delete.set_defaults(func=_appcred_delete)
+
+
+def _register_appcred_rotate(appcred_actions: argparse._SubParsersAction[Any]) -> None:
+    """``openstack appcred rotate``: the next credential generation, switched to safely."""
     rotate = appcred_actions.add_parser(
         "rotate",
         help="make a new credential, switch the cluster's Secret and its users to it, then "
@@ -115,6 +130,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     poll_option(rotate)
     rotate.set_defaults(func=_appcred_rotate)
 
+
+def _register_checks(actions: argparse._SubParsersAction[Any]) -> None:
+    """``openstack preflight`` and ``openstack cleanup``."""
     preflight = actions.add_parser(
         "preflight",
         help="check the cloud before installing: external network, node CIDR, names, "

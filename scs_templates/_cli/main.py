@@ -183,45 +183,47 @@ def build_parser(
         "helmfile, 30s for version checks); the tool's whole process group is ended then. "
         "It also caps each Kubernetes API request (else 10s to connect, 60s to answer)",
     )
-    formatter = parser.formatter_class
-    if outline:
-        parser_class: Any = _Outline
-    else:
-
-        class CommandParser(argparse.ArgumentParser):
-            """A command's own parser (and its sub-commands', which take this class): the
-            same formatter as the top level unless the command names one. argparse's
-            default would import shutil for the width as soon as the first argument is
-            added (it formats the argument to check it), although no help is printed."""
-
-            def __init__(self, *args: Any, **options: Any) -> None:
-                options.setdefault("formatter_class", formatter)
-                if options.get("epilog") is None and options.get("prog"):
-                    from scs_templates._cli.examples import epilog
-
-                    options["epilog"] = epilog(options["prog"])
-                super().__init__(*args, **options)
-                # --debug after the command too (`validate FILE --debug`); not in its help
-                self.add_argument(
-                    "--debug",
-                    action="store_true",
-                    default=argparse.SUPPRESS,
-                    help=argparse.SUPPRESS,
-                )
-
-            def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
-                """An unknown option is reported with THIS command's usage (argparse's
-                top level would print its own, which says nothing about the command)."""
-                namespace, extras = super().parse_known_args(args, namespace)
-                if extras:
-                    self.error(f"unrecognized arguments: {' '.join(extras)}")
-                return namespace, extras
-
-        parser_class = CommandParser
+    parser_class: Any = _Outline if outline else _command_parser_class(parser.formatter_class)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     for name in modules:
         importlib.import_module(name).register(subparsers)
     return parser
+
+
+def _command_parser_class(formatter: Any) -> type[argparse.ArgumentParser]:
+    """The class of the commands' own parsers, with the top level's ``formatter``."""
+    import argparse
+
+    class CommandParser(argparse.ArgumentParser):
+        """A command's own parser (and its sub-commands', which take this class): the
+        same formatter as the top level unless the command names one. argparse's
+        default would import shutil for the width as soon as the first argument is
+        added (it formats the argument to check it), although no help is printed."""
+
+        def __init__(self, *args: Any, **options: Any) -> None:
+            options.setdefault("formatter_class", formatter)
+            if options.get("epilog") is None and options.get("prog"):
+                from scs_templates._cli.examples import epilog
+
+                options["epilog"] = epilog(options["prog"])
+            super().__init__(*args, **options)
+            # --debug after the command too (`validate FILE --debug`); not in its help
+            self.add_argument(
+                "--debug",
+                action="store_true",
+                default=argparse.SUPPRESS,
+                help=argparse.SUPPRESS,
+            )
+
+        def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+            """An unknown option is reported with THIS command's usage (argparse's
+            top level would print its own, which says nothing about the command)."""
+            namespace, extras = super().parse_known_args(args, namespace)
+            if extras:
+                self.error(f"unrecognized arguments: {' '.join(extras)}")
+            return namespace, extras
+
+    return CommandParser
 
 
 def modules_for(argv: Sequence[str]) -> tuple[str, ...]:

@@ -161,40 +161,12 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]
 def markdown(versions: VersionTable | None = None) -> str:
     """The generated part of docs/versions.md (without the markers)."""
     versions = versions or table()
-    capi = versions.cluster_api
-    docker, openstack = versions.providers["docker"], versions.providers["openstack"]
     lines = [
         f"Table read on **{versions.read_on}**; support status as of that date.",
         "",
         "### Cluster API and providers",
         "",
-        *_md_table(
-            ("component", "release", "contract", "CRDs for strict validation", "notes"),
-            [
-                (
-                    "Cluster API (core, kubeadm)",
-                    f"`{capi.release}`",
-                    capi.contract,
-                    f"`../shared/crds/{capi.crds}`",
-                    f"workload clusters {_range(versions.workload_minors)}, management "
-                    f"clusters {_range(versions.management_minors)}",
-                ),
-                (
-                    "Docker (CAPD)",
-                    f"`{docker.release}`",
-                    capi.contract,
-                    f"`../shared/crds/{capi.crds}`",
-                    f"kind images from `{docker.module}@{versions.kind_mapper_from}`",
-                ),
-                (
-                    "OpenStack (CAPO)",
-                    f"`{openstack.release}`",
-                    openstack.contract,
-                    f"`../shared/crds/{openstack.crds}`",
-                    f"needs Cluster API {openstack.note}",
-                ),
-            ],
-        ),
+        *_providers_table(versions),
         "",
         "### Kubernetes minors",
         "",
@@ -217,7 +189,46 @@ def markdown(versions: VersionTable | None = None) -> str:
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
     lines += ["", "### Sources", ""]
-    lines += _md_table(
+    lines += _sources_table(versions)
+    return "\n".join(lines) + "\n"
+
+
+def _providers_table(versions: VersionTable) -> list[str]:
+    """The table of Cluster API and its providers: release, contract, CRDs, notes."""
+    capi = versions.cluster_api
+    docker, openstack = versions.providers["docker"], versions.providers["openstack"]
+    return _md_table(
+        ("component", "release", "contract", "CRDs for strict validation", "notes"),
+        [
+            (
+                "Cluster API (core, kubeadm)",
+                f"`{capi.release}`",
+                capi.contract,
+                f"`../shared/crds/{capi.crds}`",
+                f"workload clusters {_range(versions.workload_minors)}, management "
+                f"clusters {_range(versions.management_minors)}",
+            ),
+            (
+                "Docker (CAPD)",
+                f"`{docker.release}`",
+                capi.contract,
+                f"`../shared/crds/{capi.crds}`",
+                f"kind images from `{docker.module}@{versions.kind_mapper_from}`",
+            ),
+            (
+                "OpenStack (CAPO)",
+                f"`{openstack.release}`",
+                openstack.contract,
+                f"`../shared/crds/{openstack.crds}`",
+                f"needs Cluster API {openstack.note}",
+            ),
+        ],
+    )
+
+
+def _sources_table(versions: VersionTable) -> list[str]:
+    """The table of sources: the table's own, the inputs' and the end-of-life dates'."""
+    return _md_table(
         ("key", "what", "where", "read on"),
         [
             (
@@ -242,7 +253,6 @@ def markdown(versions: VersionTable | None = None) -> str:
             for m in reversed(versions.minors)
         ],
     )
-    return "\n".join(lines) + "\n"
 
 
 def render_doc(current: str) -> str:

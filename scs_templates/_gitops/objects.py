@@ -287,15 +287,60 @@ def cluster_objects(
     and a Kustomization (:mod:`scs_templates._gitops.crds`); ``render`` renders its objects
     (default: the pinned helmfile, as ``services render``), ``repo`` is where Flux finds DIR.
     """
-    from scs_templates._gitops import crds
     from scs_templates._render.values import build_values
     from scs_templates._render.values.class_release import class_release_of, cluster_release_values
-    from scs_templates._services.releases import service_releases
     from scs_templates.providers import provider_of
 
     chart = provider_of(settings).chart
     values = build_values(settings)
     namespace = settings.metadata.namespace
+    required = _required_secrets(settings)
+    shared = class_release_of(values, settings.metadata.name)
+    classes = {}
+    if shared is not None:
+        classes[f"helmrelease-{shared.release}"] = _class_release(settings, options, chart, shared)
+    objects: dict[str, dict[str, Any]] = {
+        # the values never hold a credential: the chart references the Secret by name
+        f"helmrelease-{settings.metadata.name}": _cluster_release(
+            settings, options, chart, cluster_release_values(values), shared
+        )
+    }
+    source = options.chart_source.source_object(
+        chart, _chart_version(settings), namespace, options.interval
+    )
+    sources = {f"{source['kind'].lower()}-{source['metadata']['name']}": source}
+    found = _Collected(objects, sources, required)
+    if options.services:
+        _add_services(settings, options, found, render, repo)
+    return ClusterObjects(
+        namespace=namespace,
+        name=settings.metadata.name,
+        objects=found.objects,
+        sources=found.sources,
+        required_secrets=tuple(found.required),
+        crds=found.crds,
+        staged=found.staged,
+        classes=classes,
+    )
+
+
+@dataclass
+class _Collected:
+    """The objects of one cluster as :func:`cluster_objects` collects them (see
+    :class:`ClusterObjects`)."""
+
+    objects: dict[str, dict[str, Any]]
+    sources: dict[str, dict[str, Any]]
+    required: list[str]
+    crds: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    staged: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _required_secrets(settings: ClusterSettings) -> list[str]:
+    """The Secrets the operator creates on the management cluster for the cluster release
+    (names and what goes in them, never content)."""
+    from scs_templates.providers import provider_of
+
     required: list[str] = []
     required.extend(provider_of(settings).gitops_secrets(settings))
     if settings.spec.security.encryption_at_rest.enabled:
@@ -311,93 +356,97 @@ def cluster_objects(
                 f"{mirror.credentials_secret} (credentials of the {mirror.registry} mirror: "
                 "keys username and password)"
             )
-    shared = class_release_of(values, settings.metadata.name)
-    classes = {}
-    if shared is not None:
-        classes[f"helmrelease-{shared.release}"] = _class_release(settings, options, chart, shared)
-    objects: dict[str, dict[str, Any]] = {
-        # the values never hold a credential: the chart references the Secret by name
-        f"helmrelease-{settings.metadata.name}": _cluster_release(
-            settings, options, chart, cluster_release_values(values), shared
-        )
-    }
-    source = options.chart_source.source_object(
-        chart, _chart_version(settings), namespace, options.interval
-    )
-    sources = {f"{source['kind'].lower()}-{source['metadata']['name']}": source}
-    crd_folders: dict[str, dict[str, dict[str, Any]]] = {}
-    staged: dict[str, dict[str, Any]] = {}
-    if options.services:
-        releases = service_releases(settings)
-        by_key = {release.key: release for release in releases}
-        location = repo or crds.RepoLocation()
-        staged_after: set[str] = set()
-        for release in releases:
-            if release.source is None or release.source.repository is None:
-                raise InputError(
-                    "spec.services.chartMirror: Flux cannot read a local (file://) chart "
-                    "mirror; use an OCI registry or a helm repository mirror there (the "
-                    "charts gitops renders itself take --chart-mirror file:///DIR)"
-                )
-            if release.info.server_side:
-                from scs_templates._services.releases import check_local_mirror, from_mirror
+    return required
 
-                local = from_mirror(release, options.render_mirror)
-                check_local_mirror([local], options.render_mirror)
-                rendered = (render or crds.render_server_side)(settings, local)
-                folder, files = crds.crd_folder(release, rendered)
-                crd_folders[folder] = files
-                kustomization = crds.crd_kustomization(
-                    settings,
-                    release,
-                    folder,
-                    location,
-                    options.interval,
-                    _labels(settings, "services"),
-                    _kubeconfig(settings),
-                )
-                objects[f"kustomization-{kustomization['metadata']['name']}"] = kustomization
-                continue
-            obj = _service_release(settings, options, release, by_key)
-            after = [
-                _service_name(settings, by_key[key])
-                for key in release.needs
-                if by_key[key].info.server_side
-            ]
-            if after:
-                staged[f"helmrelease-{obj['metadata']['name']}"] = obj
-                staged_after.update(after)
-            else:
-                objects[f"helmrelease-{obj['metadata']['name']}"] = obj
-            source_obj = _repository_source(release.source.repository, namespace, options.interval)
-            sources[f"helmrepository-{source_obj['metadata']['name']}"] = source_obj
-        if staged:
-            stage = crds.staged_kustomization(
-                settings,
-                sorted(staged_after),
-                location,
-                options.interval,
-                _labels(settings, "services"),
+
+def _add_services(
+    settings: ClusterSettings,
+    options: GitopsOptions,
+    found: _Collected,
+    render: ServerSideRenderer | None,
+    repo: RepoLocation | None,
+) -> None:
+    """Add the service releases (those that need server-side CRDs staged after them), their
+    sources and the ClusterResourceSet of the workload cloud-config Secret."""
+    from scs_templates._gitops import crds
+    from scs_templates._services.releases import service_releases
+
+    releases = service_releases(settings)
+    by_key = {release.key: release for release in releases}
+    location = repo or crds.RepoLocation()
+    staged_after: set[str] = set()
+    for release in releases:
+        if release.source is None or release.source.repository is None:
+            raise InputError(
+                "spec.services.chartMirror: Flux cannot read a local (file://) chart "
+                "mirror; use an OCI registry or a helm repository mirror there (the "
+                "charts gitops renders itself take --chart-mirror file:///DIR)"
             )
-            objects[f"kustomization-{stage['metadata']['name']}"] = stage
-        cloud_releases = {"openstack-cloud-controller-manager", "openstack-cinder-csi"}
-        if any(r.name in cloud_releases for r in releases):
-            resource_set, secret = _cloud_config_resource_set(settings)
-            objects[f"clusterresourceset-{resource_set['metadata']['name']}"] = resource_set
-            required.append(
-                f"{secret} (type addons.cluster.x-k8s.io/resource-set, key "
-                f"{CLOUD_CONFIG_RESOURCE_KEY}: the workload kube-system/cloud-config Secret)"
-            )
-    return ClusterObjects(
-        namespace=namespace,
-        name=settings.metadata.name,
-        objects=objects,
-        sources=sources,
-        required_secrets=tuple(required),
-        crds=crd_folders,
-        staged=staged,
-        classes=classes,
+        if release.info.server_side:
+            _add_server_side(settings, options, release, found, render, location)
+            continue
+        obj = _service_release(settings, options, release, by_key)
+        after = [
+            _service_name(settings, by_key[key])
+            for key in release.needs
+            if by_key[key].info.server_side
+        ]
+        if after:
+            found.staged[f"helmrelease-{obj['metadata']['name']}"] = obj
+            staged_after.update(after)
+        else:
+            found.objects[f"helmrelease-{obj['metadata']['name']}"] = obj
+        source_obj = _repository_source(
+            release.source.repository, settings.metadata.namespace, options.interval
+        )
+        found.sources[f"helmrepository-{source_obj['metadata']['name']}"] = source_obj
+    if found.staged:
+        stage = crds.staged_kustomization(
+            settings,
+            sorted(staged_after),
+            location,
+            options.interval,
+            _labels(settings, "services"),
+        )
+        found.objects[f"kustomization-{stage['metadata']['name']}"] = stage
+    cloud_releases = {"openstack-cloud-controller-manager", "openstack-cinder-csi"}
+    if any(r.name in cloud_releases for r in releases):
+        resource_set, secret = _cloud_config_resource_set(settings)
+        found.objects[f"clusterresourceset-{resource_set['metadata']['name']}"] = resource_set
+        found.required.append(
+            f"{secret} (type addons.cluster.x-k8s.io/resource-set, key "
+            f"{CLOUD_CONFIG_RESOURCE_KEY}: the workload kube-system/cloud-config Secret)"
+        )
+
+
+def _add_server_side(
+    settings: ClusterSettings,
+    options: GitopsOptions,
+    release: ServiceRelease,
+    found: _Collected,
+    render: ServerSideRenderer | None,
+    location: RepoLocation,
+) -> None:
+    """Add a release ``apply`` applies server-side: its rendered objects as a CRD folder and
+    the Kustomization that applies it."""
+    from scs_templates._gitops import crds
+    from scs_templates._services.releases import check_local_mirror, from_mirror
+
+    local = from_mirror(release, options.render_mirror)
+    check_local_mirror([local], options.render_mirror)
+    rendered = (render or crds.render_server_side)(settings, local)
+    folder, files = crds.crd_folder(release, rendered)
+    found.crds[folder] = files
+    kustomization = crds.crd_kustomization(
+        settings,
+        release,
+        folder,
+        location,
+        options.interval,
+        _labels(settings, "services"),
+        _kubeconfig(settings),
     )
+    found.objects[f"kustomization-{kustomization['metadata']['name']}"] = kustomization
 
 
 def _chart_version(settings: ClusterSettings) -> str:

@@ -23,14 +23,16 @@ from scs_templates._versions.kubernetes import parse_version, resolve_version, s
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any, Protocol
 
-    from scs_templates._settings.model import ClusterSettings
+    from scs_templates._settings.model import ClusterSettings, WorkerGroup
 
 Finding = tuple[Path, str]
 
 if TYPE_CHECKING:
+    #: A rule group: the findings of one part of the settings.
+    Rule = Callable[[ClusterSettings], Iterator[Finding]]
 
     class SettingsProvider(Protocol):
         """What settings validation asks of a provider (the rest: ``providers.Provider``)."""
@@ -264,50 +266,59 @@ def _other_provider_sections(settings: ClusterSettings) -> Iterator[Finding]:
             )
 
 
-def errors(settings: ClusterSettings) -> Iterator[Finding]:
-    """Yield (path, message) for every cross-field rule the settings break."""
-    spec = settings.spec
-    s: Path = ("spec",)
-
+def _name_errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """Names that stand alone as manifest values and YAML 1.1 would not read as strings."""
     names: list[tuple[Path, str]] = [
         (("metadata", field), getattr(settings.metadata, field)) for field in ("name", "namespace")
     ]
     names += [
-        ((*s, "workers", index, "name"), group.name) for index, group in enumerate(spec.workers)
+        (("spec", "workers", index, "name"), group.name)
+        for index, group in enumerate(settings.spec.workers)
     ]
     for path, value in names:
         problem = yaml11_problem(value)
         if problem:
             yield path, problem
 
-    try:
-        parse_version(spec.kubernetes.version)
-    except ValueError as error:
-        yield (*s, "kubernetes", "version"), str(error)
 
-    # Networks: each valid, and no two of pod/service/node overlapping.
+def _version_errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """A Kubernetes version that is no version."""
+    try:
+        parse_version(settings.spec.kubernetes.version)
+    except ValueError as error:
+        yield ("spec", "kubernetes", "version"), str(error)
+
+
+def _network_errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """Networks: each valid, no two of pod/service/node overlapping, one IP family."""
+    network = settings.spec.network
+    network_path: Path = ("spec", "network")
     nets: dict[str, ipaddress.IPv4Network | ipaddress.IPv6Network] = {}
     for field in ("pod_cidr", "service_cidr", "node_cidr"):
-        value = getattr(spec.network, field)
+        value = getattr(network, field)
         alias = alias_for(field)
         problem = _cidr_problem(value)
         if problem:
-            yield (*s, "network", alias), problem
+            yield (*network_path, alias), problem
             continue
         net = _network(value)
         if net is not None:
             for other_alias, other in nets.items():
                 if net.version == other.version and net.overlaps(other):
-                    yield (*s, "network", alias), (f"{value} overlaps {other_alias} {other}")
+                    yield (*network_path, alias), (f"{value} overlaps {other_alias} {other}")
             nets[alias] = net
-    yield from _mixed_families(nets, (*s, "network"))
-    for index, server in enumerate(spec.network.dns_servers):
+    yield from _mixed_families(nets, network_path)
+    for index, server in enumerate(network.dns_servers):
         try:
             ipaddress.ip_address(server)
         except ValueError:
-            yield (*s, "network", "dnsServers", index), f"{server!r} is not an IP address"
-    access = spec.network.api_access
-    access_path = (*s, "network", "apiAccess")
+            yield (*network_path, "dnsServers", index), f"{server!r} is not an IP address"
+
+
+def _api_access_errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """The API access CIDRs valid and consistent with the access mode."""
+    access = settings.spec.network.api_access
+    access_path = ("spec", "network", "apiAccess")
     for key, cidrs in (("cidrs", access.cidrs), ("managementCIDRs", access.management_cidrs)):
         for index, cidr in enumerate(cidrs):
             problem = _cidr_problem(cidr)
@@ -321,8 +332,11 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
             (f"cidrs are only used with mode 'cidrs' (mode is {access.mode!r})"),
         )
 
-    # Worker groups.
-    workers_path = (*s, "workers")
+
+def _worker_errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """The worker groups: as many as the template takes, unique names, each group sound."""
+    spec = settings.spec
+    workers_path: Path = ("spec", "workers")
     if spec.template == "simple" and len(spec.workers) != 1:
         yield (
             workers_path,
@@ -342,42 +356,51 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
                 f"duplicate group name {group.name!r} (also workers[{seen[group.name]}])",
             )
         seen.setdefault(group.name, index)
-        if group.autoscaling is not None:
-            if group.replicas is not None:
-                yield (*path, "replicas"), "set either replicas or autoscaling, not both"
-            if group.autoscaling.min > group.autoscaling.max:
-                yield (
-                    (*path, "autoscaling", "min"),
-                    (
-                        f"min ({group.autoscaling.min}) is greater than max "
-                        f"({group.autoscaling.max})"
-                    ),
-                )
-        md_name = naming.full_name(spec.prefix, settings.name, group.name)
-        budget = _provider(settings).machine_owner_budget(settings.name, md_name)
-        if len(md_name) > budget:
+        yield from _worker_group_errors(settings, group, path)
+
+
+def _worker_group_errors(
+    settings: ClusterSettings, group: WorkerGroup, path: Path
+) -> Iterator[Finding]:
+    """One worker group: scaling, its machine names' length, labels, rollout, taints."""
+    if group.autoscaling is not None:
+        if group.replicas is not None:
+            yield (*path, "replicas"), "set either replicas or autoscaling, not both"
+        if group.autoscaling.min > group.autoscaling.max:
             yield (
-                (*path, "name"),
-                (
-                    f"{md_name!r} is {len(md_name)} characters; $PREFIX-$CLUSTER-$GROUP must fit "
-                    f"in {budget} (machine names add 12{_budget_note(settings, budget)} "
-                    "and must stay <= 63)"
-                ),
+                (*path, "autoscaling", "min"),
+                (f"min ({group.autoscaling.min}) is greater than max ({group.autoscaling.max})"),
             )
-        for key in group.labels:
-            problem = _label_problem(key)
-            if problem:
-                yield (*path, "labels", key), problem
-        if group.rollout.max_surge == 0 and group.rollout.max_unavailable == 0:
-            yield (
-                (*path, "rollout", "maxSurge"),
-                "maxSurge and maxUnavailable cannot both be 0: a rolling update could never "
-                "replace a machine",
-            )
-        taint_keys = [(t.key, t.effect) for t in group.taints]
-        for t_index, (t_key, t_effect) in enumerate(taint_keys):
-            if (t_key, t_effect) in taint_keys[:t_index]:
-                yield (*path, "taints", t_index), f"duplicate taint {t_key}:{t_effect}"
+    md_name = naming.full_name(settings.spec.prefix, settings.name, group.name)
+    budget = _provider(settings).machine_owner_budget(settings.name, md_name)
+    if len(md_name) > budget:
+        yield (
+            (*path, "name"),
+            (
+                f"{md_name!r} is {len(md_name)} characters; $PREFIX-$CLUSTER-$GROUP must fit "
+                f"in {budget} (machine names add 12{_budget_note(settings, budget)} "
+                "and must stay <= 63)"
+            ),
+        )
+    for key in group.labels:
+        problem = _label_problem(key)
+        if problem:
+            yield (*path, "labels", key), problem
+    if group.rollout.max_surge == 0 and group.rollout.max_unavailable == 0:
+        yield (
+            (*path, "rollout", "maxSurge"),
+            "maxSurge and maxUnavailable cannot both be 0: a rolling update could never "
+            "replace a machine",
+        )
+    taint_keys = [(t.key, t.effect) for t in group.taints]
+    for t_index, (t_key, t_effect) in enumerate(taint_keys):
+        if (t_key, t_effect) in taint_keys[:t_index]:
+            yield (*path, "taints", t_index), f"duplicate taint {t_key}:{t_effect}"
+
+
+def _control_plane_errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """The control plane's machine names' length and its rollout."""
+    spec = settings.spec
     cp_name = naming.full_name(spec.prefix, settings.name, naming.CONTROL_PLANE)
     budget = _provider(settings).machine_owner_budget(settings.name, cp_name)
     if len(cp_name) > budget:
@@ -391,30 +414,38 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
         )
     if spec.control_plane.rollout.max_surge == 0 and spec.control_plane.replicas < 3:
         yield (
-            (*s, "controlPlane", "rollout", "maxSurge"),
+            ("spec", "controlPlane", "rollout", "maxSurge"),
             "maxSurge 0 (delete before create) needs 3 or 5 control-plane replicas: with one, "
             "the control plane would be gone during the update",
         )
 
-    yield from strict.errors(settings)
-    backups = spec.etcd.backup_directory.rstrip("/")
+
+def _etcd_errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """etcd's snapshots kept out of etcd's data directory."""
+    etcd = settings.spec.etcd
+    backups = etcd.backup_directory.rstrip("/")
     if (
         ".." in backups.split("/")
         or backups == ETCD_DATA_DIR
         or backups.startswith(f"{ETCD_DATA_DIR}/")
     ):
         yield (
-            (*s, "etcd", "backupDirectory"),
-            f"{spec.etcd.backup_directory!r} must be a directory outside {ETCD_DATA_DIR} "
+            ("spec", "etcd", "backupDirectory"),
+            f"{etcd.backup_directory!r} must be a directory outside {ETCD_DATA_DIR} "
             "(etcd's data) and without '..'",
         )
-    security_path = (*s, "security")
-    issuers = [issuer.issuer_url for issuer in spec.security.oidc]
+
+
+def _security_errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """OIDC issuers unique, certificates real, the audit policy a complete Policy."""
+    security = settings.spec.security
+    security_path = ("spec", "security")
+    issuers = [issuer.issuer_url for issuer in security.oidc]
     for index, url in enumerate(issuers):
         if url in issuers[:index]:
             yield (*security_path, "oidc", index, "issuerURL"), f"duplicate issuer {url!r}"
     yield from _certificate_problems(settings)
-    policy = spec.security.audit.policy
+    policy = security.audit.policy
     if policy is not None:
         policy_path = (*security_path, "audit", "policy")
         if policy.get("apiVersion") != "audit.k8s.io/v1" or policy.get("kind") != "Policy":
@@ -422,41 +453,80 @@ def errors(settings: ClusterSettings) -> Iterator[Finding]:
         rules = policy.get("rules")
         if not isinstance(rules, list) or not rules:
             yield (*policy_path, "rules"), "a Policy needs a list of rules"
-    for name in type(spec.services).model_fields:
-        service = getattr(spec.services, name)
-        values = getattr(service, "values", None)
+
+
+def _service_errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """Free-form service values that helm would change."""
+    services = settings.spec.services
+    for name in type(services).model_fields:
+        values = getattr(getattr(services, name), "values", None)
         if values:
-            yield from _unsafe_integers(values, (*s, "services", alias_for(name), "values"))
+            yield from _unsafe_integers(values, ("spec", "services", alias_for(name), "values"))
+
+
+def _machine_errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """A root volume type without a root volume, on any machine."""
+    spec = settings.spec
     machines = [(("controlPlane",), spec.control_plane)] + [
         (("workers", index), group) for index, group in enumerate(spec.workers)
     ]
     for where, machine in machines:
         if machine.root_disk_type is not None and machine.root_disk_gb == 0:
             yield (
-                (*s, *where, "rootDiskType"),
+                ("spec", *where, "rootDiskType"),
                 "a root volume type needs a root volume: set rootDiskGB too",
             )
+
+
+def _proxy_and_mirror_errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """noProxy without a proxy; a registry mirrored twice."""
+    spec = settings.spec
     proxy = spec.network.proxy
     if proxy.no_proxy and proxy.http_proxy is None and proxy.https_proxy is None:
         yield (
-            (*s, "network", "proxy", "noProxy"),
+            ("spec", "network", "proxy", "noProxy"),
             "noProxy without httpProxy or httpsProxy does nothing",
         )
     registries = [m.registry for m in spec.registry_mirrors]
     for index, registry in enumerate(registries):
         if registry in registries[:index]:
-            yield (*s, "registryMirrors", index, "registry"), f"duplicate registry {registry!r}"
+            yield ("spec", "registryMirrors", index, "registry"), f"duplicate registry {registry!r}"
 
-    yield from _other_provider_sections(settings)
+
+def _provider_errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """The provider's own rules (asked for when their turn comes, not before)."""
     yield from _provider(settings).errors(settings)
-    # Literal images naming another Kubernetes version than the cluster's.
+
+
+def _image_version_errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """Literal images naming another Kubernetes version than the cluster's."""
     for path, _image, message in _literal_images(settings):
         if message:
             yield path, message
 
 
-def warnings(settings: ClusterSettings) -> Iterator[Finding]:
-    """Yield (path, message) for settings that work but deserve a second look."""
+#: The rule groups of :func:`errors`, in the order their findings are reported.
+_ERROR_RULES: tuple[Rule, ...] = (
+    _name_errors,
+    _version_errors,
+    _network_errors,
+    _api_access_errors,
+    _worker_errors,
+    _control_plane_errors,
+    strict.errors,
+    _etcd_errors,
+    _security_errors,
+    _service_errors,
+    _machine_errors,
+    _proxy_and_mirror_errors,
+    _other_provider_sections,
+    _provider_errors,
+    _image_version_errors,
+)
+
+
+def _version_warnings(settings: ClusterSettings) -> Iterator[Finding]:
+    """A Kubernetes version out of support, or resolved to something worth a note."""
     spec = settings.spec
     version_path = ("spec", "kubernetes", "version")
     outdated = support_warning(spec.kubernetes.version)
@@ -478,6 +548,11 @@ def warnings(settings: ClusterSettings) -> Iterator[Finding]:
                     "these machines; write the version as {version}"
                 ),
             )
+
+
+def _etcd_warnings(settings: ClusterSettings) -> Iterator[Finding]:
+    """etcd settings that are obsolete or risky."""
+    spec = settings.spec
     if "prio_boost" in spec.etcd.model_fields_set:
         yield (
             ("spec", "etcd", "prioBoost"),
@@ -494,6 +569,11 @@ def warnings(settings: ClusterSettings) -> Iterator[Finding]:
                 "with no other member to recover from"
             ),
         )
+
+
+def _service_warnings(settings: ClusterSettings) -> Iterator[Finding]:
+    """Services that are deprecated, or set up to do nothing."""
+    spec = settings.spec
     services = spec.services
     if services.ingress_nginx.enabled:
         yield (
@@ -518,7 +598,36 @@ def warnings(settings: ClusterSettings) -> Iterator[Finding]:
             ("spec", "services", "gatewayAPI", "proxyProtocol"),
             "ignored: the PROXY protocol needs provider 'openstack' with the amphora load balancer",
         )
+
+
+def _provider_warnings(settings: ClusterSettings) -> Iterator[Finding]:
+    """The provider's own warnings."""
     yield from _provider(settings).warnings(settings)
+
+
+#: The groups of :func:`warnings`, in the order their findings are reported.
+_WARNING_RULES: tuple[Rule, ...] = (
+    _version_warnings,
+    _etcd_warnings,
+    _service_warnings,
+    _provider_warnings,
+)
+
+
+def errors(settings: ClusterSettings) -> Iterator[Finding]:
+    """Yield (path, message) for every cross-field rule the settings break."""
+    return _chained(_ERROR_RULES, settings)
+
+
+def warnings(settings: ClusterSettings) -> Iterator[Finding]:
+    """Yield (path, message) for settings that work but deserve a second look."""
+    return _chained(_WARNING_RULES, settings)
+
+
+def _chained(rules: Iterable[Rule], settings: ClusterSettings) -> Iterator[Finding]:
+    """The findings of ``rules``, one group after the other."""
+    for rule in rules:
+        yield from rule(settings)
 
 
 def _budget_note(settings: ClusterSettings, budget: int) -> str:

@@ -101,14 +101,40 @@ def validate_data(
     """
     positions = positions or {}
     earlier = earlier or []
-    reported = {p.path for p in earlier}
+    problem = _Placer(file, positions, origins)
+    _refuse_unreadable(data, file, earlier, problem)
+    settings = _validated(data, earlier, problem, plain=plain)
+    if earlier:
+        raise SettingsError(earlier)
+    errors = [problem(path, message) for path, message in rules.errors(settings)]
+    if errors:
+        raise SettingsError(errors)
+    found = [problem(path, message, "warning") for path, message in rules.warnings(settings)]
+    return LoadedSettings(
+        settings, tuple(sorted(found)), name or file, positions, dict(origins or {})
+    )
 
-    def problem(path: Path, message: str, severity: str = "error") -> Problem:
+
+class _Placer:
+    """Makes a :class:`Problem` at the file position of its path (and in the file that path
+    came from, when the data was merged from several)."""
+
+    def __init__(self, file: str, positions: Positions, origins: Mapping[Path, str] | None):
+        self.file = file
+        self.positions = positions
+        self.origins = origins
+
+    def __call__(self, path: Path, message: str, severity: str = "error") -> Problem:
+        positions, origins, file = self.positions, self.origins, self.file
         anchor = _anchor(positions, path)
         line, column = (0, 0) if anchor is None else positions[anchor]
         where = origins.get(anchor, file) if origins and anchor is not None else file
         return Problem(line, column, path, message, file=where, severity=severity)
 
+
+def _refuse_unreadable(data: Any, file: str, earlier: list[Problem], problem: _Placer) -> None:
+    """Raise for data that is no settings document to validate: not a mapping, another
+    tool's document, a wrong header, unprintable text."""
     if not isinstance(data, Mapping):
         raise SettingsError(
             [problem((), "expected a mapping with apiVersion, kind, metadata, spec")]
@@ -134,35 +160,35 @@ def validate_data(
     unprintable = _unprintable(data, ())
     if unprintable:
         raise SettingsError([*earlier, *(problem(path, message) for path, message in unprintable)])
+
+
+def _validated(
+    data: Any, earlier: list[Problem], problem: _Placer, *, plain: bool
+) -> ClusterSettings:
+    """The structurally valid settings (plain objects where ``plain`` and they can be), or
+    :class:`SettingsError` with the reader's problems and pydantic's on other paths."""
     settings = _plain(data) if plain else None
-    if settings is None:
-        from pydantic import ValidationError
+    if settings is not None:
+        return settings
+    from pydantic import ValidationError
 
-        from scs_templates._settings.model import settings_model  # deferred: pydantic
+    from scs_templates._settings.model import settings_model  # deferred: pydantic
 
-        try:
-            model = settings_model()
-            settings = model.model_validate(data, by_alias=True, by_name=False)
-        except ValidationError as error:
-            raise SettingsError(
-                [
-                    *earlier,
-                    *(
-                        problem(path, message)
-                        for path, message in _translate(error)
-                        if path not in reported
-                    ),
-                ]
-            ) from None
-    if earlier:
-        raise SettingsError(earlier)
-    errors = [problem(path, message) for path, message in rules.errors(settings)]
-    if errors:
-        raise SettingsError(errors)
-    found = [problem(path, message, "warning") for path, message in rules.warnings(settings)]
-    return LoadedSettings(
-        settings, tuple(sorted(found)), name or file, positions, dict(origins or {})
-    )
+    reported = {p.path for p in earlier}
+    try:
+        model = settings_model()
+        return model.model_validate(data, by_alias=True, by_name=False)
+    except ValidationError as error:
+        raise SettingsError(
+            [
+                *earlier,
+                *(
+                    problem(path, message)
+                    for path, message in _translate(error)
+                    if path not in reported
+                ),
+            ]
+        ) from None
 
 
 def _plain(data: Any) -> ClusterSettings | None:

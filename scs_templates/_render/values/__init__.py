@@ -25,7 +25,7 @@ decided by the provider (:mod:`scs_templates.providers`), never by comparing nam
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from scs_templates._core import naming
 from scs_templates._core.labels import CLUSTER_LABEL as CLUSTER_LABEL
@@ -61,7 +61,7 @@ if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI'
         RegistryMirror,
         WorkerGroup,
     )
-    from scs_templates._versions.kubernetes import KubernetesVersion
+    from scs_templates._versions.kubernetes import KubernetesVersion, ResolvedVersion
     from scs_templates.providers import Provider
 
 __all__ = [
@@ -103,45 +103,21 @@ def build_values(settings: ClusterSettings) -> dict[str, Any]:
     spec = settings.spec
     provider = provider_of(settings)
     resolved = resolve_version(spec.kubernetes.version, provider.kind_node_images)
-    version = str(resolved.version)
-    prefix, cluster = spec.prefix, settings.name
-
-    def name(resource: str = "") -> str:
-        return naming.resource_name(prefix, cluster, resource)
-
-    def template_base(resource: str) -> str:
-        return naming.fit(name(resource), TEMPLATE_BASE_LIMIT)
-
-    def image(override: str | None) -> str:
-        return provider.node_image(settings, resolved, override)
-
-    cp = spec.control_plane
-    control_plane: dict[str, Any] = {
-        "name": name(naming.CONTROL_PLANE),
-        "templateBase": template_base(naming.CONTROL_PLANE),
-        "replicas": cp.replicas,
-        "image": image(cp.image),
-        "remediationMaxRetry": cp.remediation_max_retry,
-        "certificateExpiryDays": spec.security.certificate_rollout_days,
-        "rollout": {"maxSurge": cp.rollout.max_surge, "deletion": _deletion(cp.rollout.deletion)},
-        "healthCheck": _control_plane_health_check(cp.health_check),
-        **provider.control_plane_values(settings),
-    }
-
-    workers = [
-        _worker(group, name, template_base, image, settings, provider) for group in spec.workers
-    ]
+    cluster = settings.name
+    machines = _Machines(settings, provider, resolved)
+    control_plane = _control_plane(machines)
+    workers = [_worker(group, machines) for group in spec.workers]
 
     values: dict[str, Any] = {
         "cluster": {
             "name": cluster,
             "namespace": settings.metadata.namespace,
             "template": spec.template,
-            "infraName": name(),
+            "infraName": machines.name(),
             "className": cluster_class_name(provider.name),
         },
         "labels": {CLUSTER_LABEL: cluster, MANAGED_BY_LABEL: "Helm"},
-        "kubernetes": {"version": version},
+        "kubernetes": {"version": str(resolved.version)},
         "network": _network(settings, provider),
         "controlPlane": control_plane,
         "workers": workers,
@@ -161,24 +137,53 @@ def build_values(settings: ClusterSettings) -> dict[str, Any]:
     return result
 
 
-def _worker(
-    group: WorkerGroup,
-    name: Callable[[str], str],
-    template_base: Callable[[str], str],
-    image: Callable[[str | None], str],
-    settings: ClusterSettings,
-    provider: Provider,
-) -> dict[str, Any]:
+class _Machines:
+    """The names and the node image of the cluster's machines."""
+
+    def __init__(
+        self, settings: ClusterSettings, provider: Provider, resolved: ResolvedVersion
+    ) -> None:
+        self.settings, self.provider, self.resolved = settings, provider, resolved
+
+    def name(self, resource: str = "") -> str:
+        return naming.resource_name(self.settings.spec.prefix, self.settings.name, resource)
+
+    def template_base(self, resource: str) -> str:
+        return naming.fit(self.name(resource), TEMPLATE_BASE_LIMIT)
+
+    def image(self, override: str | None) -> str:
+        return self.provider.node_image(self.settings, self.resolved, override)
+
+
+def _control_plane(machines: _Machines) -> dict[str, Any]:
+    """The control plane: names, size, image, rollout and health check."""
+    settings, provider = machines.settings, machines.provider
+    cp = settings.spec.control_plane
+    return {
+        "name": machines.name(naming.CONTROL_PLANE),
+        "templateBase": machines.template_base(naming.CONTROL_PLANE),
+        "replicas": cp.replicas,
+        "image": machines.image(cp.image),
+        "remediationMaxRetry": cp.remediation_max_retry,
+        "certificateExpiryDays": settings.spec.security.certificate_rollout_days,
+        "rollout": {"maxSurge": cp.rollout.max_surge, "deletion": _deletion(cp.rollout.deletion)},
+        "healthCheck": _control_plane_health_check(cp.health_check),
+        **provider.control_plane_values(settings),
+    }
+
+
+def _worker(group: WorkerGroup, machines: _Machines) -> dict[str, Any]:
     """One worker group: names, size, machine and node settings."""
+    settings, provider = machines.settings, machines.provider
     node_labels: dict[str, str] = {}
     machine_labels: dict[str, str] = {}
     for key, value in group.labels.items():
         (machine_labels if synced_by_capi(key) else node_labels)[key] = value
     worker: dict[str, Any] = {
         "name": group.name,
-        "deploymentName": name(group.name),
-        "templateBase": template_base(group.name),
-        "image": image(group.image),
+        "deploymentName": machines.name(group.name),
+        "templateBase": machines.template_base(group.name),
+        "image": machines.image(group.image),
         "nodeLabels": node_labels,
         "machineLabels": machine_labels,
         "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in group.taints],
