@@ -126,23 +126,9 @@ class HelmfileProcess:
         instance's for this call (and implies ``cluster``). Raises :class:`HelmfileError`
         on a non-zero exit, :class:`HelmfileTimeout` on timeout.
         """
-        argv = [
-            str(self.helmfile.path),
-            "--file",
-            str(file),
-            "--helm-binary",
-            str(self.helm.path),
-            "--state-values-file",
-            str(state_file),
-            "--no-color",
-        ]
         kubeconfig = kubeconfig if kubeconfig is not None else self.kubeconfig
         cluster = cluster or kubeconfig is not None
-        if cluster and kubeconfig is not None:
-            argv += ["--kubeconfig", kubeconfig]
-        if cluster and self.kube_context is not None:
-            argv += ["--kube-context", self.kube_context]
-        argv += list(command)
+        argv = self._argv(file, state_file, command, cluster=cluster, kubeconfig=kubeconfig)
         label = f"helmfile {command[0]}" if command else "helmfile"
         log.debug("running %s", shlex.join(argv))
         helmfile_tmp = workdir / "helmfile-tmp"
@@ -174,3 +160,30 @@ class HelmfileProcess:
         if stderr.strip():
             log.debug("%s wrote on stderr (exit 0):\n%s", label, stderr.rstrip())
         return done
+
+    def _argv(
+        self,
+        file: Path,
+        state_file: Path,
+        command: Sequence[str],
+        *,
+        cluster: bool,
+        kubeconfig: str | None,
+    ) -> list[str]:
+        """helmfile's command line (the cluster's only where ``cluster``)."""
+        argv = [
+            str(self.helmfile.path),
+            "--file",
+            str(file),
+            "--helm-binary",
+            str(self.helm.path),
+            "--state-values-file",
+            str(state_file),
+            "--no-color",
+        ]
+        if cluster and kubeconfig is not None:
+            argv += ["--kubeconfig", kubeconfig]
+        if cluster and self.kube_context is not None:
+            argv += ["--kube-context", self.kube_context]
+        argv += list(command)
+        return argv

@@ -65,18 +65,7 @@ def remove_all(
     if dry_run:
         result.deleted = list(items)
         return result
-    for item in items:
-        try:
-            deleted = delete(item)
-        except Exception as error:
-            if gone is None:
-                raise
-            if gone(error):
-                result.absent.append(item)
-            else:
-                result.failed.append((item, error))
-            continue
-        (result.absent if deleted is False else result.deleted).append(item)
+    _delete_each(items, delete, gone, result)
     if present is None:
         return result
     from scs_templates._tools.kube.wait import poll
@@ -99,3 +88,25 @@ def remove_all(
     if not done:
         result.left = left
     return result
+
+
+def _delete_each(
+    items: Sequence[T],
+    delete: Callable[[T], bool | None],
+    gone: Callable[[Exception], bool] | None,
+    result: Removal[T],
+) -> None:
+    """Delete the items in order into ``result``'s deleted, absent and failed (see
+    :func:`remove_all`)."""
+    for item in items:
+        try:
+            deleted = delete(item)
+        except Exception as error:
+            if gone is None:
+                raise
+            if gone(error):
+                result.absent.append(item)
+            else:
+                result.failed.append((item, error))
+            continue
+        (result.absent if deleted is False else result.deleted).append(item)

@@ -210,10 +210,7 @@ class Helm:
 
             log.debug("running %s", shlex.join(argv))
         try:
-            env = self.environment()
-            env.update({k: v for k, v in (extra_env or {}).items() if not k.startswith("HELM_")})
-            if not args or args[0] not in CLUSTER_COMMANDS:
-                env.pop("KUBECONFIG", None)
+            env = self._command_environment(args, extra_env)
             done = process.run(argv, env=env, timeout=limit, stdin=stdin)
         except process.ProcessTimeout as error:
             stderr = redact(error.stderr, secrets)
@@ -239,6 +236,17 @@ class Helm:
         if log is not None and stderr.strip():
             log.debug("%s wrote on stderr (exit 0):\n%s", label, stderr.rstrip())
         return done
+
+    def _command_environment(
+        self, args: Sequence[str], extra_env: Mapping[str, str] | None
+    ) -> dict[str, str]:
+        """The environment of one helm command: ``extra_env`` on top of the hermetic one
+        (never ``HELM_*``), and no kubeconfig for a command that does not talk to a cluster."""
+        env = self.environment()
+        env.update({k: v for k, v in (extra_env or {}).items() if not k.startswith("HELM_")})
+        if not args or args[0] not in CLUSTER_COMMANDS:
+            env.pop("KUBECONFIG", None)
+        return env
 
     # ------------------------------------------------------------------ offline commands
 
@@ -335,17 +343,7 @@ class Helm:
             args.append("--rollback-on-failure")
         if wait or rollback_on_failure:
             args.append(self._wait_flag())
-        helm_timeout = 300.0 if timeout is None else timeout
-        wall = max(self.timeout, helm_timeout + _WALL_MARGIN_SECONDS)
-        knob = explicit_timeout()
-        if knob is not None:
-            # the user's --timeout / SCS_TEMPLATES_TIMEOUT is the longest this helm may run:
-            # helm's own --timeout ends inside it (leaving a quarter, at most the margin, to
-            # roll back and report); before, the wall clock was at least 6 minutes whatever
-            # the user had set
-            wall = knob
-            helm_timeout = min(helm_timeout, max(1.0, knob - min(_WALL_MARGIN_SECONDS, knob / 4)))
-            timeout = helm_timeout
+        wall, timeout = self._upgrade_timeouts(timeout)
         if timeout is not None:
             args += ["--timeout", f"{max(1, round(timeout))}s"]
         args += ["-o", "json", "-f", "-"]
@@ -363,6 +361,22 @@ class Helm:
         if found is None:
             raise ToolError(f"helm upgrade --install {release}: release not found afterwards")
         return found
+
+    def _upgrade_timeouts(self, timeout: float | None) -> tuple[float, float | None]:
+        """Our wall clock and helm's ``--timeout`` (None: helm's default) of an upgrade,
+        as :meth:`upgrade_install` describes them."""
+        helm_timeout = 300.0 if timeout is None else timeout
+        wall = max(self.timeout, helm_timeout + _WALL_MARGIN_SECONDS)
+        knob = explicit_timeout()
+        if knob is not None:
+            # the user's --timeout / SCS_TEMPLATES_TIMEOUT is the longest this helm may run:
+            # helm's own --timeout ends inside it (leaving a quarter, at most the margin, to
+            # roll back and report); before, the wall clock was at least 6 minutes whatever
+            # the user had set
+            wall = knob
+            helm_timeout = min(helm_timeout, max(1.0, knob - min(_WALL_MARGIN_SECONDS, knob / 4)))
+            timeout = helm_timeout
+        return wall, timeout
 
     def status(self, release: str, *, namespace: str) -> ReleaseInfo | None:
         """The release's state, or None when it is not installed.
