@@ -1,3 +1,6 @@
+# One module over 500 lines: the maintainer script that regenerates the versions table, read
+# top to bottom as its pipeline (fetch the sources, parse each, build the table, diff or
+# write); nothing imports it at run time.
 """Maintainer script: regenerate the versions table from its sources and show the diff.
 
     python -m scs_templates._maintain.update_versions            # read the sources, print the diff

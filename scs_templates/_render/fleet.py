@@ -1,3 +1,6 @@
+# One module over 500 lines: the umbrella-chart render is one mechanism (plan the batches,
+# write the umbrella, run helm, split the output back) whose parts rely on the same
+# invariants, stated once in the docstring below.
 """Render a fleet of clusters with few helm processes: one UMBRELLA chart per batch.
 
 Why: a ``helm template`` costs ~40-60 ms of process start and chart loading before it renders

@@ -1,3 +1,6 @@
+# One module over 500 lines: the settings model is the one source of truth of every field,
+# its default and its description (and so of the JSON Schema and docs/settings.md); split,
+# a reader would chase one field's definition across files.
 """The standardized cluster settings model: ONE source of truth.
 
 Fields, defaults, descriptions and the published JSON Schema all come from these classes.

@@ -1,3 +1,6 @@
+# One module over 500 lines: every cross-field rule of the settings, as small rule groups
+# that errors() and warnings() chain in the order they are reported; one file to read when
+# a rule is asked about.
 """Cross-field rules of the settings model.
 
 They run after the structural validation succeeded and return every problem at once, each

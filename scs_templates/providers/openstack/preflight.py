@@ -1,3 +1,5 @@
+# One module over 500 lines: every preflight check of the cloud, each a small generator
+# over one shared context, in the order `openstack preflight` prints them.
 """Preflight checks: does the cloud fit the settings, before anything is installed?
 
 Each check yields a :class:`CheckResult` (ok / failed / skipped). A failed result also says
