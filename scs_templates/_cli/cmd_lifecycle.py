@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, TextIO
 
+    from scs_templates._lifecycle import DeleteResult, Target
+
 
 #: ``diff --exit-code`` when the installed release differs from the rendered manifests.
 EXIT_DIFFERENCES = 3
@@ -408,7 +410,16 @@ def run_delete(args: argparse.Namespace) -> int:
         incomplete, result = error, error.result
     finally:
         progress.done()
-    would = "would be " if args.dry_run else ""
+    _print_deleted(result, target, dry_run=args.dry_run)
+    if incomplete is not None:
+        raise incomplete
+    return 0
+
+
+def _print_deleted(result: DeleteResult, target: Target, *, dry_run: bool) -> None:
+    """What delete removed (or would remove) in the workload cluster, on the management
+    cluster and in the cloud, then one summary line."""
+    would = "would be " if dry_run else ""
     if result.workload is not None:
         for line in result.workload.lines():
             print(line)
@@ -421,10 +432,7 @@ def run_delete(args: argparse.Namespace) -> int:
         done.append(f"release {target.release} {would}uninstalled")
     if result.removed:
         done.append(
-            f"{'would remove' if args.dry_run else 'removed'} {len(result.removed)} leftover "
+            f"{'would remove' if dry_run else 'removed'} {len(result.removed)} leftover "
             f"object(s): {', '.join(result.removed)}"
         )
     print("; ".join(done) if done else f"nothing to delete for {target.cluster}")
-    if incomplete is not None:
-        raise incomplete
-    return 0

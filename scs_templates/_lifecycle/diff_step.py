@@ -130,6 +130,16 @@ def diff(
     if shared is not None and runner.status(shared.release, namespace=shared.namespace):
         manifest = runner.get_manifest(shared.release, namespace=shared.namespace)
         installed.update(_index(release_objects(manifest), shared.namespace))
+    changes, unchanged = _compare(rendered, installed)
+    return DiffResult(target, installed_release, changes, unchanged)
+
+
+def _compare(
+    rendered: dict[tuple[str, str, str], dict[str, Any]],
+    installed: dict[tuple[str, str, str], dict[str, Any]],
+) -> tuple[list[ObjectChange], int]:
+    """The added, removed and changed objects (by kind, namespace and name, in that order)
+    and how many are unchanged."""
     changes: list[ObjectChange] = []
     unchanged = 0
     for key in sorted(set(rendered) | set(installed)):
@@ -164,4 +174,4 @@ def diff(
                 )
             )
             changes.append(ObjectChange(kind, namespace, name, "changed", text, note))
-    return DiffResult(target, installed_release, changes, unchanged)
+    return changes, unchanged

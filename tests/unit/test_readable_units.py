@@ -21,10 +21,8 @@ MAX_MODULE_LINES = 500
 #: cloud tiers prove (install, delete, apply, credential rotation, project cleanup), left for
 #: a change that runs those tiers.
 LONG_FUNCTIONS: dict[str, int] = {
-    "scs_templates/_cli/cmd_lifecycle.py:run_delete": 63,
     "scs_templates/_lifecycle/delete_step.py:_clean_workload": 62,
     "scs_templates/_lifecycle/delete_step.py:delete": 144,
-    "scs_templates/_lifecycle/diff_step.py:diff": 61,
     "scs_templates/_lifecycle/install_step.py:install": 176,
     "scs_templates/_lifecycle/workload_cleanup.py:clean_workload": 69,
     "scs_templates/_services/deploy.py:apply": 159,
