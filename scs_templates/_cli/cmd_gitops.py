@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from scs_templates._cli.common import path_argument
+from scs_templates._clikit.common import path_argument
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--path", metavar="PATH", help="DIR's path in that repository (default: ./<DIR name>)"
     )
     gitops.add_argument("--no-services", action="store_true", help="only the cluster HelmReleases")
-    from scs_templates._cli.common import chart_mirror_option
+    from scs_templates._clikit.common import chart_mirror_option
 
     chart_mirror_option(
         gitops,
@@ -104,7 +104,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 def run_gitops(args: argparse.Namespace) -> int:
     import re
 
-    from scs_templates._cli.common import load_many
+    from scs_templates._clikit.common import load_many
     from scs_templates._core.errors import InputError
     from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
 
