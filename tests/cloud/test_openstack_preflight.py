@@ -19,7 +19,6 @@ from tests.cloud.test_openstack import (  # the fixtures resolve ``demo``/``stac
     _external_network,
     _id,
     _lines,
-    _settings_text,
     _unique,
     _wait_for,
     admin,
@@ -27,7 +26,7 @@ from tests.cloud.test_openstack import (  # the fixtures resolve ``demo``/``stac
     conn,
     run_cli,
 )
-from tests.support import skip_or_fail
+from tests.support import openstack_settings_text, skip_or_fail
 from tests.support.openstack_fixtures import Tenant, make_tenant, running_stack
 from tests.support.openstack_stack import Stack
 
@@ -62,7 +61,7 @@ def _preflight_file(
     tmp_path: Path, cluster: str, image: str, cp_flavor: str, worker_flavor: str, **extra: str
 ) -> Path:
     """Settings whose machine types and image are the test's own (flavors are cloud-wide)."""
-    text = _settings_text(cluster, "10.69.0.0/20", external=f"    image: {image}\n")
+    text = openstack_settings_text(cluster, "10.69.0.0/20", external=f"    image: {image}\n")
     text = text.replace("SCS-2V-4-20s", cp_flavor).replace("SCS-4V-8-50s", worker_flavor)
     if root := extra.get("worker_root_disk"):
         text = text.replace(
@@ -215,7 +214,7 @@ def _fit_file(
         workers += f"      image: {worker_image}\n"
     if worker_root_disk:
         workers += f"      rootDiskGB: {worker_root_disk}\n"
-    text = _settings_text(cluster, "10.70.0.0/20", external=f"    image: {image}\n")
+    text = openstack_settings_text(cluster, "10.70.0.0/20", external=f"    image: {image}\n")
     text = text.replace("    machineType: SCS-2V-4-20s\n", f"    machineType: {cp_flavor}\n")
     text = text.replace("      machineType: SCS-4V-8-50s\n", workers)
     path = tmp_path / f"{cluster}-{uuid.uuid4().hex[:4]}.yaml"

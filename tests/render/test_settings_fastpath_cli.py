@@ -1,13 +1,6 @@
-"""The fast path of settings validation (``scs_templates.settings.fastpath``).
-
-Proven here: the fast path is ON for the shipped model and schema; what it accepts, pydantic
-accepts too, and the settings it builds EQUAL pydantic's (``==``, ``model_dump`` and
-``model_fields_set`` at every level) for the examples, the benchmark fleet, generated valid
-documents and generated near-misses (one value changed to something of another type, one
-key removed or added); it switches itself off when the schema file is out of date with the
-model or a model gets a validator the schema cannot express; and a valid file is loaded
-without building any pydantic validator or importing ``importlib.metadata``.
-"""
+"""The fast path of settings validation in a fresh interpreter: a valid file is loaded without
+building any pydantic validator or importing ``importlib.metadata`` (what the fast path
+accepts and builds: tests/unit/test_settings_fastpath.py)."""
 
 from __future__ import annotations
 
@@ -15,9 +8,6 @@ import subprocess
 import sys
 
 from tests.support import EXAMPLES
-
-# --------------------------------------------------------------------------- off switches
-
 
 # --------------------------------------------------------------------------- what it saves
 
