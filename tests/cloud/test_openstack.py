@@ -49,7 +49,7 @@ from scs_templates.providers.openstack.leftovers import (
 )
 from scs_templates.settings import parse_settings_text
 from tests.support import openstack_settings, openstack_settings_text, skip_or_fail
-from tests.support.openstack_fixtures import Tenant, make_tenant, running_stack
+from tests.support.openstack_fixtures import Tenant, external_network, make_tenant, running_stack
 from tests.support.openstack_stack import REGION, Stack
 
 # --------------------------------------------------------------------------- the real stack
@@ -1069,19 +1069,6 @@ def _octavia_and_cinder_leftovers(conn: Any, subnet_id: str, cluster: str) -> di
     return made
 
 
-def _external_network(admin: Any) -> Any:
-    """An external network with a subnet (the provider network floating IPs come from)."""
-    name = "public-fip"
-    found = admin.network.find_network(name)
-    if found is not None:
-        return found
-    network = admin.network.create_network(name=name, is_router_external=True, is_shared=False)
-    admin.network.create_subnet(
-        network_id=network.id, ip_version=4, cidr="198.18.0.0/24", name=name
-    )
-    return network
-
-
 def _occm_and_capo_leftovers(conn: Any, external: Any, cluster: str, capo: str) -> dict[str, Any]:
     """What OCCM and CAPO leave in the project when the cluster died before its services:
     their floating IPs (CAPO's for the API load balancer, OCCM's per LoadBalancer Service)
@@ -1124,7 +1111,7 @@ def test_delete_removes_the_clusters_cloud_leftovers(
 
     cluster = _unique("gone")
     settings = openstack_settings(cluster, "10.65.0.0/20")
-    external = _external_network(admin)
+    external = external_network(admin)
     occm = cloud_cluster_name(settings)  # a new cluster's: "<name>.<namespace>"
     assert occm == f"{cluster}.default"
     made = _occm_and_capo_leftovers(conn, external, occm, capo_description(settings))

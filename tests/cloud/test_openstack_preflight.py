@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from tests.cloud.test_openstack import (  # the fixtures resolve ``demo``/``stack`` to this module's
-    _external_network,
     _id,
     _lines,
     _unique,
@@ -27,7 +26,7 @@ from tests.cloud.test_openstack import (  # the fixtures resolve ``demo``/``stac
     run_cli,
 )
 from tests.support import openstack_settings_text, skip_or_fail
-from tests.support.openstack_fixtures import Tenant, make_tenant, running_stack
+from tests.support.openstack_fixtures import Tenant, external_network, make_tenant, running_stack
 from tests.support.openstack_stack import Stack
 
 __all__ = ["admin", "cli_env", "conn", "run_cli"]
@@ -102,7 +101,7 @@ def test_preflight_flavors_and_images_against_real_nova_and_glance(
     settings_file = _preflight_file(
         tmp_path, cluster, f"ubuntu-{suffix}-{{version}}", cp_flavor, worker_flavor
     )
-    _external_network(admin)  # exactly one external network: that check passes
+    external_network(admin)  # exactly one external network: that check passes
     flavors: list[Any] = []
     images: list[Any] = []
     try:
@@ -258,7 +257,7 @@ def test_preflight_image_fit_against_real_nova_and_glance(
     suffix = uuid.uuid4().hex[:6]
     small, large = f"fit-small-{suffix}", f"fit-large-{suffix}"
     image_name, encrypted_name = f"fit-{suffix}", f"fit-enc-{suffix}"
-    _external_network(admin)
+    external_network(admin)
     flavors: list[Any] = []
     images: list[Any] = []
     try:
@@ -365,7 +364,7 @@ def test_preflight_image_fit_sizes_against_real_nova_cinder_and_glance(
     data = tmp_path / "image.raw"
     with data.open("wb") as out:  # sparse: no disk used here, zeros when read
         out.truncate(size)
-    _external_network(admin)
+    external_network(admin)
     flavor = admin.compute.create_flavor(name=tiny, ram=4096, vcpus=2, disk=1)
     image = None
     try:
