@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scs_templates import api
-from tests.render.test_snapshots import settings_for
+from tests.support.scenarios import settings_for
 from tests.support.workload_cluster import apiserver_flags
 
 if TYPE_CHECKING:

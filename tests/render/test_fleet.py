@@ -34,7 +34,7 @@ from scs_templates.render import RenderJob, kube_version_of, render
 from scs_templates.settings import load_settings, validate_data
 from scs_templates.settings.model import ClusterSettings
 from tests.support import EXAMPLES, skip_or_fail
-from tests.unit.test_settings_model import settings_documents
+from tests.support.strategies import settings_documents
 
 pytestmark = pytest.mark.usefixtures("no_tool_overrides")
 

@@ -26,7 +26,7 @@ from scs_templates.settings import fastpath, load_settings, validate_data
 from scs_templates.settings.loader import parse_yaml
 from scs_templates.settings.model import ClusterSettings
 from tests.support import EXAMPLES
-from tests.unit.test_settings_model import settings_documents
+from tests.support.strategies import settings_documents
 
 
 def _pydantic(data: Any) -> ClusterSettings:
