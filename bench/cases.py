@@ -554,7 +554,7 @@ mark("import the compiled schema check (fastjsonschema's, generated)")
 from scs_templates._settings import plain
 plain._builder()
 mark("schema: build the plain classes (once per process)")
-from scs_templates._cli.common import load
+from scs_templates._clikit.common import load
 loaded = load(args.settings, plain=True)
 mark("load + validate the settings file (plain path)")
 from scs_templates._render.values import build_values

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from scs_templates._tools.helm import Helm
-from tests.support import pinned_helm, skip_or_fail
+from tests.support import pinned_helm, real_charts, skip_or_fail
 
 TESTS = Path(__file__).resolve().parent
 
@@ -86,6 +86,25 @@ def helm() -> Helm:
     """The pinned helm (for renders)."""
     runner: Helm = pinned_helm()
     return runner
+
+
+@pytest.fixture(scope="session")
+def services_helmfile() -> object:
+    """The pinned helmfile with the pinned helm (services render and apply)."""
+    from scs_templates._core.errors import ToolNotFoundError
+    from scs_templates._services.runner import ServicesHelmfile
+
+    try:
+        return ServicesHelmfile()
+    except ToolNotFoundError as error:
+        skip_or_fail(f"helmfile/helm not available ({error}); `scs-templates tools install --all`")
+        raise
+
+
+@pytest.fixture(scope="session")
+def chart_mirror() -> Path:
+    """The REAL upstream charts, packaged (../shared/charts), used as a local chart mirror."""
+    return real_charts()
 
 
 def _running_plane(directory: Path, **options: Any) -> Iterator[object]:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``apply``; importing this module stays cheap."""
     from scs_templates._cli.cmd_lifecycle import openstack_credential_options, parse_duration
-    from scs_templates._cli.common import cluster_options, poll_option
+    from scs_templates._clikit.common import cluster_options, poll_option
 
     apply = subparsers.add_parser(
         "apply",
@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     cluster_options(apply)
-    from scs_templates._cli.common import chart_mirror_option
+    from scs_templates._clikit.common import chart_mirror_option
 
     chart_mirror_option(apply)
     apply.add_argument(
@@ -82,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run_apply(args: argparse.Namespace) -> int:
     from scs_templates._cli.cmd_lifecycle import ProgressLine, _note, cloud_options, print_pruned
-    from scs_templates._cli.common import load_args
+    from scs_templates._clikit.common import load_args
     from scs_templates._services.deploy import apply
 
     loaded = load_args(args)

@@ -6,7 +6,7 @@ Secret's keys (or no Secret exists), 1 when the API fails.
 
 from __future__ import annotations
 
-from scs_templates._cli.common import cluster_options, load_args, usage
+from scs_templates._clikit.common import cluster_options, load_args, usage
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from scs_templates._cli.common import path_argument
+from scs_templates._clikit.common import path_argument
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -98,14 +98,14 @@ def run_render_fleet(args: argparse.Namespace) -> int:
     """Files are loaded while helm already renders the first full batches; nothing is
     printed or written before every file has loaded, and (unless ``--keep-going``) nothing
     at all when a file is bad or a cluster is defined twice."""
-    from scs_templates._cli.common import load_each
+    from scs_templates._clikit.common import load_each
     from scs_templates._core.errors import ScsTemplatesError
     from scs_templates._render.fleet import render_fleet, render_fleet_manifests
     from scs_templates._render.render import check_output_dir
     from scs_templates._settings.problems import Problem, SettingsError
 
     if args.output is not None:
-        from scs_templates._cli.output import output_format
+        from scs_templates._clikit.output import output_format
 
         output_format(args, ("yaml",), default="yaml", legacy="DIR")
         args.stdout = args.output_dir is None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from scs_templates._cli.common import path_argument
+from scs_templates._clikit.common import path_argument
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def _layout_options(gitops: argparse.ArgumentParser) -> None:
         "--path", metavar="PATH", help="DIR's path in that repository (default: ./<DIR name>)"
     )
     gitops.add_argument("--no-services", action="store_true", help="only the cluster HelmReleases")
-    from scs_templates._cli.common import chart_mirror_option
+    from scs_templates._clikit.common import chart_mirror_option
 
     chart_mirror_option(
         gitops,
@@ -114,7 +114,7 @@ def _layout_options(gitops: argparse.ArgumentParser) -> None:
 def run_gitops(args: argparse.Namespace) -> int:
     import re
 
-    from scs_templates._cli.common import load_many
+    from scs_templates._clikit.common import load_many
     from scs_templates._core.errors import InputError
     from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from scs_templates._cli.common import cluster_options, load_args, path_argument
+from scs_templates._clikit.common import cluster_options, load_args, path_argument
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     cluster_options(describe)
-    from scs_templates._cli.output import report_format_option
+    from scs_templates._clikit.output import report_format_option
 
     report_format_option(describe, "; yaml and json: the tree as data")
     describe.set_defaults(func=run_describe)
@@ -121,7 +121,7 @@ def run_describe(args: argparse.Namespace) -> int:
         )
     tree = build_tree(objects)
     if args.output != "text":
-        from scs_templates._cli.output import data_text
+        from scs_templates._clikit.output import data_text
 
         sys.stdout.write(data_text(tree.to_dict(), args.output))
         return 0

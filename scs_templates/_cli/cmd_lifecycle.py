@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import sys
 
-from scs_templates._cli.common import cluster_options, load_args, path_argument, poll_option
+from scs_templates._clikit.common import cluster_options, load_args, path_argument, poll_option
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def _register_status(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     cluster_options(status)
-    from scs_templates._cli.output import report_format_option
+    from scs_templates._clikit.output import report_format_option
 
     report_format_option(status)
     status.set_defaults(func=run_status)
@@ -328,7 +328,7 @@ def run_status(args: argparse.Namespace) -> int:
         loaded.settings, helm=_helm(args), kubeconfig=args.kubeconfig, context=args.context
     )
     if args.output != "text":
-        from scs_templates._cli.output import data_text
+        from scs_templates._clikit.output import data_text
 
         sys.stdout.write(data_text(result.to_dict(), args.output))
         return 0

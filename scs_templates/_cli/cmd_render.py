@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import sys
 
-from scs_templates._cli.common import load_args, path_argument, settings_arguments
-from scs_templates._cli.output import OBJECT_FORMATS, format_option, objects_text, values_yaml
+from scs_templates._clikit.common import load_args, path_argument, settings_arguments
+from scs_templates._clikit.output import OBJECT_FORMATS, format_option, objects_text, values_yaml
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def run_render(args: argparse.Namespace) -> int:
 def objects_format(args: argparse.Namespace) -> str:
     """``-o FORMAT`` of a command that prints objects (``-o DIR``: deprecated, the folder);
     a format other than yaml with ``--output-dir`` is refused (the files are YAML)."""
-    from scs_templates._cli.output import output_format
+    from scs_templates._clikit.output import output_format
 
     output = output_format(args, OBJECT_FORMATS, default="yaml", legacy="DIR")
     if output != "yaml" and args.output_dir is not None:
@@ -150,7 +150,7 @@ def print_or_write(
 
 
 def run_values(args: argparse.Namespace) -> int:
-    from scs_templates._cli.output import output_format
+    from scs_templates._clikit.output import output_format
 
     output = output_format(args, ("yaml", "json"), default="yaml", legacy="DIR")
     loaded = load_args(args, plain=True)

@@ -6,7 +6,7 @@ a chart, 1 when helmfile or helm fail (e.g. upstream chart repositories without 
 
 from __future__ import annotations
 
-from scs_templates._cli.common import load_args, usage
+from scs_templates._clikit.common import load_args, usage
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     render_arguments(render)
-    from scs_templates._cli.common import chart_mirror_option
+    from scs_templates._clikit.common import chart_mirror_option
 
     chart_mirror_option(render)
     render.add_argument(
@@ -60,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run_services_render(args: argparse.Namespace) -> int:
     from scs_templates._cli.cmd_render import objects_format, print_or_write
-    from scs_templates._cli.output import objects_text
+    from scs_templates._clikit.output import objects_text
 
     output = objects_format(args)
     loaded = load_args(args)

@@ -19,7 +19,7 @@ def register(subparsers: Any) -> None:
         "For a valid file it also says how network.apiAccess is enforced (load balancer "
         "allowed CIDRs on amphora, control-plane security-group rules on ovn).",
     )
-    from scs_templates._cli.common import LAYERS_HELP, SET_HELP
+    from scs_templates._clikit.common import LAYERS_HELP, SET_HELP
 
     validate.add_argument(
         "files", nargs="*", metavar="SETTINGS", help="settings file(s), each validated alone"
@@ -52,7 +52,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    from scs_templates._cli.common import print_warnings
+    from scs_templates._clikit.common import print_warnings
     from scs_templates._settings.layers import load_layers
     from scs_templates._settings.problems import SettingsError
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from scs_templates._cli.common import path_argument, usage
+from scs_templates._clikit.common import path_argument, usage
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:

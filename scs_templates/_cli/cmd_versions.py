@@ -20,7 +20,7 @@ def register(subparsers: Any) -> None:
         "default service chart versions per Kubernetes minor, each with where and when it "
         "was read. See docs/versions.md.",
     )
-    from scs_templates._cli.output import report_format_option
+    from scs_templates._clikit.output import report_format_option
 
     report_format_option(versions, "; yaml and json: the table as data, for tools")
     versions.set_defaults(func=run_versions)
@@ -32,7 +32,7 @@ def run_versions(args: argparse.Namespace) -> int:
     from scs_templates._versions import table_json
 
     if args.output != "text":
-        from scs_templates._cli.output import data_text
+        from scs_templates._clikit.output import data_text
 
         write_stdout(data_text(table_json(), args.output))
     else:

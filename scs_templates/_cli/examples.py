@@ -7,6 +7,8 @@ with ``#`` explains the line before it.
 
 from __future__ import annotations
 
+from scs_templates._clikit.examples import examples_block
+
 EXAMPLES: dict[str, tuple[str, ...]] = {
     "validate": (
         "scs-templates validate cluster.yaml other.yaml",
@@ -75,20 +77,6 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "--chart-mirror file:///srv/charts",
         "# --chart-mirror: the Gateway API CRD chart gitops renders itself; offline with file://",
     ),
-    "openstack": ("scs-templates openstack preflight cluster.yaml",),
-    "openstack appcred": ("scs-templates openstack appcred create cluster.yaml",),
-    "openstack appcred create": (
-        "scs-templates openstack appcred create cluster.yaml --os-cloud admin",
-        "scs-templates openstack appcred create cluster.yaml --write-secret secret.yaml",
-    ),
-    "openstack appcred delete": ("scs-templates openstack appcred delete cluster.yaml",),
-    "openstack appcred rotate": (
-        "scs-templates openstack appcred rotate cluster.yaml --dry-run",
-        "scs-templates openstack appcred rotate cluster.yaml --kubeconfig mgmt.yaml",
-    ),
-    "openstack preflight": ("scs-templates openstack preflight cluster.yaml --os-cloud prod",),
-    "openstack cleanup": ("scs-templates openstack cleanup cluster.yaml --dry-run",),
-    "migrate": ("scs-templates migrate clusterctl.yaml --name prod --output-file cluster.yaml",),
     "completion": (
         "scs-templates completion bash > ~/.local/share/bash-completion/completions/scs-templates",
         "scs-templates completion zsh > ~/.zfunc/_scs-templates",
@@ -106,6 +94,4 @@ def epilog(prog: str) -> str | None:
     lines = EXAMPLES.get(prog.partition(" ")[2])
     if not lines:
         return None
-    return "examples:\n" + "\n".join(
-        f"    {line}" if line.startswith("#") else f"  {line}" for line in lines
-    )
+    return examples_block(lines)

@@ -12,6 +12,7 @@ import os
 import sys
 
 from scs_templates import __version__
+from scs_templates._core.entry_points import entry_points
 from scs_templates._core.errors import ScsTemplatesError
 
 # Not ``typing.TYPE_CHECKING``: ``--version`` and ``--help`` must not pay for importing
@@ -23,7 +24,9 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 # Subcommand modules, in the order they appear in --help. Each exposes register(subparsers).
-COMMAND_MODULES: tuple[str, ...] = (
+# The providers' own commands (OpenStack's `openstack` and `migrate`) come from the
+# entry-point group COMMANDS_GROUP, like a plug-in's: between these and the last two.
+_OWN_COMMANDS: tuple[str, ...] = (
     "scs_templates._cli.cmd_settings",
     "scs_templates._cli.cmd_render",
     "scs_templates._cli.cmd_versions",
@@ -34,11 +37,28 @@ COMMAND_MODULES: tuple[str, ...] = (
     "scs_templates._cli.cmd_apply",
     "scs_templates._cli.cmd_services",
     "scs_templates._cli.cmd_gitops",
-    "scs_templates._cli.cmd_openstack",
-    "scs_templates._cli.cmd_migrate",
+)
+_LAST_COMMANDS: tuple[str, ...] = (
     "scs_templates._cli.cmd_tools",
     "scs_templates._cli.cmd_completion",
 )
+#: The entry-point group of the providers' commands: the name is the command, the value the
+#: module that registers it (docs/architecture.md, "Adding a provider").
+COMMANDS_GROUP = "scs_templates.commands"
+
+
+def plugin_commands() -> dict[str, str]:
+    """Command -> its module, of every installed provider's commands (by command name)."""
+    points = sorted((name, module) for _, name, module in entry_points(COMMANDS_GROUP))
+    return dict(points)
+
+
+def command_modules() -> tuple[str, ...]:
+    """Every command module, in the order of --help."""
+    plugins = tuple(dict.fromkeys(plugin_commands().values()))
+    return (*_OWN_COMMANDS, *plugins, *_LAST_COMMANDS)
+
+
 # Commands that build ONLY their own module's parser (building every command's parser costs
 # more than most commands); a command missing here builds all of them, which is correct,
 # just slower. tests/render/test_cli.py checks that each is registered by the module named here.
@@ -148,7 +168,7 @@ def _formatter_class() -> type[argparse.HelpFormatter]:
 
 
 def build_parser(
-    modules: Sequence[str] = COMMAND_MODULES, *, outline: bool = False
+    modules: Sequence[str] | None = None, *, outline: bool = False
 ) -> argparse.ArgumentParser:
     """The parser with the commands of ``modules`` (default: all of them, for --help).
 
@@ -185,7 +205,7 @@ def build_parser(
     )
     parser_class: Any = _Outline if outline else _command_parser_class(parser.formatter_class)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
-    for name in modules:
+    for name in command_modules() if modules is None else modules:
         importlib.import_module(name).register(subparsers)
     return parser
 
@@ -241,8 +261,11 @@ def modules_for(argv: Sequence[str]) -> tuple[str, ...]:
             continue
         if token in LAZY_COMMANDS:
             return (LAZY_COMMANDS[token],)
+        plugin = plugin_commands().get(token)
+        if plugin is not None:
+            return (plugin,)
         break
-    return COMMAND_MODULES
+    return command_modules()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -132,6 +132,18 @@ def compose_yaml(text: str, *, name_aliases: bool = True) -> Any:
         ) from None
     except RecursionError:  # pragma: no cover - the depth limit comes first
         raise YamlSyntaxError(0, 0, f"nested more than {MAX_DEPTH} levels deep") from None
+    except NotImplementedError as error:  # ruamel: "overlap in comment" (a comment it cannot place)
+        raise _unplaceable_comment(error) from None
+
+
+def _unplaceable_comment(error: NotImplementedError) -> YamlSyntaxError:
+    """ruamel.yaml's round-trip composer gives up on some comments next to a block scalar
+    header (``a: #|+`` followed by a blank line): say where, as a syntax error (exit 2)."""
+    found = re.search(r"line: (\d+), col: (\d+)", str(error))
+    line, column = (int(found.group(1)) + 1, int(found.group(2)) + 1) if found else (0, 0)
+    return YamlSyntaxError(
+        line, column, "a comment here cannot be read (ruamel.yaml); move it to a line of its own"
+    )
 
 
 #: Upper bound of the nesting a text can reach, above which libyaml (whose composer recurses

@@ -12,13 +12,11 @@ interface in :mod:`scs_templates.providers`.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
-from importlib import import_module
-from pathlib import Path
 
+from scs_templates._core.entry_points import entry_points, load
 from scs_templates._core.errors import InputError
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
@@ -31,56 +29,12 @@ GROUP = "scs_templates.providers"
 DISTRIBUTION = "scs-templates"
 
 
-def _entry_points(group: str) -> Iterator[tuple[str, str, str]]:
-    """(distribution, name, object reference) of every entry point of ``group``.
-
-    Read from the ``*.dist-info/entry_points.txt`` files on ``sys.path``, first distribution
-    of a name wins, as :func:`importlib.metadata.entry_points` does; that module is not used
-    because its import alone (email, zipfile, csv, ...) costs ~20-30 ms of every ``validate``
-    and ``render`` (tests/render/test_cli.py keeps those commands light).
-    """
-    seen: set[str] = set()
-    for entry in sys.path:
-        try:
-            folders = sorted(Path(entry or ".").glob("*.dist-info"))
-        except OSError:
-            continue
-        for folder in folders:
-            name = folder.name
-            distribution = name[: -len(".dist-info")].rpartition("-")[0]
-            key = distribution.lower().replace("_", "-").replace(".", "-")
-            if key in seen:
-                continue
-            seen.add(key)
-            try:
-                text = (folder / "entry_points.txt").read_text(encoding="utf-8")
-            except OSError:
-                continue
-            section = ""
-            for raw in text.splitlines():
-                line = raw.strip()
-                if line.startswith("[") and line.endswith("]"):
-                    section = line[1:-1].strip()
-                elif section == group and "=" in line and not line.startswith(("#", ";")):
-                    point, _, reference = line.partition("=")
-                    yield key, point.strip(), reference.strip()
-
-
-def _load(reference: str) -> Any:
-    """The object ``module:attribute.path`` names."""
-    module, _, attributes = reference.partition(":")
-    found: Any = import_module(module.strip())
-    for attribute in filter(None, attributes.strip().split(".")):
-        found = getattr(found, attribute)
-    return found
-
-
 @cache
 def _points() -> tuple[tuple[bool, str, str], ...]:
     """(shipped, name, object reference) of every entry point of :data:`GROUP`."""
     return tuple(
         (distribution == DISTRIBUTION, point, reference)
-        for distribution, point, reference in _entry_points(GROUP)
+        for distribution, point, reference in entry_points(GROUP)
     )
 
 
@@ -92,7 +46,7 @@ def _provider_at(point: str, reference: str) -> Any:
     imported only when its provider is asked for, so it costs no other command anything)."""
     provider = _loaded.get(point)
     if provider is None:
-        provider = _load(reference)
+        provider = load(reference)
         if provider.name != point:
             raise RuntimeError(f"entry point {point!r} of {GROUP} loads provider {provider.name!r}")
         _loaded[point] = provider

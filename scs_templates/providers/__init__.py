@@ -3,26 +3,47 @@
 :class:`Provider` (in :mod:`.interface`) names every difference between providers; the
 shipped ones, :mod:`.openstack` and :mod:`.docker`, implement it, and a separate
 distribution adds one by declaring its :class:`Provider` object under the entry-point group
-``scs_templates.providers`` (:mod:`scs_templates._settings.plugins` finds them). Nothing
-outside this package compares ``spec.provider`` with a name: it asks the cluster's provider
-(:func:`provider_of`). See docs/architecture.md, "Adding a provider".
+``scs_templates.providers`` (:mod:`scs_templates._settings.plugins` finds them; a provider's
+own commands under ``scs_templates.commands``). Nothing outside this package compares
+``spec.provider`` with a name: it asks the cluster's provider (:func:`provider_of`). See
+docs/architecture.md, "Adding a provider". The names below are imported on first use
+(:mod:`scs_templates._core.lazy`): a provider's command module, imported by ``--help``, pays
+for none of them.
 """
 
 from __future__ import annotations
 
-from scs_templates._settings import plugins as _plugins
-from scs_templates._settings.plugins import provider_names, registered_provider
-from scs_templates.providers.interface import (
-    CloudOptions,
-    Finding,
-    Management,
-    Progress,
-    Provider,
-)
+from scs_templates._core.lazy import exports
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # not typing's: --help imports no typing
 if TYPE_CHECKING:
-    from scs_templates._settings.model import ClusterSettings
+    from scs_templates.providers.interface import (
+        CloudOptions,
+        Finding,
+        Management,
+        Progress,
+        Provider,
+    )
+    from scs_templates.providers.registry import (
+        provider,
+        provider_names,
+        provider_of,
+        providers,
+        registered_provider,
+        shipped_providers,
+    )
+
+_LAZY = {
+    "interface": ("CloudOptions", "Finding", "Management", "Progress", "Provider"),
+    "registry": (
+        "provider",
+        "provider_names",
+        "provider_of",
+        "providers",
+        "registered_provider",
+        "shipped_providers",
+    ),
+}
 
 __all__ = [
     "CloudOptions",
@@ -38,29 +59,4 @@ __all__ = [
     "shipped_providers",
 ]
 
-
-def _checked(found: object) -> Provider:
-    if not isinstance(found, Provider):
-        raise TypeError(f"{found!r} (entry point group {_plugins.GROUP}) is no Provider")
-    return found
-
-
-def providers() -> tuple[Provider, ...]:
-    """Every known provider: the shipped ones first (the first is the default), then other
-    installed plug-ins, then those registered with :func:`registered_provider`."""
-    return tuple(_checked(found) for found in _plugins.installed_providers())
-
-
-def shipped_providers() -> tuple[Provider, ...]:
-    """The providers scs-templates ships: the published schema and charts cover these."""
-    return tuple(_checked(found) for found in _plugins.shipped_providers())
-
-
-def provider(name: str) -> Provider:
-    """The provider called ``name``; InputError naming the known ones otherwise."""
-    return _checked(_plugins.provider_named(name))
-
-
-def provider_of(settings: ClusterSettings) -> Provider:
-    """The provider of a settings document (``spec.provider``)."""
-    return provider(settings.spec.provider)
+__getattr__, __dir__ = exports(__name__, _LAZY)

@@ -48,12 +48,9 @@ from scs_templates.providers.openstack.leftovers import (
     CINDER_CSI_CLUSTER_PROPERTY,
     clean_project_leftovers,
 )
-from tests.support import skip_or_fail
-from tests.support.openstack_fixtures import Tenant, make_tenant, running_stack
+from tests.support import openstack_settings, openstack_settings_text, skip_or_fail
+from tests.support.openstack_fixtures import Tenant, external_network, make_tenant, running_stack
 from tests.support.openstack_stack import REGION, Stack
-
-# --------------------------------------------------------------------------- no stack needed
-
 
 # --------------------------------------------------------------------------- the real stack
 
@@ -123,41 +120,11 @@ def run_cli(
     return run
 
 
-def _settings_text(
-    name: str, node_cidr: str, *, extra: str = "", external: str = "", namespace: str = "default"
-) -> str:
-    return f"""apiVersion: scs-templates.scs.community/v1alpha1
-kind: ClusterSettings
-metadata:
-  name: {name}
-  namespace: {namespace}
-spec:
-  provider: openstack
-  controlPlane:
-    replicas: 1
-    machineType: SCS-2V-4-20s
-  workers:
-    - name: workers
-      replicas: 1
-      machineType: SCS-4V-8-50s
-  network:
-    nodeCIDR: {node_cidr}
-  openstack:
-    cloud: demo
-{external}    applicationCredential:
-      perCluster: true
-{extra}"""
-
-
-def _settings(name: str, node_cidr: str, **kwargs: str) -> Any:
-    return parse_settings_text(_settings_text(name, node_cidr, **kwargs)).settings
-
-
 def _settings_without_server_groups(name: str, node_cidr: str, **kwargs: str) -> Any:
-    """:func:`_settings` without anti-affinity: no server groups, which need the compute
+    """:func:`openstack_settings` without anti-affinity: no server groups, which need the compute
     API this session's stack does not run."""
     no_groups = "    antiAffinity: {controlPlane: none, workers: none}\n"
-    text = _settings_text(name, node_cidr, **kwargs)
+    text = openstack_settings_text(name, node_cidr, **kwargs)
     return parse_settings_text(
         text.replace("    cloud: demo\n", "    cloud: demo\n" + no_groups)
     ).settings
@@ -165,7 +132,7 @@ def _settings_without_server_groups(name: str, node_cidr: str, **kwargs: str) ->
 
 def _settings_file(tmp_path: Path, name: str, node_cidr: str, **kwargs: str) -> Path:
     path = tmp_path / f"{name}-{uuid.uuid4().hex[:4]}.yaml"
-    path.write_text(_settings_text(name, node_cidr, **kwargs))
+    path.write_text(openstack_settings_text(name, node_cidr, **kwargs))
     return path
 
 
@@ -287,7 +254,7 @@ def test_recreated_when_stored_secret_no_longer_authenticates(conn: Any) -> None
 
 def test_separate_workload_credential(conn: Any) -> None:
     cluster = _unique("split")
-    settings = _settings(cluster, "10.62.0.0/20", extra="      separateWorkload: true\n")
+    settings = openstack_settings(cluster, "10.62.0.0/20", extra="      separateWorkload: true\n")
     credentials = ensure_cluster_credentials(conn, settings)
     assert credentials.workload is not None
     assert credentials.workload.credential.name == f"capi-{cluster}-appcred-workload.default"
@@ -317,8 +284,8 @@ def test_clusters_of_one_name_in_two_namespaces_have_their_own_credentials(conn:
     from scs_templates.providers.openstack import delete_cluster_credentials
 
     cluster = _unique("twin")
-    a = _settings(cluster, "10.63.0.0/20", namespace="team-a")
-    b = _settings(cluster, "10.63.0.0/20", namespace="team-b")
+    a = openstack_settings(cluster, "10.63.0.0/20", namespace="team-a")
+    b = openstack_settings(cluster, "10.63.0.0/20", namespace="team-b")
     first_a = ensure_cluster_credentials(conn, a)
     first_b = ensure_cluster_credentials(conn, b)
     assert first_a.cluster.credential.name == f"capi-{cluster}-appcred.team-a"
@@ -351,8 +318,8 @@ def test_credentials_named_by_earlier_versions_are_still_found(conn: Any) -> Non
     )
 
     cluster = _unique("legacy")
-    a = _settings(cluster, "10.64.0.0/20", namespace="team-a")
-    b = _settings(cluster, "10.64.0.0/20", namespace="team-b")
+    a = openstack_settings(cluster, "10.64.0.0/20", namespace="team-a")
+    b = openstack_settings(cluster, "10.64.0.0/20", namespace="team-b")
     legacy = legacy_generation_name(a, "appcred", 1)
     assert legacy == f"capi-{cluster}-appcred"
     # as the earlier version made it for team-a (its description names the cluster)
@@ -409,7 +376,7 @@ def test_legacy_names_that_are_not_the_clusters_are_kept_and_said(
 
     cluster = _unique("kept")
     settings_file = _settings_file(tmp_path, cluster, "10.65.0.0/20", namespace="team-a")
-    a = _settings(cluster, "10.65.0.0/20", namespace="team-a")
+    a = openstack_settings(cluster, "10.65.0.0/20", namespace="team-a")
     legacy = legacy_generation_name(a, "appcred", 1)
     workload_legacy = legacy_generation_name(a, "appcred-workload", 1)
     kaas_v1 = create_app_credential(conn, legacy, description="created by KaaS v1")
@@ -580,7 +547,7 @@ def test_cleanup_leftover_port(run_cli: Any, tmp_path: Path, conn: Any) -> None:
 
     cluster = _unique("leftover")
     settings_file = _settings_file(tmp_path, cluster, "10.64.0.0/20")
-    settings = _settings(cluster, "10.64.0.0/20")
+    settings = openstack_settings(cluster, "10.64.0.0/20")
     network, subnet, groups = _capo_network(conn, settings, "10.64.0.0/20")
     port = conn.network.create_port(
         network_id=network.id,
@@ -627,7 +594,7 @@ def test_cleanup_reports_compute_owned_port_403(
 ) -> None:
     cluster = _unique("computeport")
     settings_file = _settings_file(tmp_path, cluster, "10.65.0.0/20")
-    settings = _settings(cluster, "10.65.0.0/20")
+    settings = openstack_settings(cluster, "10.65.0.0/20")
     network, subnet, groups = _capo_network(conn, settings, "10.65.0.0/20")
     device = str(uuid.uuid4())
     # A port as Nova would leave it: created by an admin in the member's project.
@@ -674,7 +641,7 @@ def test_cleanup_says_what_it_leaves_alone_and_touches_none_of_it(
     cluster = _unique("alone")
     cidr = "10.67.0.0/20"
     settings_file = _settings_file(tmp_path, cluster, cidr)
-    settings = _settings(cluster, cidr)
+    settings = openstack_settings(cluster, cidr)
     own = capo_network_name(settings)
     network, subnet, groups = _capo_network(conn, settings, cidr)
     foreign_net = conn.network.create_network(name=own, description="made by hand")
@@ -817,7 +784,7 @@ def test_preflight(run_cli: Any, tmp_path: Path, conn: Any, admin: Any) -> None:
             )
 
         # The cluster's own network (CAPO's name) may use the node CIDR.
-        settings = _settings(cluster, cidr)
+        settings = openstack_settings(cluster, cidr)
         network, _subnet, _groups = _capo_network(conn, settings, cidr)
         own = run_cli("openstack", "preflight", str(settings_file))
         assert own.code == 0, own.out
@@ -845,7 +812,7 @@ def test_preflight(run_cli: Any, tmp_path: Path, conn: Any, admin: Any) -> None:
     finally:
         for network in created:
             admin.network.delete_network(network.id, ignore_missing=True)
-        settings = _settings(cluster, cidr)
+        settings = openstack_settings(cluster, cidr)
         for net in conn.network.networks(name=capo_network_name(settings)):
             conn.network.delete_network(net.id)
         for group in conn.network.security_groups(project_id=conn.current_project_id):
@@ -869,7 +836,7 @@ def test_server_groups_need_a_compute_endpoint(conn: Any) -> None:
     from scs_templates._core.errors import ToolError
     from scs_templates.providers.openstack import delete_server_groups, ensure_server_groups
 
-    settings = _settings("sg", "10.77.0.0/24")
+    settings = openstack_settings("sg", "10.77.0.0/24")
     with pytest.raises(ToolError, match="no compute endpoint in the service catalog"):
         ensure_server_groups(conn, settings)
     actions = delete_server_groups(conn, settings)
@@ -1104,19 +1071,6 @@ def _octavia_and_cinder_leftovers(conn: Any, subnet_id: str, cluster: str) -> di
     return made
 
 
-def _external_network(admin: Any) -> Any:
-    """An external network with a subnet (the provider network floating IPs come from)."""
-    name = "public-fip"
-    found = admin.network.find_network(name)
-    if found is not None:
-        return found
-    network = admin.network.create_network(name=name, is_router_external=True, is_shared=False)
-    admin.network.create_subnet(
-        network_id=network.id, ip_version=4, cidr="198.18.0.0/24", name=name
-    )
-    return network
-
-
 def _occm_and_capo_leftovers(conn: Any, external: Any, cluster: str, capo: str) -> dict[str, Any]:
     """What OCCM and CAPO leave in the project when the cluster died before its services:
     their floating IPs (CAPO's for the API load balancer, OCCM's per LoadBalancer Service)
@@ -1158,8 +1112,8 @@ def test_delete_removes_the_clusters_cloud_leftovers(
     from scs_templates.providers.openstack.values import cloud_cluster_name
 
     cluster = _unique("gone")
-    settings = _settings(cluster, "10.65.0.0/20")
-    external = _external_network(admin)
+    settings = openstack_settings(cluster, "10.65.0.0/20")
+    external = external_network(admin)
     occm = cloud_cluster_name(settings)  # a new cluster's: "<name>.<namespace>"
     assert occm == f"{cluster}.default"
     made = _occm_and_capo_leftovers(conn, external, occm, capo_description(settings))
@@ -1262,7 +1216,7 @@ def test_a_cloud_without_octavia_or_cinder_is_said_not_failed(
     conn = _connect_without(base, has_load_balancer=False, has_block_storage=False)
     try:
         assert load_balancer_api(conn) is None and block_storage_api(conn) is None
-        settings = _settings(_unique("bare"), "10.66.0.0/20")
+        settings = openstack_settings(_unique("bare"), "10.66.0.0/20")
         report = clean_project_leftovers(
             conn, settings, load_balancers=None, block_storage=None, dry_run=True
         )
@@ -1310,7 +1264,9 @@ def test_preflight_refuses_a_load_balancer_provider_octavia_does_not_offer(
     try:
         (check,) = [
             r
-            for r in run_preflight(conn, _settings(cluster, "10.68.0.0/20", external=ovn)).results
+            for r in run_preflight(
+                conn, openstack_settings(cluster, "10.68.0.0/20", external=ovn)
+            ).results
             if r.name == "load-balancer-provider"
         ]
         assert check.status == "skipped", check

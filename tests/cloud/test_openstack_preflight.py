@@ -16,10 +16,8 @@ from typing import Any
 import pytest
 
 from tests.cloud.test_openstack import (  # the fixtures resolve ``demo``/``stack`` to this module's
-    _external_network,
     _id,
     _lines,
-    _settings_text,
     _unique,
     _wait_for,
     admin,
@@ -27,8 +25,8 @@ from tests.cloud.test_openstack import (  # the fixtures resolve ``demo``/``stac
     conn,
     run_cli,
 )
-from tests.support import skip_or_fail
-from tests.support.openstack_fixtures import Tenant, make_tenant, running_stack
+from tests.support import openstack_settings_text, skip_or_fail
+from tests.support.openstack_fixtures import Tenant, external_network, make_tenant, running_stack
 from tests.support.openstack_stack import Stack
 
 __all__ = ["admin", "cli_env", "conn", "run_cli"]
@@ -62,7 +60,7 @@ def _preflight_file(
     tmp_path: Path, cluster: str, image: str, cp_flavor: str, worker_flavor: str, **extra: str
 ) -> Path:
     """Settings whose machine types and image are the test's own (flavors are cloud-wide)."""
-    text = _settings_text(cluster, "10.69.0.0/20", external=f"    image: {image}\n")
+    text = openstack_settings_text(cluster, "10.69.0.0/20", external=f"    image: {image}\n")
     text = text.replace("SCS-2V-4-20s", cp_flavor).replace("SCS-4V-8-50s", worker_flavor)
     if root := extra.get("worker_root_disk"):
         text = text.replace(
@@ -103,7 +101,7 @@ def test_preflight_flavors_and_images_against_real_nova_and_glance(
     settings_file = _preflight_file(
         tmp_path, cluster, f"ubuntu-{suffix}-{{version}}", cp_flavor, worker_flavor
     )
-    _external_network(admin)  # exactly one external network: that check passes
+    external_network(admin)  # exactly one external network: that check passes
     flavors: list[Any] = []
     images: list[Any] = []
     try:
@@ -215,7 +213,7 @@ def _fit_file(
         workers += f"      image: {worker_image}\n"
     if worker_root_disk:
         workers += f"      rootDiskGB: {worker_root_disk}\n"
-    text = _settings_text(cluster, "10.70.0.0/20", external=f"    image: {image}\n")
+    text = openstack_settings_text(cluster, "10.70.0.0/20", external=f"    image: {image}\n")
     text = text.replace("    machineType: SCS-2V-4-20s\n", f"    machineType: {cp_flavor}\n")
     text = text.replace("      machineType: SCS-4V-8-50s\n", workers)
     path = tmp_path / f"{cluster}-{uuid.uuid4().hex[:4]}.yaml"
@@ -259,7 +257,7 @@ def test_preflight_image_fit_against_real_nova_and_glance(
     suffix = uuid.uuid4().hex[:6]
     small, large = f"fit-small-{suffix}", f"fit-large-{suffix}"
     image_name, encrypted_name = f"fit-{suffix}", f"fit-enc-{suffix}"
-    _external_network(admin)
+    external_network(admin)
     flavors: list[Any] = []
     images: list[Any] = []
     try:
@@ -366,7 +364,7 @@ def test_preflight_image_fit_sizes_against_real_nova_cinder_and_glance(
     data = tmp_path / "image.raw"
     with data.open("wb") as out:  # sparse: no disk used here, zeros when read
         out.truncate(size)
-    _external_network(admin)
+    external_network(admin)
     flavor = admin.compute.create_flavor(name=tiny, ram=4096, vcpus=2, disk=1)
     image = None
     try:

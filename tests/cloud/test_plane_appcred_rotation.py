@@ -23,7 +23,6 @@ run; no secret ever reaches stdout, stderr or a log record.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,8 +44,11 @@ from scs_templates.providers.openstack.credentials_secret import (
     parse_credentials_secret,
 )
 from scs_templates.providers.openstack.rotation import ROTATED_ANNOTATION, rotate_credentials
-from tests.plane.test_services_workload import apply
-from tests.support.openstack_fixtures import Tenant, make_tenant, running_stack
+from tests.support.openstack_fixtures import (
+    OCTAVIA_CINDER_NOVA_API,
+    Tenant,
+    make_tenant,
+)
 from tests.support.openstack_workload import (
     Kubelet,
     cluster_settings,
@@ -57,7 +59,7 @@ from tests.support.openstack_workload import (
     stored_credentials,
     write_settings,
 )
-from tests.support.workload_cluster import WorkloadCluster, empty_workload, workload_cluster
+from tests.support.workload_cluster import WorkloadCluster, apply, empty_workload, workload_cluster
 
 if TYPE_CHECKING:
     from scs_templates._tools.helm import Helm
@@ -69,10 +71,14 @@ SECRET_NAME = "capi-rot-cloud-config"
 SPLIT_SECRET = "capi-split-cloud-config"
 
 
+#: Only Keystone is used: the stack of the CAPO rotation and Cinder CSI modules serves.
+STACK = OCTAVIA_CINDER_NOVA_API
+
+
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Keystone (skips, or fails under CI=true, when it cannot start)."""
-    yield from running_stack(tmp_path_factory, "rotation-stack")
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack of :data:`STACK` (tests/cloud/conftest.py)."""
+    return shared_stack
 
 
 @pytest.fixture(scope="module")

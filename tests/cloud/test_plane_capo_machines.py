@@ -54,11 +54,10 @@ from scs_templates._tools.helm import Helm
 from scs_templates._tools.kube import KubeClient
 from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret
 from scs_templates.providers.openstack.values import credentials_secret_name
-from tests.cloud.test_openstack import _external_network
 from tests.cloud.test_plane_capo_rotation import _capo_tokens, _deleted_at, rotate_waiting_for_capo
 from tests.support import pinned_helm, plane_with_managers, wait_on_plane
-from tests.support.openstack_fixtures import Tenant, make_tenant
-from tests.support.openstack_workload import booting_stack, public_image
+from tests.support.openstack_fixtures import BOOTING, Tenant, external_network, make_tenant
+from tests.support.openstack_workload import public_image
 from tests.support.workload_cluster import empty_workload
 
 if TYPE_CHECKING:
@@ -80,16 +79,19 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
     yield from plane_with_managers(tmp_path_factory, "capo-machines-plane", wanted)
 
 
+STACK = BOOTING
+
+
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Keystone, Neutron, Octavia, Glance, Placement and Nova with compute; the flavor and
-    the external network (the cluster's router gateway), made by the admin as on a cloud."""
-    for started in booting_stack(tmp_path_factory, "capo-machines-stack"):
-        admin = started.admin_connection()
-        admin.compute.create_flavor(name=FLAVOR, vcpus=2, ram=4096, disk=20)
-        _external_network(admin)
-        admin.close()
-        yield started
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack of :data:`STACK` (tests/cloud/conftest.py: Keystone, Neutron,
+    Octavia, Glance, Placement and Nova with compute); the flavor and the external network
+    (the cluster's router gateway), made by the admin as on a cloud."""
+    admin = shared_stack.admin_connection()
+    admin.compute.create_flavor(name=FLAVOR, vcpus=2, ram=4096, disk=20)
+    external_network(admin)
+    admin.close()
+    return shared_stack
 
 
 @pytest.fixture(scope="module")

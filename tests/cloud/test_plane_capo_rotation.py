@@ -66,7 +66,7 @@ from scs_templates.providers.openstack.credentials_secret import (
 from scs_templates.providers.openstack.preflight import run_preflight
 from scs_templates.providers.openstack.rotation import rotate_credentials
 from tests.support import REPO, plane_with_managers, wait_on_plane
-from tests.support.openstack_fixtures import Tenant, make_tenant, running_stack
+from tests.support.openstack_fixtures import OCTAVIA_CINDER_NOVA_API, Tenant, make_tenant
 from tests.support.workload_cluster import empty_workload
 
 if TYPE_CHECKING:
@@ -88,24 +88,24 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
     yield from plane_with_managers(tmp_path_factory, "capo-plane", ("capi-core", "capo"))
 
 
+#: Octavia and the Nova API for CAPO's OpenStackCluster reconcile (Cinder: the stack is the
+#: Cinder CSI module's too).
+STACK = OCTAVIA_CINDER_NOVA_API
+
+
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Keystone + Neutron + Octavia + Nova API, and the admin's external network."""
-    for started in running_stack(tmp_path_factory, "capo-stack"):
-        try:
-            started.start_octavia_cinder(cinder=False)
-            started.start_nova()
-        except Exception as error:
-            pytest.fail(f"Octavia or the Nova API did not start: {error}")
-        admin = started.admin_connection()
-        public = admin.network.create_network(
-            name="public", is_router_external=True, provider_network_type="vxlan"
-        )
-        admin.network.create_subnet(
-            network_id=public.id, cidr="203.0.113.0/24", ip_version=4, name="public"
-        )
-        admin.close()
-        yield started
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack of :data:`STACK` (tests/cloud/conftest.py), and the admin's
+    external network."""
+    admin = shared_stack.admin_connection()
+    public = admin.network.create_network(
+        name="public", is_router_external=True, provider_network_type="vxlan"
+    )
+    admin.network.create_subnet(
+        network_id=public.id, cidr="203.0.113.0/24", ip_version=4, name="public"
+    )
+    admin.close()
+    return shared_stack
 
 
 @pytest.fixture(scope="module")

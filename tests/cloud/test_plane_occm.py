@@ -45,7 +45,6 @@ the load balancer and its security group, so step (c) finds none of OCCM's left.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,20 +59,22 @@ from scs_templates.providers.openstack.leftovers import (
     load_balancer_api,
     occm_load_balancer_prefix,
 )
-from tests.cloud.test_openstack import _external_network
-from tests.plane.test_services_workload import apply
-from tests.support.openstack_fixtures import Tenant, make_tenant
+from tests.support.openstack_fixtures import (
+    OCTAVIA_NEUTRON_VIPS,
+    Tenant,
+    external_network,
+    make_tenant,
+)
 from tests.support.openstack_workload import (
     CONFIG_MOUNT,
     Kubelet,
     PodContainers,
     go_program,
     installed,
-    octavia_cinder_stack,
     rotate_through_cli,
     wait,
 )
-from tests.support.workload_cluster import NODES, WorkloadCluster, workload_cluster
+from tests.support.workload_cluster import NODES, WorkloadCluster, apply, workload_cluster
 
 if TYPE_CHECKING:
     from scs_templates._settings import ClusterSettings
@@ -104,10 +105,13 @@ def occm_program() -> Path:
     return occm_binary()
 
 
+STACK = OCTAVIA_NEUTRON_VIPS
+
+
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Keystone, Neutron and Octavia (skips, or fails under CI=true, when they cannot start)."""
-    yield from octavia_cinder_stack(tmp_path_factory, "occm-stack", cinder=False, neutron_vips=True)
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack of :data:`STACK` (tests/cloud/conftest.py)."""
+    return shared_stack
 
 
 @pytest.fixture(scope="module")
@@ -247,7 +251,7 @@ def test_occm_load_balancer_through_rotation_and_delete(
     namespace = api_plane.namespace("occm")
     admin = stack.admin_connection()  # the cloud's external network, made by an admin
     try:
-        external = str(_external_network(admin).id)
+        external = str(external_network(admin).id)
     finally:
         admin.close()
     with installed(

@@ -20,17 +20,15 @@ server of the project has the same name, and is deleted once its server is gone.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.cloud.test_plane_occm import DAEMONSET, OCCMContainers, occm_binary
-from tests.plane.test_services_workload import apply
-from tests.support.openstack_fixtures import Tenant, make_tenant
-from tests.support.openstack_workload import Kubelet, booting_stack, installed, public_image, wait
-from tests.support.workload_cluster import NODES, workload_cluster
+from tests.support.openstack_fixtures import BOOTING, Tenant, make_tenant
+from tests.support.openstack_workload import Kubelet, installed, public_image, wait
+from tests.support.workload_cluster import NODES, apply, workload_cluster
 
 if TYPE_CHECKING:
     from scs_templates._tools.helm import Helm
@@ -50,17 +48,20 @@ def occm_program() -> Path:
     return occm_binary()
 
 
+STACK = BOOTING
+
+
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Keystone, Neutron, Octavia, Glance, Placement and Nova with compute; two flavors and
-    a public image, made by the admin as a cloud has them."""
-    for started in booting_stack(tmp_path_factory, "occm-nodes-stack"):
-        admin = started.admin_connection()
-        admin.compute.create_flavor(name="node-flavor", vcpus=1, ram=1024, disk=10)
-        admin.compute.create_flavor(name="other-flavor", vcpus=1, ram=512, disk=10)
-        public_image(admin, "node-image")
-        admin.close()
-        yield started
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack of :data:`STACK` (tests/cloud/conftest.py: Keystone, Neutron,
+    Octavia, Glance, Placement and Nova with compute); two flavors and a public image, made
+    by the admin as a cloud has them."""
+    admin = shared_stack.admin_connection()
+    admin.compute.create_flavor(name="node-flavor", vcpus=1, ram=1024, disk=10)
+    admin.compute.create_flavor(name="other-flavor", vcpus=1, ram=512, disk=10)
+    public_image(admin, "node-image")
+    admin.close()
+    return shared_stack
 
 
 @pytest.fixture(scope="module")

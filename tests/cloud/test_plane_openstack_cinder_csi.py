@@ -67,18 +67,16 @@ from scs_templates.providers.openstack.leftovers import (
     block_storage_api,
     clean_project_leftovers,
 )
-from tests.plane.test_services_workload import apply
-from tests.support.openstack_fixtures import Tenant, make_tenant
+from tests.support.openstack_fixtures import OCTAVIA_CINDER_NOVA_API, Tenant, make_tenant
 from tests.support.openstack_workload import (
     Kubelet,
     PodContainers,
     go_program,
     installed,
-    octavia_cinder_stack,
     rotate_through_cli,
     wait,
 )
-from tests.support.workload_cluster import NODES, WorkloadCluster, workload_cluster
+from tests.support.workload_cluster import NODES, WorkloadCluster, apply, workload_cluster
 
 if TYPE_CHECKING:
     from scs_templates._tools.helm import Helm
@@ -122,11 +120,16 @@ def csi_program() -> Path:
     return csi_binary()
 
 
+#: Cinder, and the Nova API: the plugin makes its compute client at start and exits when the
+#: catalog has no compute endpoint ("No suitable endpoint could be found in the service
+#: catalog"), though creating and deleting volumes asks nothing of Nova.
+STACK = OCTAVIA_CINDER_NOVA_API
+
+
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Keystone, Neutron, Octavia, Cinder and the Nova API (the plugin needs a compute
-    endpoint to start: :func:`~tests.support.openstack_workload.octavia_cinder_stack`)."""
-    yield from octavia_cinder_stack(tmp_path_factory, "csi-stack", cinder=True)
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack of :data:`STACK` (tests/cloud/conftest.py)."""
+    return shared_stack
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,7 @@
-"""helmfile over helmfile.d: same objects as ``scs-templates render``, offline commands work.
-
-Uses the real pinned helmfile 1.8 and helm 4 (skip without them, fail in CI). A TEST DOUBLE
-for helmfile checks the command line and environment without running anything real.
-``sync`` and ``destroy`` run against the REAL management plane (testenv/), on the test-only
-provider ``inmemory`` (tests/support/inmemory.py): the real controllers make the cluster Available
-and tear it down.
-"""
+"""helmfile over helmfile.d against the REAL management plane (testenv/): ``sync`` and
+``destroy`` on the test-only provider ``inmemory`` (tests/support/inmemory.py), where the real
+controllers make the cluster Available and tear it down. The offline helmfile commands:
+tests/render/test_helmfile.py."""
 
 from __future__ import annotations
 

@@ -35,7 +35,6 @@ from scs_templates._tools.helm import Helm
 from scs_templates._tools.kube import KubeClient
 from scs_templates._tools.toolchain import Tool
 from scs_templates._versions.kubernetes import KubernetesVersion, ResolvedVersion, resolve_version
-from scs_templates.providers import CloudOptions
 from tests.support import REPO, helm_tool, inmemory, settings_from_text
 from tests.support.inmemory import BOOTSTRAP, CAPI, INFRA, KCP_API
 
@@ -116,6 +115,14 @@ def write(tmp_path: Path, text: str, name: str = "cluster.yaml") -> str:
     path = tmp_path / name
     path.write_text(text)
     return str(path)
+
+
+def install_docker(tmp_path: Path, ns: str, kubeconfig: str) -> str:
+    """The docker example (:func:`docker_text`) written into ``tmp_path`` and installed with
+    ``scs-templates install``; returns the settings file."""
+    settings_file = write(tmp_path, docker_text(ns))
+    assert cli("install", settings_file, "--kubeconfig", kubeconfig) == 0
+    return settings_file
 
 
 def cli(*args: str) -> int:
@@ -284,8 +291,7 @@ def test_install_upgrade_status_diff(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    settings_file = write(tmp_path, docker_text(ns))
-    assert cli("install", settings_file, "--kubeconfig", kubeconfig) == 0
+    settings_file = install_docker(tmp_path, ns, kubeconfig)
     out = capsys.readouterr().out
     v134 = cluster_version("1.34.x")
     assert f"release dev in namespace {ns}: revision 1, deployed (Kubernetes {v134})" in out
@@ -456,8 +462,7 @@ def test_delete_timeout_deletes_nothing_else(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    settings_file = write(tmp_path, docker_text(ns))
-    assert cli("install", settings_file, "--kubeconfig", kubeconfig) == 0
+    settings_file = install_docker(tmp_path, ns, kubeconfig)
     hold_deletion(plane, ns, "dev")  # a controller that never finishes
     assert delete_cli(settings_file, kubeconfig, timeout=1, poll_interval=0.05) == 1
     err = capsys.readouterr().err
@@ -512,8 +517,7 @@ def test_failed_upgrade_is_rolled_back(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    settings_file = write(tmp_path, docker_text(ns))
-    assert cli("install", settings_file, "--kubeconfig", kubeconfig) == 0
+    install_docker(tmp_path, ns, kubeconfig)
     path = plane.api.path(CAPI, "MachineDeployment", ns, "capi-dev-md-0")
     refuse(
         plane,
@@ -732,8 +736,7 @@ def test_install_wait_timeout_reports_the_last_conditions(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    settings_file = write(tmp_path, docker_text(ns))
-    assert cli("install", settings_file, "--kubeconfig", kubeconfig) == 0
+    settings_file = install_docker(tmp_path, ns, kubeconfig)
     wait_until(
         plane,
         "Available=False",
@@ -834,61 +837,6 @@ def test_secrets_are_never_printed(
     captured = capsys.readouterr()
     assert "S3CR3T-VALUE-42" not in captured.out + captured.err
     assert f"Secret/{ns}/capi-demo-cloud-config" not in captured.out  # keys equal: unchanged
-
-
-def _release_texts(plane: Plane, namespace: str) -> list[str]:
-    """Every helm release revision stored in the namespace, decoded (helm's storage driver
-    keeps each revision as a Secret: base64 of the gzipped JSON release, in Secret data)."""
-    import gzip
-
-    texts = []
-    for secret in objects(plane, "v1", "Secret", namespace):
-        if secret.get("type") != "helm.sh/release.v1":
-            continue
-        stored = base64.b64decode(secret["data"]["release"])
-        texts.append(gzip.decompress(base64.b64decode(stored)).decode())
-    return texts
-
-
-def test_no_release_revision_holds_credentials(
-    plane: Plane, ns: str, helm: Helm, kube: KubeClient
-) -> None:
-    """install, upgrade and a credential rotation: the credentials Secret is written through
-    the API (labelled for the cluster and clusterctl move), and no release Secret holds them.
-    The OpenStack chart as it is (admitted by the real CAPO webhooks)."""
-    first = {**SECRETS, "cloud.conf": '[Global]\napplication-credential-secret="S3CR3T-VALUE-42"'}
-    rotated = {
-        "clouds.yaml": CLOUDS.replace("S3CR3T-VALUE-42", "R0TATED-VALUE-43"),
-        "cloud.conf": '[Global]\napplication-credential-secret="R0TATED-VALUE-43"',
-        "cacert": "",
-    }
-    text = inmemory.in_namespace(OPENSTACK, ns)
-    settings = settings_from_text(text)
-    lifecycle.install(settings, helm=helm, kube=kube, secrets=first)  # install
-    upgraded = settings_from_text(text.replace("replicas: 3", "replicas: 2"))
-    lifecycle.install(upgraded, helm=helm, kube=kube, secrets=first)  # upgrade
-    lifecycle.install(upgraded, helm=helm, kube=kube, secrets=rotated)  # rotation
-    # the Secret exists: no secrets needed (and the cloud is not asked for a new credential)
-    lifecycle.install(upgraded, helm=helm, kube=kube, cloud=CloudOptions(touch=False))
-
-    releases = _release_texts(plane, ns)
-    assert len(releases) == 4
-    for release in releases:
-        for value in ("S3CR3T-VALUE-42", "R0TATED-VALUE-43", "app-cred-id", "[Global]"):
-            assert value not in release
-    secret = plane.api.get("v1", "Secret", ns, "capi-demo-cloud-config")
-    assert secret is not None
-    assert kube.secret_data(ns, "capi-demo-cloud-config") == rotated
-    meta = secret["metadata"]
-    assert meta["labels"] == {
-        "app.kubernetes.io/managed-by": "scs-templates",
-        "clusterctl.cluster.x-k8s.io/move": "true",
-        "scs.community/cluster": "demo",
-    }
-    assert meta["annotations"] == {"helm.sh/resource-policy": "keep"}
-    assert "kind: Secret" not in helm.get_manifest("demo", namespace=ns)
-    (cluster,) = objects(plane, "infrastructure.cluster.x-k8s.io/v1beta1", "OpenStackCluster", ns)
-    assert cluster["spec"]["identityRef"]["name"] == "capi-demo-cloud-config"
 
 
 # --------------------------------------------------------------------------- helm 4 waiting

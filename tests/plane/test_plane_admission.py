@@ -15,8 +15,8 @@ import pytest
 from scs_templates import api
 from scs_templates._settings import load_settings
 from scs_templates._tools.helm import Helm
-from tests.render.test_snapshots import CASES, settings_for
 from tests.support import EXAMPLES
+from tests.support.scenarios import CASES, settings_for
 
 if TYPE_CHECKING:
     from testenv import Plane

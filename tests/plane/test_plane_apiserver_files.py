@@ -17,13 +17,11 @@ import pytest
 
 from scs_templates import api
 from scs_templates._tools.helm import Helm
-from tests.render.test_snapshots import settings_for
+from tests.support.scenarios import settings_for
+from tests.support.workload_cluster import apiserver_flags
 
 if TYPE_CHECKING:
     from testenv import Plane
-
-
-ADMISSION_PATH = "/etc/kubernetes/admission/admission-config.yaml"
 
 
 def _control_plane(helm: Helm, provider: str) -> dict[str, Any]:
@@ -31,22 +29,6 @@ def _control_plane(helm: Helm, provider: str) -> dict[str, Any]:
     kcp = next(o for o in result.objects if o["kind"] == "KubeadmControlPlane")
     spec: dict[str, Any] = kcp["spec"]["kubeadmConfigSpec"]
     return spec
-
-
-def _apiserver_flags(spec: dict[str, Any], directory: Path) -> tuple[str, ...]:
-    """The rendered admission flags, with the file written where the flag points (locally)."""
-    [entry] = [f for f in spec["files"] if f["path"] == ADMISSION_PATH]
-    local = directory / "admission-config.yaml"
-    local.write_text(entry["content"])
-    flags = []
-    for arg in spec["clusterConfiguration"]["apiServer"]["extraArgs"]:
-        if arg["name"] == "admission-control-config-file":
-            assert arg["value"] == ADMISSION_PATH
-            flags.append(f"--admission-control-config-file={local}")
-        elif arg["name"] == "enable-admission-plugins":
-            flags.append(f"--enable-admission-plugins={arg['value']}")
-    assert len(flags) == 2, spec["clusterConfiguration"]["apiServer"]["extraArgs"]
-    return tuple(flags)
 
 
 PRIVILEGED_POD = {
@@ -69,7 +51,7 @@ def test_rendered_admission_configuration_is_loaded_and_enforced(
     from testenv import APIError
     from testenv.plane import extra_apiserver
 
-    flags = _apiserver_flags(_control_plane(helm, provider), tmp_path)
+    flags = apiserver_flags(_control_plane(helm, provider), tmp_path)
     with extra_apiserver(plane, f"admission-{provider}", flags) as server:
         server.create(
             {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}},
@@ -87,7 +69,7 @@ def test_a_broken_admission_configuration_stops_the_api_server(
     from testenv import PlaneError
     from testenv.plane import extra_apiserver
 
-    flags = _apiserver_flags(_control_plane(helm, "docker"), tmp_path)
+    flags = apiserver_flags(_control_plane(helm, "docker"), tmp_path)
     config = tmp_path / "admission-config.yaml"
     config.write_text(config.read_text().replace("enforce: restricted", "enforce: strictest"))
     with (

@@ -104,6 +104,8 @@ def test_no_release_revision_holds_credentials(plane: Plane, helm: Helm, kube: K
         "clusterctl.cluster.x-k8s.io/move": "true",
         "scs.community/cluster": "demo",
     }
+    assert meta["annotations"] == {"helm.sh/resource-policy": "keep"}
+    assert "kind: Secret" not in helm.get_manifest("demo", namespace=namespace)
     # the real OpenStackCluster (admitted by CAPO's webhooks) names the Secret
     (cluster,) = plane.api.list(
         "infrastructure.cluster.x-k8s.io/v1beta1", "OpenStackCluster", namespace

@@ -32,12 +32,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pytest
 from ruamel.yaml import YAML
 
-from scs_templates._core.errors import InputError, ToolNotFoundError
+from scs_templates._core.errors import InputError
 from scs_templates._services.catalogue import service_info
 from scs_templates._settings import ClusterSettings
-from scs_templates._settings.model import settings_model
-from tests import support
-from tests.support import real_charts, skip_or_fail
+from tests.support import autoscaled, services_settings
 from tests.support.workload_cluster import NoHooksHelmfile
 
 if TYPE_CHECKING:
@@ -55,47 +53,7 @@ RELEASED_KINDS = (
 )
 
 
-def services_settings(
-    provider: str = "openstack", *, network_mtu: int = 0, **services: Any
-) -> ClusterSettings:
-    """Valid settings with ``spec.services`` = ``services`` (camelCase keys)."""
-    spec: dict[str, Any] = {"provider": provider, "services": services}
-    if network_mtu:
-        spec["network"] = {"mtu": network_mtu}
-    if provider == "openstack":
-        spec["controlPlane"] = {"replicas": 1, "machineType": "SCS-2V-4"}
-        spec["workers"] = [{"name": "workers", "machineType": "SCS-2V-4"}]
-    else:
-        spec["controlPlane"] = {"replicas": 1}
-    return support.settings_of(spec)
-
-
-# --------------------------------------------------------------------------- catalogue + docs
-
-
-# --------------------------------------------------------------------------- values builders
-
-
 # --------------------------------------------------------------------------- helmfile (real)
-
-
-@pytest.fixture(scope="module")
-def services_helmfile() -> Any:
-    from scs_templates._services.runner import ServicesHelmfile
-
-    try:
-        return ServicesHelmfile()
-    except ToolNotFoundError as error:
-        skip_or_fail(f"helmfile/helm 3 not available ({error}); run `scs-templates tools install`")
-
-
-@pytest.fixture(scope="module")
-def mirror() -> Path:
-    """The REAL upstream charts, packaged (../shared/charts), used as a local chart mirror."""
-    return real_charts()
-
-
-# --------------------------------------------------------------------------- services render
 
 
 # --------------------------------------------------------------------------- apply (real API)
@@ -246,12 +204,12 @@ def run_apply(clusters: Clusters, settings: ClusterSettings, **options: Any) -> 
 
 
 def test_apply_sync_is_idempotent_keeps_disabled_and_force_removes(
-    clusters: Clusters, mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    clusters: Clusters, chart_mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
-    services = {"chartMirror": str(mirror), "certManager": {"enabled": True}}
+    services = {"chartMirror": str(chart_mirror), "certManager": {"enabled": True}}
     settings = services_settings("docker", **services)
 
     first = run_apply(clusters, settings)
@@ -280,7 +238,9 @@ def test_apply_sync_is_idempotent_keeps_disabled_and_force_removes(
     deployment = clusters.workload.get(*metrics_server)
     assert deployment is not None and deployment["spec"]["replicas"] == 2  # the value arrived
 
-    disabled = services_settings("docker", chartMirror=str(mirror), certManager={"enabled": False})
+    disabled = services_settings(
+        "docker", chartMirror=str(chart_mirror), certManager={"enabled": False}
+    )
     kept = run_apply(clusters, disabled)
     plans = {p.name: p.action for p in kept.plan}
     assert plans["cert-manager"] == "keep"
@@ -297,11 +257,11 @@ def test_apply_sync_is_idempotent_keeps_disabled_and_force_removes(
     assert list(private_tmp.glob("scs-templates-workload-*")) == []
 
 
-def test_apply_refuses_a_cni_switch_unless_allowed(clusters: Clusters, mirror: Path) -> None:
+def test_apply_refuses_a_cni_switch_unless_allowed(clusters: Clusters, chart_mirror: Path) -> None:
     from scs_templates._services import CniSwitchError
 
-    run_apply(clusters, services_settings("docker", chartMirror=str(mirror)))
-    calico = services_settings("docker", chartMirror=str(mirror), cni={"type": "calico"})
+    run_apply(clusters, services_settings("docker", chartMirror=str(chart_mirror)))
+    calico = services_settings("docker", chartMirror=str(chart_mirror), cni={"type": "calico"})
     with pytest.raises(CniSwitchError) as refused:
         run_apply(clusters, calico)
     assert refused.value.exit_code == 2
@@ -325,7 +285,7 @@ def test_apply_refuses_a_cni_switch_unless_allowed(clusters: Clusters, mirror: P
 
 def test_cli_apply_dry_run_and_cni_refusal(
     clusters: Clusters,
-    mirror: Path,
+    chart_mirror: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     cli_helmfile: type[WaitDroppingHelmfile],
@@ -333,7 +293,7 @@ def test_cli_apply_dry_run_and_cni_refusal(
     from scs_templates._cli.main import main
 
     def write(path: Path, **services: Any) -> str:
-        settings = services_settings("docker", chartMirror=str(mirror), **services)
+        settings = services_settings("docker", chartMirror=str(chart_mirror), **services)
         path.write_text(
             json.dumps(settings.model_dump(by_alias=True, exclude_none=True, exclude_unset=True))
         )
@@ -369,12 +329,12 @@ def test_cli_apply_dry_run_and_cni_refusal(
 
 
 def test_apply_stops_on_a_local_mirror_without_the_chart(
-    clusters: Clusters, mirror: Path, tmp_path: Path
+    clusters: Clusters, chart_mirror: Path, tmp_path: Path
 ) -> None:
     """A mirror folder holding only the REAL cilium package (the others missing)."""
     sparse = tmp_path / "sparse"
     sparse.mkdir()
-    shutil.copy(mirror / f"cilium-{service_info('cilium').version}.tgz", sparse)
+    shutil.copy(chart_mirror / f"cilium-{service_info('cilium').version}.tgz", sparse)
     settings = services_settings("docker", chartMirror=str(sparse))
     metrics_server = re.escape(service_info("metrics-server").version)
     with pytest.raises(InputError, match=rf"metrics-server-{metrics_server}\.tgz"):
@@ -383,7 +343,7 @@ def test_apply_stops_on_a_local_mirror_without_the_chart(
 
 
 def test_apply_installs_the_cluster_release_first(
-    clusters: Clusters, mirror: Path, monkeypatch: pytest.MonkeyPatch
+    clusters: Clusters, chart_mirror: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``lifecycle.install`` is replaced by a recording SPY (a test double): installing the
     cluster chart for real needs the Cluster API CRDs and controllers (the session plane,
@@ -397,7 +357,7 @@ def test_apply_installs_the_cluster_release_first(
         calls.append({"name": settings.name, "released": clusters.released(), **options})
 
     monkeypatch.setattr(lifecycle, "install", fake_install)
-    settings = services_settings("docker", chartMirror=str(mirror))
+    settings = services_settings("docker", chartMirror=str(chart_mirror))
     result = apply(
         settings,
         kubeconfig=str(clusters.mgmt_kubeconfig),
@@ -428,7 +388,7 @@ def test_apply_installs_the_cluster_release_first(
 
 def test_cli_apply_prints_the_templates_the_cluster_install_pruned(
     clusters: Clusters,
-    mirror: Path,
+    chart_mirror: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -464,7 +424,7 @@ def test_cli_apply_prints_the_templates_the_cluster_install_pruned(
 
     monkeypatch.setattr(lifecycle, "install", fake_install)
     path = tmp_path / "cluster.yaml"
-    settings = services_settings("docker", chartMirror=str(mirror))
+    settings = services_settings("docker", chartMirror=str(chart_mirror))
     path.write_text(
         json.dumps(settings.model_dump(by_alias=True, exclude_none=True, exclude_unset=True))
     )
@@ -536,23 +496,12 @@ def test_apply_copies_cloud_conf_into_the_workload_cluster(
 # --------------------------------------------------------------------------- autoscaler, ingress
 
 
-def autoscaled(provider: str = "openstack", **services: Any) -> ClusterSettings:
-    """Settings whose one worker group autoscales from zero, with a label and a taint."""
-    data = services_settings(provider, **services).model_dump(by_alias=True, exclude_none=True)
-    group = data["spec"]["workers"][0]
-    group.pop("replicas", None)
-    group["autoscaling"] = {"min": 0, "max": 4}
-    group["labels"] = {"scs.community/pool": "batch"}
-    group["taints"] = [{"key": "batch", "value": "yes", "effect": "NoSchedule"}]
-    return settings_model().model_validate(data)
-
-
 def test_apply_installs_the_autoscaler_on_the_management_cluster(
-    clusters: Clusters, mirror: Path
+    clusters: Clusters, chart_mirror: Path
 ) -> None:
     """The REAL autoscaler chart goes to the management cluster's namespace of the Cluster
     (its Deployment there), the rest to the workload cluster."""
-    settings = autoscaled("docker", chartMirror=str(mirror))
+    settings = autoscaled("docker", chartMirror=str(chart_mirror))
     result = run_apply(clusters, settings)
     assert "demo-cluster-autoscaler" in result.synced
     assert set(clusters.management_releases()) == {"demo-cluster-autoscaler"}
@@ -562,7 +511,9 @@ def test_apply_installs_the_autoscaler_on_the_management_cluster(
     assert "demo-cluster-autoscaler" not in clusters.released()
     again = run_apply(clusters, settings)
     assert again.synced == ()  # idempotent on both clusters
-    off = services_settings("docker", chartMirror=str(mirror), clusterAutoscaler={"enabled": False})
+    off = services_settings(
+        "docker", chartMirror=str(chart_mirror), clusterAutoscaler={"enabled": False}
+    )
     kept = run_apply(clusters, off)
     assert {p.name: p.action for p in kept.plan}["demo-cluster-autoscaler"] == "keep"
     removed = run_apply(clusters, off, force_remove=True)

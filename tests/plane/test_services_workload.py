@@ -30,7 +30,7 @@ from scs_templates._settings import ClusterSettings, parse_settings_text
 from scs_templates._tools.helm import Helm
 from tests import support
 from tests.support import REPO, real_charts
-from tests.support.workload_cluster import NoHooksHelmfile, WorkloadCluster, workload_cluster
+from tests.support.workload_cluster import WorkloadCluster, apply, workload_cluster
 
 if TYPE_CHECKING:
     from testenv import Plane
@@ -89,22 +89,6 @@ def workload_settings(
         },
         name="work",
         namespace=namespace,
-    )
-
-
-def apply(cluster: WorkloadCluster, settings: ClusterSettings, **options: Any) -> Any:
-    from scs_templates._services import apply as apply_services
-
-    return apply_services(
-        settings,
-        kubeconfig=str(cluster.plane.kubeconfig),
-        install_cluster=False,
-        wait=False,
-        poll_interval=0.5,
-        kubeconfig_timeout=30,
-        api_timeout=60,
-        helmfile=NoHooksHelmfile(),
-        **options,
     )
 
 

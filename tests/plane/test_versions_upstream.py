@@ -1,6 +1,7 @@
-"""The versions table: its rules, its consumers, its docs and its reproduction from sources.
+"""The versions table reproduced from its sources (the unit and render parts of the table's
+tests are tests/unit/test_versions.py and tests/render/test_versions_render.py).
 
-The strongest tests here read the REAL sources: the Cluster API modules (docs, CAPD's kind
+These tests read the REAL sources: the Cluster API modules (docs, CAPD's kind
 mapper, CRDs) and CAPO from the Go module proxy at the exact releases the table names
 (module zips are immutable, so these tests do not move when upstream publishes), and the
 real packaged charts in ../shared/charts. They need ``go`` and the proxy (a package registry,
@@ -17,34 +18,9 @@ from pathlib import Path
 import pytest
 
 from scs_templates._maintain import update_versions as maintainer
-from scs_templates._versions import table
-from tests.support import SHARED, skip_or_fail
-
-VERSIONS = table()
-
-
-# --------------------------------------------------------------------------- table rules
-
-
-# --------------------------------------------------------------------------- Docker images
-
-
-# --------------------------------------------------------------------------- service charts
-
-
-@pytest.fixture(scope="module")
-def chart_packages() -> list[maintainer.ChartPackage]:
-    charts = SHARED / "charts"
-    if not charts.is_dir():
-        skip_or_fail(f"real charts not found at {charts}")
-    return maintainer.chart_packages(charts)
-
-
-# --------------------------------------------------------------------------- parsers
-
-
-# --------------------------------------------------------------------------- CLI and docs
-
+from scs_templates._versions import TABLE_PATH
+from tests.support import SHARED, skip_or_fail, versions
+from tests.support.versions import INPUTS, RAW, TABLE_RELEASES, VERSIONS
 
 # --------------------------------------------------------------------------- real sources
 
@@ -74,6 +50,11 @@ def go_sources() -> Iterator[dict[str, Path]]:
         yield found
 
 
+@pytest.fixture(scope="module")
+def chart_packages() -> list[maintainer.ChartPackage]:
+    return versions.chart_packages()
+
+
 def test_every_docker_image_is_in_capds_published_table(go_sources: dict[str, Path]) -> None:
     mapper = (go_sources["capd"] / "infrastructure/kind/mapper.go").read_text(encoding="utf-8")
     published = {image.image for image in maintainer.kind_images(mapper)}
@@ -81,3 +62,43 @@ def test_every_docker_image_is_in_capds_published_table(go_sources: dict[str, Pa
         for image in release.kind_images:
             assert image.image in published, image.image
             assert image.image in mapper  # tag AND digest, as published
+
+
+def test_supported_minors_are_cluster_apis(go_sources: dict[str, Path]) -> None:
+    text = (go_sources["capi"] / "docs/book/src/reference/versions.md").read_text(encoding="utf-8")
+    workload, management = maintainer.capi_support(text, VERSIONS.cluster_api.release)
+    assert tuple(workload) == VERSIONS.workload_minors
+    assert tuple(management) == VERSIONS.management_minors
+    # v1.14.0 would not have 1.37: the ">= v1.14.1" cell is honoured
+    assert (1, 37) not in maintainer.capi_support(text, "v1.14.0")[0]
+
+
+def test_the_table_is_reproduced_from_its_sources(
+    go_sources: dict[str, Path], chart_packages: list[maintainer.ChartPackage]
+) -> None:
+    """build_table over the real sources gives table.json byte for byte: nothing in it was
+    typed in by hand (the k8s tag list is the one recorded on the read date)."""
+    crds = SHARED / "crds"
+    if not crds.is_dir():
+        skip_or_fail(f"reference CRDs not found at {crds}")
+    source = RAW["sources"]["capo"]["where"]
+    probed = source.split("newer tags probed: ", 1)[1].split(", ")
+    rebuilt = maintainer.build_table(
+        today=VERSIONS.read_on,
+        k8s_tags=RAW["sources"]["k8s-tags"]["versions"],
+        capi_release=VERSIONS.cluster_api.release,
+        capi_dir=go_sources["capi"],
+        capd_release=VERSIONS.kind_mapper_from,
+        capd_dir=go_sources["capd"],
+        capd_crd_dir=go_sources["capd-same"] / "infrastructure/docker/config/crd/bases",
+        capo_release=VERSIONS.providers["openstack"].release,
+        capo_dir=go_sources["capo"],
+        capo_probed=probed,
+        packages=chart_packages,
+        shared_crds=crds,
+        inputs=INPUTS,
+        releases=[(info.release, info.chart) for info in TABLE_RELEASES],
+    )
+    assert maintainer.dump(rebuilt) == TABLE_PATH.read_text(encoding="utf-8")
+    # the CRD sets used for strict validation are those of the targeted releases
+    assert RAW["clusterAPI"]["crds"] and RAW["providers"]["openstack"]["crds"]

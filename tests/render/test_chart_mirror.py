@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from scs_templates._cli.common import load_args
 from scs_templates._cli.main import build_parser, main
+from scs_templates._clikit.common import load_args
 from scs_templates._services.fetch_hint import fetch_failure
 from scs_templates._services.releases import (
     MIRROR_REPOSITORY,

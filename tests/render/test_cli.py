@@ -283,7 +283,7 @@ def test_lazy_commands_are_registered_by_their_module() -> None:
     from scs_templates._cli import main as cli
 
     for command, module in cli.LAZY_COMMANDS.items():
-        assert module in cli.COMMAND_MODULES
+        assert module in cli.command_modules()
         parser = cli.build_parser((module,))
         action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         assert command in action.choices, (command, module)
@@ -308,9 +308,9 @@ def test_a_command_builds_only_its_own_parser(argv: list[str], modules: tuple[st
     "argv", [[], ["--help"], ["-h", "render"], ["rendr"], ["--no-such", "render"], ["x.yaml"]]
 )
 def test_help_and_errors_build_every_parser(argv: list[str]) -> None:
-    from scs_templates._cli.main import COMMAND_MODULES, modules_for
+    from scs_templates._cli.main import command_modules, modules_for
 
-    assert modules_for(argv) == COMMAND_MODULES
+    assert modules_for(argv) == command_modules()
 
 
 def test_subcommand_help_and_usage_errors_are_unchanged(capsys: pytest.CaptureFixture[str]) -> None:

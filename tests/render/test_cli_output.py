@@ -14,7 +14,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from scs_templates._cli.main import build_parser, main
-from scs_templates._cli.output import object_name
+from scs_templates._clikit.output import object_name
 from tests.support import REPO
 
 DOCKER = REPO / "examples" / "docker-dev.yaml"

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from scs_templates._cli.cmd_completion import script
-from scs_templates._cli.main import COMMAND_MODULES, build_parser
+from scs_templates._cli.main import build_parser, command_modules
 from tests.support import skip_or_fail
 
 COMMANDS = sorted(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
@@ -92,4 +92,4 @@ def test_only_the_completion_command_imports_shtab() -> None:
         [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip().endswith("False")
-    assert "scs_templates._cli.cmd_completion" in COMMAND_MODULES
+    assert "scs_templates._cli.cmd_completion" in command_modules()

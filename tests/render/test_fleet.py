@@ -33,24 +33,10 @@ from scs_templates._render.render import RenderJob, kube_version_of, render
 from scs_templates._settings import load_settings, validate_data
 from scs_templates._settings.model import ClusterSettings
 from scs_templates._tools.helm import Helm, HelmError
-from scs_templates._tools.toolchain import find_helm
 from tests.support import EXAMPLES, skip_or_fail
-from tests.unit.test_settings_model import settings_documents
+from tests.support.strategies import settings_documents
 
-
-@pytest.fixture(scope="module")
-def helm_path() -> Path:
-    try:
-        return find_helm().path
-    except ToolNotFoundError as error:
-        skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
-        raise
-
-
-@pytest.fixture(autouse=True)
-def _no_tool_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("SCS_TEMPLATES_HELM", "HELM_NAMESPACE"):
-        monkeypatch.delenv(var, raising=False)
+pytestmark = pytest.mark.usefixtures("no_tool_overrides")
 
 
 def mixed_fleet(count: int) -> list[ClusterSettings]:

@@ -2,9 +2,7 @@
 
 Uses the real pinned helmfile 1.8 and helm 4 (skip without them, fail in CI). A TEST DOUBLE
 for helmfile checks the command line and environment without running anything real.
-``sync`` and ``destroy`` run against the REAL management plane (testenv/), on the test-only
-provider ``inmemory`` (tests/support/inmemory.py): the real controllers make the cluster Available
-and tear it down.
+``sync`` and ``destroy`` against the REAL management plane: tests/plane/test_helmfile_sync.py.
 """
 
 from __future__ import annotations

@@ -25,7 +25,9 @@ PACKAGE = REPO / "scs_templates"
 #: Every package that takes ``__getattr__`` from lazy.exports, and the submodules of its
 #: table that importing it loads anyway (its eager imports need them).
 LAZY_PACKAGES = {
+    "scs_templates.providers": (),  # imported by every provider's command module (--help)
     "scs_templates.providers.openstack": (),
+    "scs_templates.providers.openstack.migrate": (),
     "scs_templates._services": ("values",),  # the catalogue's value builders
     "scs_templates._settings": (),
     "scs_templates._tools.toolchain": (),

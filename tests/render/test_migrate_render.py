@@ -1,81 +1,25 @@
-"""Tests of ``scs-templates migrate`` and
-:func:`scs_templates.providers.openstack.migrate.migrate_kaas_v1`.
-
-The fixtures in tests/data/kaas-v1 are our own, written from the KaaS v1 key table
-(k8s-cluster-api-provider R3 = v4.0.0 .. R6 = v7.0.0): an R3-style file, an R5-style file
-with Calico, and an R6-style file with every odd syntax. Every migrated document must
-validate, every input key must be reported, and no secret value may ever be printed.
+"""``scs-templates migrate --proxy-profile`` end to end, with helm: the migrated KaaS v1 proxy
+reaches containerd and kubelet in the rendered bootstrap templates. The migration itself is
+tests/unit/test_migrate.py.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
-from ruamel.yaml import YAML
 
 from scs_templates._cli.main import main
-from scs_templates.providers.openstack.migrate import MigrationResult, migrate_kaas_v1
 from tests.support import REPO
 
 DATA = REPO / "tests" / "data" / "kaas-v1"
-
-
-def load(text: str) -> Any:
-    return YAML(typ="safe").load(text)
-
-
-def migrate(text: str, **kwargs: str) -> MigrationResult:
-    return migrate_kaas_v1(
-        text,
-        name=kwargs.get("name", "testcluster"),
-        prefix=kwargs.get("prefix", "capi"),
-        file="clusterctl.yaml",
-    )
-
-
-def spec(result: MigrationResult) -> Any:
-    return load(result.text)["spec"]
-
-
-def report(result: MigrationResult) -> dict[str, str]:
-    return {entry.key: entry.line for entry in result.report}
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main(argv)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
-
-
-# --------------------------------------------------------------------------- every fixture
-
-
-# --------------------------------------------------------------------------- R3 and R6
-
-
-# --------------------------------------------------------------------------- edge cases
-
-
-def get(data: Any, path: str) -> Any:
-    node = data
-    for part in path.split("."):
-        node = node[int(part)] if part.isdigit() else node[part]
-    return node
-
-
-# --------------------------------------------------------------------------- errors
-
-
-# --------------------------------------------------------------------------- CLI
-
-
-# --------------------------------------------------------------------------- flow syntax
-
-
-# --------------------------------------------------------------------------- documentation
 
 
 # --------------------------------------------------------------------------- proxy profile

@@ -28,8 +28,7 @@ from scs_templates._core.errors import InputError
 from scs_templates._core.signals import Terminated
 from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
 from scs_templates._settings import load_settings
-from tests.render.test_signals import wait_for
-from tests.support import REPO, render_crds_from_real_charts
+from tests.support import REPO, render_crds_from_real_charts, wait_for
 
 DEV = REPO / "examples" / "docker-dev.yaml"  # cluster default/dev
 TOPOLOGY = REPO / "examples" / "docker-clusterclass.yaml"  # cluster default/dev-topology

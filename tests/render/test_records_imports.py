@@ -1,22 +1,10 @@
-"""scs_templates._core.records: a record behaves as the plain frozen dataclass of the same
-fields."""
+"""scs_templates._core.records in a fresh interpreter: the modules ``render`` and ``validate``
+import define no plain dataclass (the record behaviour itself: tests/unit/test_records.py)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-
-from hypothesis import strategies as st
-
-values = st.tuples(
-    st.text(max_size=5),
-    st.integers(-3, 3),
-    st.lists(st.sampled_from(["a", "b"]), max_size=2).map(tuple),
-    st.sampled_from(["h", "x"]),
-    st.integers(0, 2),
-    st.integers(0, 2),
-)
-
 
 _LIST_PLAIN = """
 import dataclasses, sys

@@ -21,22 +21,9 @@ from scs_templates._render.render import split_documents
 from scs_templates._tools.toolchain import clear_version_cache, find_helm, hermetic_env
 from tests.support import EXAMPLES, REPO, skip_or_fail
 
+pytestmark = pytest.mark.usefixtures("no_tool_overrides")
+
 MINIMAL = REPO / "examples" / "openstack-minimal.yaml"
-
-
-@pytest.fixture(scope="module")
-def helm_path() -> Path:
-    try:
-        return find_helm().path
-    except ToolNotFoundError as error:
-        skip_or_fail(f"helm is not installed (`scs-templates tools install`): {error}")
-        raise
-
-
-@pytest.fixture(autouse=True)
-def _no_tool_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("SCS_TEMPLATES_HELM", "HELM_NAMESPACE"):
-        monkeypatch.delenv(var, raising=False)
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from scs_templates._core.errors import ToolNotFoundError
 from scs_templates._services import (
     deep_merge,
     service_catalogue,
@@ -30,26 +29,11 @@ from scs_templates._services.values import METRICS_SERVER_ARGS, PROXY_PROTOCOL_A
 from scs_templates._settings import ClusterSettings, SettingsError, parse_settings_text
 from scs_templates._settings.model import settings_model
 from tests import support
-from tests.support import REPO, real_charts, skip_or_fail
+from tests.support import REPO, autoscaled, real_charts, services_settings
 
 yaml = YAML(typ="safe")
 #: How docs/services.md names the namespace of a release on the management cluster.
 MANAGEMENT_NAMESPACE_CELL = "(the cluster's, on the management cluster)"
-
-
-def services_settings(
-    provider: str = "openstack", *, network_mtu: int = 0, **services: Any
-) -> ClusterSettings:
-    """Valid settings with ``spec.services`` = ``services`` (camelCase keys)."""
-    spec: dict[str, Any] = {"provider": provider, "services": services}
-    if network_mtu:
-        spec["network"] = {"mtu": network_mtu}
-    if provider == "openstack":
-        spec["controlPlane"] = {"replicas": 1, "machineType": "SCS-2V-4"}
-        spec["workers"] = [{"name": "workers", "machineType": "SCS-2V-4"}]
-    else:
-        spec["controlPlane"] = {"replicas": 1}
-    return support.settings_of(spec)
 
 
 def by_name(settings: ClusterSettings) -> dict[str, Any]:
@@ -275,22 +259,6 @@ def test_needs_put_the_cni_first_and_the_ccm_before_the_rest() -> None:
 # --------------------------------------------------------------------------- helmfile (real)
 
 
-@pytest.fixture(scope="module")
-def services_helmfile() -> Any:
-    from scs_templates._services.runner import ServicesHelmfile
-
-    try:
-        return ServicesHelmfile()
-    except ToolNotFoundError as error:
-        skip_or_fail(f"helmfile/helm not available ({error}); `scs-templates tools install --all`")
-
-
-@pytest.fixture(scope="module")
-def charts() -> Path:
-    """The REAL upstream charts, packaged (../shared/charts), used as a local chart mirror."""
-    return real_charts()
-
-
 def manifests_of(text: str) -> dict[tuple[str, str], dict[str, Any]]:
     """Rendered objects by (kind, name)."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
@@ -329,9 +297,9 @@ def test_helmfile_without_services_state_has_no_releases(services_helmfile: Any)
     assert services_helmfile.list({}) == []
 
 
-def test_helmfile_build_with_local_mirror(services_helmfile: Any, charts: Path) -> None:
+def test_helmfile_build_with_local_mirror(services_helmfile: Any, chart_mirror: Path) -> None:
     settings = services_settings(
-        chartMirror=f"file://{charts}",
+        chartMirror=f"file://{chart_mirror}",
         cni={"version": "1.18.12"},
         certManager={"enabled": True},
         metricsServer={"enabled": False},
@@ -341,10 +309,10 @@ def test_helmfile_build_with_local_mirror(services_helmfile: Any, charts: Path) 
     document = next(d for d in built if d and "releases" in d)
     assert "repositories" not in document  # a local mirror needs no repository at all
     releases = {r["name"]: r for r in document["releases"]}
-    assert releases["cilium"]["chart"] == f"{charts}/cilium-1.18.12.tgz"
+    assert releases["cilium"]["chart"] == f"{chart_mirror}/cilium-1.18.12.tgz"
     assert releases["cilium"]["version"] == "1.18.12"
     cert_manager = service_info("cert-manager").version
-    assert releases["cert-manager"]["chart"] == f"{charts}/cert-manager-{cert_manager}.tgz"
+    assert releases["cert-manager"]["chart"] == f"{chart_mirror}/cert-manager-{cert_manager}.tgz"
     assert releases["cert-manager"]["values"] == [{"crds": {"enabled": True, "keep": True}}]
     assert releases["cert-manager"]["needs"] == [
         "kube-system/cilium",
@@ -369,11 +337,11 @@ def test_helmfile_build_oci_mirror_names_the_registry(services_helmfile: Any) ->
 
 
 def test_real_charts_render_our_values(
-    services_helmfile: Any, charts: Path, tmp_path: Path
+    services_helmfile: Any, chart_mirror: Path, tmp_path: Path
 ) -> None:
     """The REAL charts turn our values into the objects we mean (helmfile + helm, offline)."""
     settings = services_settings(
-        chartMirror=str(charts),
+        chartMirror=str(chart_mirror),
         ingressNginx={"enabled": True, "values": {"controller": {"replicaCount": 2}}},
         certManager={"enabled": True, "version": "1.18.6"},
     )
@@ -423,13 +391,13 @@ def container_env(pod: dict[str, Any], container: str) -> dict[str, str]:
 
 
 def test_proxy_only_network_reaches_occm_and_cinder_csi(
-    services_helmfile: Any, charts: Path
+    services_helmfile: Any, chart_mirror: Path
 ) -> None:
     """``network.proxy`` reaches the pods that call the OpenStack APIs: the REAL OCCM and
     Cinder CSI charts render HTTPS_PROXY/HTTP_PROXY/NO_PROXY into their containers."""
     proxy = {"httpProxy": "http://proxy.example:3128", "httpsProxy": "http://proxy.example:3128"}
     settings = with_spec(
-        services_settings(chartMirror=str(charts)),
+        services_settings(chartMirror=str(chart_mirror)),
         network={"proxy": {**proxy, "noProxy": ["keystone.internal"]}},
     )
     objects = manifests_of(services_helmfile.template(services_state_values(settings)))
@@ -448,7 +416,7 @@ def test_proxy_only_network_reaches_occm_and_cinder_csi(
         assert {"10.96.0.0/12", "192.168.0.0/16", "10.8.0.0/20", ".svc"} <= set(no_proxy)
     plain = manifests_of(
         services_helmfile.template(
-            services_state_values(services_settings(chartMirror=str(charts)))
+            services_state_values(services_settings(chartMirror=str(chart_mirror)))
         )
     )
     occm = plain[("DaemonSet", "openstack-cloud-controller-manager")]["spec"]["template"]
@@ -467,7 +435,7 @@ def write_settings(path: Path, provider: str = "docker", **services: Any) -> str
 
 
 def test_services_render_real_charts_offline_and_deterministic(
-    services_helmfile: Any, charts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    services_helmfile: Any, chart_mirror: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from scs_templates._cli.main import main
 
@@ -475,7 +443,7 @@ def test_services_render_real_charts_offline_and_deterministic(
     path = write_settings(
         tmp_path / "s.yaml",
         "openstack",
-        chartMirror=f"file://{charts}",
+        chartMirror=f"file://{chart_mirror}",
         gatewayAPI={"enabled": True},
     )
     assert main(["services", "render", path]) == 0
@@ -678,13 +646,13 @@ def test_fix4_cloud_conf_names_the_ca_file() -> None:
 
 
 def test_fix4_charts_mount_the_ca_where_cloud_conf_points(
-    services_helmfile: Any, charts: Path
+    services_helmfile: Any, chart_mirror: Path
 ) -> None:
     from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_CA_FILE
 
     objects = manifests_of(
         services_helmfile.template(
-            services_state_values(services_settings(chartMirror=str(charts)))
+            services_state_values(services_settings(chartMirror=str(chart_mirror)))
         )
     )
     for kind, name in (
@@ -725,33 +693,33 @@ def test_fix6_cloud_conf_without_nip_io_host_names() -> None:
 
 
 def test_cilium_1_20_gateway_api_runs_with_kube_proxy_replacement(
-    services_helmfile: Any, charts: Path
+    services_helmfile: Any, chart_mirror: Path
 ) -> None:
     """Issue 40, defect 4 (supersedes issue 14's fix 7, Gateway API on NodePort with
     kube-proxy replacement off): Cilium 1.20's operator switches Gateway API off unless
     kube-proxy replacement is on (cilium v1.20.0 operator/pkg/gateway-api/cell.go, "Gateway
     API support requires kube-proxy-replacement enabled"; its chart has no
     ``nodePort.enabled`` any more). Without Gateway API kube-proxy replacement stays off."""
-    settings = services_settings(chartMirror=str(charts), gatewayAPI={"enabled": True})
+    settings = services_settings(chartMirror=str(chart_mirror), gatewayAPI={"enabled": True})
     assert by_name(settings)["cilium"].version == "1.20.0"
     objects = manifests_of(services_helmfile.template(services_state_values(settings)))
     config = objects[("ConfigMap", "cilium-config")]["data"]
     assert config["kube-proxy-replacement"] == "true"
     assert config["enable-gateway-api"] == "true"
     assert "k8s-service-host" not in config  # the kubernetes Service (kube-proxy stays)
-    plain = services_settings(chartMirror=str(charts))
+    plain = services_settings(chartMirror=str(chart_mirror))
     objects = manifests_of(services_helmfile.template(services_state_values(plain)))
     assert objects[("ConfigMap", "cilium-config")]["data"]["kube-proxy-replacement"] == "false"
 
 
 def test_cilium_k8s_service_host_auto_does_not_serve_the_offline_render(
-    services_helmfile: Any, charts: Path
+    services_helmfile: Any, chart_mirror: Path
 ) -> None:
     """Issue 40, defect 4: why ``k8sServiceHost`` stays unset. ``auto`` reads kubeadm's
     ``kube-public/cluster-info`` with helm's ``lookup``, which an offline render (``helm
     template``, ``services render``) never answers: the real chart then fails."""
     settings = services_settings(
-        chartMirror=str(charts),
+        chartMirror=str(chart_mirror),
         gatewayAPI={"enabled": True},
         cni={"type": "cilium", "values": {"k8sServiceHost": "auto"}},
     )
@@ -760,9 +728,9 @@ def test_cilium_k8s_service_host_auto_does_not_serve_the_offline_render(
 
 
 def test_fix9_cinder_binds_where_the_pod_runs_and_snapshots_have_a_class(
-    services_helmfile: Any, charts: Path
+    services_helmfile: Any, chart_mirror: Path
 ) -> None:
-    settings = services_settings(chartMirror=str(charts))
+    settings = services_settings(chartMirror=str(chart_mirror))
     objects = manifests_of(services_helmfile.template(services_state_values(settings)))
     classes = {name: obj for (kind, name), obj in objects.items() if kind == "StorageClass"}
     assert set(classes) == {"csi-cinder-delete", "csi-cinder-retain"}
@@ -790,17 +758,6 @@ def test_fix9_force_remove_never_uninstalls_the_gateway_api_crds() -> None:
 
 
 # --------------------------------------------------------------------------- autoscaler, ingress
-
-
-def autoscaled(provider: str = "openstack", **services: Any) -> ClusterSettings:
-    """Settings whose one worker group autoscales from zero, with a label and a taint."""
-    data = services_settings(provider, **services).model_dump(by_alias=True, exclude_none=True)
-    group = data["spec"]["workers"][0]
-    group.pop("replicas", None)
-    group["autoscaling"] = {"min": 0, "max": 4}
-    group["labels"] = {"scs.community/pool": "batch"}
-    group["taints"] = [{"key": "batch", "value": "yes", "effect": "NoSchedule"}]
-    return settings_model().model_validate(data)
 
 
 def test_autoscaler_follows_the_groups_unless_set() -> None:
@@ -834,9 +791,9 @@ def test_autoscaler_settings_reach_its_arguments() -> None:
 
 
 def test_autoscaler_real_chart_on_the_management_cluster(
-    services_helmfile: Any, charts: Path
+    services_helmfile: Any, chart_mirror: Path
 ) -> None:
-    settings = autoscaled(chartMirror=str(charts))
+    settings = autoscaled(chartMirror=str(chart_mirror))
     rendered = [
         d for d in yaml.load_all(services_helmfile.template(services_state_values(settings))) if d
     ]
@@ -915,7 +872,7 @@ def test_ingress_nginx_is_deprecated_on_enable_and_in_migrate() -> None:
 
 
 def test_gatewayclass_cilium_is_in_services_render_as_apply_installs_it(
-    services_helmfile: Any, charts: Path
+    services_helmfile: Any, chart_mirror: Path
 ) -> None:
     """Issue 40, defect 10: ``apply`` installs the Gateway API CRDs before Cilium, so the
     chart's ``gatewayClass.create: auto`` (only when the API server serves GatewayClass)
@@ -923,7 +880,9 @@ def test_gatewayclass_cilium_is_in_services_render_as_apply_installs_it(
     has no cluster to ask. Created explicitly now: the render is what ``apply`` installs."""
     from scs_templates._services.preview import render_services
 
-    settings = services_settings("docker", chartMirror=str(charts), gatewayAPI={"enabled": True})
+    settings = services_settings(
+        "docker", chartMirror=str(chart_mirror), gatewayAPI={"enabled": True}
+    )
     objects = manifests_of(render_services(settings, helmfile=services_helmfile).manifests)
     gateway_class = objects[("GatewayClass", "cilium")]
     assert gateway_class["spec"]["controllerName"] == "io.cilium/gateway-controller"
@@ -971,11 +930,11 @@ def test_calico_3_32_crds_come_from_their_own_chart_before_the_operator() -> Non
 
 
 def test_calico_3_32_renders_its_crds_with_the_real_charts(
-    services_helmfile: Any, charts: Path
+    services_helmfile: Any, chart_mirror: Path
 ) -> None:
     from scs_templates._services.preview import render_services
 
-    settings = services_settings("docker", chartMirror=str(charts), cni={"type": "calico"})
+    settings = services_settings("docker", chartMirror=str(chart_mirror), cni={"type": "calico"})
     objects = manifests_of(render_services(settings, helmfile=services_helmfile).manifests)
     assert ("CustomResourceDefinition", "ippools.crd.projectcalico.org") in objects
     assert ("CustomResourceDefinition", "installations.operator.tigera.io") in objects
@@ -983,11 +942,16 @@ def test_calico_3_32_renders_its_crds_with_the_real_charts(
     assert objects[("Installation", "default")]["spec"]["calicoNetwork"]["bgp"] == "Disabled"
 
 
-def test_envoy_gateway_on_calico_with_the_real_chart(services_helmfile: Any, charts: Path) -> None:
+def test_envoy_gateway_on_calico_with_the_real_chart(
+    services_helmfile: Any, chart_mirror: Path
+) -> None:
     from scs_templates._services.preview import render_services
 
     settings = services_settings(
-        "docker", chartMirror=str(charts), cni={"type": "calico"}, gatewayAPI={"enabled": True}
+        "docker",
+        chartMirror=str(chart_mirror),
+        cni={"type": "calico"},
+        gatewayAPI={"enabled": True},
     )
     objects = manifests_of(render_services(settings, helmfile=services_helmfile).manifests)
     assert ("Deployment", "envoy-gateway") in objects

@@ -1,13 +1,6 @@
-"""The plain settings objects of the CLI's happy path (``scs_templates._settings.plain``).
-
-Proven here: the path is ON for the shipped schema; the objects it builds equal the model
-instances pydantic builds (every field, its type, ``model_fields_set``, field order) for the
-examples, the benchmark fleet, every snapshot scenario and generated documents; the values
-builder, the cross-field rules and the Kubernetes version give the same answers for both
-(so ``render`` prints the same bytes); what it accepts, pydantic accepts; every property of
-a model class exists on its plain twin; and the CLI's render and validate of a valid file
-import no pydantic, while an invalid file still gets pydantic's FILE:LINE:COL errors.
-"""
+"""The plain settings objects in a fresh interpreter: the CLI's render and validate of a valid
+file import no pydantic, while an invalid file still gets pydantic's FILE:LINE:COL errors
+(the objects themselves: tests/unit/test_settings_plain.py)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import EXAMPLES, fake_helm_binary
+from tests.support import EXAMPLES, fake_helm_binary, wait_for
 from tests.support import process_gone as gone
 
 CLI = "import sys; from scs_templates._cli.main import main; sys.exit(main(sys.argv[1:]))"
@@ -30,15 +30,6 @@ def hanging_helm(directory: Path, *, hang_in_version: bool = False) -> Path:
     if hang_in_version:
         return fake_helm_binary(directory, hang, version=hang)
     return fake_helm_binary(directory, hang)
-
-
-def wait_for(condition: object, seconds: float = 30.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if callable(condition) and condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def start_cli(tmp_path: Path, helm: Path, *argv: str, **env: str) -> subprocess.Popen[str]:

@@ -19,14 +19,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from testenv import build
-from tests.support import REPO, process_gone
+from tests.support import REPO, process_gone, wait_for
 
 RELEASE = "v1.35.4"
 FAKE_GO = textwrap.dedent(
@@ -97,15 +96,6 @@ def builder(stderr: Path) -> subprocess.Popen[bytes]:
         )
 
 
-def wait_until(condition: object, seconds: float = 60.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if callable(condition) and condition():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_every_go_command_runs_niced(fake_go: Path) -> None:
     """Builds started by tests (or `make test`) must not take the CPU from the tests and
     the plane beside them: every go command runs DEFAULT_NICENESS nicer than its caller."""
@@ -155,7 +145,7 @@ def test_a_second_builder_waits_for_the_first_and_builds_nothing(
     log = tmp_path / "second.log"
     with build.build_lock("the test's own build", log=lambda _: None):
         second = builder(log)
-        assert wait_until(lambda: second.poll() is not None or "waiting" in log.read_text())
+        assert wait_for(lambda: second.poll() is not None or "waiting" in log.read_text(), 60)
         assert second.poll() is None, log.read_text()
         lock = build.cache_root() / "build.lock"
         assert lock.read_text() == f"{os.getpid()} building the test's own build\n"
@@ -181,7 +171,7 @@ def test_a_waiter_whose_program_appears_stops_waiting_while_the_lock_is_still_he
     log = tmp_path / "second.log"
     with build.build_lock("the background build's next program", log=lambda _: None):
         second = builder(log)
-        assert wait_until(lambda: second.poll() is not None or "waiting" in log.read_text())
+        assert wait_for(lambda: second.poll() is not None or "waiting" in log.read_text(), 60)
         assert second.poll() is None, log.read_text()
         target = build.release_program_path("kube-apiserver", RELEASE)
         target.parent.mkdir(parents=True)
@@ -205,7 +195,7 @@ def test_a_signal_to_the_builder_ends_the_go_build_and_its_children(
     (fake_go / "hang").touch()
     log = tmp_path / "builder.log"
     proc = builder(log)
-    assert wait_until(lambda: (fake_go / "started").exists()), log.read_text()
+    assert wait_for(lambda: (fake_go / "started").exists(), 60), log.read_text()
     go_pid = next(c["pid"] for c in calls(fake_go) if c["args"][0] == "build")  # type: ignore[index]
     child = int((fake_go / "child.pid").read_text())
     assert isinstance(go_pid, int)
@@ -214,7 +204,7 @@ def test_a_signal_to_the_builder_ends_the_go_build_and_its_children(
         proc.send_signal(signum)
         proc.communicate(timeout=60)
         assert proc.returncode == -signum  # ended by the signal, as without a build running
-        assert wait_until(lambda: process_gone(go_pid) and process_gone(child), 30)
+        assert wait_for(lambda: process_gone(go_pid) and process_gone(child), 30)
     finally:  # a failing run must not leave the double behind
         for pid in (go_pid, child):
             if not process_gone(pid):

@@ -3,9 +3,9 @@
 render-fleet leaves helm's values schema check out of a batch only when the gate accepted
 every alias's values; so the gate must be ON for real values (else no speed-up) and must
 NEVER accept values that helm's own check (gojsonschema) refuses (else a fleet would print
-manifests where ``render`` fails). Proven against the ``jsonschema`` package for many
-generated near-misses and against the REAL pinned helm for a sample of them and for the
-cases where Python's and Go's regular expressions differ.
+manifests where ``render`` fails). Proven here against the REAL pinned helm for a sample of
+generated near-misses and for clear violations; against the ``jsonschema`` package for many
+more in tests/unit/test_values_gate.py.
 """
 
 from __future__ import annotations
@@ -16,48 +16,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from scs_templates._core.errors import ToolNotFoundError
 from scs_templates._render.charts import chart_for
 from scs_templates._render.values.gate import values_gate
 from scs_templates._tools.helm import Helm
-from scs_templates._tools.toolchain import find_helm
-from tests.support import skip_or_fail
-from tests.unit.test_values_gate import (  # the generators, once
-    _chart,
-    _real_values,
-    near_misses,
-)
+from tests.support.values_gate import chart_path, near_misses, real_values
 
 SCHEMA_FAILURE = "don't meet the specifications of the schema"
-
-
-REAL = _real_values()
-
-
-_JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-3, 70000)
-    | st.floats(-2.5, 1e10, allow_nan=False)
-    | st.sampled_from(["", "a", "ab c", "x\n", "v1.33.1", "10.0.0.0/8", "https://a", "\u0661"]),
-    lambda inner: (
-        st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner, max_size=2)
-    ),
-    max_leaves=4,
-)
-
-
-@pytest.fixture(scope="module")
-def helm_path() -> Path:
-    try:
-        return find_helm().path
-    except ToolNotFoundError as error:
-        skip_or_fail(f"helm 3 is not installed (`scs-templates tools install`): {error}")
-        raise
 
 
 def _helm_refuses_schema(helm: Path, provider: str, values: dict[str, Any]) -> bool:
@@ -80,13 +46,13 @@ def test_what_the_gate_accepts_the_real_helm_accepts(
     helm_path: Path, case: tuple[str, dict[str, Any]]
 ) -> None:
     provider, values = case
-    if values_gate(_chart(provider))(values):  # type: ignore[misc]
+    if values_gate(chart_path(provider))(values):  # type: ignore[misc]
         assert not _helm_refuses_schema(helm_path, provider, values)
 
 
 def test_helm_refuses_what_the_gate_refuses_for_clear_violations(helm_path: Path) -> None:
     """The gate is not a no-op: clear violations are refused by both (and helm words them)."""
-    provider, values = next(item for item in REAL if item[0] == "openstack")
+    provider, values = next(item for item in real_values() if item[0] == "openstack")
     for path, wrong in (
         (("controlPlane", "replicas"), "three"),
         (("cluster", "name"), "Not A DNS Label"),
@@ -98,5 +64,5 @@ def test_helm_refuses_what_the_gate_refuses_for_clear_violations(helm_path: Path
         for step in path[:-1]:
             parent = parent[step]
         parent[path[-1]] = wrong
-        assert not values_gate(_chart(provider))(broken)  # type: ignore[misc]
+        assert not values_gate(chart_path(provider))(broken)  # type: ignore[misc]
         assert _helm_refuses_schema(helm_path, provider, broken)

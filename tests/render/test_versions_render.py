@@ -1,25 +1,16 @@
-"""The versions table: its rules, its consumers, its docs and its reproduction from sources.
-
-The strongest tests here read the REAL sources: the Cluster API modules (docs, CAPD's kind
-mapper, CRDs) and CAPO from the Go module proxy at the exact releases the table names
-(module zips are immutable, so these tests do not move when upstream publishes), and the
-real packaged charts in ../shared/charts. They need ``go`` and the proxy (a package registry,
-reachable in CI) and skip outside CI when those are missing.
+"""The versions table as rendered: what a Docker machine of a declared patch boots (helm
+template). Its rules are tests/unit/test_versions.py; its sources,
+tests/plane/test_versions_upstream.py.
 """
 
 from __future__ import annotations
 
 import re
 
-import pytest
-
-from scs_templates._maintain import update_versions as maintainer
 from scs_templates._settings import parse_settings_text
-from tests.support import SHARED, skip_or_fail
-from tests.unit.test_versions import VERSIONS, settings_text
 
 # --------------------------------------------------------------------------- table rules
-
+from tests.support.versions import VERSIONS, settings_text
 
 # --------------------------------------------------------------------------- Docker images
 
@@ -45,26 +36,3 @@ def test_capd_node_image_for_a_declared_patch_without_an_image_is_accurate() -> 
     declared = set(re.findall(r"^\s*version: (v1\.37\.\d+)$", manifests, re.MULTILINE))
     assert declared == {newest.version}, declared  # never v1.37.2 next to a v1.37.0 image
     assert newest.image in manifests
-
-
-# --------------------------------------------------------------------------- service charts
-
-
-#: The releases with a row of their own (the others take their ``version_of``'s version).
-
-
-@pytest.fixture(scope="module")
-def chart_packages() -> list[maintainer.ChartPackage]:
-    charts = SHARED / "charts"
-    if not charts.is_dir():
-        skip_or_fail(f"real charts not found at {charts}")
-    return maintainer.chart_packages(charts)
-
-
-# --------------------------------------------------------------------------- parsers
-
-
-# --------------------------------------------------------------------------- CLI and docs
-
-
-# --------------------------------------------------------------------------- real sources

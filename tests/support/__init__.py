@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,6 +61,70 @@ def settings_from_text(text: str) -> ClusterSettings:
     from scs_templates._settings import parse_settings_text
 
     return parse_settings_text(text).settings
+
+
+def services_settings(
+    provider: str = "openstack", *, network_mtu: int = 0, **services: Any
+) -> ClusterSettings:
+    """Valid settings with ``spec.services`` = ``services`` (camelCase keys)
+    (tests/render/test_services.py, tests/plane/test_services_apply.py)."""
+    spec: dict[str, Any] = {"provider": provider, "services": services}
+    if network_mtu:
+        spec["network"] = {"mtu": network_mtu}
+    if provider == "openstack":
+        spec["controlPlane"] = {"replicas": 1, "machineType": "SCS-2V-4"}
+        spec["workers"] = [{"name": "workers", "machineType": "SCS-2V-4"}]
+    else:
+        spec["controlPlane"] = {"replicas": 1}
+    return settings_of(spec)
+
+
+def autoscaled(provider: str = "openstack", **services: Any) -> ClusterSettings:
+    """:func:`services_settings` whose one worker group autoscales from zero, with a label and
+    a taint."""
+    from scs_templates._settings.model import settings_model
+
+    data = services_settings(provider, **services).model_dump(by_alias=True, exclude_none=True)
+    group = data["spec"]["workers"][0]
+    group.pop("replicas", None)
+    group["autoscaling"] = {"min": 0, "max": 4}
+    group["labels"] = {"scs.community/pool": "batch"}
+    group["taints"] = [{"key": "batch", "value": "yes", "effect": "NoSchedule"}]
+    return settings_model().model_validate(data)
+
+
+def openstack_settings_text(
+    name: str, node_cidr: str, *, extra: str = "", external: str = "", namespace: str = "default"
+) -> str:
+    """An OpenStack settings file on cloud ``demo`` with per-cluster application credentials
+    (tests/unit/test_openstack_offline.py, tests/cloud/test_openstack.py); ``external`` and
+    ``extra``: further lines of the ``openstack`` and ``applicationCredential`` sections."""
+    return f"""apiVersion: scs-templates.scs.community/v1alpha1
+kind: ClusterSettings
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  provider: openstack
+  controlPlane:
+    replicas: 1
+    machineType: SCS-2V-4-20s
+  workers:
+    - name: workers
+      replicas: 1
+      machineType: SCS-4V-8-50s
+  network:
+    nodeCIDR: {node_cidr}
+  openstack:
+    cloud: demo
+{external}    applicationCredential:
+      perCluster: true
+{extra}"""
+
+
+def openstack_settings(name: str, node_cidr: str, **kwargs: str) -> ClusterSettings:
+    """Validated :func:`openstack_settings_text`."""
+    return settings_from_text(openstack_settings_text(name, node_cidr, **kwargs))
 
 
 def real_charts() -> Path:
@@ -127,6 +191,17 @@ def process_gone(pid: int) -> bool:
     except OSError:
         return True
     return state in ("Z", "X")
+
+
+def wait_for(condition: Callable[[], object], seconds: float = 30.0) -> bool:
+    """Poll ``condition`` every 50 ms until it is true (True) or ``seconds`` pass (False): a
+    process or file of the test's own, never a bare sleep."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def fake_helm_binary(directory: Path, body: str, *, version: str = 'printf "v4.3.2"') -> Path:

@@ -1,4 +1,15 @@
-"""Helpers for tests/cloud/test_openstack.py: start the real stack, create a user's tenant.
+"""The cloud tier's stacks and tenants.
+
+A stack (tests/support/openstack_stack.py) is started per CONFIGURATION, not per module: the
+modules that declare the same :class:`StackServices` (``STACK = ...`` at module level, through
+the ``shared_stack`` fixture of tests/cloud/conftest.py) share one, started by the first of
+them and stopped after the last of them in the session (:class:`SharedStacks`). What keeps
+them apart is tenancy: each module makes its own Keystone project, user and application
+credential (:func:`make_tenant`, with a name of the module) and its own plane and namespaces,
+so it cannot see another module's resources. What a tenant cannot isolate is the admin's
+cloud-wide resources (external networks, flavors, public images): a module that creates one
+gives it a name of its own, and a module that counts them (tests/cloud/test_openstack.py,
+tests/cloud/test_openstack_preflight.py) keeps a stack of its own (:func:`running_stack`).
 
 A "tenant" is what a real user has: a project, a user with the member role in it, and an
 UNRESTRICTED application credential in a clouds.yaml (0600) as their own credential.
@@ -8,7 +19,8 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +43,106 @@ def start_or_skip(state_dir: Path) -> Stack:
     except Exception as error:
         skip_or_fail(f"the local Keystone/Neutron test stack could not start: {error}")
         raise
+
+
+@dataclass(frozen=True)
+class StackServices:
+    """What a stack runs besides Keystone and Neutron; modules that ask for an equal one share
+    the stack. ``octavia``: "" (none), "noop" (its noop drivers) or "neutron-vips" (VIP ports
+    in the real Neutron: OCCM's floating IPs); ``nova``: "" (none), "api" (servers stay
+    BUILD) or "compute" (Placement and the fake compute driver: servers boot)."""
+
+    octavia: str = ""
+    cinder: bool = False
+    glance: bool = False
+    nova: str = ""
+
+    @property
+    def name(self) -> str:
+        """A name for the state directory and the messages."""
+        parts = [f"octavia-{self.octavia}" if self.octavia else ""]
+        parts += ["cinder" if self.cinder else "", "glance" if self.glance else ""]
+        parts += [f"nova-{self.nova}" if self.nova else ""]
+        return "-".join(["stack", *(p for p in parts if p)])
+
+    def start(self, stack: Stack) -> None:
+        """Start the services on a running Keystone + Neutron (skip, or fail under CI=true)."""
+        try:
+            if self.octavia:
+                stack.start_octavia_cinder(
+                    cinder=self.cinder, neutron_vips=self.octavia == "neutron-vips"
+                )
+            elif self.cinder:
+                stack.start_cinder()
+            if self.glance:
+                stack.start_glance()
+            if self.nova:
+                stack.start_nova(compute=self.nova == "compute")
+        except Exception as error:
+            skip_or_fail(f"{self.name}: a service did not start in the test stack: {error}")
+            raise
+
+
+#: Keystone and Neutron only.
+KEYSTONE_NEUTRON = StackServices()
+#: Octavia (noop drivers), Cinder and the Nova API: CAPO's OpenStackCluster reconcile (load
+#: balancer, availability zones), Cinder CSI (whose plugin needs a compute endpoint to start,
+#: though volumes ask nothing of Nova).
+OCTAVIA_CINDER_NOVA_API = StackServices(octavia="noop", cinder=True, nova="api")
+#: Octavia with its VIP ports in the real Neutron, no Nova (OCCM's load balancers and
+#: floating IPs; with a compute endpoint OCCM would look its nodes up in Nova).
+OCTAVIA_NEUTRON_VIPS = StackServices(octavia="neutron-vips")
+#: Octavia (noop), Glance, Placement and Nova with compute: servers boot (CAPO's machines,
+#: OCCM's node controller).
+BOOTING = StackServices(octavia="noop", glance=True, nova="compute")
+
+
+class SharedStacks:
+    """The session's stacks, one per :class:`StackServices`: started when the first module
+    asks for it, stopped when the last module of the session that declared it is done."""
+
+    def __init__(self, tmp_path_factory: Any, declared: Iterable[StackServices]) -> None:
+        self._factory = tmp_path_factory
+        self._remaining = Counter(declared)
+        self._running: dict[StackServices, Stack] = {}
+
+    def acquire(self, services: StackServices) -> Stack:
+        """The running stack of ``services``, started now if it is not running."""
+        if services not in self._running:
+            stack = start_or_skip(self._factory.mktemp(services.name))
+            try:
+                services.start(stack)
+            except BaseException:
+                stack.stop()
+                raise
+            self._running[services] = stack
+        return self._running[services]
+
+    def release(self, services: StackServices) -> None:
+        """One module that declared ``services`` is done; the last one stops the stack."""
+        self._remaining[services] -= 1
+        if self._remaining[services] <= 0 and services in self._running:
+            self._running.pop(services).stop()
+
+    def stop(self) -> None:
+        """Stop what still runs (modules that declared a stack but never asked for it)."""
+        for stack in self._running.values():
+            stack.stop()
+        self._running.clear()
+
+
+def external_network(admin: Any) -> Any:
+    """The admin's external network ``public-fip`` with a subnet (the provider network
+    floating IPs come from), made once per stack: the modules that use it share it."""
+    name = "public-fip"
+    found = admin.network.find_network(name)
+    if found is not None:
+        return found
+    network = admin.network.create_network(name=name, is_router_external=True, is_shared=False)
+    admin.network.create_subnet(
+        network_id=network.id, ip_version=4, cidr="198.18.0.0/24", name=name
+    )
+    return network
 
 
 @dataclass

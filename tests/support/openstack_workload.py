@@ -10,8 +10,8 @@ the others; this module is that one way, so that it cannot drift between them:
 
 - the cluster's settings (:func:`settings_text`) and the credentials Secret as ``install``
   writes it (:func:`install_credentials`, :func:`installed`);
-- the test stack with Octavia, Cinder and the Nova API (:func:`octavia_cinder_stack`) and
-  the Go programs the charts run, built like the plane (:func:`go_program`);
+- the Go programs the charts run, built like the plane (:func:`go_program`) (the stacks:
+  tests/cloud/conftest.py, one per configuration of tests/support/openstack_fixtures.py);
 - the kubelet, which cannot run here (no container runtime): :class:`Kubelet` reports the
   Pods Ready; :class:`PodContainers` runs the REAL program of a Pod's container from the
   Pod's own arguments, environment and mounted cloud-config Secret;
@@ -51,13 +51,12 @@ from scs_templates.providers.openstack.credentials_secret import (
     parse_credentials_secret,
 )
 from tests.support import real_charts, skip_or_fail
-from tests.support.openstack_fixtures import Tenant, running_stack
+from tests.support.openstack_fixtures import Tenant
 
 if TYPE_CHECKING:
     from scs_templates.providers.openstack.connection import CloudAccess
     from testenv import Plane
     from testenv.process import Daemon
-    from tests.support.openstack_stack import Stack
     from tests.support.workload_cluster import WorkloadCluster
 
 #: Where the charts (OCCM, Cinder CSI) mount the cloud-config Secret in their containers.
@@ -163,41 +162,6 @@ def installed(
     finally:
         kube.close()
         conn.close()
-
-
-def octavia_cinder_stack(
-    tmp_path_factory: pytest.TempPathFactory, name: str, *, cinder: bool, neutron_vips: bool = False
-) -> Iterator[Stack]:
-    """For a module's ``stack`` fixture: Keystone, Neutron and Octavia, with ``cinder`` also
-    Cinder and the Nova API (skips, or fails under CI=true, when they cannot start);
-    ``neutron_vips``: Octavia's VIP ports in the real Neutron (tests/support/openstack_stack.py).
-    The Cinder
-    CSI plugin makes its compute client at start and exits when the catalog has no compute
-    endpoint ("No suitable endpoint could be found in the service catalog"), though creating
-    and deleting volumes asks nothing of Nova."""
-    for started in running_stack(tmp_path_factory, name):
-        try:
-            started.start_octavia_cinder(cinder=cinder, neutron_vips=neutron_vips)
-            if cinder:
-                started.start_nova()
-        except Exception as error:
-            what = "Cinder or the Nova API" if cinder else "Octavia"
-            skip_or_fail(f"{what} could not start in the test stack: {error}")
-        yield started
-
-
-def booting_stack(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Stack]:
-    """For a module's ``stack`` fixture: Keystone, Neutron, Octavia, Glance, Placement and
-    Nova with compute (servers boot: ``Stack.start_nova(compute=True)``); skips, or fails
-    under CI=true, when they cannot start."""
-    for started in running_stack(tmp_path_factory, name):
-        try:
-            started.start_octavia_cinder(cinder=False)
-            started.start_glance()
-            started.start_nova(compute=True)
-        except Exception as error:
-            skip_or_fail(f"Octavia, Glance or Nova with compute did not start: {error}")
-        yield started
 
 
 def public_image(admin: Any, name: str) -> Any:

@@ -32,7 +32,6 @@ from scs_templates import api
 from scs_templates._services.runner import ServicesHelmfile
 from scs_templates._settings import ClusterSettings
 from scs_templates._tools.helm import Helm
-from tests.plane.test_plane_apiserver_files import _apiserver_flags
 
 if TYPE_CHECKING:
     from scs_templates._tools.kube import KubeClient
@@ -97,6 +96,27 @@ NODES: tuple[dict[str, Any], ...] = (
         },
     },
 )
+
+
+#: Where the rendered admission configuration lives on a node.
+ADMISSION_PATH = "/etc/kubernetes/admission/admission-config.yaml"
+
+
+def apiserver_flags(spec: dict[str, Any], directory: Path) -> tuple[str, ...]:
+    """The rendered admission flags of a KubeadmControlPlane ``spec``, with the file written
+    where the flag points (locally; tests/plane/test_plane_apiserver_files.py)."""
+    [entry] = [f for f in spec["files"] if f["path"] == ADMISSION_PATH]
+    local = directory / "admission-config.yaml"
+    local.write_text(entry["content"])
+    flags = []
+    for arg in spec["clusterConfiguration"]["apiServer"]["extraArgs"]:
+        if arg["name"] == "admission-control-config-file":
+            assert arg["value"] == ADMISSION_PATH
+            flags.append(f"--admission-control-config-file={local}")
+        elif arg["name"] == "enable-admission-plugins":
+            flags.append(f"--enable-admission-plugins={arg['value']}")
+    assert len(flags) == 2, spec["clusterConfiguration"]["apiServer"]["extraArgs"]
+    return tuple(flags)
 
 
 class NoHooksHelmfile(ServicesHelmfile):
@@ -316,7 +336,7 @@ def workload_cluster(
     from testenv.process import Daemon, wait_for
 
     directory.mkdir(parents=True, exist_ok=True)
-    flags = _apiserver_flags(control_plane_spec(admission or settings, helm), directory)
+    flags = apiserver_flags(control_plane_spec(admission or settings, helm), directory)
     name = f"workload-{settings.metadata.namespace}"
     with extra_apiserver(plane, name, flags) as server:
         pki = plane.directory / "pki"
@@ -399,3 +419,21 @@ def empty_workload(plane: Plane, name: str, directory: Path) -> Iterator[KubeCli
         path.chmod(0o600)
         with KubeClient(str(path)) as client:
             yield client
+
+
+def apply(cluster: WorkloadCluster, settings: ClusterSettings, **options: Any) -> Any:
+    """``services apply`` of ``settings`` onto ``cluster`` as the CLI runs it, without waiting
+    and without helm hooks (no kubelet here: :class:`NoHooksHelmfile`)."""
+    from scs_templates._services import apply as apply_services
+
+    return apply_services(
+        settings,
+        kubeconfig=str(cluster.plane.kubeconfig),
+        install_cluster=False,
+        wait=False,
+        poll_interval=0.5,
+        kubeconfig_timeout=30,
+        api_timeout=60,
+        helmfile=NoHooksHelmfile(),
+        **options,
+    )

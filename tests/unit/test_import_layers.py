@@ -25,6 +25,7 @@ LAYERS: tuple[str, ...] = (
     "_versions",  # the versions table and Kubernetes versions
     "_settings",  # the neutral settings model, loading, validation, schema, provider registry
     "_contract",  # the values contract of the cluster charts (typed models)
+    "_clikit",  # what every command uses (settings loading, -o formats): providers' too
     "providers",  # the provider interface and the providers (plug-ins)
     "_render",  # values builders, charts, render, render-fleet, the catalogue
     "_lifecycle",  # install, status, diff, delete on the management cluster

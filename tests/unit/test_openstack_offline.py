@@ -1,14 +1,9 @@
-"""OpenStack integration against a REAL Keystone and Neutron (tests/support/openstack_stack.py).
-
-No mocks: the services run locally from their own virtualenv; the client is the project's
-openstacksdk. This session's stack has no compute or image service, so the flavor/image/keypair
-checks are only seen skipping here; tests/cloud/test_openstack_preflight.py runs them against the
-real Nova and Glance APIs on a stack of its own.
+"""The OpenStack provider without a cloud: secrets that never show themselves, the credential
+Secret's content, the server groups wanted. Against the REAL Keystone and Neutron:
+tests/cloud/test_openstack.py.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
@@ -20,6 +15,7 @@ from scs_templates.providers.openstack import (
     parse_credentials_secret,
 )
 from scs_templates.providers.openstack.connection import CloudAccess
+from tests.support import openstack_settings
 
 # --------------------------------------------------------------------------- no stack needed
 
@@ -41,7 +37,8 @@ def test_secret_content_round_trip() -> None:
         EnsuredCredential,
     )
 
-    settings = _settings("roundtrip", "10.199.0.0/20", extra="      separateWorkload: true\n")
+    extra = "      separateWorkload: true\n"
+    settings = openstack_settings("roundtrip", "10.199.0.0/20", extra=extra)
     access = CloudAccess("https://keystone.example/v3", "RegionOne", "public", True, None, "u", "p")
     cluster = AppCredential("id-1", "capi-roundtrip-appcred", Secret("sec;ret#1"), "p")
     workload = AppCredential("id-2", "capi-roundtrip-appcred-workload", Secret('se"c\\2'), "p")
@@ -70,48 +67,6 @@ def test_secret_content_round_trip() -> None:
     assert stored["cloud.conf"].secret.reveal() == 'se"c\\2'
 
 
-# --------------------------------------------------------------------------- the real stack
-
-
-def _settings_text(
-    name: str, node_cidr: str, *, extra: str = "", external: str = "", namespace: str = "default"
-) -> str:
-    return f"""apiVersion: scs-templates.scs.community/v1alpha1
-kind: ClusterSettings
-metadata:
-  name: {name}
-  namespace: {namespace}
-spec:
-  provider: openstack
-  controlPlane:
-    replicas: 1
-    machineType: SCS-2V-4-20s
-  workers:
-    - name: workers
-      replicas: 1
-      machineType: SCS-4V-8-50s
-  network:
-    nodeCIDR: {node_cidr}
-  openstack:
-    cloud: demo
-{external}    applicationCredential:
-      perCluster: true
-{extra}"""
-
-
-def _settings(name: str, node_cidr: str, **kwargs: str) -> Any:
-    return parse_settings_text(_settings_text(name, node_cidr, **kwargs)).settings
-
-
-# --------------------------------------------------------------------------- credentials
-
-
-# --------------------------------------------------------------------------- cleanup
-
-
-# --------------------------------------------------------------------------- preflight
-
-
 # --------------------------------------------------------------------------- server groups
 
 
@@ -137,7 +92,6 @@ def _settings(name: str, node_cidr: str, **kwargs: str) -> Any:
 def test_wanted_server_groups_follow_the_settings(
     anti_affinity: str, expected: list[tuple[str, str]]
 ) -> None:
-    from scs_templates._settings import parse_settings_text
     from scs_templates.providers.openstack import wanted_server_groups
 
     text = (
@@ -150,13 +104,7 @@ def test_wanted_server_groups_follow_the_settings(
     assert wanted_server_groups(parse_settings_text(text).settings) == expected
 
 
-# --------------------------------------------------------------------------- install path
-
-
 # --------------------------------------------------------------------------- library API
 
 
 #: The kinds of the chart whose controllers would add a finalizer.
-
-
-# --------------------------------------------------------------------------- delete, step (c)

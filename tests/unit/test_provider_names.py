@@ -24,10 +24,7 @@ PACKAGE = REPO / "scs_templates"
 STILL_NAMING: dict[str, int] = {
     "scs_templates/_cli/cmd_apply.py": 2,
     "scs_templates/_cli/cmd_lifecycle.py": 11,
-    "scs_templates/_cli/cmd_migrate.py": 2,
-    "scs_templates/_cli/cmd_openstack.py": 23,
     "scs_templates/_cli/cmd_render.py": 1,
-    "scs_templates/_cli/examples.py": 16,
     "scs_templates/_cli/versions_report.py": 24,
     "scs_templates/_gitops/objects.py": 2,
     "scs_templates/_lifecycle/install_step.py": 1,

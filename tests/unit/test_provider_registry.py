@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from scs_templates._core.entry_points import entry_points
 from scs_templates._settings import plugins
 from scs_templates.providers import provider_names, shipped_providers
 
@@ -28,7 +29,7 @@ def test_entry_points_of_the_group_only_and_the_first_distribution_of_a_name_win
     _dist(second, "toy_cloud-0.9.dist-info", "[scs_templates.providers]\nold = old:OLD\n")
     _dist(second, "other-2.dist-info", "[scs_templates.providers]\n# a comment\nx = x.y:Z.w\n")
     monkeypatch.setattr(sys, "path", [str(first), str(second), str(tmp_path / "missing")])
-    assert list(plugins._entry_points(plugins.GROUP)) == [
+    assert list(entry_points(plugins.GROUP)) == [
         ("toy-cloud", "toy", "toy_cloud:TOY"),
         ("other", "x", "x.y:Z.w"),
     ]

@@ -129,6 +129,3 @@ def test_the_openstack_modules_live_under_the_openstack_provider() -> None:
 def test_the_sdk_import_finder_finds_both_spellings() -> None:
     tree = ast.parse("import openstack\nfrom openstack.config import loader\nimport openstackx\n")
     assert list(_cloud_sdk_imports(tree)) == [1, 2]
-
-
-# --------------------------------------------------------------------------- a new provider

@@ -405,3 +405,13 @@ def test_image_with_version_placeholder_is_quiet() -> None:
         spec("kubernetes:\n  version: 1.36.4\ncontrolPlane:\n  image: kind/{version}-v1.30.0")
     )
     assert loaded.warnings == ()
+
+
+def test_a_comment_ruamel_cannot_place_is_a_syntax_error_with_its_place() -> None:
+    """Found by a generated document (tests/unit/test_yaml_composers.py): ruamel.yaml raised
+    NotImplementedError ("overlap in comment"), which the CLI reported as an internal error
+    (exit 1) instead of the file's problem (exit 2)."""
+    from scs_templates._settings import SettingsError, parse_settings_text
+
+    with pytest.raises(SettingsError, match=r"1:4.*a comment here cannot be read"):
+        parse_settings_text("a: #|+\n  keep\n\nb: |-\n  strip\n", file="x.yaml")

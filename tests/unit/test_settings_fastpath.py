@@ -24,7 +24,7 @@ from scs_templates._settings import fastpath, load_settings
 from scs_templates._settings.loader import parse_yaml
 from scs_templates._settings.model import ClusterSettings, settings_model
 from tests.support import EXAMPLES
-from tests.unit.test_settings_model import settings_documents
+from tests.support.strategies import settings_documents
 
 
 def _pydantic(data: Any) -> ClusterSettings:

@@ -27,10 +27,10 @@ from scs_templates._settings import fastpath, plain, rules
 from scs_templates._settings.keys import API_VERSION, KIND, alias_for, name_for
 from scs_templates._settings.model import TEMPLATES, ClusterSettings
 from scs_templates._settings.validate import load_settings
-from tests.render.test_snapshots import SCENARIOS, settings_for
 from tests.support import EXAMPLES, REPO, SHIPPED_PROVIDERS
+from tests.support.scenarios import SCENARIOS, settings_for
+from tests.support.strategies import settings_documents
 from tests.unit.test_settings_fastpath import _documents, _pydantic, near_misses
-from tests.unit.test_settings_model import settings_documents
 
 
 def _model_classes() -> dict[str, type[BaseModel]]:

@@ -3,21 +3,19 @@
 render-fleet leaves helm's values schema check out of a batch only when the gate accepted
 every alias's values; so the gate must be ON for real values (else no speed-up) and must
 NEVER accept values that helm's own check (gojsonschema) refuses (else a fleet would print
-manifests where ``render`` fails). Proven against the ``jsonschema`` package for many
-generated near-misses and against the REAL pinned helm for a sample of them and for the
-cases where Python's and Go's regular expressions differ.
+manifests where ``render`` fails). Proven here against the ``jsonschema`` package for many
+generated near-misses; against the REAL pinned helm for a sample of them in
+tests/render/test_values_gate_helm.py.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
 from bench.fleetgen import fleet_settings
@@ -25,38 +23,20 @@ from scs_templates._render import fleet
 from scs_templates._render.charts import chart_for
 from scs_templates._render.values import build_values
 from scs_templates._render.values.gate import Unsupported, compile_gate, values_gate
-from scs_templates._settings import load_settings, validate_data
-from tests.support import EXAMPLES
+from scs_templates._settings import validate_data
+from tests.support.values_gate import chart_path, near_misses, real_values
 
-
-def _chart(provider: str) -> Path:
-    return Path(chart_for(provider).path).resolve()
-
-
-def _checked(provider: str, values: dict[str, Any]) -> dict[str, Any]:
-    """What helm validates for an alias of the shared umbrella."""
-    given = fleet.umbrella_values(chart_for(provider), {"c-0": values})["c-0"]
-    return {**given, "global": {}}
-
-
-def _real_values() -> list[tuple[str, dict[str, Any]]]:
-    settings_list = [load_settings(p).settings for p in EXAMPLES]
-    settings_list += [validate_data(d).settings for d in fleet_settings(40)]
-    return [(s.spec.provider, _checked(s.spec.provider, build_values(s))) for s in settings_list]
-
-
-REAL = _real_values()
 VALIDATORS = {
-    p: Draft7Validator(json.loads((_chart(p) / "values.schema.json").read_text()))
+    p: Draft7Validator(json.loads((chart_path(p) / "values.schema.json").read_text()))
     for p in ("openstack", "docker")
 }
 
 
 def test_the_gate_is_on_and_accepts_every_real_cluster() -> None:
     for provider in ("openstack", "docker"):
-        assert values_gate(_chart(provider)) is not None
-    for provider, values in REAL:
-        assert values_gate(_chart(provider))(values)  # type: ignore[misc]
+        assert values_gate(chart_path(provider)) is not None
+    for provider, values in real_values():
+        assert values_gate(chart_path(provider))(values)  # type: ignore[misc]
         assert VALIDATORS[provider].is_valid(values)
     own = {
         f"c-{i}": build_values(validate_data(d).settings) for i, d in enumerate(fleet_settings(8))
@@ -106,51 +86,9 @@ def test_regular_expressions_where_python_and_go_differ() -> None:
     assert gate([])  # no "type": a keyword for objects says nothing about a list
 
 
-def _leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    if isinstance(value, dict):
-        return [path] + [p for k, v in sorted(value.items()) for p in _leaves(v, (*path, k))]
-    if isinstance(value, list):
-        return [path] + [p for i, v in enumerate(value) for p in _leaves(v, (*path, i))]
-    return [path]
-
-
-_JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-3, 70000)
-    | st.floats(-2.5, 1e10, allow_nan=False)
-    | st.sampled_from(["", "a", "ab c", "x\n", "v1.33.1", "10.0.0.0/8", "https://a", "\u0661"]),
-    lambda inner: (
-        st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner, max_size=2)
-    ),
-    max_leaves=4,
-)
-
-
-@st.composite
-def near_misses(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
-    """Real values with one to three places replaced, removed or given an extra key."""
-    provider, values = draw(st.sampled_from(REAL))
-    values = copy.deepcopy(values)
-    for _ in range(draw(st.integers(1, 3))):
-        paths = [p for p in _leaves(values) if p]
-        path = draw(st.sampled_from(paths))
-        parent: Any = values
-        for step in path[:-1]:
-            parent = parent[step]
-        action = draw(st.sampled_from(["replace", "remove", "extra"]))
-        if action == "remove" and isinstance(parent, dict):
-            del parent[path[-1]]
-        elif action == "extra" and isinstance(parent[path[-1]], dict):
-            parent[path[-1]][draw(st.sampled_from(["zz", "replicas", "name"]))] = draw(_JSON)
-        else:
-            parent[path[-1]] = draw(_JSON)
-    return provider, values
-
-
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(near_misses())
 def test_what_the_gate_accepts_jsonschema_accepts(case: tuple[str, dict[str, Any]]) -> None:
     provider, values = case
-    if values_gate(_chart(provider))(values):  # type: ignore[misc]
+    if values_gate(chart_path(provider))(values):  # type: ignore[misc]
         assert VALIDATORS[provider].is_valid(values)

@@ -1,20 +1,15 @@
-"""The versions table: its rules, its consumers, its docs and its reproduction from sources.
+"""The versions table: its rules, its consumers and its docs, in pure Python.
 
-The strongest tests here read the REAL sources: the Cluster API modules (docs, CAPD's kind
-mapper, CRDs) and CAPO from the Go module proxy at the exact releases the table names
-(module zips are immutable, so these tests do not move when upstream publishes), and the
-real packaged charts in ../shared/charts. They need ``go`` and the proxy (a package registry,
-reachable in CI) and skip outside CI when those are missing.
+The service defaults are checked against the REAL packaged charts in ../shared/charts (read,
+not run). The table's reproduction from the Cluster API and CAPO sources on the Go module proxy
+is tests/plane/test_versions_upstream.py; what renders from it,
+tests/render/test_versions_render.py.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -25,7 +20,7 @@ from scs_templates._maintain import update_versions as maintainer
 from scs_templates._services.catalogue import CATALOGUE, default_version, service_info
 from scs_templates._services.releases import service_releases
 from scs_templates._settings import parse_settings_text
-from scs_templates._versions import TABLE_PATH, parse_table, table
+from scs_templates._versions import parse_table
 from scs_templates._versions.kubernetes import (
     DEFAULT_VERSION,
     TESTED_PATCHES,
@@ -33,34 +28,8 @@ from scs_templates._versions.kubernetes import (
     resolve_version,
     support_warning,
 )
-from tests.support import REPO, SHARED, skip_or_fail
-
-VERSIONS = table()
-RAW: dict[str, Any] = json.loads(TABLE_PATH.read_text(encoding="utf-8"))
-INPUTS: dict[str, Any] = json.loads(maintainer.INPUTS_PATH.read_text(encoding="utf-8"))
-
-
-def settings_text(provider: str, version: str | None, **services: Any) -> str:
-    lines = [
-        "apiVersion: scs-templates.scs.community/v1alpha1",
-        "kind: ClusterSettings",
-        "metadata:",
-        "  name: demo",
-        "spec:",
-        f"  provider: {provider}",
-    ]
-    if version:
-        lines += ["  kubernetes:", f"    version: {version}"]
-    if provider == "openstack":
-        lines += [
-            "  controlPlane:",
-            "    machineType: SCS-2V-4-20s",
-            "  workers:",
-            "    - name: md-0",
-            "      machineType: SCS-2V-4-20s",
-        ]
-    return "\n".join(lines) + "\n"
-
+from tests.support import REPO, versions
+from tests.support.versions import INPUTS, RAW, TABLE_RELEASES, VERSIONS, settings_text
 
 # --------------------------------------------------------------------------- table rules
 
@@ -186,9 +155,6 @@ def test_docker_values_and_manifests_use_the_pinned_image() -> None:
 
 
 #: The releases with a row of their own (the others take their ``version_of``'s version).
-TABLE_RELEASES = [info for info in CATALOGUE if info.version_of is None]
-
-
 def test_every_catalogue_release_has_a_default_for_every_minor() -> None:
     assert set(VERSIONS.services) == {info.release for info in TABLE_RELEASES}
     for info in CATALOGUE:
@@ -269,10 +235,7 @@ def test_holds_come_from_the_inputs_with_a_reason() -> None:
 
 @pytest.fixture(scope="module")
 def chart_packages() -> list[maintainer.ChartPackage]:
-    charts = SHARED / "charts"
-    if not charts.is_dir():
-        skip_or_fail(f"real charts not found at {charts}")
-    return maintainer.chart_packages(charts)
+    return versions.chart_packages()
 
 
 def test_service_defaults_are_the_newest_real_releases_that_fit(
@@ -445,71 +408,3 @@ def test_settings_reference_lists_the_table() -> None:
     doc = (REPO / "docs" / "settings.md").read_text(encoding="utf-8")
     for release in VERSIONS.minors:
         assert f"| {release.name} | {release.patch_version} | {VERSIONS.status(release)}" in doc
-
-
-# --------------------------------------------------------------------------- real sources
-
-
-@pytest.fixture(scope="module")
-def go_sources() -> Iterator[dict[str, Path]]:
-    """The module directories of the exact releases the table names (Go module proxy)."""
-    if shutil.which("go") is None:
-        skip_or_fail("go not on PATH (needed to read the Cluster API modules)")
-    with tempfile.TemporaryDirectory(prefix="scs-versions-test-") as temp:
-        go = maintainer.Go(Path(temp))
-        wanted = {
-            "capi": (maintainer.CAPI_MODULE, VERSIONS.cluster_api.release),
-            "capd": (maintainer.CAPD_MODULE, VERSIONS.kind_mapper_from),
-            "capd-same": (maintainer.CAPD_MODULE, VERSIONS.cluster_api.release),
-            "capo": (maintainer.CAPO_MODULE, VERSIONS.providers["openstack"].release),
-        }
-        found: dict[str, Path] = {}
-        for key, (module, version) in wanted.items():
-            try:
-                directory = go.download(module, version)
-            except maintainer.UpdateError as error:
-                skip_or_fail(f"Go module proxy not reachable: {error}")
-            if directory is None:
-                pytest.fail(f"{module}@{version} named by the table is not served")
-            found[key] = directory
-        yield found
-
-
-def test_supported_minors_are_cluster_apis(go_sources: dict[str, Path]) -> None:
-    text = (go_sources["capi"] / "docs/book/src/reference/versions.md").read_text(encoding="utf-8")
-    workload, management = maintainer.capi_support(text, VERSIONS.cluster_api.release)
-    assert tuple(workload) == VERSIONS.workload_minors
-    assert tuple(management) == VERSIONS.management_minors
-    # v1.14.0 would not have 1.37: the ">= v1.14.1" cell is honoured
-    assert (1, 37) not in maintainer.capi_support(text, "v1.14.0")[0]
-
-
-def test_the_table_is_reproduced_from_its_sources(
-    go_sources: dict[str, Path], chart_packages: list[maintainer.ChartPackage]
-) -> None:
-    """build_table over the real sources gives table.json byte for byte: nothing in it was
-    typed in by hand (the k8s tag list is the one recorded on the read date)."""
-    crds = SHARED / "crds"
-    if not crds.is_dir():
-        skip_or_fail(f"reference CRDs not found at {crds}")
-    source = RAW["sources"]["capo"]["where"]
-    probed = source.split("newer tags probed: ", 1)[1].split(", ")
-    rebuilt = maintainer.build_table(
-        today=VERSIONS.read_on,
-        k8s_tags=RAW["sources"]["k8s-tags"]["versions"],
-        capi_release=VERSIONS.cluster_api.release,
-        capi_dir=go_sources["capi"],
-        capd_release=VERSIONS.kind_mapper_from,
-        capd_dir=go_sources["capd"],
-        capd_crd_dir=go_sources["capd-same"] / "infrastructure/docker/config/crd/bases",
-        capo_release=VERSIONS.providers["openstack"].release,
-        capo_dir=go_sources["capo"],
-        capo_probed=probed,
-        packages=chart_packages,
-        shared_crds=crds,
-        inputs=INPUTS,
-        releases=[(info.release, info.chart) for info in TABLE_RELEASES],
-    )
-    assert maintainer.dump(rebuilt) == TABLE_PATH.read_text(encoding="utf-8")
-    # the CRD sets used for strict validation are those of the targeted releases
-    assert RAW["clusterAPI"]["crds"] and RAW["providers"]["openstack"]["crds"]

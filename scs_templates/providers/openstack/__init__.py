@@ -30,7 +30,6 @@ Typical use::
 from __future__ import annotations
 
 from scs_templates._core.lazy import exports
-from scs_templates.providers.openstack.provider import OPENSTACK, OpenStackProvider
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
@@ -80,6 +79,7 @@ if TYPE_CHECKING:
         PreflightReport,
         run_preflight,
     )
+    from scs_templates.providers.openstack.provider import OPENSTACK, OpenStackProvider
     from scs_templates.providers.openstack.rotation import RotationReport, rotate_credentials
     from scs_templates.providers.openstack.servergroups import (
         ServerGroupAction,
@@ -89,6 +89,7 @@ if TYPE_CHECKING:
     )
 
 _LAZY = {
+    "provider": ("OPENSTACK", "OpenStackProvider"),
     "connection": ("CloudAccess", "Secret", "cloud_access", "has_service", "open_cloud", "redact"),
     "credential_records": ("AppCredential", "ClusterCredentials", "EnsuredCredential"),
     "appcred": (  # application credentials

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from scs_templates._cli.common import path_argument
-from scs_templates._cli.output import format_option, output_format
+from scs_templates._clikit.common import path_argument
+from scs_templates._clikit.examples import examples_block
+from scs_templates._clikit.output import format_option, output_format
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -14,10 +15,17 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+#: The example block of each command's help (the key: its words after scs-templates).
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "migrate": ("scs-templates migrate clusterctl.yaml --name prod --output-file cluster.yaml",),
+}
+
+
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``migrate``; importing this module stays cheap."""
     parser = subparsers.add_parser(
         "migrate",
+        epilog=examples_block(EXAMPLES["migrate"]),
         help="convert a SCS KaaS v1 clusterctl.yaml into a commented settings file",
         description=(
             "Read a KaaS v1 (k8s-cluster-api-provider R3..R6) clusterctl.yaml and print the "

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import sys
 
-from scs_templates._cli.common import cluster_options, path_argument, poll_option, usage
+from scs_templates._clikit.common import cluster_options, path_argument, poll_option, usage
+from scs_templates._clikit.examples import examples_block
 from scs_templates._core.errors import InputError
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
@@ -23,11 +24,30 @@ if TYPE_CHECKING:
     from scs_templates._settings.validate import LoadedSettings
 
 
+#: The example block of each command's help (the key: its words after scs-templates).
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "openstack": ("scs-templates openstack preflight cluster.yaml",),
+    "openstack appcred": ("scs-templates openstack appcred create cluster.yaml",),
+    "openstack appcred create": (
+        "scs-templates openstack appcred create cluster.yaml --os-cloud admin",
+        "scs-templates openstack appcred create cluster.yaml --write-secret secret.yaml",
+    ),
+    "openstack appcred delete": ("scs-templates openstack appcred delete cluster.yaml",),
+    "openstack appcred rotate": (
+        "scs-templates openstack appcred rotate cluster.yaml --dry-run",
+        "scs-templates openstack appcred rotate cluster.yaml --kubeconfig mgmt.yaml",
+    ),
+    "openstack preflight": ("scs-templates openstack preflight cluster.yaml --os-cloud prod",),
+    "openstack cleanup": ("scs-templates openstack cleanup cluster.yaml --dry-run",),
+}
+
+
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``openstack appcred create|delete|rotate``, ``openstack preflight``,
     ``openstack cleanup``."""
     openstack = subparsers.add_parser(
         "openstack",
+        epilog=examples_block(EXAMPLES["openstack"]),
         help="per-cluster OpenStack credentials, preflight checks and cleanup",
         description=(
             "Talk to the OpenStack cloud of a cluster. The cloud entry comes from clouds.yaml "
@@ -45,6 +65,7 @@ def _register_appcred(actions: argparse._SubParsersAction[Any]) -> None:
     """``openstack appcred create|delete|rotate``."""
     appcred = actions.add_parser(
         "appcred",
+        epilog=examples_block(EXAMPLES["openstack appcred"]),
         help="create, rotate or delete the cluster's restricted application credential(s)",
         description=(
             "Manage $PREFIX-$CLUSTER-appcred (and $PREFIX-$CLUSTER-appcred-workload when "
@@ -57,6 +78,7 @@ def _register_appcred(actions: argparse._SubParsersAction[Any]) -> None:
     _register_appcred_create(appcred_actions)
     delete = appcred_actions.add_parser(
         "delete",
+        epilog=examples_block(EXAMPLES["openstack appcred delete"]),
         help="delete the cluster's credential(s); deleting again is harmless",
     )
     _common(delete)
@@ -68,6 +90,7 @@ def _register_appcred_create(appcred_actions: argparse._SubParsersAction[Any]) -
     """``openstack appcred create``: create or reuse, optionally writing the Secret."""
     create = appcred_actions.add_parser(
         "create",
+        epilog=examples_block(EXAMPLES["openstack appcred create"]),
         help="create the credential(s), or reuse them when the stored secret still works",
         description=(
             "Create the restricted credential(s), or reuse existing ones whose secret (read "
@@ -98,6 +121,7 @@ def _register_appcred_rotate(appcred_actions: argparse._SubParsersAction[Any]) -
     """``openstack appcred rotate``: the next credential generation, switched to safely."""
     rotate = appcred_actions.add_parser(
         "rotate",
+        epilog=examples_block(EXAMPLES["openstack appcred rotate"]),
         help="make a new credential, switch the cluster's Secret and its users to it, then "
         "delete the old one",
         description=(
@@ -135,6 +159,7 @@ def _register_checks(actions: argparse._SubParsersAction[Any]) -> None:
     """``openstack preflight`` and ``openstack cleanup``."""
     preflight = actions.add_parser(
         "preflight",
+        epilog=examples_block(EXAMPLES["openstack preflight"]),
         help="check the cloud before installing: external network, node CIDR, names, "
         "flavors, images",
         description=(
@@ -148,6 +173,7 @@ def _register_checks(actions: argparse._SubParsersAction[Any]) -> None:
 
     cleanup = actions.add_parser(
         "cleanup",
+        epilog=examples_block(EXAMPLES["openstack cleanup"]),
         help="delete the leftover ports, security groups, subnet and network of a deleted cluster",
     )
     _common(cleanup)
@@ -158,7 +184,7 @@ def _register_checks(actions: argparse._SubParsersAction[Any]) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    from scs_templates._cli.common import settings_arguments
+    from scs_templates._clikit.common import settings_arguments
 
     settings_arguments(parser)
     _os_cloud(parser)
@@ -178,7 +204,7 @@ def _load(args: argparse.Namespace) -> ClusterSettings:
 
 def _loaded(args: argparse.Namespace) -> LoadedSettings:
     """The settings file with its positions (for messages that point at a line)."""
-    from scs_templates._cli.common import load_args
+    from scs_templates._clikit.common import load_args
     from scs_templates.providers import provider_of
     from scs_templates.providers.openstack import OPENSTACK
 
