@@ -17,7 +17,8 @@ The grammar accepted::
     weekdays  = day ("," day)*          day = Mon | Monday | Mon..Fri (any case, in order)
     date      = [year "-"] month ("-" | "~") day     (``~``: days from the end, 1..28)
     time      = hour ":" minute [":" second]
-    component = "*" | item ("," item)*  item = N | N..M | N/R | N..M/R  (N <= M, R >= 1)
+    component = "*" | item ("," item)*  item = N | N..M | N/R | N..M/R  (N <= M, R >= 1,
+    N + R <= the maximum for N/R)
 
 with years 1970..2199 (four digits), months 1..12, days 1..31, hours 0..23, minutes and
 seconds 0..59.
@@ -81,6 +82,8 @@ def _component_ok(text: str, low: int, high: int, *, year: bool = False) -> bool
             return False
         if repeat is not None and int(repeat) < 1:
             return False
+        if repeat is not None and end is None and first + int(repeat) > high:
+            return False  # systemd: a repetition from N must reach a value <= the maximum
     return True
 
 

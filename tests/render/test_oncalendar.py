@@ -74,6 +74,10 @@ REFUSED_BY_SYSTEMD = [
     "*-*-00",
     "*-*~29",
     "*-*-1/0",
+    # N/R must repeat to a value within the field (found by the property test below)
+    "12/1-*",
+    "*-*-31/1",
+    "23/1:00",
     " 00:00",
     "00:00 ",
     "00:00 Mon",
