@@ -10,6 +10,7 @@ import atexit
 import gc
 import os
 import sys
+from functools import cache
 
 from scs_templates import __version__
 from scs_templates._core.entry_points import entry_points
@@ -47,8 +48,10 @@ _LAST_COMMANDS: tuple[str, ...] = (
 COMMANDS_GROUP = "scs_templates.commands"
 
 
+@cache
 def plugin_commands() -> dict[str, str]:
-    """Command -> its module, of every installed provider's commands (by command name)."""
+    """Command -> its module, of every installed provider's commands (by command name).
+    Read once: ``modules_for`` and ``command_modules`` both ask (do not modify the dict)."""
     points = sorted((name, module) for _, name, module in entry_points(COMMANDS_GROUP))
     return dict(points)
 

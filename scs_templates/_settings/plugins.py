@@ -53,9 +53,11 @@ def _provider_at(point: str, reference: str) -> Any:
     return provider
 
 
+@cache
 def shipped_providers() -> tuple[Any, ...]:
     """The providers ``scs-templates`` ships (the published schema lists these), in their
-    ``catalogue_order`` (the first is the default ``spec.provider``)."""
+    ``catalogue_order`` (the first is the default ``spec.provider``). Loaded and ordered
+    once: every provider lookup starts here."""
     found = [_provider_at(point, ref) for shipped, point, ref in _points() if shipped]
     return tuple(sorted(found, key=lambda provider: (provider.catalogue_order, provider.name)))
 
