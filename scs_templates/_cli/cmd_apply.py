@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``apply``; importing this module stays cheap."""
-    from scs_templates._cli.cmd_lifecycle import openstack_credential_options, parse_duration
+    from scs_templates._cli.cmd_lifecycle import parse_duration, provider_options
     from scs_templates._clikit.common import cluster_options, poll_option
 
     apply = subparsers.add_parser(
@@ -75,7 +75,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="DURATION",
         help="how long to wait for the workload kubeconfig Secret (default 30m)",
     )
-    openstack_credential_options(apply)
+    provider_options(apply, credentials=True)
     poll_option(apply)
     apply.set_defaults(func=run_apply)
 
@@ -92,7 +92,7 @@ def run_apply(args: argparse.Namespace) -> int:
             loaded.settings,
             kubeconfig=args.kubeconfig,
             context=args.context,
-            cloud=cloud_options(args),
+            cloud=cloud_options(args, loaded.settings.spec.provider),
             cloud_progress=_note,
             force_remove=args.force_remove,
             allow_cni_switch=args.allow_cni_switch,

@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 import sys
 
-from scs_templates._clikit.common import cluster_options, load_args, path_argument, poll_option
+from scs_templates._clikit.common import cluster_options, load_args, poll_option
+from scs_templates._core.entry_points import entry_points, load
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
     import argparse
-    from pathlib import Path
     from typing import Any, TextIO
 
     from scs_templates._lifecycle import DeleteResult, Target
@@ -39,53 +39,32 @@ def parse_duration(text: str) -> float:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def openstack_credential_options(parser: argparse.ArgumentParser) -> None:
-    """Where the OpenStack credentials of the cluster come from (install, apply)."""
-    parser.add_argument(
-        "--clouds-yaml",
-        type=path_argument,
-        metavar="FILE",
-        help="OpenStack: use this clouds.yaml (entry spec.openstack.cloud) for the cluster's "
-        "credentials Secret instead of a per-cluster application credential (never printed)",
-    )
-    parser.add_argument(
-        "--cacert",
-        type=path_argument,
-        metavar="FILE",
-        help="OpenStack: CA certificate for the Secret",
-    )
-    _os_cloud_options(parser)
+#: The entry-point group of the providers' options of the lifecycle commands: the name is the
+#: provider, the value a module with ``add_arguments(parser, *, credentials)`` and
+#: ``cloud_options(args)`` (docs/architecture.md, "Adding a provider").
+CLOUD_OPTIONS_GROUP = "scs_templates.cloud_options"
 
 
-def _os_cloud_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--os-cloud",
-        metavar="NAME",
-        help="OpenStack: clouds.yaml entry of YOUR credential, used to create or delete the "
-        "per-cluster application credential and server groups (default: spec.openstack.cloud)",
-    )
-    parser.add_argument(
-        "--skip-openstack",
-        action="store_true",
-        help="OpenStack: do not touch the cloud (no credentials, server groups or cleanup)",
-    )
+def _cloud_option_modules() -> list[tuple[str, str]]:
+    return sorted((name, module) for _, name, module in entry_points(CLOUD_OPTIONS_GROUP))
 
 
-def cloud_options(args: argparse.Namespace) -> Any:
-    """``--clouds-yaml``/``--cacert``/``--os-cloud``/``--skip-openstack`` as the provider's
-    :class:`~scs_templates.providers.CloudOptions` (the files' content is never printed)."""
+def provider_options(parser: argparse.ArgumentParser, *, credentials: bool) -> None:
+    """Each installed provider's options of install, apply (``credentials``: also where the
+    cluster's credentials come from) and delete: how they may touch its cloud."""
+    for _, module in _cloud_option_modules():
+        load(module).add_arguments(parser, credentials=credentials)
+
+
+def cloud_options(args: argparse.Namespace, provider: str) -> Any:
+    """The options of the cluster's ``provider`` as its
+    :class:`~scs_templates.providers.CloudOptions` (defaults when it has none)."""
+    for name, module in _cloud_option_modules():
+        if name == provider:
+            return load(module).cloud_options(args)
     from scs_templates.providers import CloudOptions
-    from scs_templates.providers.openstack.values import CACERT_KEY, CLOUDS_YAML_KEY
 
-    credentials: dict[str, str] | None = None
-    if getattr(args, "clouds_yaml", None) is not None:
-        cacert = None if args.cacert is None else _read_secret_file(args.cacert, "--cacert")
-        credentials = {CLOUDS_YAML_KEY: _read_secret_file(args.clouds_yaml, "--clouds-yaml")}
-        if cacert is not None:
-            credentials[CACERT_KEY] = cacert
-    return CloudOptions(
-        touch=not args.skip_openstack, account=args.os_cloud, credentials=credentials
-    )
+    return CloudOptions()
 
 
 def _note(line: str) -> None:
@@ -132,7 +111,7 @@ def _register_install(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="DURATION",
         help="how long --wait waits (default 30m; e.g. 45m, 1h, 90s)",
     )
-    openstack_credential_options(install)
+    provider_options(install, credentials=True)
     poll_option(install)
     install.set_defaults(func=run_install)
 
@@ -196,7 +175,7 @@ def _register_delete(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     cluster_options(delete)
     delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    _os_cloud_options(delete)
+    provider_options(delete, credentials=False)
     delete.add_argument(
         "--timeout",
         type=parse_duration,
@@ -272,13 +251,6 @@ def print_pruned(pruned: list[str]) -> None:
         )
 
 
-def _read_secret_file(path: Path, what: str) -> str:
-    from scs_templates.providers.openstack.credentials_secret import read_credentials_file
-
-    kind = "a CA bundle" if what == "--cacert" else "a clouds.yaml"
-    return read_credentials_file(path, kind=kind, named=f"{what} {path}")
-
-
 # --------------------------------------------------------------------------- commands
 
 
@@ -286,7 +258,7 @@ def run_install(args: argparse.Namespace) -> int:
     from scs_templates import _lifecycle as lifecycle
 
     loaded = load_args(args)
-    cloud = cloud_options(args)
+    cloud = cloud_options(args, loaded.settings.spec.provider)
     progress = ProgressLine()
     try:
         result = lifecycle.install(
@@ -389,7 +361,7 @@ def run_delete(args: argparse.Namespace) -> int:
             print("not deleted", file=sys.stderr)
             return 2
     helm = _helm(args)
-    cloud = cloud_options(args)
+    cloud = cloud_options(args, loaded.settings.spec.provider)
     progress = ProgressLine()
     incomplete: lifecycle.DeleteIncomplete | None = None
     try:

@@ -409,8 +409,7 @@ def _add_services(
             _labels(settings, "services"),
         )
         found.objects[f"kustomization-{stage['metadata']['name']}"] = stage
-    cloud_releases = {"openstack-cloud-controller-manager", "openstack-cinder-csi"}
-    if any(r.name in cloud_releases for r in releases):
+    if any(release.info.workload_credentials for release in releases):
         resource_set, secret = _cloud_config_resource_set(settings)
         found.objects[f"clusterresourceset-{resource_set['metadata']['name']}"] = resource_set
         found.required.append(

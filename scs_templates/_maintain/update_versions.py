@@ -62,9 +62,6 @@ CAPD_MODULE = "sigs.k8s.io/cluster-api/test"
 CAPO_MODULE = "sigs.k8s.io/cluster-api-provider-openstack"
 GO_TIMEOUT = 600.0
 
-#: Charts whose release line follows the Kubernetes minor (chart 2.M.x is for Kubernetes 1.M).
-MINOR_BOUND_CHARTS = frozenset({"openstack-cloud-controller-manager", "openstack-cinder-csi"})
-
 
 class UpdateError(Exception):
     """A source could not be read or does not say what the table needs."""
@@ -305,6 +302,14 @@ def _tested(entry: Mapping[str, Any]) -> list[Minor]:
     return sorted(_minor_of(f"v{m}.0") or (0, 0) for m in entry["minors"])
 
 
+def _follows_kubernetes_minor(chart: str) -> bool:
+    """The chart's release line follows the Kubernetes minor (chart 2.M.x is for Kubernetes
+    1.M): its catalogue row says so (a provider's cloud integrations)."""
+    from scs_templates._services.catalogue import CATALOGUE
+
+    return any(info.chart == chart and info.follows_kubernetes_minor for info in CATALOGUE)
+
+
 def pick_chart(
     chart: str,
     packages: Sequence[ChartPackage],
@@ -317,7 +322,7 @@ def pick_chart(
     below a hold, and whose release line upstream tests on this minor or an older one:
     ``support``, a release line is never the default of a minor older than the oldest it is
     tested on; a minor newer than the newest it is tested on gets it with a note); for the
-    charts that follow the Kubernetes minor (OCCM, Cinder CSI: chart 2.M is for 1.M) the
+    charts that follow the Kubernetes minor (:func:`_follows_kubernetes_minor`) the
     newest of the same minor, else of the previous minor (the version skew policy lets a
     cloud controller manager be one minor older, never newer).
     """
@@ -341,7 +346,7 @@ def pick_chart(
     )
     if not candidates:
         raise UpdateError(f"no package of chart {chart!r} fits Kubernetes {minor_text(minor)}")
-    if chart not in MINOR_BOUND_CHARTS:
+    if not _follows_kubernetes_minor(chart):
         chosen = candidates[-1]
         entry = support_entry(support, chosen.key)
         if entry is not None and minor > _tested(entry)[-1]:

@@ -22,18 +22,10 @@ labels the namespace with it when the cluster's default is stricter (see
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from scs_templates._core.records import record
+from scs_templates._contract.services import ServiceInfo, default_chart_version
 from scs_templates._services import values as builders
 from scs_templates._versions import table
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
-
-if TYPE_CHECKING:
-    from typing import Any
-
-    from scs_templates._settings.model import ClusterSettings
+from scs_templates.providers.registry import providers
 
 __all__ = [
     "CATALOGUE",
@@ -44,78 +36,18 @@ __all__ = [
 ]
 
 
-def _default(release: str) -> str:
-    versions = table()
-    return versions.service_version(release, versions.default_minor.minor)
-
-
 #: Calico's CRD chart and the operator chart are one Calico release: same version.
 CALICO_CRDS_SINCE = "v3.32.0"
 
 
-@record
-class ServiceInfo:
-    """One release of a standard service.
-
-    ``release``: helm release name (unique, also the catalogue key). ``namespace``: where it
-    goes in the workload cluster. ``chart``: the chart's real name (also the file name stem
-    ``CHART-VERSION.tgz`` in a local mirror, and the last path element in an OCI mirror).
-    ``repository``: the upstream chart repository (``https://`` helm repository or
-    ``oci://`` registry path). ``version``: the default chart version for new clusters
-    (:func:`default_version` gives it per Kubernetes minor). ``setting``:
-    the ``spec.services`` key (camelCase, as in the settings file) that enables it and whose
-    ``version``/``values`` apply to it; ``None`` for companion releases that follow another
-    service's switch. ``providers``: where it applies (empty = every provider). ``cni``: the
-    CNI it belongs to or needs (``cilium``/``calico``), if any. ``pod_security``: the Pod
-    Security level its Pods need (None = ``restricted`` is fine). ``crds_only``: a release
-    of CRDs that ``--force-remove`` never uninstalls (that would delete every object of
-    those kinds in the cluster). ``server_side``: a ``crds_only`` release that is NOT a
-    helm release: ``apply`` renders the chart (helm template, same values) and applies its
-    objects server-side (field manager :attr:`field_manager`), because helm cannot store
-    the release (the Gateway API CRD chart makes a release record larger than the 1 MiB a
-    Secret may hold). ``target``: ``workload`` (installed into the workload
-    cluster) or ``management`` (installed next to the Cluster on the management cluster,
-    in the cluster's namespace, as ``<cluster>-<release>``; ``namespace`` is empty then).
-    """
-
-    release: str
-    namespace: str
-    chart: str
-    repository: str
-    version: str
-    setting: str | None
-    values: Callable[[ClusterSettings], dict[str, Any]]
-    description: str
-    providers: tuple[str, ...] = ()
-    cni: str | None = None
-    companion_of: str | None = None
-    pod_security: str | None = None
-    crds_only: bool = False
-    server_side: bool = False
-    target: str = "workload"
-    needs: tuple[str, ...] = ()
-    before_cni: bool = False
-    version_of: str | None = None
-    since: str | None = None
-
-    @property
-    def field_manager(self) -> str:
-        """The server-side apply field manager of a ``server_side`` release's objects (how
-        ``apply`` finds them again: no helm release records them)."""
-        return f"scs-templates/{self.release}"
-
-    @property
-    def repository_is_oci(self) -> bool:
-        return self.repository.startswith("oci://")
-
-
-CATALOGUE: tuple[ServiceInfo, ...] = (
+#: The CNI and what it needs: installed first.
+_NETWORK: tuple[ServiceInfo, ...] = (
     ServiceInfo(
         release="gateway-api-crds",
         namespace="kube-system",
         chart="gateway-crds-helm",
         repository="oci://docker.io/envoyproxy",
-        version=_default("gateway-api-crds"),
+        version=default_chart_version("gateway-api-crds"),
         setting="gatewayAPI",
         values=builders.gateway_api_crds_values,
         description="Gateway API CRDs (experimental channel: Cilium needs TLSRoute), applied "
@@ -131,7 +63,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="kube-system",
         chart="cilium",
         repository="https://helm.cilium.io",
-        version=_default("cilium"),
+        version=default_chart_version("cilium"),
         setting="cni",
         values=builders.cilium_values,
         description="Cilium CNI (default); Gateway API implementation when gatewayAPI is on.",
@@ -144,7 +76,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="kube-system",  # cluster-scoped CRDs only; a namespace that always exists
         chart="crd.projectcalico.org.v1",
         repository="https://docs.tigera.io/calico/charts",
-        version=_default("tigera-operator"),
+        version=default_chart_version("tigera-operator"),
         setting=None,
         values=builders.calico_crds_values,
         description="Calico's CRDs (crd.projectcalico.org, operator.tigera.io), from Calico "
@@ -163,7 +95,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="tigera-operator",
         chart="tigera-operator",
         repository="https://docs.tigera.io/calico/charts",
-        version=_default("tigera-operator"),
+        version=default_chart_version("tigera-operator"),
         setting="cni",
         values=builders.calico_values,
         description="Calico CNI through the Tigera operator (cni.type: calico).",
@@ -176,7 +108,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="envoy-gateway-system",
         chart="gateway-helm",
         repository="oci://docker.io/envoyproxy",
-        version=_default("envoy-gateway"),
+        version=default_chart_version("envoy-gateway"),
         setting="gatewayAPI",
         values=builders.envoy_gateway_values,
         description="Envoy Gateway: the Gateway API implementation on Calico clusters, with "
@@ -184,52 +116,16 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         cni="calico",
         pod_security="baseline",
     ),
-    ServiceInfo(
-        release="openstack-cloud-controller-manager",
-        namespace="kube-system",
-        chart="openstack-cloud-controller-manager",
-        repository="https://kubernetes.github.io/cloud-provider-openstack",
-        version=_default("openstack-cloud-controller-manager"),
-        setting="cloudControllerManager",
-        values=builders.occm_values,
-        description="OpenStack cloud controller manager: initializes nodes, creates Octavia "
-        "load balancers for Services.",
-        providers=("openstack",),
-        pod_security="privileged",
-    ),
-    ServiceInfo(
-        release="snapshot-controller",
-        namespace="kube-system",
-        chart="snapshot-controller",
-        repository="https://piraeus.io/helm-charts",
-        version=_default("snapshot-controller"),
-        setting=None,
-        values=builders.snapshot_controller_values,
-        description="CSI snapshot controller and the VolumeSnapshot CRDs (with Cinder CSI).",
-        providers=("openstack",),
-        companion_of="cinderCSI",
-        pod_security="baseline",
-    ),
-    ServiceInfo(
-        release="openstack-cinder-csi",
-        namespace="kube-system",
-        chart="openstack-cinder-csi",
-        repository="https://kubernetes.github.io/cloud-provider-openstack",
-        version=_default("openstack-cinder-csi"),
-        setting="cinderCSI",
-        values=builders.cinder_csi_values,
-        description="Cinder CSI driver, its StorageClasses (default: delete, bound where the "
-        "Pod is scheduled) and a VolumeSnapshotClass.",
-        providers=("openstack",),
-        pod_security="privileged",
-        needs=("snapshot-controller",),
-    ),
+)
+
+#: The services of every cluster, after the CNI and the provider's own.
+_COMMON: tuple[ServiceInfo, ...] = (
     ServiceInfo(
         release="kubelet-csr-approver",
         namespace="kube-system",
         chart="kubelet-csr-approver",
         repository="https://postfinance.github.io/kubelet-csr-approver",
-        version=_default("kubelet-csr-approver"),
+        version=default_chart_version("kubelet-csr-approver"),
         setting=None,
         values=builders.kubelet_csr_approver_values,
         description="Approves kubelet serving certificate requests (CSRs) after checking "
@@ -241,7 +137,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="kube-system",
         chart="metrics-server",
         repository="https://kubernetes-sigs.github.io/metrics-server",
-        version=_default("metrics-server"),
+        version=default_chart_version("metrics-server"),
         setting="metricsServer",
         values=builders.metrics_server_values,
         description="metrics-server with verified TLS to kubelets (no --kubelet-insecure-tls).",
@@ -252,7 +148,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="ingress-nginx",
         chart="ingress-nginx",
         repository="https://kubernetes.github.io/ingress-nginx",
-        version=_default("ingress-nginx"),
+        version=default_chart_version("ingress-nginx"),
         setting="ingressNginx",
         values=builders.ingress_nginx_values,
         description="DEPRECATED (retired upstream, no security fixes since March 2026): "
@@ -264,7 +160,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="cert-manager",
         chart="cert-manager",
         repository="https://charts.jetstack.io",
-        version=_default("cert-manager"),
+        version=default_chart_version("cert-manager"),
         setting="certManager",
         values=builders.cert_manager_values,
         description="cert-manager with its CRDs (kept on uninstall).",
@@ -274,7 +170,7 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="flux-system",
         chart="flux2",
         repository="https://fluxcd-community.github.io/helm-charts",
-        version=_default("flux2"),
+        version=default_chart_version("flux2"),
         setting="flux",
         values=builders.flux2_values,
         description="Flux GitOps controllers (flux2 community chart).",
@@ -284,13 +180,22 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         namespace="",
         chart="cluster-autoscaler",
         repository="https://kubernetes.github.io/autoscaler",
-        version=_default("cluster-autoscaler"),
+        version=default_chart_version("cluster-autoscaler"),
         setting="clusterAutoscaler",
         values=builders.cluster_autoscaler_values,
         description="cluster-autoscaler (Cluster API provider) on the MANAGEMENT cluster, "
         "one per cluster: scales the worker groups that have autoscaling.",
         target="management",
     ),
+)
+
+
+#: Every release ``apply`` knows, in install order: the CNI, each provider's own releases
+#: (:meth:`scs_templates.providers.Provider.services`, in the providers' order), the rest.
+CATALOGUE: tuple[ServiceInfo, ...] = (
+    *_NETWORK,
+    *(info for provider in providers() for info in provider.services()),
+    *_COMMON,
 )
 
 

@@ -26,28 +26,22 @@ Decisions worth knowing (see ``docs/services.md``):
   approves only requests whose host name matches the cluster's node names and, on
   OpenStack, whose addresses lie in ``network.nodeCIDR``. On Docker, CAPD names a node
   ``<cluster>-<machine>`` unless the machine name already starts with the cluster name.
-* Cinder CSI: the chart's own StorageClasses bind volumes immediately (in a random zone
-  of a multi-AZ cloud), and their ``volumeBindingMode`` cannot be set, so ours replace them:
-  ``csi-cinder-delete`` (default) and ``csi-cinder-retain`` with ``WaitForFirstConsumer``,
-  plus the VolumeSnapshotClass ``csi-cinder-snapshot`` (default) for the VolumeSnapshot CRDs
-  the snapshot controller brings.
-* ingress-nginx gets the PROXY protocol (Octavia annotation
-  ``loadbalancer.openstack.org/proxy-protocol`` plus nginx ``use-proxy-protocol``) only on
-  OpenStack, with ``proxyProtocol: true``, and with the amphora provider: Octavia's OVN
-  provider cannot speak the PROXY protocol, and nginx waiting for a PROXY header that never
-  comes would break every connection.
+* ingress-nginx gets the PROXY protocol (the provider's load-balancer annotations plus nginx
+  ``use-proxy-protocol``) only with ``proxyProtocol: true`` and where the provider's load
+  balancers speak it (OpenStack: Octavia's amphora provider; its OVN provider cannot, and
+  nginx waiting for a PROXY header that never comes would break every connection).
+* A provider's own releases (OpenStack: the cloud controller manager, Cinder CSI and the
+  snapshot controller) have their builders in the provider's package
+  (:meth:`scs_templates.providers.Provider.services`).
 """
 
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping
 
 from scs_templates._core import naming
 from scs_templates.providers import provider_of
-from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
-from scs_templates.providers.openstack.values import cloud_cluster_name
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
@@ -57,16 +51,11 @@ if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings
 
 __all__ = [
-    "CINDER_DEFAULT_CLASS",
-    "CINDER_SNAPSHOT_CLASS",
     "METRICS_SERVER_ARGS",
-    "PROXY_PROTOCOL_ANNOTATION",
     "calico_crds_values",
     "calico_values",
     "cert_manager_values",
     "cilium_values",
-    "cinder_csi_values",
-    "cinder_storage_objects",
     "cluster_autoscaler_values",
     "deep_merge",
     "envoy_gateway_values",
@@ -76,14 +65,9 @@ __all__ = [
     "ingress_nginx_values",
     "kubelet_csr_approver_values",
     "metrics_server_values",
-    "occm_values",
-    "proxy_env",
     "proxy_protocol_active",
-    "snapshot_controller_values",
 ]
 
-#: Octavia's annotation (read by the OpenStack cloud controller manager) for PROXY protocol.
-PROXY_PROTOCOL_ANNOTATION = "loadbalancer.openstack.org/proxy-protocol"
 #: metrics-server arguments: the chart's defaults, stated explicitly so that none of them
 #: can ever be ``--kubelet-insecure-tls``.
 METRICS_SERVER_ARGS: tuple[str, ...] = (
@@ -96,10 +80,6 @@ METRICS_SERVER_ARGS: tuple[str, ...] = (
 #: Bytes the VXLAN encapsulation (IPv4) adds to each packet: Calico's pod MTU is this much
 #: less than the node network's.
 VXLAN_OVERHEAD = 50
-#: Cinder CSI StorageClasses and VolumeSnapshotClass (ours, see the module doc).
-CINDER_PROVISIONER = "cinder.csi.openstack.org"
-CINDER_DEFAULT_CLASS = "csi-cinder-delete"
-CINDER_SNAPSHOT_CLASS = "csi-cinder-snapshot"
 
 if TYPE_CHECKING:
     Values = dict[str, Any]
@@ -268,90 +248,6 @@ def cluster_autoscaler_values(settings: ClusterSettings) -> Values:
     }
 
 
-def proxy_env(settings: ClusterSettings) -> list[Values]:
-    """``HTTP_PROXY``/``HTTPS_PROXY``/``NO_PROXY`` of ``network.proxy`` for the pods that call
-    the cloud's APIs (Keystone, Nova, Cinder, Octavia): where those are reachable only through
-    the proxy, OCCM could never initialize a node. NO_PROXY is the nodes' (the cluster's own
-    networks and names; in-cluster API calls go to the service network). [] without a proxy."""
-    from scs_templates._render.values import proxy_values
-
-    proxy = proxy_values(settings)
-    if not proxy:
-        return []
-    pairs = [
-        ("HTTP_PROXY", proxy["httpProxy"]),
-        ("HTTPS_PROXY", proxy["httpsProxy"]),
-        ("NO_PROXY", ",".join(proxy["noProxy"])),
-    ]
-    return [{"name": name, "value": value} for name, value in pairs if value]
-
-
-def occm_values(settings: ClusterSettings) -> Values:
-    values: Values = {
-        "secret": {"enabled": True, "create": False, "name": CLOUD_CONFIG_SECRET},
-        "cluster": {"name": cloud_cluster_name(settings)},
-    }
-    env = proxy_env(settings)
-    if env:
-        values["extraEnv"] = env
-    return values
-
-
-def snapshot_controller_values(settings: ClusterSettings) -> Values:
-    replicas = 1 if settings.spec.control_plane.replicas == 1 else 2
-    return {"controller": {"replicaCount": replicas}}
-
-
-def _storage_class(name: str, reclaim: str, *, default: bool) -> Values:
-    metadata: Values = {"name": name}
-    if default:
-        metadata["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
-    return {
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "StorageClass",
-        "metadata": metadata,
-        "provisioner": CINDER_PROVISIONER,
-        "reclaimPolicy": reclaim,
-        "volumeBindingMode": "WaitForFirstConsumer",
-        "allowVolumeExpansion": True,
-    }
-
-
-def cinder_storage_objects() -> list[Values]:
-    """Our Cinder StorageClasses and VolumeSnapshotClass (the chart's ``custom`` objects)."""
-    return [
-        _storage_class(CINDER_DEFAULT_CLASS, "Delete", default=True),
-        _storage_class("csi-cinder-retain", "Retain", default=False),
-        {
-            "apiVersion": "snapshot.storage.k8s.io/v1",
-            "kind": "VolumeSnapshotClass",
-            "metadata": {
-                "name": CINDER_SNAPSHOT_CLASS,
-                "annotations": {"snapshot.storage.kubernetes.io/is-default-class": "true"},
-            },
-            "driver": CINDER_PROVISIONER,
-            "deletionPolicy": "Delete",
-        },
-    ]
-
-
-def cinder_csi_values(settings: ClusterSettings) -> Values:
-    # The chart takes extra objects only as one YAML string (storageClass.custom); JSON is
-    # YAML, so each object is serialised, never templated.
-    custom = "\n---\n".join(json.dumps(obj, sort_keys=True) for obj in cinder_storage_objects())
-    values: Values = {
-        "secret": {"enabled": True, "create": False, "name": CLOUD_CONFIG_SECRET},
-        "clusterID": cloud_cluster_name(settings),
-        "storageClass": {"enabled": False, "custom": custom + "\n"},
-    }
-    env = proxy_env(settings)
-    if env:
-        # the plugin container (controller and node) calls Cinder and Nova; the sidecars
-        # talk to the in-cluster API only
-        values["csi"] = {"plugin": {"extraEnv": env}}
-    return values
-
-
 def kubelet_csr_approver_values(settings: ClusterSettings) -> Values:
     values: Values = {
         "providerRegex": node_name_regex(settings),
@@ -394,7 +290,7 @@ def ingress_nginx_values(settings: ClusterSettings) -> Values:
     service: Values = {"type": "LoadBalancer" if load_balancer else "NodePort"}
     controller: Values = {"ingressClassResource": {"default": True}, "service": service}
     if proxy_protocol_active(settings):
-        service["annotations"] = {PROXY_PROTOCOL_ANNOTATION: "true"}
+        service["annotations"] = provider_of(settings).proxy_protocol_annotations()
         controller["config"] = {"use-proxy-protocol": "true"}
     return {"controller": controller}
 

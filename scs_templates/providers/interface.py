@@ -16,10 +16,11 @@ The members, in the order a cluster meets them:
   contract (``values_model``: typed models, generated into the chart's ``values.schema.json``);
 * ``prepare(settings)`` before install (credentials, server groups: the content of the
   values' secrets) and ``release(settings)`` after delete (what ``prepare`` created);
-* its services: which catalogue releases it gets (rows name the provider), which of them
-  every later service waits for (``node_initializers``), what the services may assume
-  (``load_balancer_services``, ``node_cidr``, ``proxy_protocol``) and what it copies into
-  the workload cluster before they are installed (``prepare_workload``).
+* its services: its own catalogue releases (``services``: rows that name the provider),
+  which of them every later service waits for (``node_initializers``), what the services
+  may assume (``load_balancer_services``, ``node_cidr``, ``proxy_protocol`` with
+  ``proxy_protocol_annotations``) and what it copies into the workload cluster before they
+  are installed (``prepare_workload``).
 
 The defaults describe a provider with no cloud behind it (nothing to prepare or release,
 no load balancers); a provider overrides what differs. A provider added for tests only is
@@ -44,8 +45,11 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from scs_templates._contract.contract import ValuesModel
+    from scs_templates._contract.services import ServiceInfo
     from scs_templates._settings.model import ClusterSettings, WorkerGroup
     from scs_templates._tools.kube import KubeClient
+    from scs_templates._versions import Provider as ProviderRelease
+    from scs_templates._versions import VersionTable
     from scs_templates._versions.kubernetes import ResolvedVersion
 
 __all__ = ["CloudOptions", "Finding", "Management", "Progress", "Provider"]
@@ -188,6 +192,26 @@ class Provider:
 
     # ----------------------------------------------------------------------- values
 
+    def version_summary(self, release: ProviderRelease, versions: VersionTable) -> str:
+        """Its line in ``scs-templates versions``: the release the charts target (``release``:
+        its entry of the versions table)."""
+        del versions
+        return f"{self.name} provider {release.release} (contract {release.contract})"
+
+    def version_row(
+        self, release: ProviderRelease, versions: VersionTable
+    ) -> tuple[str, str, str, str, str]:
+        """Its row of docs/versions.md's providers table: component, release, contract, the
+        CRDs it is validated against, notes."""
+        del versions
+        return (
+            self.name,
+            f"`{release.release}`",
+            release.contract,
+            f"`../shared/crds/{release.crds}`",
+            release.note,
+        )
+
     def node_image(
         self, settings: ClusterSettings, resolved: ResolvedVersion, override: str | None
     ) -> str:
@@ -309,6 +333,12 @@ class Provider:
 
     # ----------------------------------------------------------------------- services
 
+    def services(self) -> tuple[ServiceInfo, ...]:
+        """Its own releases of the service catalogue (the cloud integrations), installed
+        after the CNI and before the common services; each row names the provider in
+        ``providers``."""
+        return ()
+
     def node_cidr(self, settings: ClusterSettings) -> str | None:
         """The CIDR that every node address lies in, if the provider guarantees one."""
         del settings
@@ -318,6 +348,11 @@ class Provider:
         """The provider's load balancers can speak the PROXY protocol to ingress-nginx."""
         del settings
         return False
+
+    def proxy_protocol_annotations(self) -> dict[str, str]:
+        """The annotations of a Service of type LoadBalancer that make its load balancer
+        send the PROXY protocol (when :meth:`proxy_protocol` holds)."""
+        return {}
 
     def prepare_workload(
         self, settings: ClusterSettings, management: KubeClient, workload: KubeClient

@@ -60,13 +60,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scs_templates._lifecycle.workload_cleanup import clean_workload
-from scs_templates._services.values import CINDER_DEFAULT_CLASS, CINDER_PROVISIONER
 from scs_templates._tools.kube import KubeClient
 from scs_templates.providers.openstack.leftovers import (
     CINDER_CSI_CLUSTER_PROPERTY,
     block_storage_api,
     clean_project_leftovers,
 )
+from scs_templates.providers.openstack.services import CINDER_DEFAULT_CLASS, CINDER_PROVISIONER
 from tests.support.openstack_fixtures import OCTAVIA_CINDER_NOVA_API, Tenant, make_tenant
 from tests.support.openstack_workload import (
     Kubelet,

@@ -14,9 +14,9 @@ import pytest
 
 from scs_templates._core.errors import InputError
 from scs_templates._render.values import build_values
-from scs_templates._services.values import cinder_csi_values, occm_values
 from scs_templates._settings import ClusterSettings
 from scs_templates.providers.openstack.leftovers import occm_load_balancer_prefix
+from scs_templates.providers.openstack.services import cinder_csi_values, occm_values
 from scs_templates.providers.openstack.values import (
     cloud_cluster_name,
     with_recorded_cloud_cluster_name,

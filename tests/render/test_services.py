@@ -25,9 +25,10 @@ from scs_templates._services import (
 )
 from scs_templates._services.catalogue import service_info
 from scs_templates._services.releases import chart_source, normalize_version
-from scs_templates._services.values import METRICS_SERVER_ARGS, PROXY_PROTOCOL_ANNOTATION
+from scs_templates._services.values import METRICS_SERVER_ARGS
 from scs_templates._settings import ClusterSettings, SettingsError, parse_settings_text
 from scs_templates._settings.model import settings_model
+from scs_templates.providers.openstack.services import PROXY_PROTOCOL_ANNOTATION
 from tests import support
 from tests.support import REPO, autoscaled, real_charts, services_settings
 

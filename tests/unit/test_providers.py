@@ -129,3 +129,36 @@ def test_the_openstack_modules_live_under_the_openstack_provider() -> None:
 def test_the_sdk_import_finder_finds_both_spellings() -> None:
     tree = ast.parse("import openstack\nfrom openstack.config import loader\nimport openstackx\n")
     assert list(_cloud_sdk_imports(tree)) == [1, 2]
+
+
+def test_the_service_catalogue_is_the_network_then_each_providers_own_then_the_common() -> None:
+    from scs_templates._services import catalogue as services
+
+    own = [info for provider in catalogue.providers() for info in provider.services()]
+    assert [info.release for info in own] == [
+        "openstack-cloud-controller-manager",
+        "snapshot-controller",
+        "openstack-cinder-csi",
+    ]
+    assert services.CATALOGUE == (*services._NETWORK, *own, *services._COMMON)
+    # each provider's rows are for that provider only
+    for provider in catalogue.providers():
+        assert all(info.providers == (provider.name,) for info in provider.services())
+    # a provider without a cloud adds none
+    assert DOCKER.services() == ()
+
+
+def test_cloud_options_come_from_the_clusters_provider_only() -> None:
+    import argparse
+
+    from scs_templates._cli.cmd_lifecycle import cloud_options, provider_options
+    from scs_templates.providers import CloudOptions
+
+    parser = argparse.ArgumentParser()
+    provider_options(parser, credentials=False)
+    args = parser.parse_args(["--os-cloud", "mine", "--skip-openstack"])
+    assert cloud_options(args, "openstack") == CloudOptions(touch=False, account="mine")
+    # a provider without options of its own gets the defaults, whatever was given
+    assert cloud_options(args, "docker") == CloudOptions()
+    with pytest.raises(SystemExit):  # without credentials=True there is no --clouds-yaml
+        parser.parse_args(["--clouds-yaml", "x"])

@@ -34,6 +34,7 @@ from scs_templates._core.labels import MANAGED_BY_LABEL, synced_by_capi
 from scs_templates._render import encryption
 from scs_templates._versions.kubernetes import resolve_version
 from scs_templates.providers.api_access import api_access_plan
+from scs_templates.providers.proxy import proxy_values
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
@@ -48,7 +49,6 @@ if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI'
         DeletionSpec,
         EtcdSpec,
         HealthCheckSpec,
-        Proxy,
         ScaleFromZero,
     )
     from scs_templates._contract.model import RegistryMirror as RegistryMirrorValues
@@ -438,38 +438,6 @@ def _mirror(mirror: RegistryMirror) -> RegistryMirrorValues:
         ],
         "caCertificate": mirror.ca_certificate or "",
         "credentialsSecret": mirror.credentials_secret or "",
-    }
-
-
-def proxy_values(settings: ClusterSettings) -> Proxy:
-    """The nodes' proxy environment, or {} without a proxy (also the pods' that reach the
-    cloud's APIs: :func:`scs_templates._services.values.proxy_env`).
-
-    NO_PROXY gets the user's entries plus everything of the cluster itself, so that
-    in-cluster and node-to-API traffic never leaves through the proxy: loopback, the pod,
-    service and node networks, the service domain and ``.svc``. The API endpoint's address
-    is not known at render time (the load balancer's address is assigned by the provider);
-    the node adds it at boot from its kubeadm configuration (chart, ``scs.nodeSetupScript``).
-    """
-    proxy = settings.spec.network.proxy
-    if proxy.http_proxy is None and proxy.https_proxy is None:
-        return {}
-    net = settings.spec.network
-    own = [
-        "localhost",
-        "127.0.0.1",
-        "::1",
-        net.pod_cidr,
-        net.service_cidr,
-        net.node_cidr,
-        net.service_domain,
-        f".{net.service_domain}",
-        ".svc",
-    ]
-    return {
-        "httpProxy": proxy.http_proxy or "",
-        "httpsProxy": proxy.https_proxy or "",
-        "noProxy": list(dict.fromkeys([*proxy.no_proxy, *own])),
     }
 
 

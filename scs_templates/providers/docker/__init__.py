@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from scs_templates._settings.model import ClusterSettings
+    from scs_templates._versions import Provider as ProviderRelease
+    from scs_templates._versions import VersionTable
     from scs_templates._versions.kubernetes import ResolvedVersion
     from scs_templates.providers.docker.settings import Docker
 
@@ -93,6 +95,25 @@ class DockerProvider(Provider):
     def api_cert_sans(self, settings: ClusterSettings) -> list[str]:
         del settings
         return list(_API_CERT_SANS)
+
+    def version_summary(self, release: ProviderRelease, versions: VersionTable) -> str:
+        return (
+            f"Docker provider (CAPD) {release.release}; kind images from "
+            f"{release.module}@{versions.kind_mapper_from}"
+        )
+
+    def version_row(
+        self, release: ProviderRelease, versions: VersionTable
+    ) -> tuple[str, str, str, str, str]:
+        # CAPD is part of the Cluster API release: its contract and CRDs are core's
+        capi = versions.cluster_api
+        return (
+            "Docker (CAPD)",
+            f"`{release.release}`",
+            capi.contract,
+            f"`../shared/crds/{capi.crds}`",
+            f"kind images from `{release.module}@{versions.kind_mapper_from}`",
+        )
 
 
 DOCKER = DockerProvider()

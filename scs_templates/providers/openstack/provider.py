@@ -31,9 +31,12 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from scs_templates._contract.contract import ValuesModel
+    from scs_templates._contract.services import ServiceInfo
     from scs_templates._settings.model import ClusterSettings, WorkerGroup
     from scs_templates._settings.problems import Path as FieldPath
     from scs_templates._tools.kube import KubeClient
+    from scs_templates._versions import Provider as ProviderRelease
+    from scs_templates._versions import VersionTable
     from scs_templates._versions.kubernetes import ResolvedVersion
     from scs_templates.providers.openstack.values_model import (
         OpenStackControlPlaneKeys,
@@ -230,6 +233,36 @@ class OpenStackProvider(Provider):
     def proxy_protocol(self, settings: ClusterSettings) -> bool:
         # Octavia's OVN provider cannot speak the PROXY protocol
         return section(settings).load_balancer_provider == "amphora"
+
+    def version_summary(self, release: ProviderRelease, versions: VersionTable) -> str:
+        del versions
+        return (
+            f"OpenStack provider (CAPO) {release.release} (contract {release.contract}; "
+            f"Cluster API {release.note})"
+        )
+
+    def version_row(
+        self, release: ProviderRelease, versions: VersionTable
+    ) -> tuple[str, str, str, str, str]:
+        del versions
+        return (
+            "OpenStack (CAPO)",
+            f"`{release.release}`",
+            release.contract,
+            f"`../shared/crds/{release.crds}`",
+            f"needs Cluster API {release.note}",
+        )
+
+    def proxy_protocol_annotations(self) -> dict[str, str]:
+        from scs_templates.providers.openstack.services import PROXY_PROTOCOL_ANNOTATION
+
+        return {PROXY_PROTOCOL_ANNOTATION: "true"}
+
+    def services(self) -> tuple[ServiceInfo, ...]:
+        # deferred: the services path only (render and validate never ask for it)
+        from scs_templates.providers.openstack.services import SERVICES
+
+        return SERVICES
 
     def prepare_workload(
         self, settings: ClusterSettings, management: KubeClient, workload: KubeClient
