@@ -140,7 +140,7 @@ def test_the_service_catalogue_is_the_network_then_each_providers_own_then_the_c
         "snapshot-controller",
         "openstack-cinder-csi",
     ]
-    assert services.CATALOGUE == (*services._NETWORK, *own, *services._COMMON)
+    assert (*services._NETWORK, *own, *services._COMMON) == services.CATALOGUE
     # each provider's rows are for that provider only
     for provider in catalogue.providers():
         assert all(info.providers == (provider.name,) for info in provider.services())
