@@ -1,16 +1,16 @@
 """Frozen records: frozen dataclasses whose ``__repr__``, ``__eq__`` and ``__hash__`` are
 shared functions instead of methods compiled for each class.
 
-Why: ``dataclasses.dataclass`` writes every method of a class as source text and compiles
-it (``exec``) while the module is imported; a frozen class gets six of them. On the path of
-one ``render`` 23 such classes cost about 1 ms of CPU each on the loaded 2-core machine
-(docs/performance.md, case 6), a tenth of the Python side of the command, although most
-renders never compare, hash or print one of them. :func:`record` lets dataclasses generate
-only what depends on each class's fields and defaults (``__init__`` and the frozen
-``__setattr__``/``__delattr__``) and gives every record the same three functions reading
-the field names dataclasses decided (``repr``, ``compare`` and ``hash`` of each field as
-dataclasses weighs them). Everything else (``dataclasses.fields``, ``replace``, ``asdict``,
-``__match_args__``, pickling, ``FrozenInstanceError``) is dataclasses' own.
+Why: ``dataclasses.dataclass`` writes every method of a class as source text and compiles it
+(``exec``) while the module is imported; a frozen class gets six of them. On the path of one
+``render`` 23 such classes cost about 1 ms of CPU each on the loaded 2-core machine
+(docs/performance.md, "Start-up of every command"), a tenth of the Python side of the
+command, although most renders never compare, hash or print one of them. :func:`record` lets
+dataclasses generate only what depends on each class's fields and defaults (``__init__`` and
+the frozen ``__setattr__``/``__delattr__``) and gives every record the same three functions
+reading the field names dataclasses decided (``repr``, ``compare`` and ``hash`` of each
+field as dataclasses weighs them). Everything else (``dataclasses.fields``, ``replace``,
+``asdict``, ``__match_args__``, pickling, ``FrozenInstanceError``) is dataclasses' own.
 ``tests/unit/test_records.py`` compares a record with the plain frozen dataclass of the same
 fields.
 

@@ -127,7 +127,7 @@ _inmemory_provider = inmemory.registered_for_module()
 
 def flux_binaries() -> None:
     """Build the Flux controllers when they are not cached, as the plane builds its own
-    (cost: docs/performance.md); without a Go toolchain skip, in CI fail."""
+    (cost: docs/testing.md "Builds"); without a Go toolchain skip, in CI fail."""
     from testenv import PlaneError, build, flux
 
     if flux.missing() and build.go_binary() is None:

@@ -140,7 +140,7 @@ def _modules_of_render(example: Path) -> set[str]:
     return set(json.loads(out.rsplit("MODULES=", 1)[1]))
 
 
-#: What a successful ``render`` does not need (issue #19, docs/performance.md round 10):
+#: What a successful ``render`` does not need (issue #19, docs/performance.md "One render"):
 #: shlex only quotes a secret for redaction, and helm's stderr of a successful run is empty,
 #: so secrets.redact returns at once (and --debug's command line imports it itself).
 RENDER_NEVER_IMPORTS = {"shlex"}

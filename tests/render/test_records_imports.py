@@ -20,7 +20,7 @@ for module_name, module in sorted(sys.modules.items()):
 
 
 def test_the_render_path_compiles_no_dataclass_methods_but_init() -> None:
-    """Regression guard for the import cost (docs/performance.md): every dataclass of the
+    """Import cost guard (docs/performance.md "Start-up of every command"): every dataclass of the
     modules a fresh `render` or `validate` imports is a record (an ordered one for order)."""
     done = subprocess.run(
         [sys.executable, "-c", _LIST_PLAIN], capture_output=True, text=True, check=True

@@ -282,7 +282,8 @@ def test_cli_templates_lists_catalogue(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_objects_are_parsed_only_when_used() -> None:
-    """Printing or counting documents must not pay for YAML parsing (see performance.md)."""
+    """Printing or counting documents must not pay for YAML parsing (performance.md:
+    "One render")."""
     from scs_templates._render.charts import ChartRef
     from scs_templates._render.render import RenderResult
 
