@@ -25,8 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from scs_templates._core.records import record
+from scs_templates._render.charts import chart_version
 from scs_templates._services import values as builders
 from scs_templates._versions import table
+from scs_templates.providers.openstack import metadata_policy
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
@@ -52,6 +54,11 @@ def _default(release: str) -> str:
 #: Calico's CRD chart and the operator chart are one Calico release: same version.
 CALICO_CRDS_SINCE = "v3.32.0"
 
+#: The ``repository`` of a chart of our own, shipped inside the package (``charts/NAME``):
+#: ``apply`` and ``services render`` take it from there, ``gitops`` from the cluster
+#: chart's source (``--chart-source``), never from a chart mirror.
+PACKAGED = "scs-templates"
+
 
 @record
 class ServiceInfo:
@@ -76,6 +83,9 @@ class ServiceInfo:
     Secret may hold). ``target``: ``workload`` (installed into the workload
     cluster) or ``management`` (installed next to the Cluster on the management cluster,
     in the cluster's namespace, as ``<cluster>-<release>``; ``namespace`` is empty then).
+    ``enabled_by``: for a release without a ``spec.services`` switch, the predicate of the
+    settings that switches it (a provider's own setting). A ``repository`` of
+    :data:`PACKAGED` is a chart of ours (:attr:`packaged`).
     """
 
     release: str
@@ -97,6 +107,12 @@ class ServiceInfo:
     before_cni: bool = False
     version_of: str | None = None
     since: str | None = None
+    enabled_by: Callable[[ClusterSettings], bool] | None = None
+
+    @property
+    def packaged(self) -> bool:
+        """A chart of our own, shipped inside the package (``charts/<chart>``)."""
+        return self.repository == PACKAGED
 
     @property
     def field_manager(self) -> str:
@@ -196,6 +212,21 @@ CATALOGUE: tuple[ServiceInfo, ...] = (
         "load balancers for Services.",
         providers=("openstack",),
         pod_security="privileged",
+    ),
+    ServiceInfo(
+        release="metadata-policy",
+        namespace="kube-system",  # cluster-scoped policies only; a namespace that always exists
+        chart="scs-metadata-policy",
+        repository=PACKAGED,
+        version=chart_version("scs-metadata-policy"),
+        setting=None,
+        values=metadata_policy.metadata_policy_values,
+        description="Our chart: the CNI's cluster-wide policy that denies Pods the metadata "
+        "service (node bootstrap data: join token, CA keys) but in kube-system and "
+        "metadataService.allowedNamespaces (after the CNI: Cilium's operator creates "
+        "the policy CRD at start).",
+        providers=("openstack",),
+        enabled_by=metadata_policy.metadata_policy_enabled,
     ),
     ServiceInfo(
         release="snapshot-controller",
@@ -308,5 +339,8 @@ def service_info(release: str) -> ServiceInfo:
 
 
 def default_version(info: ServiceInfo, minor: tuple[int, int]) -> str:
-    """The default chart version of ``info`` for a cluster on Kubernetes ``minor``."""
+    """The default chart version of ``info`` for a cluster on Kubernetes ``minor`` (a chart
+    of ours: its own version, whatever the minor)."""
+    if info.packaged:
+        return info.version
     return table().service_version(info.version_of or info.release, minor)
