@@ -31,8 +31,9 @@ __all__ = [
     "metadata_policy_values",
 ]
 
-#: Nova's metadata service, link-local on every instance (IPv4; Nova serves no IPv6 one on
-#: the pod networks we render).
+#: Nova's metadata service, link-local on every instance. IPv4 only: the pod networks
+#: rendered here are IPv4, and Nova's IPv6 address (fe80::a9fe:a9fe) is link-local, which
+#: no router forwards from a Pod's own link.
 METADATA_SERVICE_CIDR = "169.254.169.254/32"
 #: The namespace of OCCM and Cinder CSI: its Pods keep access (the CSI controller plugin is
 #: on the pod network there).
