@@ -21,7 +21,12 @@ if TYPE_CHECKING:
 
     from scs_templates._settings.model import ClusterSettings
 
-__all__ = ["ServiceInfo", "default_chart_version"]
+__all__ = ["PACKAGED", "ServiceInfo", "default_chart_version"]
+
+#: The ``repository`` of a chart of our own, shipped inside the package (``charts/NAME``):
+#: ``apply`` and ``services render`` take it from there, ``gitops`` from the cluster
+#: chart's source (``--chart-source``), never from a chart mirror.
+PACKAGED = "scs-templates"
 
 
 @record
@@ -51,7 +56,9 @@ class ServiceInfo:
     cluster (:meth:`~scs_templates.providers.Provider.prepare_workload`; under GitOps a
     ClusterResourceSet does it). ``follows_kubernetes_minor``: the chart's release line
     follows the Kubernetes minor (chart 2.M.x is for Kubernetes 1.M), which
-    ``update-versions`` keeps.
+    ``update-versions`` keeps. ``enabled_by``: for a release without a ``spec.services``
+    switch, the predicate of the settings that switches it (a provider's own setting). A
+    ``repository`` of :data:`PACKAGED` is a chart of ours (:attr:`packaged`).
     """
 
     release: str
@@ -75,6 +82,12 @@ class ServiceInfo:
     since: str | None = None
     workload_credentials: bool = False
     follows_kubernetes_minor: bool = False
+    enabled_by: Callable[[ClusterSettings], bool] | None = None
+
+    @property
+    def packaged(self) -> bool:
+        """A chart of our own, shipped inside the package (``charts/<chart>``)."""
+        return self.repository == PACKAGED
 
     @property
     def field_manager(self) -> str:

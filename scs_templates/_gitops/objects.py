@@ -195,7 +195,6 @@ def _service_release(
     by_key: dict[str, ServiceRelease],
 ) -> dict[str, Any]:
     namespace = settings.metadata.namespace
-    assert release.source is not None and release.source.repository is not None
     depends = [{"name": settings.metadata.name}] + [
         {"name": _service_name(settings, by_key[key])}
         for key in release.needs
@@ -220,24 +219,41 @@ def _service_release(
             "targetNamespace": release.namespace,
             "storageNamespace": release.namespace,
             **target,
-            "chart": {
-                "spec": {
-                    "chart": release.chart_name,
-                    "version": release.version,
-                    "interval": options.interval,
-                    "sourceRef": {
-                        "kind": "HelmRepository",
-                        "name": release.source.repository.name,
-                        "namespace": namespace,
-                    },
-                }
-            },
+            **_service_chart(release, options, namespace),
             "dependsOn": depends,
             "install": {"createNamespace": True, "remediation": {"retries": 3}},
             "upgrade": {"remediation": {"retries": 3}},
             "timeout": "10m",
             "values": release.values,
         },
+    }
+
+
+def _service_chart(
+    release: ServiceRelease, options: GitopsOptions, namespace: str
+) -> dict[str, Any]:
+    """The HelmRelease ``spec`` part naming the chart: a chart of ours (shipped in the
+    package, which Flux cannot read) from the cluster chart's own source (``--chart-source``:
+    the git checkout's ``charts/`` or the OCI registry it is pushed to), else the release's
+    helm repository."""
+    if release.info.packaged:
+        return options.chart_source.release_chart(
+            release.chart_name, release.version, namespace, options.interval
+        )
+    assert release.source is not None and release.source.repository is not None
+    return {
+        "chart": {
+            "spec": {
+                "chart": release.chart_name,
+                "version": release.version,
+                "interval": options.interval,
+                "sourceRef": {
+                    "kind": "HelmRepository",
+                    "name": release.source.repository.name,
+                    "namespace": namespace,
+                },
+            }
+        }
     }
 
 
@@ -376,15 +392,11 @@ def _add_services(
     location = repo or crds.RepoLocation()
     staged_after: set[str] = set()
     for release in releases:
-        if release.source is None or release.source.repository is None:
-            raise InputError(
-                "spec.services.chartMirror: Flux cannot read a local (file://) chart "
-                "mirror; use an OCI registry or a helm repository mirror there (the "
-                "charts gitops renders itself take --chart-mirror file:///DIR)"
-            )
+        source_obj = _service_source(settings, options, release)  # refuses a local mirror
         if release.info.server_side:
             _add_server_side(settings, options, release, found, render, location)
             continue
+        found.sources[f"{source_obj['kind'].lower()}-{source_obj['metadata']['name']}"] = source_obj
         obj = _service_release(settings, options, release, by_key)
         after = [
             _service_name(settings, by_key[key])
@@ -396,10 +408,6 @@ def _add_services(
             staged_after.update(after)
         else:
             found.objects[f"helmrelease-{obj['metadata']['name']}"] = obj
-        source_obj = _repository_source(
-            release.source.repository, settings.metadata.namespace, options.interval
-        )
-        found.sources[f"helmrepository-{source_obj['metadata']['name']}"] = source_obj
     if found.staged:
         stage = crds.staged_kustomization(
             settings,
@@ -416,6 +424,26 @@ def _add_services(
             f"{secret} (type addons.cluster.x-k8s.io/resource-set, key "
             f"{CLOUD_CONFIG_RESOURCE_KEY}: the workload kube-system/cloud-config Secret)"
         )
+
+
+def _service_source(
+    settings: ClusterSettings, options: GitopsOptions, release: ServiceRelease
+) -> dict[str, Any]:
+    """The source object of a service release's chart: the cluster chart's source for a
+    chart of ours, else the release's HelmRepository (a local mirror: refused)."""
+    namespace = settings.metadata.namespace
+    if release.info.packaged:
+        ours: dict[str, Any] = options.chart_source.source_object(
+            release.chart_name, release.version, namespace, options.interval
+        )
+        return ours
+    if release.source is None or release.source.repository is None:
+        raise InputError(
+            "spec.services.chartMirror: Flux cannot read a local (file://) chart "
+            "mirror; use an OCI registry or a helm repository mirror there (the "
+            "charts gitops renders itself take --chart-mirror file:///DIR)"
+        )
+    return _repository_source(release.source.repository, namespace, options.interval)
 
 
 def _add_server_side(

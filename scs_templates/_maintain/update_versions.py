@@ -790,7 +790,11 @@ def read_sources(
             packages=chart_packages(charts),
             shared_crds=crds,
             inputs=inputs,
-            releases=[(info.release, info.chart) for info in CATALOGUE if not info.version_of],
+            releases=[
+                (info.release, info.chart)
+                for info in CATALOGUE
+                if not info.version_of and not info.packaged  # ours: no upstream release
+            ],
         )
 
 

@@ -26,25 +26,18 @@ This is git's "racily clean" rule.
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 import shutil
 import threading
 import time
 from pathlib import Path
 
 from scs_templates._core.digest import sha256
-from scs_templates._core.errors import ScsTemplatesError
 from scs_templates._core.records import record
+from scs_templates._core.shipped import LIBRARY_CHART, chart_version, charts_dir, version_of_chart
 from scs_templates._tools.toolchain import cache_root
 
 __all__ = ["LIBRARY_CHART", "ChartRef", "chart_for", "chart_version", "charts_dir"]
-
-#: The library chart every provider chart depends on.
-LIBRARY_CHART = "scs-cluster-common"
-
-_VERSION_LINE = re.compile(r"^version:\s*['\"]?([^'\"\s]+)", re.MULTILINE)
 
 #: A source file whose ctime is younger than this may still change within the same
 #: timestamp tick; while any is, :func:`chart_for` hashes on every call.
@@ -58,14 +51,6 @@ class ChartRef:
     name: str
     version: str
     path: Path
-
-
-@functools.cache
-def charts_dir() -> Path:
-    """The folder holding the charts: ``<repo>/charts`` in a checkout, else the wheel's data."""
-    from scs_templates._core.shipped import shipped_dir
-
-    return shipped_dir("charts", "the cluster charts are", f"{LIBRARY_CHART}/Chart.yaml")
 
 
 def _scan(chart: Path) -> list[tuple[str, os.stat_result]]:
@@ -133,24 +118,12 @@ def _copy_chart(source: Path, target: Path) -> None:
         shutil.copyfile(path, destination)
 
 
-def _version(chart: Path) -> str:
-    match = _VERSION_LINE.search((chart / "Chart.yaml").read_text(encoding="utf-8"))
-    if not match:
-        raise ScsTemplatesError(f"{chart / 'Chart.yaml'} has no version")
-    return match.group(1)
-
-
-def chart_version(name: str) -> str:
-    """The version in ``Chart.yaml`` of the packaged chart ``name`` (e.g. ``openstack-cluster``)."""
-    return _version(charts_dir() / name)
-
-
 def provider_chart_version(provider: str) -> str:
     """The version of the provider's cluster chart, wherever its source is (a provider
     registered for tests keeps its chart outside the shipped folder)."""
     from scs_templates.providers import provider as provider_named
 
-    return _version(provider_named(provider).chart_source(charts_dir()))
+    return version_of_chart(provider_named(provider).chart_source(charts_dir()))
 
 
 def chart_for(provider: str) -> ChartRef:
@@ -206,4 +179,4 @@ def _assemble(name: str, sources: list[Path]) -> ChartRef:
                     raise
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    return ChartRef(name=name, version=_version(source), path=target)
+    return ChartRef(name=name, version=version_of_chart(source), path=target)

@@ -213,5 +213,8 @@ def service_info(release: str) -> ServiceInfo:
 
 
 def default_version(info: ServiceInfo, minor: tuple[int, int]) -> str:
-    """The default chart version of ``info`` for a cluster on Kubernetes ``minor``."""
+    """The default chart version of ``info`` for a cluster on Kubernetes ``minor`` (a chart
+    of ours: its own version, whatever the minor)."""
+    if info.packaged:
+        return info.version
     return table().service_version(info.version_of or info.release, minor)

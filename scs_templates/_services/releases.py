@@ -56,7 +56,7 @@ RELEASE_TIMEOUT_SECONDS = 600
 #: helm refuses release names longer than this.
 HELM_RELEASE_NAME_LIMIT = 53
 
-SourceKind = Literal["upstream", "oci-mirror", "repo-mirror", "local-mirror"]
+SourceKind = Literal["upstream", "oci-mirror", "repo-mirror", "local-mirror", "package"]
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,9 @@ def _enabled(settings: ClusterSettings, info: ServiceInfo) -> bool:
     if info.since is not None and not _reaches(_version(settings, info), info.since):
         return False
     switch = info.setting or info.companion_of
-    if switch is None or switch == "cni":
+    if switch is None:
+        return info.enabled_by is None or info.enabled_by(settings)
+    if switch == "cni":
         return True
     if switch == "clusterAutoscaler":
         return autoscaler_enabled(settings)
@@ -228,7 +230,11 @@ def check_local_mirror(releases: Iterable[ServiceRelease], mirror: str | None) -
     naming the missing ``NAME-VERSION.tgz`` files, before helmfile runs at all)."""
     if not mirror or local_mirror_dir(mirror) is None:
         return
-    missing = [r.chart for r in releases if r.installed and not Path(r.chart).is_file()]
+    missing = [
+        r.chart
+        for r in releases
+        if r.installed and not r.info.packaged and not Path(r.chart).is_file()
+    ]
     if missing:
         raise InputError(
             "spec.services.chartMirror: missing packaged charts: " + ", ".join(missing)
@@ -236,7 +242,12 @@ def check_local_mirror(releases: Iterable[ServiceRelease], mirror: str | None) -
 
 
 def chart_source(info: ServiceInfo, version: str, mirror: str | None) -> ChartSource:
-    """The chart reference of ``info`` at ``version``, from upstream or from ``mirror``."""
+    """The chart reference of ``info`` at ``version``, from upstream or from ``mirror``; a
+    chart of ours is the package's own folder (``charts/<chart>``: no mirror holds it)."""
+    if info.packaged:
+        from scs_templates._render.charts import charts_dir
+
+        return ChartSource("package", str(charts_dir() / info.chart), None)
     if mirror:
         directory = local_mirror_dir(mirror)
         if directory is not None:

@@ -1635,6 +1635,10 @@ def validate____defs_openstack(data, custom_formats={}, name_prefix=None):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".loadBalancerProvider must be string")
             if not (isinstance(data__loadBalancerProvider, str) and data__loadBalancerProvider == 'amphora' or isinstance(data__loadBalancerProvider, str) and data__loadBalancerProvider == 'ovn'):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".loadBalancerProvider must be one of ['amphora', 'ovn']")
+        if "metadataService" in data_keys:
+            data_keys.remove("metadataService")
+            data__metadataService = data["metadataService"]
+            validate____defs_metadataservice(data__metadataService, custom_formats, (name_prefix or "data") + ".metadataService")
         if "nodeSecurityGroupRules" in data_keys:
             data_keys.remove("nodeSecurityGroupRules")
             data__nodeSecurityGroupRules = data["nodeSecurityGroupRules"]
@@ -1872,6 +1876,38 @@ def validate____defs_securitygrouprule(data, custom_formats={}, name_prefix=None
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
             if not data__remoteIPPrefix_any_of_count32:
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".remoteIPPrefix cannot be validated by any definition")
+        if data_keys:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties")
+    return data
+
+def validate____defs_metadataservice(data, custom_formats={}, name_prefix=None):
+    if not isinstance(data, (dict)):
+        raise JsonSchemaValueException("" + (name_prefix or "data") + " must be object")
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data_keys = set(data.keys())
+        if "allowedNamespaces" in data_keys:
+            data_keys.remove("allowedNamespaces")
+            data__allowedNamespaces = data["allowedNamespaces"]
+            if not isinstance(data__allowedNamespaces, (list, tuple)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".allowedNamespaces must be array")
+            data__allowedNamespaces_is_list = isinstance(data__allowedNamespaces, (list, tuple))
+            if data__allowedNamespaces_is_list:
+                data__allowedNamespaces_len = len(data__allowedNamespaces)
+                for data__allowedNamespaces_x, data__allowedNamespaces_item in enumerate(data__allowedNamespaces):
+                    if not isinstance(data__allowedNamespaces_item, (str)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".allowedNamespaces[{data__allowedNamespaces_x}]".format(**locals()) + " must be string")
+                    if isinstance(data__allowedNamespaces_item, str):
+                        data__allowedNamespaces_item_len = len(data__allowedNamespaces_item)
+                        if data__allowedNamespaces_item_len > 63:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".allowedNamespaces[{data__allowedNamespaces_x}]".format(**locals()) + " must be shorter than or equal to 63 characters")
+                        if not REGEX_PATTERNS['(?=[\\x00-\\x7f]*\\Z)(?:^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z)'].search(data__allowedNamespaces_item):
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".allowedNamespaces[{data__allowedNamespaces_x}]".format(**locals()) + " must match pattern (?=[\\x00-\\x7f]*\\Z)(?:^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z)")
+        if "denyPods" in data_keys:
+            data_keys.remove("denyPods")
+            data__denyPods = data["denyPods"]
+            if not isinstance(data__denyPods, (bool)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".denyPods must be boolean")
         if data_keys:
             raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties")
     return data

@@ -10,7 +10,6 @@ pruning and webhooks, nothing stored.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +20,8 @@ from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitop
 from scs_templates._services.catalogue import service_info
 from scs_templates._settings import load_settings
 from scs_templates._tools.helm import Helm
-from tests.support import EXAMPLES, real_charts, render_crds_from_real_charts, skip_or_fail
+from tests.support import EXAMPLES, real_charts, render_crds_from_real_charts
+from tests.support.cni_crds import chart_crds, install_crds
 
 if TYPE_CHECKING:
     from testenv import Plane
@@ -46,37 +46,14 @@ def _crds_from_real_charts(monkeypatch: pytest.MonkeyPatch) -> None:
 def flux_crds(helm: Helm) -> list[dict[str, Any]]:
     """The CRDs of the real flux2 chart of the services catalogue, as helm renders them."""
     chart = real_charts() / f"flux2-{service_info('flux2').version}.tgz"
-    if not chart.is_file():
-        skip_or_fail(f"the real flux2 chart is missing: {chart}")
-    rendered = helm.template(
-        "flux2", chart, namespace="flux-system", values={}, kube_version="v1.34.1"
-    )
-    return [
-        doc
-        for doc in yaml.safe_load_all(rendered)
-        if doc and doc.get("kind") == "CustomResourceDefinition"
-    ]
+    return chart_crds(helm, chart, "flux2", "flux-system")
 
 
 def install_flux_crds(plane: Plane, helm: Helm) -> set[str]:
     """Apply the Flux CRDs (server-side) and wait until every one is Established."""
     crds = flux_crds(helm)
-    for crd in crds:
-        plane.api.apply(crd)
-    names = {crd["metadata"]["name"] for crd in crds}
-    deadline = time.monotonic() + 120
-    done: set[str] = set()
-    while time.monotonic() < deadline:
-        done = {
-            item["metadata"]["name"]
-            for item in plane.api.list("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-            for cond in (item.get("status") or {}).get("conditions") or []
-            if cond.get("type") == "Established" and cond.get("status") == "True"
-        }
-        if names <= done:
-            return names
-        time.sleep(0.5)
-    pytest.fail(f"Flux CRDs not Established: {sorted(names - done)}")
+    install_crds(plane.api, crds)
+    return {crd["metadata"]["name"] for crd in crds}
 
 
 @pytest.fixture(scope="module")

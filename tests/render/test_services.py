@@ -49,7 +49,7 @@ def test_catalogue_names_are_unique_and_versions_are_pinned() -> None:
     assert len(names) == len(set(names))
     for info in service_catalogue():
         assert re.fullmatch(r"v?\d+\.\d+\.\d+", info.version), info
-        assert info.repository.startswith(("https://", "oci://")), info
+        assert info.packaged or info.repository.startswith(("https://", "oci://")), info
 
 
 def test_docs_table_lists_every_service_with_its_tested_version() -> None:
@@ -75,6 +75,7 @@ def test_defaults_on_openstack() -> None:
     assert [r.name for r in releases] == [
         "cilium",
         "openstack-cloud-controller-manager",
+        "metadata-policy",
         "snapshot-controller",
         "openstack-cinder-csi",
         "kubelet-csr-approver",
@@ -351,6 +352,7 @@ def test_real_charts_render_our_values(
     assert {f.stem for f in files} == {
         "cilium",
         "openstack-cloud-controller-manager",
+        "metadata-policy",
         "snapshot-controller",
         "openstack-cinder-csi",
         "kubelet-csr-approver",

@@ -16,8 +16,9 @@ from tests.support import SHARED, skip_or_fail
 VERSIONS = table()
 RAW: dict[str, Any] = json.loads(TABLE_PATH.read_text(encoding="utf-8"))
 INPUTS: dict[str, Any] = json.loads(maintainer.INPUTS_PATH.read_text(encoding="utf-8"))
-#: The releases with a row of their own (the others take their ``version_of``'s version).
-TABLE_RELEASES = [info for info in CATALOGUE if info.version_of is None]
+#: The releases with a row of their own (the others take their ``version_of``'s version;
+#: a chart of ours has its own version, no upstream release).
+TABLE_RELEASES = [info for info in CATALOGUE if info.version_of is None and not info.packaged]
 
 
 def settings_text(provider: str, version: str | None) -> str:

@@ -394,11 +394,23 @@ def workload_cluster(
                 return server.get("v1", "ServiceAccount", "default", "default") is not None
 
             wait_for("the workload controllers", default_account, 120.0, [controllers])
+            _operator_crds(server, settings)
             cluster = WorkloadCluster(plane, settings, server, kubeconfig)
             cluster.register()
             yield cluster
         finally:
             controllers.stop()
+
+
+def _operator_crds(server: KubeAPI, settings: ClusterSettings) -> None:
+    """The CRDs a CNI's operator would create at start, where a release needs them: Cilium's
+    CiliumClusterwideNetworkPolicy for the metadata policy (no Cilium operator runs here)."""
+    from scs_templates._services.releases import service_releases
+    from tests.support.cni_crds import cilium_policy_crd, install_crds
+
+    releases = {r.name: r for r in service_releases(settings)}
+    if "metadata-policy" in releases and "cilium" in releases:
+        install_crds(server, [cilium_policy_crd(releases["cilium"].version)])
 
 
 @contextlib.contextmanager

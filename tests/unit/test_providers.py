@@ -137,6 +137,7 @@ def test_the_service_catalogue_is_the_network_then_each_providers_own_then_the_c
     own = [info for provider in catalogue.providers() for info in provider.services()]
     assert [info.release for info in own] == [
         "openstack-cloud-controller-manager",
+        "metadata-policy",
         "snapshot-controller",
         "openstack-cinder-csi",
     ]

@@ -164,6 +164,9 @@ def test_every_catalogue_release_has_a_default_for_every_minor() -> None:
                     info.version_of, release.minor
                 )
             continue
+        if info.packaged:  # a chart of ours: its Chart.yaml version on every minor
+            assert {default_version(info, r.minor) for r in VERSIONS.minors} == {info.version}
+            continue
         entry = VERSIONS.services[info.release]
         assert entry.chart == info.chart
         assert set(entry.by_minor) == {m.name for m in VERSIONS.minors}

@@ -1,5 +1,6 @@
-"""The OpenStack provider's standard services: the cloud controller manager, Cinder CSI
-and the CSI snapshot controller that Cinder CSI's VolumeSnapshotClass needs.
+"""The OpenStack provider's standard services: the cloud controller manager, the policy that
+keeps Pods off the metadata service (:mod:`.metadata_policy`), Cinder CSI and the CSI
+snapshot controller that Cinder CSI's VolumeSnapshotClass needs.
 
 Their catalogue rows (:data:`SERVICES`) come after the CNI and before the common services
 (:mod:`scs_templates._services.catalogue`); their values builders are pure functions
@@ -16,7 +17,9 @@ from __future__ import annotations
 
 import json
 
-from scs_templates._contract.services import ServiceInfo, default_chart_version
+from scs_templates._contract.services import PACKAGED, ServiceInfo, default_chart_version
+from scs_templates._core.shipped import chart_version
+from scs_templates.providers.openstack import metadata_policy
 from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
 from scs_templates.providers.openstack.values import cloud_cluster_name
 from scs_templates.providers.proxy import proxy_env
@@ -134,6 +137,21 @@ SERVICES: tuple[ServiceInfo, ...] = (
         pod_security="privileged",
         workload_credentials=True,
         follows_kubernetes_minor=True,
+    ),
+    ServiceInfo(
+        release="metadata-policy",
+        namespace="kube-system",  # cluster-scoped policies only; a namespace that always exists
+        chart="scs-metadata-policy",
+        repository=PACKAGED,
+        version=chart_version("scs-metadata-policy"),
+        setting=None,
+        values=metadata_policy.metadata_policy_values,
+        description="Our chart: the CNI's cluster-wide policy that denies Pods the metadata "
+        "service (node bootstrap data: join token, CA keys) but in kube-system and "
+        "metadataService.allowedNamespaces (after the CNI: Cilium's operator creates "
+        "the policy CRD at start).",
+        providers=("openstack",),
+        enabled_by=metadata_policy.metadata_policy_enabled,
     ),
     ServiceInfo(
         release="snapshot-controller",

@@ -96,6 +96,21 @@ class SecurityGroupRule(SettingsModel):
     )
 
 
+class MetadataService(SettingsModel):
+    deny_pods: StrictBool = Field(
+        default=True,
+        description="Deny Pods egress to the metadata service (169.254.169.254), which serves "
+        "each node's bootstrap data (kubeadm join token; on control-plane nodes the cluster's "
+        "CA and service-account keys): a cluster-wide policy of the CNI. hostNetwork Pods "
+        "(OCCM, the Cinder CSI node plugin) keep their node's access; kube-system is allowed.",
+    )
+    allowed_namespaces: list[Dns1123Label] = Field(
+        default_factory=list,
+        description="More namespaces (besides kube-system) whose Pods may still reach the "
+        "metadata service.",
+    )
+
+
 class OpenStack(SettingsModel):
     cloud: NonEmptyStr = Field(
         default="openstack", description="Name of the cloud entry in clouds.yaml."
@@ -161,4 +176,8 @@ class OpenStack(SettingsModel):
         "$CLUSTER.$NAMESPACE; an installed cluster keeps the name its release recorded (one "
         "installed before this field existed: $CLUSTER). A value that differs from the "
         "recorded one is refused (the cluster's load balancers and volumes would be orphaned).",
+    )
+    metadata_service: MetadataService = Field(
+        default_factory=MetadataService,
+        description="Who in the workload cluster may read the metadata service.",
     )
