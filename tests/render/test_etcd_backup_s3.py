@@ -83,6 +83,21 @@ def test_etcd_backup_s3_credentials_reach_the_nodes_only_from_the_secret(templat
     assert set(upload) == {"endpoint", "bucket", "region", "prefix", "credentialsSecret"}
 
 
+def test_etcd_backup_s3_uploads_through_the_nodes_proxy() -> None:
+    """With network.proxy the job gets the proxy environment containerd and the kubelet get
+    (curl reads HTTPS_PROXY and NO_PROXY): in a proxy-only network the store is reached."""
+    proxy = {"httpsProxy": "http://proxy.example:3128", "noProxy": [".corp.example"]}
+    spec = {"provider": "docker", "etcd": {"backupS3": BACKUP_S3}, "network": {"proxy": proxy}}
+    objects = api.render(settings_of(spec), helm=pinned_helm()).objects
+    dropins = {f.path: f.content for f in node_files(objects) if "http-proxy.conf" in f.path}
+    unit = "/etc/systemd/system/etcd-defrag.service.d/http-proxy.conf"
+    assert dropins[unit] == dropins["/etc/systemd/system/containerd.service.d/http-proxy.conf"]
+    assert 'Environment="HTTPS_PROXY=http://proxy.example:3128"' in dropins[unit]
+    without = {"provider": "docker", "network": {"proxy": proxy}}
+    objects = api.render(settings_of(without), helm=pinned_helm()).objects
+    assert unit not in {f.path for f in node_files(objects)}, "only with an upload"
+
+
 def test_without_backup_s3_no_credentials_and_no_upload() -> None:
     objects = _objects({})
     assert _credential_files(objects) == []

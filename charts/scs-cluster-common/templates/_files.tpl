@@ -189,6 +189,10 @@ its systemd service and timer. Context: root.
 {{- range $key := list "AWS_ACCESS_KEY_ID" "AWS_SECRET_ACCESS_KEY" -}}
 {{- $files = append $files (dict "path" (printf "%s/%s" (include "scs.etcdBackupCredentialsDir" $) $key) "owner" "root:root" "permissions" "0600" "contentFrom" (dict "secret" (dict "name" $v.etcd.defrag.upload.credentialsSecret "key" $key))) -}}
 {{- end -}}
+{{- with $v.proxy -}}
+{{- /* the upload goes through the nodes' proxy, as containerd's pulls do */ -}}
+{{- $files = append $files (dict "path" "/etc/systemd/system/etcd-defrag.service.d/http-proxy.conf" "owner" "root:root" "permissions" "0644" "content" (include "scs.proxyDropIn" .)) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- toYaml $files -}}
