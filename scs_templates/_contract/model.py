@@ -50,6 +50,7 @@ class BackupUpload(TypedDict):
     bucket: Annotated[str, S(pattern=settings_model.S3_BUCKET)]
     region: Annotated[str, S(pattern=settings_model.S3_REGION)]
     prefix: Annotated[str, S(pattern=settings_model.S3_PREFIX)]
+    retention: Annotated[int, S(minimum=0)]
     credentialsSecret: DnsLabel
 
 

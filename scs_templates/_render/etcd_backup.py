@@ -37,5 +37,6 @@ def _upload(settings: ClusterSettings, s3: EtcdBackupS3) -> BackupUpload:
         "bucket": s3.bucket,
         "region": s3.region,
         "prefix": s3.prefix or f"{settings.metadata.namespace}/{settings.metadata.name}",
+        "retention": s3.retention,
         "credentialsSecret": s3.credentials_secret,
     }

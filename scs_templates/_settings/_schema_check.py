@@ -2420,6 +2420,16 @@ def validate____defs_etcdbackups3(data, custom_formats={}, name_prefix=None):
             if isinstance(data__region, str):
                 if not REGEX_PATTERNS['(?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9_-]{1,64}\\Z)'].search(data__region):
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".region must match pattern (?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9_-]{1,64}\\Z)")
+        if "retention" in data_keys:
+            data_keys.remove("retention")
+            data__retention = data["retention"]
+            if not isinstance(data__retention, (int)) and not (isinstance(data__retention, float) and data__retention.is_integer()) or isinstance(data__retention, bool):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".retention must be integer")
+            if isinstance(data__retention, (int, float, Decimal)) and not isinstance(data__retention, bool):
+                if data__retention < 0:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".retention must be bigger than or equal to 0")
+                if data__retention > 3650:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".retention must be smaller than or equal to 3650")
         if data_keys:
             raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties")
     return data

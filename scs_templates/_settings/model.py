@@ -654,6 +654,15 @@ class EtcdBackupS3(SettingsModel):
         description="Object key prefix; the objects are <prefix>/etcd-snapshot-<UTC "
         "time>.db.gz. Empty = <namespace>/<cluster name>.",
     )
+    retention: StrictInt = Field(
+        default=0,
+        ge=0,
+        le=3650,
+        description="Snapshots kept in the bucket under the prefix (of all control-plane "
+        "nodes together): after each upload all but the newest are deleted. Needs "
+        "credentials that may list and delete; 0 = never delete (the store's own expiry, "
+        "e.g. an S3 lifecycle rule, keeps the bucket small).",
+    )
     credentials_secret: Dns1123Label = Field(
         description=f"Secret in the cluster's namespace on the management cluster with the "
         f"keys {S3_ACCESS_KEY_ID} and {S3_SECRET_ACCESS_KEY}; it reaches the control-plane "

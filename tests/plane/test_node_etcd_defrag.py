@@ -338,13 +338,20 @@ def test_etcd_backup_s3_uploads_each_snapshot_to_a_real_object_store_and_it_rest
     root-only files as the bootstrap data writes them from the Secret, puts the snapshot it
     just saved into the bucket of a real Swift through its S3 API (Signature Version 4,
     checked by Swift's s3api) under <prefix>/<its name>; the object read back through the
-    Swift API is the local file, and etcdutl restores from it. With a wrong secret key the
-    store refuses it: the defragmentation and the local snapshot are done all the same, the
-    unit fails (exit 1) with the store's reason, and the secret is in no output."""
+    Swift API is the local file, and etcdutl restores from it. Then it lists the prefix and
+    deletes all but the ``retention`` newest snapshots there (other objects, other prefixes
+    kept). With a wrong secret key the store refuses it: the defragmentation and the local
+    snapshot are done all the same, the unit fails (exit 1) with the store's reason, and the
+    secret is in no output."""
     etcd, etcdctl, etcdutl = etcd_programs()
     content = _script_of(rendered["openstack-all-features"])
     bucket, prefix = _constant(content, "S3_BUCKET"), _constant(content, "S3_PREFIX")
     assert prefix == "team-b/corp1", "the default prefix: <namespace>/<cluster>"
+    retention = int(_constant(content, "S3_RETENTION"))
+    old = [f"{prefix}/etcd-snapshot-202001{day:02}T020000Z.db.gz" for day in range(1, 17)]
+    kept = [f"{prefix}/notes.txt", "other/etcd-snapshot-20200101T020000Z.db.gz"]
+    for name in [*old, *kept]:
+        s3_store.put(bucket, name, b"an older object")
     shims = _shims(tmp_path, etcdctl)
     credentials = tmp_path / "etcd-backup-s3"
     credentials.mkdir(mode=0o700)
@@ -371,11 +378,12 @@ def test_etcd_backup_s3_uploads_each_snapshot_to_a_real_object_store_and_it_rest
         assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
         (snapshot,) = backups.glob("etcd-snapshot-*.db.gz")
         assert f"uploaded {snapshot} to {s3_store.endpoint}/{bucket}/{prefix}/" in done.stdout
-        listing = s3_store.objects(bucket)
-        assert [(o["name"], o["bytes"]) for o in listing] == [
-            (f"{prefix}/{snapshot.name}", snapshot.stat().st_size)
-        ]
-        uploaded = s3_store.get(bucket, f"{prefix}/{snapshot.name}")
+        sizes = {str(o["name"]): o["bytes"] for o in s3_store.objects(bucket)}
+        name = f"{prefix}/{snapshot.name}"
+        assert sizes.pop(name) == snapshot.stat().st_size
+        assert sorted(sizes) == sorted([*old[len(old) - (retention - 1) :], *kept])
+        assert done.stdout.count("from the bucket") == len(old) - (retention - 1)
+        uploaded = s3_store.get(bucket, name)
         assert uploaded == snapshot.read_bytes()
         _assert_restorable(etcdutl, uploaded, tmp_path / "from-the-bucket.db")
 
@@ -386,9 +394,9 @@ def test_etcd_backup_s3_uploads_each_snapshot_to_a_real_object_store_and_it_rest
     assert failed.returncode == 1, f"{failed.stdout}\n{failed.stderr}"
     assert "defragmenting this member" in failed.stdout
     assert "failed: HTTP 403 SignatureDoesNotMatch" in failed.stderr, failed.stderr
-    assert f"the snapshot was not uploaded; it is kept in {backups}" in failed.stderr
+    assert f"the S3 upload failed (above); the snapshot is kept in {backups}" in failed.stderr
     assert len(list(backups.glob("etcd-snapshot-*.db.gz"))) == 2, "the local snapshot kept"
-    assert len(s3_store.objects(bucket)) == 1, "nothing more in the bucket"
+    assert len(s3_store.objects(bucket)) == retention + len(kept), "nothing more in the bucket"
     assert (shims / "fstrim.calls").read_text() == "--verbose /\n" * 2, "trimmed all the same"
     for output in (done.stdout, done.stderr, failed.stdout, failed.stderr):
         assert s3_store.secret_key not in output

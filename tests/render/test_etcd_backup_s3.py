@@ -80,7 +80,14 @@ def test_etcd_backup_s3_credentials_reach_the_nodes_only_from_the_secret(templat
     )
     upload = build_values(cluster)["etcd"]["defrag"]["upload"]
     assert upload["credentialsSecret"] == "etcd-s3"
-    assert set(upload) == {"endpoint", "bucket", "region", "prefix", "credentialsSecret"}
+    assert set(upload) == {
+        "endpoint",
+        "bucket",
+        "region",
+        "prefix",
+        "retention",
+        "credentialsSecret",
+    }
 
 
 def test_etcd_backup_s3_uploads_through_the_nodes_proxy() -> None:
@@ -106,13 +113,17 @@ def test_without_backup_s3_no_credentials_and_no_upload() -> None:
 
 @pytest.mark.parametrize(
     ("extra", "prefix"),
-    [({}, "team-a/prod"), ({"prefix": "backups/etcd_prod-1", "region": "RegionOne"}, None)],
+    [
+        ({}, "team-a/prod"),
+        ({"prefix": "backups/etcd_prod-1", "region": "RegionOne", "retention": 30}, None),
+    ],
 )
 def test_etcd_backup_s3_settings_reach_the_script_which_passes_shellcheck(
-    extra: dict[str, str], prefix: str | None, tmp_path: Path
+    extra: dict[str, Any], prefix: str | None, tmp_path: Path
 ) -> None:
     """Endpoint, bucket, region and prefix (by default <namespace>/<cluster>, so clusters
-    sharing a bucket keep apart) are the script's constants; it still passes shellcheck."""
+    sharing a bucket keep apart) are the script's constants; the bucket is pruned only with
+    a retention (0, the default: never delete); it still passes shellcheck."""
     script = _script(_objects({"backupS3": BACKUP_S3 | extra}))
     lines = set(script.splitlines())
     assert {
@@ -122,6 +133,10 @@ def test_etcd_backup_s3_settings_reach_the_script_which_passes_shellcheck(
         f"S3_PREFIX={prefix or extra['prefix']}",
         f"S3_CREDENTIALS={CREDENTIALS_DIR.rstrip('/')}",
     } <= lines
+    if "retention" in extra:
+        assert "S3_RETENTION=30" in lines and "    prune_bucket || S3_FAILED=1" in lines
+    else:
+        assert "prune_bucket" not in script and "S3_RETENTION" not in script
     path = tmp_path / "etcd-defrag.sh"
     path.write_text(script)
     done = _shellcheck(path)
@@ -138,6 +153,7 @@ def test_etcd_backup_s3_settings_reach_the_script_which_passes_shellcheck(
         ({"backupS3": BACKUP_S3 | {"prefix": "a//b"}}, "prefix", ""),
         ({"backupS3": BACKUP_S3 | {"prefix": "/a"}}, "prefix", ""),
         ({"backupS3": BACKUP_S3 | {"region": "eu west"}}, "region", ""),
+        ({"backupS3": BACKUP_S3 | {"retention": -1}}, "retention", ""),
         ({"backupS3": {k: v for k, v in BACKUP_S3.items() if k != "credentialsSecret"}}, "", ""),
         ({"backupS3": BACKUP_S3, "backupRetention": 0}, "", "backupRetention of at least 1"),
         ({"backupS3": BACKUP_S3, "defrag": {"enabled": False}}, "", "etcd.defrag.enabled"),

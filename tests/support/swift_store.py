@@ -74,7 +74,9 @@ class SwiftStore:
     def context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=str(self.ca))
 
-    def _request(self, method: str, path: str, token: str = "") -> tuple[bytes, dict[str, str]]:
+    def _request(
+        self, method: str, path: str, token: str = "", body: bytes = b""
+    ) -> tuple[bytes, dict[str, str]]:
         """A Swift API request with ``token``, or tempauth's token request without one."""
         headers = (
             {"X-Auth-Token": token}
@@ -85,7 +87,7 @@ class SwiftStore:
             f"{self.endpoint}{path}",
             method=method,
             headers=headers,
-            data=b"" if method == "PUT" else None,
+            data=body if method == "PUT" else None,
         )
         with urllib.request.urlopen(
             request, context=self.context(), timeout=REQUEST_TIMEOUT
@@ -102,6 +104,11 @@ class SwiftStore:
         """The bucket as a Swift container of the S3 user's account."""
         token, storage = self._token()
         self._request("PUT", f"{storage}/{bucket}", token)
+
+    def put(self, bucket: str, name: str, body: bytes) -> None:
+        """An object written with the Swift API."""
+        token, storage = self._token()
+        self._request("PUT", f"{storage}/{bucket}/{name}", token, body)
 
     def objects(self, bucket: str) -> list[dict[str, object]]:
         """The container's listing (name, bytes, hash, ...) read with the Swift API."""

@@ -421,11 +421,14 @@ if [ "$RETENTION" -gt 0 ]; then
   mv "$TARGET.part" "$TARGET"
   rm -f "$SNAPSHOT_TMP"
   log "saved $TARGET"
-{{- if .Values.etcd.defrag.upload }}
+{{- with .Values.etcd.defrag.upload }}
   if upload "$TARGET"; then
     log "uploaded $TARGET to $S3_ENDPOINT/$S3_BUCKET/$S3_PREFIX/"
+    {{- if .retention }}
+    prune_bucket || S3_FAILED=1
+    {{- end }}
   else
-    UPLOAD_FAILED=1
+    S3_FAILED=1
   fi
 {{- end }}
   # the names sort by their UTC time stamp: all but the RETENTION newest go
@@ -439,8 +442,8 @@ fi
 
 fstrim --verbose / || log "fstrim failed (ignored)"
 {{- if .Values.etcd.defrag.upload }}
-if [ -n "$UPLOAD_FAILED" ]; then
-  log "the snapshot was not uploaded; it is kept in $BACKUP_DIR" >&2
+if [ -n "$S3_FAILED" ]; then
+  log "the S3 upload failed (above); the snapshot is kept in $BACKUP_DIR" >&2
   exit 1
 fi
 {{- end }}
@@ -460,8 +463,11 @@ S3_ENDPOINT={{ .upload.endpoint }}
 S3_BUCKET={{ .upload.bucket }}
 S3_REGION={{ .upload.region }}
 S3_PREFIX={{ .upload.prefix }}
+{{- if .upload.retention }}
+S3_RETENTION={{ include "scs.int" .upload.retention }}
+{{- end }}
 S3_CREDENTIALS={{ include "scs.etcdBackupCredentialsDir" .root }}
-UPLOAD_FAILED=""
+S3_FAILED=""
 
 # "\xHH" escapes (printf %b) of a hex string read from standard input.
 hex_escapes() { sed 's/../\\x&/g'; }
@@ -487,39 +493,83 @@ hmac_sha256() {
 }
 sha256_hex() { sha256sum | cut -d' ' -f1; }
 
+# One S3 request signed with AWS Signature Version 4: s3_request METHOD PATH QUERY
+# PAYLOAD_HASH [curl arguments]; QUERY is canonical (sorted, encoded). Prints the reply's
+# body and, on its last line, the HTTP status (000: no reply).
+s3_request() {
+  local method=$1 path=$2 query=$3 hash=$4 host now day scope request key part signature id secret
+  shift 4
+  id=$(cat "$S3_CREDENTIALS/AWS_ACCESS_KEY_ID")
+  secret=$(cat "$S3_CREDENTIALS/AWS_SECRET_ACCESS_KEY")
+  host=${S3_ENDPOINT#https://}
+  now=$(date -u +%Y%m%dT%H%M%SZ)
+  day=${now:0:8}
+  scope="$day/$S3_REGION/s3/aws4_request"
+  request=$(printf '%s\n%s\n%s\nhost:%s\nx-amz-content-sha256:%s\nx-amz-date:%s\n\n%s\n%s' \
+    "$method" "$path" "$query" "$host" "$hash" "$now" "host;x-amz-content-sha256;x-amz-date" \
+    "$hash" | sha256_hex)
+  key=$(printf 'AWS4%s' "$secret" | od -An -v -tx1 | tr -d ' \n')
+  for part in "$day" "$S3_REGION" s3 aws4_request; do
+    key=$(hmac_sha256 "$key" "$part")
+  done
+  signature=$(hmac_sha256 "$key" "$(printf 'AWS4-HMAC-SHA256\n%s\n%s\n%s' "$now" "$scope" "$request")")
+  printf 'header = "%s"\n' "Host: $host" "x-amz-content-sha256: $hash" "x-amz-date: $now" \
+    "Authorization: AWS4-HMAC-SHA256 Credential=$id/$scope, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=$signature" \
+    | curl --config - --silent --show-error --max-time 1800 --retry 3 --output - \
+      --write-out '\n%{http_code}' --request "$method" "$@" "$S3_ENDPOINT$path${query:+?$query}" \
+    || true
+}
+
+# The HTTP status of a reply of s3_request, or "000"; and S3's error code of its body.
+status_of() { printf '%s' "${1##*$'\n'}"; }
+error_of() { printf '%s' "$1" | grep -o '<Code>[^<]*' | cut -c7- || true; }
+
 # PUT the file $1 to <endpoint>/<bucket>/<prefix>/<its name>; false (and a log line) when it
 # did not arrive.
 upload() {
-  local file=$1 path host now day hash scope request key part signature id secret reply status
+  local file=$1 path part reply
   for part in AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY; do
     if [ ! -s "$S3_CREDENTIALS/$part" ]; then
       log "upload failed: no $S3_CREDENTIALS/$part (the Secret's key)" >&2
       return 1
     fi
   done
-  id=$(cat "$S3_CREDENTIALS/AWS_ACCESS_KEY_ID")
-  secret=$(cat "$S3_CREDENTIALS/AWS_SECRET_ACCESS_KEY")
   path="/$S3_BUCKET/$S3_PREFIX/$(basename "$file")"
-  host=${S3_ENDPOINT#https://}
-  now=$(date -u +%Y%m%dT%H%M%SZ)
-  day=${now:0:8}
-  hash=$(sha256_hex < "$file")
-  scope="$day/$S3_REGION/s3/aws4_request"
-  request=$(printf 'PUT\n%s\n\nhost:%s\nx-amz-content-sha256:%s\nx-amz-date:%s\n\n%s\n%s' \
-    "$path" "$host" "$hash" "$now" "host;x-amz-content-sha256;x-amz-date" "$hash" | sha256_hex)
-  key=$(printf 'AWS4%s' "$secret" | od -An -v -tx1 | tr -d ' \n')
-  for part in "$day" "$S3_REGION" s3 aws4_request; do
-    key=$(hmac_sha256 "$key" "$part")
-  done
-  signature=$(hmac_sha256 "$key" "$(printf 'AWS4-HMAC-SHA256\n%s\n%s\n%s' "$now" "$scope" "$request")")
-  reply=$(printf 'header = "%s"\n' "Host: $host" "x-amz-content-sha256: $hash" "x-amz-date: $now" \
-    "Authorization: AWS4-HMAC-SHA256 Credential=$id/$scope, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=$signature" \
-    | curl --config - --silent --show-error --max-time 1800 --retry 3 --output - \
-      --write-out '\n%{http_code}' --upload-file "$file" "$S3_ENDPOINT$path") || true
-  status=${reply##*$'\n'}
-  if [ "$status" != 200 ]; then
-    log "upload of $file to $S3_ENDPOINT$path failed: HTTP ${status:-none} $(printf '%s' "$reply" | grep -o '<Code>[^<]*' | cut -c7- || true)" >&2
+  reply=$(s3_request PUT "$path" "" "$(sha256_hex < "$file")" --upload-file "$file")
+  if [ "$(status_of "$reply")" != 200 ]; then
+    log "upload of $file to $S3_ENDPOINT$path failed: HTTP $(status_of "$reply") $(error_of "$reply")" >&2
     return 1
   fi
 }
+{{- if .upload.retention }}
+
+# Delete all but the S3_RETENTION newest snapshots under the prefix (the names sort by their
+# UTC time stamp; other objects are left alone); false (and a log line) on a failure.
+prune_bucket() {
+  local reply object status empty
+  local -a objects
+  empty=$(printf '' | sha256_hex)
+  reply=$(s3_request GET "/$S3_BUCKET" "list-type=2&prefix=${S3_PREFIX//\//%2F}%2Fetcd-snapshot-" \
+    "$empty")
+  if [ "$(status_of "$reply")" != 200 ]; then
+    log "listing $S3_ENDPOINT/$S3_BUCKET failed: HTTP $(status_of "$reply") $(error_of "$reply")" >&2
+    return 1
+  fi
+  mapfile -t objects < <(printf '%s' "$reply" | grep -o '<Key>[^<]*</Key>' | sed 's/<[^>]*>//g' \
+    | grep -E '/etcd-snapshot-[0-9]{8}T[0-9]{6}Z[.]db[.]gz$' | sort)
+  # the count as "$#" (cloud-init renders the bootstrap data as Jinja: no brace-hash)
+  set -- "${objects[@]}"
+  if [ "$#" -le "$S3_RETENTION" ]; then
+    return 0
+  fi
+  for object in "${@:1:$# - S3_RETENTION}"; do
+    status=$(status_of "$(s3_request DELETE "/$S3_BUCKET/$object" "" "$empty")")
+    if [ "$status" != 204 ] && [ "$status" != 200 ]; then
+      log "deleting $object from the bucket failed: HTTP $status" >&2
+      return 1
+    fi
+    log "deleted $object from the bucket"
+  done
+}
+{{- end }}
 {{- end -}}
