@@ -43,11 +43,23 @@ class Taint(TypedDict):
     effect: TaintEffect
 
 
+class BackupUpload(TypedDict):
+    """Schema: The S3 bucket the snapshots go to; the credentials only as the Secret's name."""
+
+    endpoint: Annotated[str, S(pattern=settings_model.S3_ENDPOINT)]
+    bucket: Annotated[str, S(pattern=settings_model.S3_BUCKET)]
+    region: Annotated[str, S(pattern=settings_model.S3_REGION)]
+    prefix: Annotated[str, S(pattern=settings_model.S3_PREFIX)]
+    retention: Annotated[int, S(minimum=0)]
+    credentialsSecret: DnsLabel
+
+
 class Defrag(TypedDict):
     enabled: bool
     schedule: Annotated[str, S(pattern="^[\\w*,./:~ -]+$")]
     backupRetention: Annotated[int, S(minimum=0)]
     backupDirectory: Annotated[str, S(pattern="^(/[A-Za-z0-9._-]+)+$")]
+    upload: NotRequired[BackupUpload]
 
 
 class EtcdSpec(TypedDict):

@@ -366,12 +366,10 @@ def _required_secrets(settings: ClusterSettings) -> list[str]:
             f"{secret_name(settings)} (encryption-at-rest key: `scs-templates encryption-key "
             "create`)"
         )
-    for mirror in settings.spec.registry_mirrors:
-        if mirror.credentials_secret:
-            required.append(
-                f"{mirror.credentials_secret} (credentials of the {mirror.registry} mirror: "
-                "keys username and password)"
-            )
+    from scs_templates._settings.node_secrets import node_secrets
+
+    for secret in node_secrets(settings):
+        required.append(f"{secret.name} ({secret.what}: keys {' and '.join(secret.keys)})")
     return required
 
 

@@ -41,7 +41,7 @@ from scs_templates._lifecycle.delete_step import (
 from scs_templates._lifecycle.diff_step import DiffResult, ObjectChange, diff
 from scs_templates._lifecycle.install_step import (
     InstallResult,
-    check_registry_credentials,
+    check_node_credentials,
     ensure_release_secrets,
     install,
 )
@@ -82,7 +82,7 @@ __all__ = [
     "Target",
     "check_api_port_change",
     "check_class_change",
-    "check_registry_credentials",
+    "check_node_credentials",
     "check_template_change",
     "check_version_change",
     "class_users",

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "InstallResult",
+    "check_node_credentials",
     "check_not_pending",
-    "check_registry_credentials",
     "ensure_release_secrets",
     "install",
 ]
@@ -98,7 +98,7 @@ def install(
 
     With encryption at rest (the default) the cluster's key Secret is created first
     (:func:`scs_templates._render.encryption.ensure_secret`; an existing one is kept), after the
-    registry mirrors' credentials Secrets are found complete (:func:`check_registry_credentials`).
+    Secrets the nodes' bootstrap data reads are found complete (:func:`check_node_credentials`).
 
     OpenStack: ``secrets`` is the content of the cluster's credentials Secret (clouds.yaml,
     cloud.conf, cacert). It is written through the Kubernetes API (:func:`store_credentials`)
@@ -125,7 +125,7 @@ def install(
     if secrets is None:
         secrets = _prepare(settings, cloud, kube, kubeconfig, context, cloud_progress or progress)
     encrypt = settings.spec.security.encryption_at_rest.enabled
-    credentials = any(m.credentials_secret for m in settings.spec.registry_mirrors)
+    credentials = _reads_node_secrets(settings)
     from scs_templates.providers import provider_of
 
     cloud_secret = provider_of(settings).credentials_secret_name(settings)
@@ -268,12 +268,13 @@ def ensure_release_secrets(
     client: KubeClient, settings: ClusterSettings, progress: Progress | None = None
 ) -> None:
     """What the cluster's release needs on the management cluster before it is installed,
-    for every path that installs it (``install``, ``Helmfile.sync``): the registry mirrors'
-    credentials Secrets complete (:func:`check_registry_credentials`) and, with encryption at
-    rest, the key Secret (:func:`scs_templates._render.encryption.ensure_secret`: created once, an
-    existing one kept). Without the key Secret the bootstrap controller writes no bootstrap
-    data for the control plane and the cluster never starts."""
-    check_registry_credentials(client, settings)
+    for every path that installs it (``install``, ``Helmfile.sync``): the Secrets the nodes'
+    bootstrap data reads (registry mirrors', snapshot upload's credentials) complete
+    (:func:`check_node_credentials`) and, with encryption at rest, the key Secret
+    (:func:`scs_templates._render.encryption.ensure_secret`: created once, an existing one
+    kept). Without the key Secret the bootstrap controller writes no bootstrap data for the
+    control plane and the cluster never starts."""
+    check_node_credentials(client, settings)
     if settings.spec.security.encryption_at_rest.enabled:
         from scs_templates._render import encryption
 
@@ -281,27 +282,35 @@ def ensure_release_secrets(
             progress(f"created the encryption key Secret {encryption.secret_name(settings)}")
 
 
-def check_registry_credentials(client: KubeClient, settings: ClusterSettings) -> None:
-    """Refuse (exit 2) when a registry mirror's ``credentialsSecret`` is missing on the
-    management cluster or lacks ``username``/``password``: without it the bootstrap
-    controller writes no bootstrap data and the machines never start. Only key names are
-    read into messages, never values."""
+def _reads_node_secrets(settings: ClusterSettings) -> bool:
+    """Whether the bootstrap data reads Secrets that :func:`check_node_credentials` checks."""
+    from scs_templates._settings.node_secrets import node_secrets
+
+    return bool(node_secrets(settings))
+
+
+def check_node_credentials(client: KubeClient, settings: ClusterSettings) -> None:
+    """Refuse (exit 2) when a Secret whose keys the bootstrap data copies onto the nodes (a
+    registry mirror's ``credentialsSecret``, ``etcd.backupS3.credentialsSecret``:
+    :func:`~scs_templates._settings.node_secrets.node_secrets`) is missing on the management
+    cluster or lacks a key: without it the bootstrap controller writes no bootstrap data and
+    the machines never start. Only key names are read into messages, never values."""
+    from scs_templates._settings.node_secrets import node_secrets
+
     namespace = settings.metadata.namespace
-    for index, mirror in enumerate(settings.spec.registry_mirrors):
-        name = mirror.credentials_secret
-        if not name:
-            continue
-        where = f"spec.registryMirrors[{index}].credentialsSecret"
-        data = client.secret_data(namespace, name)
+    for secret in node_secrets(settings):
+        data = client.secret_data(namespace, secret.name)
         if data is None:
             raise InputError(
-                f"{where}: Secret {namespace}/{name} does not exist on the management cluster; "
-                "create it first (keys username and password, docs/cluster-features.md)"
+                f"{secret.field}: Secret {namespace}/{secret.name} does not exist on the "
+                f"management cluster; create it first (keys {' and '.join(secret.keys)}, "
+                f"{secret.docs})"
             )
-        missing = [key for key in ("username", "password") if not data.get(key)]
+        missing = [key for key in secret.keys if not data.get(key)]
         if missing:
             raise InputError(
-                f"{where}: Secret {namespace}/{name} has no {' and no '.join(missing)}"
+                f"{secret.field}: Secret {namespace}/{secret.name} has no "
+                f"{' and no '.join(missing)}"
             )
 
 

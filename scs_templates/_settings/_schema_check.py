@@ -27,7 +27,11 @@ REGEX_PATTERNS = {
     '(?=[\\x00-\\x7f]*\\Z)(?:^[^,\\s"]+\\Z)': re.compile('(?=[\\x00-\\x7f]*\\Z)(?:^[^,\\s"]+\\Z)'),
     '(?=[\\x00-\\x7f]*\\Z)(?:^([0-9]+|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|ms|s|m|h))+)\\Z)': re.compile('(?=[\\x00-\\x7f]*\\Z)(?:^([0-9]+|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|ms|s|m|h))+)\\Z)'),
     '(?=[\\x00-\\x7f]*\\Z)(?:^(/[A-Za-z0-9._-]+)+\\Z)': re.compile('(?=[\\x00-\\x7f]*\\Z)(?:^(/[A-Za-z0-9._-]+)+\\Z)'),
-    '(?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9*,./:~ -]+\\Z)': re.compile('(?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9*,./:~ -]+\\Z)')
+    '(?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9*,./:~ -]+\\Z)': re.compile('(?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9*,./:~ -]+\\Z)'),
+    '(?=[\\x00-\\x7f]*\\Z)(?:^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\\Z)': re.compile('(?=[\\x00-\\x7f]*\\Z)(?:^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\\Z)'),
+    '(?=[\\x00-\\x7f]*\\Z)(?:^https://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?\\Z)': re.compile('(?=[\\x00-\\x7f]*\\Z)(?:^https://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?\\Z)'),
+    '(?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*\\Z)': re.compile('(?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*\\Z)'),
+    '(?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9_-]{1,64}\\Z)': re.compile('(?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9_-]{1,64}\\Z)')
 }
 
 NoneType = type(None)
@@ -2228,6 +2232,23 @@ def validate____defs_etcd(data, custom_formats={}, name_prefix=None):
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".backupRetention must be bigger than or equal to 0")
                 if data__backupRetention > 365:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".backupRetention must be smaller than or equal to 365")
+        if "backupS3" in data_keys:
+            data_keys.remove("backupS3")
+            data__backupS3 = data["backupS3"]
+            data__backupS3_any_of_count36 = 0
+            if not data__backupS3_any_of_count36:
+                try:
+                    validate____defs_etcdbackups3(data__backupS3, custom_formats, (name_prefix or "data") + ".backupS3")
+                    data__backupS3_any_of_count36 += 1
+                except (JsonSchemaValueException, JsonSchemaValuesException): pass
+            if not data__backupS3_any_of_count36:
+                try:
+                    if not isinstance(data__backupS3, (NoneType)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".backupS3 must be null")
+                    data__backupS3_any_of_count36 += 1
+                except (JsonSchemaValueException, JsonSchemaValuesException): pass
+            if not data__backupS3_any_of_count36:
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".backupS3 cannot be validated by any definition")
         if "defrag" in data_keys:
             data_keys.remove("defrag")
             data__defrag = data["defrag"]
@@ -2235,20 +2256,20 @@ def validate____defs_etcd(data, custom_formats={}, name_prefix=None):
         if "prioBoost" in data_keys:
             data_keys.remove("prioBoost")
             data__prioBoost = data["prioBoost"]
-            data__prioBoost_any_of_count36 = 0
-            if not data__prioBoost_any_of_count36:
+            data__prioBoost_any_of_count37 = 0
+            if not data__prioBoost_any_of_count37:
                 try:
                     if not isinstance(data__prioBoost, (bool)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".prioBoost must be boolean")
-                    data__prioBoost_any_of_count36 += 1
+                    data__prioBoost_any_of_count37 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
-            if not data__prioBoost_any_of_count36:
+            if not data__prioBoost_any_of_count37:
                 try:
                     if not isinstance(data__prioBoost, (NoneType)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".prioBoost must be null")
-                    data__prioBoost_any_of_count36 += 1
+                    data__prioBoost_any_of_count37 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
-            if not data__prioBoost_any_of_count36:
+            if not data__prioBoost_any_of_count37:
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".prioBoost cannot be validated by any definition")
         if "quotaGiB" in data_keys:
             data_keys.remove("quotaGiB")
@@ -2278,19 +2299,19 @@ def validate____defs_etcd(data, custom_formats={}, name_prefix=None):
         if "volume" in data_keys:
             data_keys.remove("volume")
             data__volume = data["volume"]
-            data__volume_any_of_count37 = 0
-            if not data__volume_any_of_count37:
+            data__volume_any_of_count38 = 0
+            if not data__volume_any_of_count38:
                 try:
                     validate____defs_etcdvolume(data__volume, custom_formats, (name_prefix or "data") + ".volume")
-                    data__volume_any_of_count37 += 1
+                    data__volume_any_of_count38 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
-            if not data__volume_any_of_count37:
+            if not data__volume_any_of_count38:
                 try:
                     if not isinstance(data__volume, (NoneType)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".volume must be null")
-                    data__volume_any_of_count37 += 1
+                    data__volume_any_of_count38 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
-            if not data__volume_any_of_count37:
+            if not data__volume_any_of_count38:
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".volume cannot be validated by any definition")
         if data_keys:
             raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties")
@@ -2318,8 +2339,8 @@ def validate____defs_etcdvolume(data, custom_formats={}, name_prefix=None):
         if "type" in data_keys:
             data_keys.remove("type")
             data__type = data["type"]
-            data__type_any_of_count38 = 0
-            if not data__type_any_of_count38:
+            data__type_any_of_count39 = 0
+            if not data__type_any_of_count39:
                 try:
                     if not isinstance(data__type, (str)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".type must be string")
@@ -2327,15 +2348,15 @@ def validate____defs_etcdvolume(data, custom_formats={}, name_prefix=None):
                         data__type_len = len(data__type)
                         if data__type_len < 1:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".type must be longer than or equal to 1 characters")
-                    data__type_any_of_count38 += 1
+                    data__type_any_of_count39 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
-            if not data__type_any_of_count38:
+            if not data__type_any_of_count39:
                 try:
                     if not isinstance(data__type, (NoneType)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".type must be null")
-                    data__type_any_of_count38 += 1
+                    data__type_any_of_count39 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
-            if not data__type_any_of_count38:
+            if not data__type_any_of_count39:
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".type cannot be validated by any definition")
         if data_keys:
             raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties")
@@ -2360,6 +2381,91 @@ def validate____defs_etcddefrag(data, custom_formats={}, name_prefix=None):
             if isinstance(data__schedule, str):
                 if not REGEX_PATTERNS['(?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9*,./:~ -]+\\Z)'].search(data__schedule):
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".schedule must match pattern (?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9*,./:~ -]+\\Z)")
+        if data_keys:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties")
+    return data
+
+def validate____defs_etcdbackups3(data, custom_formats={}, name_prefix=None):
+    if not isinstance(data, (dict)):
+        raise JsonSchemaValueException("" + (name_prefix or "data") + " must be object")
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data__missing_keys = set(['endpoint', 'bucket', 'credentialsSecret']) - data.keys()
+        if data__missing_keys:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain ")
+        data_keys = set(data.keys())
+        if "bucket" in data_keys:
+            data_keys.remove("bucket")
+            data__bucket = data["bucket"]
+            if not isinstance(data__bucket, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".bucket must be string")
+            if isinstance(data__bucket, str):
+                if not REGEX_PATTERNS['(?=[\\x00-\\x7f]*\\Z)(?:^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\\Z)'].search(data__bucket):
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".bucket must match pattern (?=[\\x00-\\x7f]*\\Z)(?:^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\\Z)")
+        if "credentialsSecret" in data_keys:
+            data_keys.remove("credentialsSecret")
+            data__credentialsSecret = data["credentialsSecret"]
+            if not isinstance(data__credentialsSecret, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".credentialsSecret must be string")
+            if isinstance(data__credentialsSecret, str):
+                data__credentialsSecret_len = len(data__credentialsSecret)
+                if data__credentialsSecret_len > 63:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".credentialsSecret must be shorter than or equal to 63 characters")
+                if not REGEX_PATTERNS['(?=[\\x00-\\x7f]*\\Z)(?:^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z)'].search(data__credentialsSecret):
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".credentialsSecret must match pattern (?=[\\x00-\\x7f]*\\Z)(?:^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z)")
+        if "endpoint" in data_keys:
+            data_keys.remove("endpoint")
+            data__endpoint = data["endpoint"]
+            if not isinstance(data__endpoint, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".endpoint must be string")
+            if isinstance(data__endpoint, str):
+                data__endpoint_len = len(data__endpoint)
+                if data__endpoint_len > 255:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".endpoint must be shorter than or equal to 255 characters")
+                if not REGEX_PATTERNS['(?=[\\x00-\\x7f]*\\Z)(?:^https://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?\\Z)'].search(data__endpoint):
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".endpoint must match pattern (?=[\\x00-\\x7f]*\\Z)(?:^https://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?\\Z)")
+        if "prefix" in data_keys:
+            data_keys.remove("prefix")
+            data__prefix = data["prefix"]
+            data__prefix_any_of_count40 = 0
+            if not data__prefix_any_of_count40:
+                try:
+                    if not isinstance(data__prefix, (str)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".prefix must be string")
+                    if isinstance(data__prefix, str):
+                        data__prefix_len = len(data__prefix)
+                        if data__prefix_len > 512:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".prefix must be shorter than or equal to 512 characters")
+                        if not REGEX_PATTERNS['(?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*\\Z)'].search(data__prefix):
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".prefix must match pattern (?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*\\Z)")
+                    data__prefix_any_of_count40 += 1
+                except (JsonSchemaValueException, JsonSchemaValuesException): pass
+            if not data__prefix_any_of_count40:
+                try:
+                    if not isinstance(data__prefix, (NoneType)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".prefix must be null")
+                    data__prefix_any_of_count40 += 1
+                except (JsonSchemaValueException, JsonSchemaValuesException): pass
+            if not data__prefix_any_of_count40:
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".prefix cannot be validated by any definition")
+        if "region" in data_keys:
+            data_keys.remove("region")
+            data__region = data["region"]
+            if not isinstance(data__region, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".region must be string")
+            if isinstance(data__region, str):
+                if not REGEX_PATTERNS['(?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9_-]{1,64}\\Z)'].search(data__region):
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".region must match pattern (?=[\\x00-\\x7f]*\\Z)(?:^[A-Za-z0-9_-]{1,64}\\Z)")
+        if "retention" in data_keys:
+            data_keys.remove("retention")
+            data__retention = data["retention"]
+            if not isinstance(data__retention, (int)) and not (isinstance(data__retention, float) and data__retention.is_integer()) or isinstance(data__retention, bool):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".retention must be integer")
+            if isinstance(data__retention, (int, float, Decimal)) and not isinstance(data__retention, bool):
+                if data__retention < 0:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".retention must be bigger than or equal to 0")
+                if data__retention > 3650:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".retention must be smaller than or equal to 3650")
         if data_keys:
             raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties")
     return data
@@ -2411,8 +2517,8 @@ def validate____defs_controlplane(data, custom_formats={}, name_prefix=None):
         if "image" in data_keys:
             data_keys.remove("image")
             data__image = data["image"]
-            data__image_any_of_count39 = 0
-            if not data__image_any_of_count39:
+            data__image_any_of_count41 = 0
+            if not data__image_any_of_count41:
                 try:
                     if not isinstance(data__image, (str)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".image must be string")
@@ -2420,21 +2526,21 @@ def validate____defs_controlplane(data, custom_formats={}, name_prefix=None):
                         data__image_len = len(data__image)
                         if data__image_len < 1:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".image must be longer than or equal to 1 characters")
-                    data__image_any_of_count39 += 1
+                    data__image_any_of_count41 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
-            if not data__image_any_of_count39:
+            if not data__image_any_of_count41:
                 try:
                     if not isinstance(data__image, (NoneType)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".image must be null")
-                    data__image_any_of_count39 += 1
+                    data__image_any_of_count41 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
-            if not data__image_any_of_count39:
+            if not data__image_any_of_count41:
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".image cannot be validated by any definition")
         if "machineType" in data_keys:
             data_keys.remove("machineType")
             data__machineType = data["machineType"]
-            data__machineType_any_of_count40 = 0
-            if not data__machineType_any_of_count40:
+            data__machineType_any_of_count42 = 0
+            if not data__machineType_any_of_count42:
                 try:
                     if not isinstance(data__machineType, (str)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".machineType must be string")
@@ -2442,15 +2548,15 @@ def validate____defs_controlplane(data, custom_formats={}, name_prefix=None):
                         data__machineType_len = len(data__machineType)
                         if data__machineType_len < 1:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".machineType must be longer than or equal to 1 characters")
-                    data__machineType_any_of_count40 += 1
+                    data__machineType_any_of_count42 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
-            if not data__machineType_any_of_count40:
+            if not data__machineType_any_of_count42:
                 try:
                     if not isinstance(data__machineType, (NoneType)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".machineType must be null")
-                    data__machineType_any_of_count40 += 1
+                    data__machineType_any_of_count42 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
-            if not data__machineType_any_of_count40:
+            if not data__machineType_any_of_count42:
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".machineType cannot be validated by any definition")
         if "remediationMaxRetry" in data_keys:
             data_keys.remove("remediationMaxRetry")
@@ -2486,8 +2592,8 @@ def validate____defs_controlplane(data, custom_formats={}, name_prefix=None):
         if "rootDiskType" in data_keys:
             data_keys.remove("rootDiskType")
             data__rootDiskType = data["rootDiskType"]
-            data__rootDiskType_any_of_count41 = 0
-            if not data__rootDiskType_any_of_count41:
+            data__rootDiskType_any_of_count43 = 0
+            if not data__rootDiskType_any_of_count43:
                 try:
                     if not isinstance(data__rootDiskType, (str)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".rootDiskType must be string")
@@ -2495,15 +2601,15 @@ def validate____defs_controlplane(data, custom_formats={}, name_prefix=None):
                         data__rootDiskType_len = len(data__rootDiskType)
                         if data__rootDiskType_len < 1:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".rootDiskType must be longer than or equal to 1 characters")
-                    data__rootDiskType_any_of_count41 += 1
+                    data__rootDiskType_any_of_count43 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
-            if not data__rootDiskType_any_of_count41:
+            if not data__rootDiskType_any_of_count43:
                 try:
                     if not isinstance(data__rootDiskType, (NoneType)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".rootDiskType must be null")
-                    data__rootDiskType_any_of_count41 += 1
+                    data__rootDiskType_any_of_count43 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
-            if not data__rootDiskType_any_of_count41:
+            if not data__rootDiskType_any_of_count43:
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".rootDiskType cannot be validated by any definition")
         if "zones" in data_keys:
             data_keys.remove("zones")
@@ -2554,8 +2660,8 @@ def validate____defs_controlplanehealthcheck(data, custom_formats={}, name_prefi
         if "maxUnhealthyPercent" in data_keys:
             data_keys.remove("maxUnhealthyPercent")
             data__maxUnhealthyPercent = data["maxUnhealthyPercent"]
-            data__maxUnhealthyPercent_any_of_count42 = 0
-            if not data__maxUnhealthyPercent_any_of_count42:
+            data__maxUnhealthyPercent_any_of_count44 = 0
+            if not data__maxUnhealthyPercent_any_of_count44:
                 try:
                     if not isinstance(data__maxUnhealthyPercent, (int)) and not (isinstance(data__maxUnhealthyPercent, float) and data__maxUnhealthyPercent.is_integer()) or isinstance(data__maxUnhealthyPercent, bool):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".maxUnhealthyPercent must be integer")
@@ -2564,15 +2670,15 @@ def validate____defs_controlplanehealthcheck(data, custom_formats={}, name_prefi
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".maxUnhealthyPercent must be bigger than or equal to 0")
                         if data__maxUnhealthyPercent > 100:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".maxUnhealthyPercent must be smaller than or equal to 100")
-                    data__maxUnhealthyPercent_any_of_count42 += 1
+                    data__maxUnhealthyPercent_any_of_count44 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
-            if not data__maxUnhealthyPercent_any_of_count42:
+            if not data__maxUnhealthyPercent_any_of_count44:
                 try:
                     if not isinstance(data__maxUnhealthyPercent, (NoneType)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".maxUnhealthyPercent must be null")
-                    data__maxUnhealthyPercent_any_of_count42 += 1
+                    data__maxUnhealthyPercent_any_of_count44 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
-            if not data__maxUnhealthyPercent_any_of_count42:
+            if not data__maxUnhealthyPercent_any_of_count44:
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".maxUnhealthyPercent cannot be validated by any definition")
         if "nodeStartupTimeoutSeconds" in data_keys:
             data_keys.remove("nodeStartupTimeoutSeconds")

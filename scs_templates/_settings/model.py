@@ -620,6 +620,56 @@ class EtcdDefrag(SettingsModel):
     )
 
 
+#: An S3 endpoint: https only (a snapshot holds every Secret of the cluster), a host and an
+#: optional port, no path (the script signs the path-style request /<bucket>/<key>).
+S3_ENDPOINT = r"^https://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?$"
+#: S3's bucket naming rules (lower case, digits, '.', '-'; 3-63 characters).
+S3_BUCKET = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
+S3_REGION = r"^[A-Za-z0-9_-]{1,64}$"
+#: The Secret keys with the S3 credentials (the names the AWS tools use).
+S3_ACCESS_KEY_ID = "AWS_ACCESS_KEY_ID"
+S3_SECRET_ACCESS_KEY = "AWS_SECRET_ACCESS_KEY"  # noqa: S105 (a key's name)
+#: Path segments that need no URI encoding and that no client normalises ('.', '..').
+S3_PREFIX = r"^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$"
+
+
+class EtcdBackupS3(SettingsModel):
+    """An S3-compatible bucket that every snapshot is uploaded to after it is taken."""
+
+    endpoint: Annotated[str, StringConstraints(pattern=S3_ENDPOINT, max_length=255)] = Field(
+        description="The object store's S3 endpoint, https://host[:port] without a path (AWS, "
+        "Ceph RGW, MinIO, Swift's s3api); path-style requests "
+        "(<endpoint>/<bucket>/<key>)."
+    )
+    bucket: Annotated[str, StringConstraints(pattern=S3_BUCKET)] = Field(
+        description="The bucket (it must exist; the nightly job only puts objects into it)."
+    )
+    region: Annotated[str, StringConstraints(pattern=S3_REGION)] = Field(
+        default="us-east-1",
+        description="The region in the request signature (AWS Signature Version 4): the "
+        "bucket's region on AWS, the store's configured region (location) elsewhere.",
+    )
+    prefix: Annotated[str, StringConstraints(pattern=S3_PREFIX, max_length=512)] | None = Field(
+        default=None,
+        description="Object key prefix; the objects are <prefix>/etcd-snapshot-<UTC "
+        "time>.db.gz. Empty = <namespace>/<cluster name>.",
+    )
+    retention: StrictInt = Field(
+        default=0,
+        ge=0,
+        le=3650,
+        description="Snapshots kept in the bucket under the prefix (of all control-plane "
+        "nodes together): after each upload all but the newest are deleted. Needs "
+        "credentials that may list and delete; 0 = never delete (the store's own expiry, "
+        "e.g. an S3 lifecycle rule, keeps the bucket small).",
+    )
+    credentials_secret: Dns1123Label = Field(
+        description=f"Secret in the cluster's namespace on the management cluster with the "
+        f"keys {S3_ACCESS_KEY_ID} and {S3_SECRET_ACCESS_KEY}; it reaches the control-plane "
+        "nodes as root-only files through the bootstrap data, never through helm values."
+    )
+
+
 class EtcdVolume(SettingsModel):
     size_gib: StrictInt = Field(ge=1, le=1000, description="Size of the etcd volume in GiB.")
     type: NonEmptyStr | None = Field(
@@ -674,8 +724,14 @@ class Etcd(SettingsModel):
         "(absolute; letters, digits, '.', '_', '-' and '/'; not inside /var/lib/etcd). The "
         "default is on the machine's own disk: the snapshots go with the machine (upgrades, "
         "certificate rollouts, remediation replace it); they survive that only in a "
-        "directory that outlives the machine, a mount the node image provides "
-        "(docs/maintenance.md).",
+        "directory that outlives the machine, a mount the node image provides, or with "
+        "backupS3 (docs/maintenance.md).",
+    )
+    backup_s3: EtcdBackupS3 | None = Field(
+        default=None,
+        description="Upload each snapshot to an S3-compatible bucket after it is saved in "
+        "backupDirectory, so that it outlives the machines; empty = no upload. A failed upload "
+        "keeps the local snapshot and fails etcd-defrag.service (docs/maintenance.md).",
     )
 
 

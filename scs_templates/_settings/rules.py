@@ -424,8 +424,15 @@ def _control_plane_errors(settings: ClusterSettings) -> Iterator[Finding]:
 
 
 def _etcd_errors(settings: ClusterSettings) -> Iterator[Finding]:
-    """etcd's snapshots kept out of etcd's data directory."""
+    """etcd's snapshots kept out of etcd's data directory; an upload only of snapshots that
+    are taken (the local copy is what a failed upload leaves)."""
     etcd = settings.spec.etcd
+    if etcd.backup_s3 is not None and (etcd.backup_retention == 0 or not etcd.defrag.enabled):
+        yield (
+            ("spec", "etcd", "backupS3"),
+            "uploads the snapshots of the nightly job: it needs etcd.defrag.enabled and "
+            "etcd.backupRetention of at least 1 (the local copy a failed upload keeps)",
+        )
     backups = etcd.backup_directory.rstrip("/")
     if (
         ".." in backups.split("/")

@@ -8,6 +8,11 @@ that release's etcdutl reading the snapshot (testenv/etcdctl.py). Its node const
 (:data:`NODE_CONSTANTS`) point at the test's etcd and directories; nothing else of it is
 changed. ``extra_builds``: etcd comes from the plane's build, etcdctl and etcdutl from
 ``build --all`` right after it (the test builds them when missing).
+
+The upload of ``etcd.backupS3`` (issue #40, item 5): openstack-all-features' script puts its
+snapshot into a real OpenStack Swift through Swift's S3 API (module fixture ``s3_store``,
+tests/support/swift_store.py; Swift from PyPI in its own venv, built on first use: skip
+without PyPI, fail in CI).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import pytest
 
 from tests.render.test_node_tools import TOOL_TIMEOUT, node_files, rendered, run_tool
 from tests.support import skip_or_fail
+from tests.support.swift_store import SwiftStore
 
 __all__ = ["rendered"]  # the module-scoped fixture of the render tier, shared
 
@@ -162,8 +168,9 @@ def etcd_cluster(etcd: Path, etcdctl: Path, directory: Path) -> Iterator[EtcdClu
 
 
 def defrag_script(content: str, values: dict[str, str]) -> str:
-    """etcd-defrag.sh as rendered, its node constants set to ``values``."""
-    for name in NODE_CONSTANTS:
+    """etcd-defrag.sh as rendered, its node constants (and the upload's, when given) set to
+    ``values``."""
+    for name in dict.fromkeys([*NODE_CONSTANTS, *values]):
         pattern = re.compile(rf"^{name}=.*$", re.MULTILINE)
         assert len(pattern.findall(content)) == 1, f"{name}= is not one line of the script"
         content = pattern.sub(f"{name}={values[name]}".replace("\\", "\\\\"), content)
@@ -195,16 +202,34 @@ def _fragment(cluster: EtcdCluster) -> dict[str, dict[str, Any]]:
         time.sleep(0.5)
 
 
-def _run_script(script: Path, shims: Path) -> subprocess.CompletedProcess[str]:
+def _run_script(
+    script: Path, shims: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["/bin/bash", str(script)],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
-        env={"PATH": f"{shims}:/usr/bin:/bin", "LC_ALL": "C"},
+        env={"PATH": f"{shims}:/usr/bin:/bin", "LC_ALL": "C", **(env or {})},
         start_new_session=True,
     )
+
+
+def _shims(directory: Path, etcdctl: Path) -> Path:
+    """crictl's and fstrim's doubles and the real etcdctl, first on the script's PATH."""
+    shims = directory / "shims"
+    shims.mkdir()
+    for name, body in (("crictl", CRICTL), ("fstrim", FSTRIM)):
+        (shims / name).write_text(body)
+        (shims / name).chmod(0o755)
+    (shims / "etcdctl").symlink_to(etcdctl)
+    return shims
+
+
+def _script_of(objects: Any) -> str:
+    (content,) = {f.content for f in node_files(objects) if f.path.endswith("etcd-defrag.sh")}
+    return content
 
 
 def test_etcd_defrag_script_defragments_moves_the_leader_and_saves_a_valid_snapshot(
@@ -216,19 +241,10 @@ def test_etcd_defrag_script_defragments_moves_the_leader_and_saves_a_valid_snaps
     leadership to a defragmented follower, saves a snapshot that etcdutl of the same
     release reads, keeps only the newest ``backupRetention`` snapshots, and trims."""
     etcd, etcdctl, etcdutl = etcd_programs()
-    (content,) = {
-        f.content
-        for f in node_files(rendered["openstack-minimal"])
-        if f.path.endswith("etcd-defrag.sh")
-    }
-    retention = int(re.search(r"^RETENTION=(\d+)$", content, re.MULTILINE).group(1))  # type: ignore[union-attr]
+    content = _script_of(rendered["openstack-minimal"])
+    retention = int(_constant(content, "RETENTION"))
     assert retention > 0, "backups are on by default"
-    shims = tmp_path / "shims"
-    shims.mkdir()
-    for name, body in (("crictl", CRICTL), ("fstrim", FSTRIM)):
-        (shims / name).write_text(body)
-        (shims / name).chmod(0o755)
-    (shims / "etcdctl").symlink_to(etcdctl)
+    shims = _shims(tmp_path, etcdctl)
     backups = tmp_path / "backups"
     backups.mkdir()
     old = [backups / f"etcd-snapshot-2020010{day}T020000Z.db.gz" for day in range(1, retention + 2)]
@@ -275,12 +291,115 @@ def test_etcd_defrag_script_defragments_moves_the_leader_and_saves_a_valid_snaps
     assert abs(datetime.datetime.now(datetime.UTC) - stamp).total_seconds() < took + 60
     assert snapshots[:-1] == old[len(old) - (retention - 1) :], "the newest kept"
     assert not (tmp_path / "etcd" / "scs-snapshot.db").exists(), "the uncompressed copy removed"
-    db = tmp_path / "snapshot.db"
-    db.write_bytes(gzip.decompress(newest.read_bytes()))
+    _assert_restorable(etcdutl, newest.read_bytes(), tmp_path / "snapshot.db")
+
+
+def _constant(script: str, name: str) -> str:
+    """The value of a node constant (NAME=value) of the rendered script."""
+    found = re.search(rf"^{name}=(\S+)$", script, re.MULTILINE)
+    assert found, f"no {name}= in the script"
+    return found.group(1)
+
+
+def _assert_restorable(etcdutl: Path, compressed: bytes, db: Path) -> None:
+    """The gzipped snapshot is one that etcdutl of the etcd release reads: keys, a revision."""
+    db.write_bytes(gzip.decompress(compressed))
     read_back = run_tool([str(etcdutl), "snapshot", "status", str(db), "-w", "json"])
     assert read_back.returncode == 0, read_back.stderr
     read = json.loads(read_back.stdout)
     assert read["totalKey"] >= 1 and read["revision"] > 0, read
+
+
+@pytest.fixture(scope="module")
+def s3_store(
+    rendered: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SwiftStore]:
+    """A real OpenStack Swift with its S3 API (tests/support/swift_store.py) in the region of
+    openstack-all-features' backupS3, with its bucket created."""
+    from tests.support import swift_store
+    from tests.support.openstack_stack import StackError
+
+    script = _script_of(rendered["openstack-all-features"])
+    try:
+        swift_store.swift_venv()
+    except StackError as error:
+        skip_or_fail(f"OpenStack Swift (PyPI) did not install: {error}")
+    with swift_store.swift_store(
+        tmp_path_factory.mktemp("swift"), region=_constant(script, "S3_REGION")
+    ) as store:
+        store.create_bucket(_constant(script, "S3_BUCKET"))
+        yield store
+
+
+def test_etcd_backup_s3_uploads_each_snapshot_to_a_real_object_store_and_it_restores(
+    rendered: dict[str, Any], s3_store: SwiftStore, tmp_path: Path
+) -> None:
+    """etcd.backupS3 (openstack-all-features): the rendered script, its credentials in
+    root-only files as the bootstrap data writes them from the Secret, puts the snapshot it
+    just saved into the bucket of a real Swift through its S3 API (Signature Version 4,
+    checked by Swift's s3api) under <prefix>/<its name>; the object read back through the
+    Swift API is the local file, and etcdutl restores from it. Then it lists the prefix and
+    deletes all but the ``retention`` newest snapshots there (other objects, other prefixes
+    kept). With a wrong secret key the store refuses it: the defragmentation and the local
+    snapshot are done all the same, the unit fails (exit 1) with the store's reason, and the
+    secret is in no output."""
+    etcd, etcdctl, etcdutl = etcd_programs()
+    content = _script_of(rendered["openstack-all-features"])
+    bucket, prefix = _constant(content, "S3_BUCKET"), _constant(content, "S3_PREFIX")
+    assert prefix == "team-b/corp1", "the default prefix: <namespace>/<cluster>"
+    retention = int(_constant(content, "S3_RETENTION"))
+    old = [f"{prefix}/etcd-snapshot-202001{day:02}T020000Z.db.gz" for day in range(1, 17)]
+    kept = [f"{prefix}/notes.txt", "other/etcd-snapshot-20200101T020000Z.db.gz"]
+    for name in [*old, *kept]:
+        s3_store.put(bucket, name, b"an older object")
+    shims = _shims(tmp_path, etcdctl)
+    credentials = tmp_path / "etcd-backup-s3"
+    credentials.mkdir(mode=0o700)
+    for key, value in (
+        ("AWS_ACCESS_KEY_ID", s3_store.access_key),
+        ("AWS_SECRET_ACCESS_KEY", s3_store.secret_key),
+    ):
+        (credentials / key).write_text(value)
+        (credentials / key).chmod(0o600)
+    backups = tmp_path / "backups"
+    env = {"CURL_CA_BUNDLE": str(s3_store.ca)}
+    with etcd_cluster(etcd, etcdctl, tmp_path / "etcd") as cluster:
+        cluster.ctl("put", "kept", "in-the-bucket")
+        values = {
+            "BACKUP_DIR": str(backups),
+            "PKI": str(cluster.pki),
+            "SNAPSHOT_TMP": str(tmp_path / "etcd" / "scs-snapshot.db"),
+            "S3_ENDPOINT": s3_store.endpoint,
+            "S3_CREDENTIALS": str(credentials),
+        }
+        script = tmp_path / "etcd-defrag.sh"
+        script.write_text(defrag_script(content, values | {"LOCAL": cluster.leader()}))
+        done = _run_script(script, shims, env)
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+        (snapshot,) = backups.glob("etcd-snapshot-*.db.gz")
+        assert f"uploaded {snapshot} to {s3_store.endpoint}/{bucket}/{prefix}/" in done.stdout
+        sizes = {str(o["name"]): o["bytes"] for o in s3_store.objects(bucket)}
+        name = f"{prefix}/{snapshot.name}"
+        assert sizes.pop(name) == snapshot.stat().st_size
+        assert sorted(sizes) == sorted([*old[len(old) - (retention - 1) :], *kept])
+        assert done.stdout.count("from the bucket") == len(old) - (retention - 1)
+        uploaded = s3_store.get(bucket, name)
+        assert uploaded == snapshot.read_bytes()
+        _assert_restorable(etcdutl, uploaded, tmp_path / "from-the-bucket.db")
+
+        (credentials / "AWS_SECRET_ACCESS_KEY").write_text("not-the-secret-key")
+        time.sleep(1)  # the next snapshot's name is a second later
+        script.write_text(defrag_script(content, values | {"LOCAL": cluster.leader()}))
+        failed = _run_script(script, shims, env)
+    assert failed.returncode == 1, f"{failed.stdout}\n{failed.stderr}"
+    assert "defragmenting this member" in failed.stdout
+    assert "failed: HTTP 403 SignatureDoesNotMatch" in failed.stderr, failed.stderr
+    assert f"the S3 upload failed (above); the snapshot is kept in {backups}" in failed.stderr
+    assert len(list(backups.glob("etcd-snapshot-*.db.gz"))) == 2, "the local snapshot kept"
+    assert len(s3_store.objects(bucket)) == retention + len(kept), "nothing more in the bucket"
+    assert (shims / "fstrim.calls").read_text() == "--verbose /\n" * 2, "trimmed all the same"
+    for output in (done.stdout, done.stderr, failed.stdout, failed.stderr):
+        assert s3_store.secret_key not in output
 
 
 def test_etcdctl_is_of_the_plane_etcd_release() -> None:

@@ -76,14 +76,17 @@ class StackError(RuntimeError):
     """The stack could not be built or started (the message says which step and where logs are)."""
 
 
-def requirements_hash() -> str:
-    return hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()[:16]
+def requirements_hash(requirements: Path = REQUIREMENTS) -> str:
+    return hashlib.sha256(requirements.read_bytes()).hexdigest()[:16]
 
 
-def stack_venv(log: Any = None) -> Path:
-    """Return the stack virtualenv, building it on first use (locked, atomic)."""
-    base = cache_root() / "openstack-stack-venv"
-    final = base / requirements_hash()
+def stack_venv(
+    log: Any = None, requirements: Path = REQUIREMENTS, name: str = "openstack-stack-venv"
+) -> Path:
+    """Return the stack virtualenv (or another one of pinned ``requirements``, in the cache
+    folder ``name``), building it on first use (locked, atomic)."""
+    base = cache_root() / name
+    final = base / requirements_hash(requirements)
     marker = final / ".complete"
     if marker.exists():
         return final
@@ -104,9 +107,9 @@ def stack_venv(log: Any = None) -> Path:
                 "install",
                 "-q",
                 "-r",
-                str(REQUIREMENTS),
+                str(requirements),
             ],
-            "pip install the stack requirements (needs PyPI)",
+            f"pip install {requirements.name} (needs PyPI)",
             timeout=900,
         )
         if log:
@@ -115,7 +118,7 @@ def stack_venv(log: Any = None) -> Path:
         # run as `python -c`/`python <script>` with the venv's interpreter), so renaming is fine.
         shutil.rmtree(final, ignore_errors=True)
         staging.rename(final)
-        marker.write_text(REQUIREMENTS.read_text())
+        marker.write_text(requirements.read_text())
     return final
 
 

@@ -231,11 +231,17 @@ def all_features(spec: Spec) -> None:
     settings file using every feature"), on both providers: rollout, drain and health
     tuning, audit with the user's policy, two OIDC issuers, encryption at rest of Secrets and
     ConfigMaps, proxy, trusted CAs, registry mirrors with CA and credentials, the OpenStack
-    network choices, typed root volumes and etcd on its own volume."""
+    network choices, typed root volumes, etcd on its own volume and its snapshots uploaded
+    to an S3 bucket."""
     rollout_tuning(spec)
     audit_oidc(spec)
     security = spec["security"]
     openstack_network_volumes(spec)
+    spec["etcd"]["backupS3"] = {
+        "endpoint": "https://objects.example.com",
+        "bucket": "etcd-backups",
+        "credentialsSecret": "etcd-backup-s3",
+    }
     network = spec["network"]
     proxy_cas_registries(spec)
     spec["network"] = {**network, **spec["network"]}

@@ -48,6 +48,7 @@ containerd hosts.toml per registry mirror. Context: root.
 {{- toYaml $files -}}
 {{- end -}}
 
+{{- define "scs.etcdBackupCredentialsDir" -}}/etc/kubernetes/etcd-backup-s3{{- end -}}
 {{- define "scs.registryCredentialsDir" -}}/etc/containerd/scs-credentials{{- end -}}
 
 {{/* "true" when nodes need scs-node-setup.sh before kubeadm. Context: root. */}}
@@ -182,6 +183,17 @@ its systemd service and timer. Context: root.
 {{- $files = append $files (dict "path" "/usr/local/sbin/etcd-defrag.sh" "owner" "root:root" "permissions" "0755" "content" (include "scs.etcdDefragScript" .)) -}}
 {{- $files = append $files (dict "path" "/etc/systemd/system/etcd-defrag.service" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdDefragService" .)) -}}
 {{- $files = append $files (dict "path" "/etc/systemd/system/etcd-defrag.timer" "owner" "root:root" "permissions" "0644" "content" (include "scs.etcdDefragTimer" .)) -}}
+{{- with $v.etcd.defrag.upload -}}
+{{- /* the S3 credentials stay in the management cluster's Secret: the bootstrap controller
+       copies them into the node's bootstrap data, root-only files */ -}}
+{{- range $key := list "AWS_ACCESS_KEY_ID" "AWS_SECRET_ACCESS_KEY" -}}
+{{- $files = append $files (dict "path" (printf "%s/%s" (include "scs.etcdBackupCredentialsDir" $) $key) "owner" "root:root" "permissions" "0600" "contentFrom" (dict "secret" (dict "name" $v.etcd.defrag.upload.credentialsSecret "key" $key))) -}}
+{{- end -}}
+{{- with $v.proxy -}}
+{{- /* the upload goes through the nodes' proxy, as containerd's pulls do */ -}}
+{{- $files = append $files (dict "path" "/etc/systemd/system/etcd-defrag.service.d/http-proxy.conf" "owner" "root:root" "permissions" "0644" "content" (include "scs.proxyDropIn" .)) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- toYaml $files -}}
 {{- end -}}
@@ -356,6 +368,9 @@ PKI=/etc/kubernetes/pki/etcd
 # The etcd container sees /var/lib/etcd (its data dir) at the same path as the host.
 SNAPSHOT_TMP=/var/lib/etcd/scs-snapshot.db
 log() { echo "etcd-defrag: $*"; }
+{{- with .Values.etcd.defrag.upload }}
+{{ include "scs.etcdUploadFunctions" (dict "upload" . "root" $) }}
+{{- end }}
 
 CID=$(crictl ps --quiet --state running --name '^etcd$' | head -n1)
 if [ -z "$CID" ]; then
@@ -406,6 +421,16 @@ if [ "$RETENTION" -gt 0 ]; then
   mv "$TARGET.part" "$TARGET"
   rm -f "$SNAPSHOT_TMP"
   log "saved $TARGET"
+{{- with .Values.etcd.defrag.upload }}
+  if upload "$TARGET"; then
+    log "uploaded $TARGET to $S3_ENDPOINT/$S3_BUCKET/$S3_PREFIX/"
+    {{- if .retention }}
+    prune_bucket || S3_FAILED=1
+    {{- end }}
+  else
+    S3_FAILED=1
+  fi
+{{- end }}
   # the names sort by their UTC time stamp: all but the RETENTION newest go
   # the count as "$#" (cloud-init renders the bootstrap data as Jinja: no brace-hash)
   set -- "$BACKUP_DIR"/etcd-snapshot-*.db.gz
@@ -416,4 +441,135 @@ if [ "$RETENTION" -gt 0 ]; then
 fi
 
 fstrim --verbose / || log "fstrim failed (ignored)"
+{{- if .Values.etcd.defrag.upload }}
+if [ -n "$S3_FAILED" ]; then
+  log "the S3 upload failed (above); the snapshot is kept in $BACKUP_DIR" >&2
+  exit 1
+fi
+{{- end }}
 {{ end -}}
+
+{{/*
+The upload of a snapshot to an S3 bucket (etcd.backupS3): a path-style PUT signed with AWS
+Signature Version 4 by the script itself (sha256sum, od, curl: on every node image). curl's
+own --aws-sigv4 signs S3 uploads correctly only from curl 7.87 (x-amz-content-sha256 taken
+as the payload hash), Ubuntu 22.04 has 7.81. The secret key is read from its root-only file
+into the shell and goes into no command line (printf is a builtin; the HMAC keys travel on
+pipes); curl gets its headers on standard input. The payload hash is the file's SHA-256: the
+store refuses a corrupted upload. Context: dict upload (the values) and root.
+*/}}
+{{- define "scs.etcdUploadFunctions" -}}
+S3_ENDPOINT={{ .upload.endpoint }}
+S3_BUCKET={{ .upload.bucket }}
+S3_REGION={{ .upload.region }}
+S3_PREFIX={{ .upload.prefix }}
+{{- if .upload.retention }}
+S3_RETENTION={{ include "scs.int" .upload.retention }}
+{{- end }}
+S3_CREDENTIALS={{ include "scs.etcdBackupCredentialsDir" .root }}
+S3_FAILED=""
+
+# "\xHH" escapes (printf %b) of a hex string read from standard input.
+hex_escapes() { sed 's/../\\x&/g'; }
+# HMAC-SHA256 (RFC 2104) of the message $2 under the key $1 (hex), printed as hex.
+hmac_sha256() {
+  local key=$1 ipad="" opad="" escape byte i inner
+  if [ -n "${key:128}" ]; then
+    key=$(printf '%s' "$key" | hex_escapes)
+    key=$(printf '%b' "$key" | sha256sum)
+    key=${key%% *}
+  fi
+  key=$key$(printf '%0128d' 0)
+  for ((i = 0; i < 128; i += 2)); do
+    byte=$((16#${key:i:2}))
+    printf -v escape '\\x%02x' $((byte ^ 0x36))
+    ipad+=$escape
+    printf -v escape '\\x%02x' $((byte ^ 0x5c))
+    opad+=$escape
+  done
+  inner=$({ printf '%b' "$ipad"; printf '%s' "$2"; } | sha256sum)
+  inner=$(printf '%s' "${inner%% *}" | hex_escapes)
+  { printf '%b' "$opad"; printf '%b' "$inner"; } | sha256sum | cut -d' ' -f1
+}
+sha256_hex() { sha256sum | cut -d' ' -f1; }
+
+# One S3 request signed with AWS Signature Version 4: s3_request METHOD PATH QUERY
+# PAYLOAD_HASH [curl arguments]; QUERY is canonical (sorted, encoded). Prints the reply's
+# body and, on its last line, the HTTP status (000: no reply).
+s3_request() {
+  local method=$1 path=$2 query=$3 hash=$4 host now day scope request key part signature id secret
+  shift 4
+  id=$(cat "$S3_CREDENTIALS/AWS_ACCESS_KEY_ID")
+  secret=$(cat "$S3_CREDENTIALS/AWS_SECRET_ACCESS_KEY")
+  host=${S3_ENDPOINT#https://}
+  now=$(date -u +%Y%m%dT%H%M%SZ)
+  day=${now:0:8}
+  scope="$day/$S3_REGION/s3/aws4_request"
+  request=$(printf '%s\n%s\n%s\nhost:%s\nx-amz-content-sha256:%s\nx-amz-date:%s\n\n%s\n%s' \
+    "$method" "$path" "$query" "$host" "$hash" "$now" "host;x-amz-content-sha256;x-amz-date" \
+    "$hash" | sha256_hex)
+  key=$(printf 'AWS4%s' "$secret" | od -An -v -tx1 | tr -d ' \n')
+  for part in "$day" "$S3_REGION" s3 aws4_request; do
+    key=$(hmac_sha256 "$key" "$part")
+  done
+  signature=$(hmac_sha256 "$key" "$(printf 'AWS4-HMAC-SHA256\n%s\n%s\n%s' "$now" "$scope" "$request")")
+  printf 'header = "%s"\n' "Host: $host" "x-amz-content-sha256: $hash" "x-amz-date: $now" \
+    "Authorization: AWS4-HMAC-SHA256 Credential=$id/$scope, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=$signature" \
+    | curl --config - --silent --show-error --max-time 1800 --retry 3 --output - \
+      --write-out '\n%{http_code}' --request "$method" "$@" "$S3_ENDPOINT$path${query:+?$query}" \
+    || true
+}
+
+# The HTTP status of a reply of s3_request, or "000"; and S3's error code of its body.
+status_of() { printf '%s' "${1##*$'\n'}"; }
+error_of() { printf '%s' "$1" | grep -o '<Code>[^<]*' | cut -c7- || true; }
+
+# PUT the file $1 to <endpoint>/<bucket>/<prefix>/<its name>; false (and a log line) when it
+# did not arrive.
+upload() {
+  local file=$1 path part reply
+  for part in AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY; do
+    if [ ! -s "$S3_CREDENTIALS/$part" ]; then
+      log "upload failed: no $S3_CREDENTIALS/$part (the Secret's key)" >&2
+      return 1
+    fi
+  done
+  path="/$S3_BUCKET/$S3_PREFIX/$(basename "$file")"
+  reply=$(s3_request PUT "$path" "" "$(sha256_hex < "$file")" --upload-file "$file")
+  if [ "$(status_of "$reply")" != 200 ]; then
+    log "upload of $file to $S3_ENDPOINT$path failed: HTTP $(status_of "$reply") $(error_of "$reply")" >&2
+    return 1
+  fi
+}
+{{- if .upload.retention }}
+
+# Delete all but the S3_RETENTION newest snapshots under the prefix (the names sort by their
+# UTC time stamp; other objects are left alone); false (and a log line) on a failure.
+prune_bucket() {
+  local reply object status empty
+  local -a objects
+  empty=$(printf '' | sha256_hex)
+  reply=$(s3_request GET "/$S3_BUCKET" "list-type=2&prefix=${S3_PREFIX//\//%2F}%2Fetcd-snapshot-" \
+    "$empty")
+  if [ "$(status_of "$reply")" != 200 ]; then
+    log "listing $S3_ENDPOINT/$S3_BUCKET failed: HTTP $(status_of "$reply") $(error_of "$reply")" >&2
+    return 1
+  fi
+  mapfile -t objects < <(printf '%s' "$reply" | grep -o '<Key>[^<]*</Key>' | sed 's/<[^>]*>//g' \
+    | grep -E '/etcd-snapshot-[0-9]{8}T[0-9]{6}Z[.]db[.]gz$' | sort)
+  # the count as "$#" (cloud-init renders the bootstrap data as Jinja: no brace-hash)
+  set -- "${objects[@]}"
+  if [ "$#" -le "$S3_RETENTION" ]; then
+    return 0
+  fi
+  for object in "${@:1:$# - S3_RETENTION}"; do
+    status=$(status_of "$(s3_request DELETE "/$S3_BUCKET/$object" "" "$empty")")
+    if [ "$status" != 204 ] && [ "$status" != 200 ]; then
+      log "deleting $object from the bucket failed: HTTP $status" >&2
+      return 1
+    fi
+    log "deleted $object from the bucket"
+  done
+}
+{{- end }}
+{{- end -}}

@@ -31,7 +31,7 @@ from scs_templates._core import naming
 from scs_templates._core.labels import CLUSTER_LABEL as CLUSTER_LABEL
 from scs_templates._core.labels import CLUSTERCTL_MOVE_LABEL as CLUSTERCTL_MOVE_LABEL
 from scs_templates._core.labels import MANAGED_BY_LABEL, synced_by_capi
-from scs_templates._render import encryption
+from scs_templates._render import encryption, etcd_backup
 from scs_templates._versions.kubernetes import resolve_version
 from scs_templates.providers.api_access import api_access_plan
 from scs_templates.providers.proxy import proxy_values
@@ -271,12 +271,7 @@ def _etcd(settings: ClusterSettings, provider: Provider) -> EtcdSpec:
         "dataDiskGiB": (
             etcd.volume.size_gib if etcd.volume is not None and provider.etcd_volumes else 0
         ),
-        "defrag": {
-            "enabled": etcd.defrag.enabled,
-            "schedule": etcd.defrag.schedule,
-            "backupRetention": etcd.backup_retention,
-            "backupDirectory": etcd.backup_directory,
-        },
+        "defrag": etcd_backup.defrag_values(settings),
     }
 
 
