@@ -40,6 +40,7 @@ from scs_templates._core.errors import ToolError
 from scs_templates._core.naming import in_namespace, resource_name
 from scs_templates.providers.openstack.connection import (
     CALL_TIMEOUT_SECONDS,
+    SOCKET_GRACE_SECONDS,
     CloudAccess,
     Secret,
     bound_requests,
@@ -222,7 +223,9 @@ def credential_authenticates(access: CloudAccess, credential_id: str, secret: Se
         application_credential_secret=secret.reveal(),
     )
     limit = tool_timeout(CALL_TIMEOUT_SECONDS)
-    session = ks_session.Session(auth=auth, verify=access.verify, timeout=limit)
+    session = ks_session.Session(
+        auth=auth, verify=access.verify, timeout=limit + SOCKET_GRACE_SECONDS
+    )
     bound_requests(session, limit)
     try:
         auth.get_auth_ref(session)

@@ -25,6 +25,11 @@ T = TypeVar("T")
 #: Seconds one OpenStack call may take unless ``--timeout``/``SCS_TEMPLATES_TIMEOUT`` says
 #: otherwise (:func:`scs_templates._core.timeouts.tool_timeout`).
 CALL_TIMEOUT_SECONDS = 120.0
+#: The socket timeouts of a connection are this much longer than its wall clock: the wall
+#: clock (:func:`bounded`) ends a call and names it; the socket timeout a moment later only
+#: frees what the abandoned thread still holds. Were they equal, whichever fired first would
+#: decide, and openstacksdk swallows a timeout of its version discovery and tries again.
+SOCKET_GRACE_SECONDS = 1.0
 
 
 class CallAbandoned(ToolError):
@@ -123,8 +128,8 @@ def open_cloud(cloud: str) -> Connection:
     from scs_templates._core.timeouts import tool_timeout
 
     limit = tool_timeout(CALL_TIMEOUT_SECONDS)
-    try:  # api_timeout: the read timeout of every request of this connection
-        conn = openstack.connect(cloud=cloud, api_timeout=limit)
+    try:  # api_timeout: the connect and read timeouts of every request of this connection
+        conn = openstack.connect(cloud=cloud, api_timeout=limit + SOCKET_GRACE_SECONDS)
         _register_auth_secrets(conn)
     except config_exceptions.OpenStackConfigException as error:
         raise InputError(
