@@ -29,15 +29,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import serving_in_thread
+from tests.support import answer_json, answer_trickling, serving_in_thread
 
 pytest.importorskip("openstack", reason="openstacksdk is not installed")
 
 TIMEOUT = 3  # --timeout of the runs: the test stays fast
 #: A hang that the fix would have ended long before this is the bug itself.
 HANG = 30
-#: Seconds between two bytes of a ``trickle`` answer: well inside the read timeout.
-TRICKLE_SECONDS = 1.0
 
 
 def _token(base: str) -> bytes:
@@ -100,42 +98,18 @@ class FaultyKeystone(BaseHTTPRequestHandler):
         base = f"http://{self.headers.get('Host')}"
         path = self.path.rstrip("/")
         if self.after_login and path == "/v3" and self.command == "GET":
-            return self._send(200, _discovery(base))
+            return answer_json(self, 200, _discovery(base))
         if self.after_login and path == "/v3/auth/tokens" and self.command == "POST":
-            return self._send(201, _token(base), {"X-Subject-Token": "t-demo"})
+            return answer_json(self, 201, _token(base), [("X-Subject-Token", "t-demo")])
         if self.fault == "never":
             self.released.wait(HANG)
             return None
         if self.fault == "trickle":
-            return self._trickle()
+            return answer_trickling(self, self.released, HANG)
         status = int(self.fault)
         body = b'{"error": {"code": %d, "message": "injected fault", "title": "Fault"}}' % status
-        extra = {"WWW-Authenticate": f'Keystone uri="{base}"'} if status == 401 else {}
-        return self._send(status, body, extra)
-
-    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def _trickle(self) -> None:
-        """A 200 whose body of a megabyte comes a byte a second: never done in time."""
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(1 << 20))
-        self.end_headers()
-        self.wfile.flush()
-        with_deadline = time.monotonic() + HANG
-        while not self.released.wait(TRICKLE_SECONDS) and time.monotonic() < with_deadline:
-            try:
-                self.wfile.write(b" ")
-                self.wfile.flush()
-            except OSError:  # the client gave up: the wall clock did its job
-                return
+        extra = [("WWW-Authenticate", f'Keystone uri="{base}"')] if status == 401 else []
+        return answer_json(self, status, body, extra)
 
     do_GET = do_POST = do_HEAD = _answer
 

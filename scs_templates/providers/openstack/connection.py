@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hmac
 import re
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -39,11 +38,6 @@ class CallAbandoned(ToolError):
     preflight check, a cleanup item) passes it on, and every later call of the same
     connection raises it at once (the abandoned thread may still hold keystoneauth's lock
     or the connection's socket)."""
-
-
-#: Set in the thread of a :func:`bounded` call: the requests it makes itself (a login or
-#: a discovery inside a request) are bounded by that call's wall clock already.
-_bounded_thread = threading.local()
 
 
 class Secret:
@@ -168,30 +162,17 @@ def bounded(call: Callable[[], T], *, what: str | Callable[[], str], limit: floa
     proxy (``GET /v3`` answers 401) it re-authenticates inside its discovery and takes its
     own non-reentrant lock a second time (issue #41). And a server that sends a byte now and
     then never trips a socket's read timeout. No socket timeout ends either, so the call
-    runs in a daemon thread that is left behind when the wall clock is over; the command
-    then ends, and the process with it.
+    runs where it can be abandoned (:func:`~scs_templates._core.timeouts.abandonable`).
     """
-    outcome: list[Any] = []
+    from scs_templates._core.timeouts import abandonable
 
-    def work() -> None:
-        _bounded_thread.active = True
-        try:
-            outcome.append((True, call()))
-        except BaseException as error:  # handed to the caller's thread
-            outcome.append((False, error))
-
-    worker = threading.Thread(target=work, name="openstack-call", daemon=True)
-    worker.start()
-    worker.join(limit)
-    if not outcome:
+    def abandoned() -> CallAbandoned:
         where = what() if callable(what) else what
-        raise CallAbandoned(
+        return CallAbandoned(
             f"{where}: no answer within {limit:g} s (--timeout); the call was abandoned"
         )
-    ok, value = outcome[0]
-    if not ok:
-        raise value
-    return value  # type: ignore[no-any-return]
+
+    return abandonable(call, limit, abandoned, "openstack-call")
 
 
 def bound_requests(session: Any, limit: float) -> None:
@@ -201,6 +182,8 @@ def bound_requests(session: Any, limit: float) -> None:
     trickles a byte a second (which a per-request read timeout never ends). The error names
     the last URL the call sent; after one abandoned call every later one raises at once."""
     from urllib.parse import urlsplit, urlunsplit
+
+    from scs_templates._core.timeouts import inside_abandonable
 
     request = session.request
     transport = session.session  # the requests.Session under keystoneauth
@@ -214,7 +197,7 @@ def bound_requests(session: Any, limit: float) -> None:
         return send(method, url, *args, **kwargs)
 
     def bounded_request(url: str, method: str, *args: Any, **kwargs: Any) -> Any:
-        if getattr(_bounded_thread, "active", False):
+        if inside_abandonable():  # a login or discovery inside a call: its clock holds
             return request(url, method, *args, **kwargs)
         if abandoned:
             raise CallAbandoned(abandoned[0])
