@@ -11,9 +11,16 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 ENV_VAR = "SCS_TEMPLATES_TIMEOUT"
 
+#: Set in the thread of an :func:`abandonable` call.
+_abandonable_thread = threading.local()
 _DURATION = re.compile(r"^\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?\s*$")
 _override: float | None = None
 
@@ -64,3 +71,39 @@ def tool_timeout(default: float) -> float:
     """
     chosen = explicit()
     return default if chosen is None else chosen
+
+
+def abandonable(
+    call: Callable[[], T], limit: float, abandoned: Callable[[], BaseException], name: str
+) -> T:
+    """``call()`` in a daemon thread (``name``); after ``limit`` seconds the caller raises
+    ``abandoned()`` and leaves the thread behind (the command then ends, and the process
+    with it).
+
+    For network calls no socket timeout bounds: a client that blocks on its own lock
+    (keystoneauth behind an authenticating proxy), a server that trickles a byte now and
+    then (a read timeout is per read). :func:`inside_abandonable` tells a call made inside
+    one that the outer wall clock bounds it already."""
+    outcome: list[tuple[bool, Any]] = []
+
+    def work() -> None:
+        _abandonable_thread.active = True
+        try:
+            outcome.append((True, call()))
+        except BaseException as error:  # handed to the caller's thread
+            outcome.append((False, error))
+
+    worker = threading.Thread(target=work, name=name, daemon=True)
+    worker.start()
+    worker.join(limit)
+    if not outcome:
+        raise abandoned()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
+
+
+def inside_abandonable() -> bool:
+    """True in the thread of an :func:`abandonable` call."""
+    return bool(getattr(_abandonable_thread, "active", False))

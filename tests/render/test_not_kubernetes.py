@@ -18,7 +18,7 @@ import pytest
 from scs_templates._cli.main import main
 from scs_templates._core.errors import ToolError
 from scs_templates._tools.kube import KubeClient
-from tests.support import EXAMPLES, serving_in_thread
+from tests.support import EXAMPLES, answer_json, serving_in_thread, token_kubeconfig
 
 
 class AlwaysOkHandler(BaseHTTPRequestHandler):
@@ -29,12 +29,7 @@ class AlwaysOkHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         if length:
             self.rfile.read(length)
-        body = b"{}"
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        answer_json(self, 200, b"{}")
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer
 
@@ -51,15 +46,7 @@ def always_ok_server() -> Iterator[str]:
 
 @pytest.fixture
 def kubeconfig(tmp_path: Path, always_ok_server: str) -> Path:
-    path = tmp_path / "kubeconfig"
-    path.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-        f"clusters:\n- name: c\n  cluster:\n    server: {always_ok_server}\n"
-        "contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
-        "users:\n- name: u\n  user:\n    token: not-a-real-token\n"
-    )
-    path.chmod(0o600)
-    return path
+    return token_kubeconfig(tmp_path / "kubeconfig", always_ok_server)
 
 
 SETTINGS = next(path for path in EXAMPLES if path.stem == "openstack-minimal")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -355,3 +355,48 @@ def serving_in_thread(server: Any, name: str) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+def answer_json(
+    handler: Any, status: int, body: bytes, headers: Iterable[tuple[str, str]] = ()
+) -> None:
+    """An HTTP double's whole answer: ``status``, a JSON ``body`` with its length, and
+    ``headers``."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    for name, value in headers:
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+def answer_trickling(handler: Any, released: threading.Event, hang: float) -> None:
+    """An HTTP double's answer that never completes in time: a 200 announcing a megabyte
+    of JSON, then one byte a second (no read timeout ever fires) until ``released`` or
+    ``hang`` seconds are over, or the client gives up."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(1 << 20))
+    handler.end_headers()
+    handler.wfile.flush()
+    deadline = time.monotonic() + hang
+    while not released.wait(1.0) and time.monotonic() < deadline:
+        try:
+            handler.wfile.write(b" ")
+            handler.wfile.flush()
+        except OSError:  # the client gave up: its wall clock did its job
+            return
+
+
+def token_kubeconfig(path: Path, server: str) -> Path:
+    """A kubeconfig (0600) for ``server`` with the token ``not-a-real-token`` (a canary: it
+    must appear in no output)."""
+    path.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        f"clusters:\n- name: c\n  cluster:\n    server: {server}\n"
+        "contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
+        "users:\n- name: u\n  user:\n    token: not-a-real-token\n"
+    )
+    path.chmod(0o600)
+    return path

@@ -53,13 +53,14 @@ import hashlib
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -889,6 +890,26 @@ driver = noop
         argv = [self.python(), str(WSGI_SCRIPT), service, str(port)]
         process = spawn_service(argv, self.state_dir / f"{service}.log", env, self.state_dir)
         self.processes.append(process)
+
+    def pid(self, service: str) -> int:
+        """The process ID of ``service`` (``keystone``, ``neutron``, ...): also its process
+        group's, each service runs in a session of its own (:func:`spawn_service`)."""
+        return self._process(service).pid
+
+    @contextlib.contextmanager
+    def paused(self, service: str, *, now: bool = True) -> Iterator[int]:
+        """``service`` frozen for the block (SIGSTOP to its process group; ``now=False``: the
+        block stops it itself, e.g. a CLI run through tests/support/stop_during.py at a chosen
+        moment) and resumed after it (SIGCONT) whatever happens, so the stack lives on for the
+        modules sharing it. Yields the process group. A frozen service still accepts
+        connections (the kernel's listen queue) and answers nothing: a hung server."""
+        group = self.pid(service)
+        try:
+            if now:
+                os.killpg(group, signal.SIGSTOP)
+            yield group
+        finally:
+            os.killpg(group, signal.SIGCONT)
 
     def _process(self, service: str) -> subprocess.Popen[bytes]:
         """The running process of ``service`` (its command line names it, :meth:`_serve`)."""

@@ -31,6 +31,10 @@ REQUEST_TIMEOUT = (10.0, 60.0)
 #: timeout: urllib3's default re-sends a GET that got no answer 3 times, so an API server
 #: that stopped answering held each call 4 x 60 s, past every deadline of the caller).
 CONNECT_RETRIES = 3
+#: One call ends at the longer of its (connect, read) timeouts and this much more, however
+#: its server answers: a server that trickles a byte now and then never trips a read
+#: timeout (it is per read). A silent server still meets the read timeout first.
+WALL_CLOCK_GRACE = 1.0
 
 
 def request_timeout() -> tuple[float, float]:
@@ -203,12 +207,19 @@ class KubeClient:
     ) -> Any:
         """One API call returning the decoded JSON, or None for 404 (and for 409 when
         ``none_on_conflict``: a write that lost an optimistic-concurrency race). The first
-        call of a client checks that the server is a Kubernetes API (:meth:`check_api`)."""
+        call of a client checks that the server is a Kubernetes API (:meth:`check_api`).
+        The call is abandoned after :data:`WALL_CLOCK_GRACE` more than its longest socket
+        timeout (:func:`~scs_templates._core.timeouts.abandonable`)."""
         from urllib3.exceptions import HTTPError as Urllib3Error
+
+        from scs_templates._core.timeouts import abandonable
 
         if path != "/version":
             self.check_api()
-        try:
+        host = self.api.configuration.host
+        limit = max(self.timeout) + WALL_CLOCK_GRACE
+
+        def send() -> Any:
             return self.api.call_api(
                 path,
                 method,
@@ -221,6 +232,15 @@ class KubeClient:
                 _preload_content=True,
                 _request_timeout=self.timeout,
             )
+
+        def abandoned() -> ToolError:
+            return ToolError(
+                f"cannot reach the Kubernetes API at {host}: {what}: no complete answer "
+                f"within {limit:g} s (--timeout); the call was abandoned"
+            )
+
+        try:
+            return abandonable(send, limit, abandoned, "kubernetes-call")
         except self._client_module.ApiException as error:
             if error.status == 404 or (error.status == 409 and none_on_conflict):
                 return None
@@ -228,7 +248,6 @@ class KubeClient:
                 f"Kubernetes API: {what} failed: {error.status} {_message(error)}"
             ) from None
         except (Urllib3Error, OSError) as error:
-            host = self.api.configuration.host
             reason = _unreachable(error, self.timeout)
             raise ToolError(f"cannot reach the Kubernetes API at {host}: {reason}") from None
 

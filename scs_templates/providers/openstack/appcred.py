@@ -39,8 +39,11 @@ from typing import TYPE_CHECKING, Any
 from scs_templates._core.errors import ToolError
 from scs_templates._core.naming import in_namespace, resource_name
 from scs_templates.providers.openstack.connection import (
+    CALL_TIMEOUT_SECONDS,
+    SOCKET_GRACE_SECONDS,
     CloudAccess,
     Secret,
+    bound_requests,
     cloud_access,
     error_summary,
     http_status,
@@ -204,18 +207,26 @@ def credential_authenticates(access: CloudAccess, credential_id: str, secret: Se
     """Log in with the credential: True when Keystone accepts it.
 
     Unauthorized/not found -> False (wrong secret, deleted or expired credential). Anything
-    else (cloud unreachable, 5xx) raises ToolError: we must not recreate on a hiccup.
+    else (cloud unreachable, 5xx, no answer within ``--timeout``) raises ToolError: we must
+    not recreate on a hiccup. The login has the wall clock of every OpenStack call
+    (:func:`bound_requests`): its session is not the connection's.
     """
     from keystoneauth1 import exceptions as ks_exceptions
     from keystoneauth1 import session as ks_session
     from keystoneauth1.identity import v3
+
+    from scs_templates._core.timeouts import tool_timeout
 
     auth = v3.ApplicationCredential(
         auth_url=access.auth_url,
         application_credential_id=credential_id,
         application_credential_secret=secret.reveal(),
     )
-    session = ks_session.Session(auth=auth, verify=access.verify)
+    limit = tool_timeout(CALL_TIMEOUT_SECONDS)
+    session = ks_session.Session(
+        auth=auth, verify=access.verify, timeout=limit + SOCKET_GRACE_SECONDS
+    )
+    bound_requests(session, limit)
     try:
         auth.get_auth_ref(session)
     except (ks_exceptions.Unauthorized, ks_exceptions.NotFound, ks_exceptions.Forbidden):

@@ -30,7 +30,7 @@ from scs_templates.providers.openstack.capo_names import (
     capo_security_group_names,
 )
 from scs_templates.providers.openstack.cloud_report import CloudItem, report_lines
-from scs_templates.providers.openstack.connection import error_summary, http_status
+from scs_templates.providers.openstack.connection import CallAbandoned, error_summary, http_status
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -263,6 +263,8 @@ def _delete_with_retry(
     for attempt in range(CONFLICT_RETRIES):
         try:
             delete(resource_id)
+        except CallAbandoned:
+            raise
         except Exception as error:
             if http_status(error) == 409 and attempt + 1 < CONFLICT_RETRIES:
                 sleep(CONFLICT_DELAY_SECONDS)

@@ -24,6 +24,20 @@ T = TypeVar("T")
 #: Seconds one OpenStack call may take unless ``--timeout``/``SCS_TEMPLATES_TIMEOUT`` says
 #: otherwise (:func:`scs_templates._core.timeouts.tool_timeout`).
 CALL_TIMEOUT_SECONDS = 120.0
+#: The socket timeouts of a connection are this much longer than its wall clock: the wall
+#: clock (:func:`bounded`) ends a call and names it; the socket timeout a moment later only
+#: frees what the abandoned thread still holds. Were they equal, whichever fired first would
+#: decide, and openstacksdk swallows a timeout of its version discovery and tries again.
+SOCKET_GRACE_SECONDS = 1.0
+
+
+class CallAbandoned(ToolError):
+    """An OpenStack call got no answer within ``--timeout`` and was abandoned (exit 1).
+
+    It ends the command: code that turns a failed call into a result and goes on (a
+    preflight check, a cleanup item) passes it on, and every later call of the same
+    connection raises it at once (the abandoned thread may still hold keystoneauth's lock
+    or the connection's socket)."""
 
 
 class Secret:
@@ -96,6 +110,8 @@ class CloudAccess:
 def open_cloud(cloud: str) -> Connection:
     """Connect to ``cloud`` from clouds.yaml (OS_CLIENT_CONFIG_FILE and the usual places)
     and authenticate once, so a wrong entry or credential fails here with a clear message.
+    The login and every later call of the connection are bounded by the wall clock
+    (:func:`bounded`, :func:`bound_requests`).
 
     Raises InputError (exit 2) when the entry does not exist or is incomplete, ToolError
     (exit 1) when the cloud refuses the login or cannot be reached.
@@ -106,8 +122,8 @@ def open_cloud(cloud: str) -> Connection:
     from scs_templates._core.timeouts import tool_timeout
 
     limit = tool_timeout(CALL_TIMEOUT_SECONDS)
-    try:  # api_timeout: the read timeout of every request of this connection
-        conn = openstack.connect(cloud=cloud, api_timeout=limit)
+    try:  # api_timeout: the connect and read timeouts of every request of this connection
+        conn = openstack.connect(cloud=cloud, api_timeout=limit + SOCKET_GRACE_SECONDS)
         _register_auth_secrets(conn)
     except config_exceptions.OpenStackConfigException as error:
         raise InputError(
@@ -119,6 +135,7 @@ def open_cloud(cloud: str) -> Connection:
         raise tool_error(f"cloud {cloud!r}: cannot read its configuration", error) from None
     endpoint = str((conn.config.get_auth_args() or {}).get("auth_url") or f"cloud {cloud!r}")
     _quiet_discovery_warning()
+    bound_requests(conn.session, limit)
     try:
         bounded(conn.authorize, what=f"cloud {cloud!r}: login at {endpoint}", limit=limit)
     except ToolError:
@@ -137,35 +154,66 @@ def _quiet_discovery_warning() -> None:
         logging.getLogger("keystoneauth.identity.generic.base").setLevel(logging.ERROR)
 
 
-def bounded(call: Callable[[], T], *, what: str, limit: float) -> T:
-    """``call()``, abandoned after ``limit`` seconds with a ToolError (exit 1) naming
-    ``what``.
+def bounded(call: Callable[[], T], *, what: str | Callable[[], str], limit: float) -> T:
+    """``call()``, abandoned after ``limit`` seconds with :class:`CallAbandoned` (exit 1)
+    naming ``what`` (or what ``what()`` says then: the endpoint it was waiting for).
 
     keystoneauth can block for ever without any network wait: behind an authenticating
     proxy (``GET /v3`` answers 401) it re-authenticates inside its discovery and takes its
-    own non-reentrant lock a second time (issue #41). No socket timeout ends that, so the
-    call runs in a daemon thread that is left behind when the wall clock is over; the
-    command then ends, and the process with it.
+    own non-reentrant lock a second time (issue #41). And a server that sends a byte now and
+    then never trips a socket's read timeout. No socket timeout ends either, so the call
+    runs where it can be abandoned (:func:`~scs_templates._core.timeouts.abandonable`).
     """
-    import threading
+    from scs_templates._core.timeouts import abandonable
 
-    outcome: list[Any] = []
+    def abandoned() -> CallAbandoned:
+        where = what() if callable(what) else what
+        return CallAbandoned(
+            f"{where}: no answer within {limit:g} s (--timeout); the call was abandoned"
+        )
 
-    def work() -> None:
+    return abandonable(call, limit, abandoned, "openstack-call")
+
+
+def bound_requests(session: Any, limit: float) -> None:
+    """Put every request of the keystoneauth ``session`` (every SDK call of a connection:
+    its proxies send through ``session.request``) under :func:`bounded`: a call after the
+    login is abandoned after ``limit`` seconds too, whether its server never answers or
+    trickles a byte a second (which a per-request read timeout never ends). The error names
+    the last URL the call sent; after one abandoned call every later one raises at once."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from scs_templates._core.timeouts import inside_abandonable
+
+    request = session.request
+    transport = session.session  # the requests.Session under keystoneauth
+    send = transport.request
+    sent: list[str] = []
+    abandoned: list[str] = []
+
+    def recording(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        parts = urlsplit(str(url))  # the endpoint and path; a query may hold filters only
+        sent.append(f"{method} {urlunsplit((*parts[:3], '', ''))}")
+        return send(method, url, *args, **kwargs)
+
+    def bounded_request(url: str, method: str, *args: Any, **kwargs: Any) -> Any:
+        if inside_abandonable():  # a login or discovery inside a call: its clock holds
+            return request(url, method, *args, **kwargs)
+        if abandoned:
+            raise CallAbandoned(abandoned[0])
+        first = len(sent)
+
+        def where() -> str:
+            return sent[-1] if len(sent) > first else f"{method} {url}"
+
         try:
-            outcome.append((True, call()))
-        except BaseException as error:  # handed to the caller's thread
-            outcome.append((False, error))
+            return bounded(lambda: request(url, method, *args, **kwargs), what=where, limit=limit)
+        except CallAbandoned as error:
+            abandoned.append(str(error))
+            raise
 
-    worker = threading.Thread(target=work, name="openstack-call", daemon=True)
-    worker.start()
-    worker.join(limit)
-    if not outcome:
-        raise ToolError(f"{what}: no answer within {limit:g} s (--timeout); the call was abandoned")
-    ok, value = outcome[0]
-    if not ok:
-        raise value
-    return value  # type: ignore[no-any-return]
+    transport.request = recording
+    session.request = bounded_request
 
 
 _AUTH_SECRET_KEYS = ("password", "application_credential_secret", "token", "passcode")
@@ -204,6 +252,8 @@ def has_service(conn: Connection, service_type: str) -> bool:
     """True when the service catalog has an endpoint for ``service_type``."""
     try:
         return bool(conn.has_service(service_type))
+    except CallAbandoned:
+        raise
     except Exception:
         return False
 
@@ -300,7 +350,10 @@ def error_summary(error: BaseException, secrets: Iterable[Secret | str | None] =
 def tool_error(
     what: str, error: BaseException, secrets: Iterable[Secret | str | None] = ()
 ) -> ToolError:
-    """A ToolError ``what: <summary>`` for an SDK failure."""
+    """A ToolError ``what: <summary>`` for an SDK failure; an abandoned call as it is (its
+    line names the endpoint, and it must end the command)."""
+    if isinstance(error, CallAbandoned):
+        return error
     return ToolError(f"{what}: {error_summary(error, secrets)}")
 
 

@@ -37,7 +37,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from scs_templates.providers.openstack.capo_names import capo_description
 from scs_templates.providers.openstack.cloud_report import CloudItem, report_lines
-from scs_templates.providers.openstack.connection import error_summary, has_service, http_status
+from scs_templates.providers.openstack.connection import (
+    CallAbandoned,
+    error_summary,
+    has_service,
+    http_status,
+)
 from scs_templates.providers.openstack.values import cloud_cluster_name
 
 if TYPE_CHECKING:
@@ -185,6 +190,14 @@ def _occm_group(name: str, description: str, cluster: str) -> bool:
     return name.startswith(OCCM_SECGROUP_PREFIX) and description.endswith(f" in cluster {cluster}")
 
 
+def _already_gone(error: BaseException) -> bool:
+    """A 404: the item is gone already. An abandoned call (``--timeout``) is raised: it ends
+    the cleanup instead of becoming one failed item of many."""
+    if isinstance(error, CallAbandoned):
+        raise error
+    return http_status(error) == 404
+
+
 def clean_project_leftovers(
     conn: Connection,
     settings: ClusterSettings,
@@ -217,7 +230,7 @@ def clean_project_leftovers(
             lambda item: delete(item.id),
             present=present,
             key=lambda item: item.id,
-            gone=lambda error: http_status(error) == 404,
+            gone=_already_gone,
             dry_run=dry_run,
             timeout=timeout,
             poll_interval=POLL_SECONDS,

@@ -25,7 +25,11 @@ from scs_templates.providers.openstack.capo_names import (
     capo_security_group_names,
     capo_security_group_pattern,
 )
-from scs_templates.providers.openstack.connection import error_summary, has_service
+from scs_templates.providers.openstack.connection import (
+    CallAbandoned,
+    error_summary,
+    has_service,
+)
 from scs_templates.providers.openstack.section import section
 
 if TYPE_CHECKING:
@@ -123,7 +127,8 @@ def run_preflight(
     positions: Positions | None = None,
     origins: Mapping[FieldPath, str] | None = None,
 ) -> PreflightReport:
-    """Run every check; a check that errors becomes a failed result, the others still run.
+    """Run every check; a check that errors becomes a failed result, the others still run;
+    a call abandoned after ``--timeout`` ends the preflight (:class:`CallAbandoned`).
 
     ``file``, ``positions`` and ``origins`` (of
     :class:`~scs_templates._settings.validate.LoadedSettings`) let a failure point at the
@@ -144,6 +149,8 @@ def run_preflight(
     for name, check in checks:
         try:
             context.results.extend(check(context))
+        except CallAbandoned:
+            raise
         except Exception as error:
             context.results.append(
                 CheckResult(name, "failed", f"could not check: {error_summary(error)}")
