@@ -108,9 +108,10 @@ test-cloud: setup test-plugins plane
 # The full suite. Every Go program the tests run (the plane, then the other releases'
 # kubeadm and kube-apiserver: `python -m testenv build --all`, niced) builds in the
 # BACKGROUND from the start, while setup, lint and typecheck run; then the tiers run side by
-# side (tests/support/run_tiers.py: unit + render on $(JOBS) workers, plane, cloud), a test
-# that needs a program waits for its build (testenv's build lock) and the modules that need
-# the later builds run last in their tier (tests/conftest.py). Warm, the build is a no-op.
+# side (tests/support/run_tiers.py: unit + render on $(JOBS) workers, the plane tier as two
+# pytest processes on one shared management plane, cloud), a test that needs a program
+# waits for its build (testenv's build lock) and the modules that need the later builds run
+# last in their tier (tests/conftest.py). Warm, the build is a no-op.
 # The run ends with each tier's wall clock and the 25 slowest tests (docs/testing.md).
 # helmfile (for the helmfile tests) is built after setup, in the foreground, when missing
 # (`tools install --all`; docs/toolchain.md); warm, it is a stat.

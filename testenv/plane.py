@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from scs_templates._core.atomic import process_alive, write_file
 from testenv import build, manifests
 from testenv.certs import CertificateAuthority, service_account_keys
 from testenv.kubeapi import APIError, KubeAPI
@@ -156,6 +157,9 @@ class Plane:
     locks: list[int] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    #: For a plane another process runs (:func:`attach`): name -> pid of the processes that
+    #: must live (that process and the plane's components); empty for a plane started here.
+    watched: dict[str, int] = field(default_factory=dict)
 
     def namespace(self, prefix: str) -> str:
         """Create a fresh namespace ``PREFIX-xxxxxx`` (parallel tests never share one)."""
@@ -164,7 +168,8 @@ class Plane:
         return name
 
     def stop(self) -> None:
-        """Stop every component, managers first, etcd last."""
+        """Stop every component, managers first, etcd last (of a plane started here; an
+        attached plane is its owner's to stop)."""
         for daemon in reversed(self.daemons):
             daemon.stop()
         self.daemons.clear()
@@ -183,6 +188,9 @@ class Plane:
         """Raise if a component has died."""
         for daemon in self.daemons:
             daemon.check()
+        for name, pid in self.watched.items():
+            if not process_alive(pid):
+                raise PlaneError(f"{name} (pid {pid}) of the shared plane {self.directory} ended")
 
     def __enter__(self) -> Plane:
         return self
@@ -489,22 +497,65 @@ def start(
                 [daemon],
             )
         plane.timings["managers"] = round(time.monotonic() - began, 1)
-        (directory / "plane.json").write_text(
-            json.dumps(
-                {
-                    "server": server,
-                    "ports": plane.ports,
-                    "pids": {d.name: d.pid for d in plane.daemons},
-                },
-                indent=2,
-                sort_keys=True,
-            )
-            + "\n"
-        )
+        # written last and atomically: its presence says "ready" to :func:`attach`
+        state = {
+            "server": server,
+            "ports": plane.ports,
+            "pids": {d.name: d.pid for d in plane.daemons},
+        }
+        write_file(directory / PLANE_JSON, json.dumps(state, indent=2, sort_keys=True) + "\n")
     except BaseException:
         plane.stop()
         raise
     return plane
+
+
+#: The file :func:`start` writes into the plane's directory once every component is ready.
+PLANE_JSON = "plane.json"
+
+
+def attach(
+    directory: Path,
+    owner: int,
+    *,
+    log: Callable[[str], None] = print,
+    poll: float = 1.0,
+) -> Plane:
+    """The plane that process ``owner`` (``python -m testenv up --dir DIRECTORY``) starts in
+    ``directory``, once it is ready: one plane shared by several test processes (the plane
+    groups of tests/support/run_tiers.py). Waits as long as ``owner`` lives (it may wait for
+    the plane's build or for CAPD's machine-wide port lock); raises :class:`PlaneError` when
+    it ends first. The returned plane neither owns nor stops the components; ``check()``
+    raises once the owner or a component has ended."""
+    ready = directory / PLANE_JSON
+    said = False
+    while not ready.is_file():
+        if not process_alive(owner):
+            raise PlaneError(f"the shared plane's process {owner} ended before {ready} existed")
+        if not said:
+            log(f"testenv: waiting for the shared plane in {directory} (process {owner})")
+            said = True
+        time.sleep(poll)
+    state = json.loads(ready.read_text())
+    pki = directory / "pki"
+    ports = {str(k): int(v) for k, v in state["ports"].items()}
+    api = KubeAPI(
+        "127.0.0.1",
+        ports["apiserver"],
+        ca=str(pki / "ca.crt"),
+        cert=str(pki / "admin.crt"),
+        key=str(pki / "admin.key"),
+    )
+    watched = {"the plane's owner": owner, **{str(k): int(v) for k, v in state["pids"].items()}}
+    return Plane(
+        directory,
+        directory / "kubeconfig",
+        api,
+        str(state["server"]),
+        build.plane_dir() / "bin",
+        ports=ports,
+        watched=watched,
+    )
 
 
 def _install_manifests(
@@ -561,11 +612,13 @@ def running(directory: Path, **kwargs: Any) -> Iterator[Plane]:
 
 __all__ = [
     "MANAGERS",
+    "PLANE_JSON",
     "RECONCILE_NOTHING",
     "APIError",
     "Manager",
     "Plane",
     "PlaneError",
+    "attach",
     "extra_apiserver",
     "running",
     "start",

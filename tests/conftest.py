@@ -11,11 +11,15 @@ nothing, one per test module (OpenStack clusters that nothing could provision he
 ``plane``: ONE real management plane per test session (testenv/: etcd, kube-apiserver,
 kube-controller-manager and the Cluster API, CAPD and CAPO managers built from Go modules).
 Tests must not share objects through it: each takes a fresh namespace (``plane.namespace``).
+Under ``make test`` both plane groups' sessions share one plane that the runner starts
+(:data:`SHARED_PLANE`, tests/support/run_tiers.py); a module that stops, kills or restarts
+a component uses a plane of its own (``webhook_plane``, ``api_plane``, a module fixture).
 Without a Go toolchain and without cached binaries the plane tests skip (fail in CI).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +31,11 @@ from tests.support import pinned_helm, real_charts, skip_or_fail
 
 TESTS = Path(__file__).resolve().parent
 
+
+#: ``PID:DIR``: the session's ``plane`` is the one process PID (``python -m testenv up --dir
+#: DIR``) runs, shared with the other test processes that get the same value
+#: (tests/support/run_tiers.py sets it); unset, each session starts a plane of its own.
+SHARED_PLANE = "SCS_TEMPLATES_SHARED_PLANE"
 
 TIERS = ("unit", "render", "plane", "cloud")
 """The test tiers, cheapest first; each is a folder of tests/ and a marker of that name:
@@ -107,10 +116,9 @@ def chart_mirror() -> Path:
     return real_charts()
 
 
-def _running_plane(directory: Path, **options: Any) -> Iterator[object]:
-    """Start a real plane in ``directory`` (building what is missing); skip (fail in CI)
-    without Go and without cached binaries; fail when it does not start."""
-    from testenv import PlaneError, build, running
+def _skip_without_go() -> None:
+    """Skip (fail in CI) when a program of the plane is missing and Go cannot build it."""
+    from testenv import build
 
     missing = [name for name in build.missing() if name != "kubeadm"]
     if missing and build.go_binary() is None:
@@ -118,6 +126,14 @@ def _running_plane(directory: Path, **options: Any) -> Iterator[object]:
             "the real management plane needs the Go toolchain (`go`) to build "
             f"{', '.join(missing)} (or run `python -m testenv build` where Go exists)"
         )
+
+
+def _running_plane(directory: Path, **options: Any) -> Iterator[object]:
+    """Start a real plane in ``directory`` (building what is missing); skip (fail in CI)
+    without Go and without cached binaries; fail when it does not start."""
+    from testenv import PlaneError, running
+
+    _skip_without_go()
     try:
         with running(directory, **options) as started:
             yield started
@@ -125,8 +141,27 @@ def _running_plane(directory: Path, **options: Any) -> Iterator[object]:
         pytest.fail(f"the test plane did not start: {error}")
 
 
+def _shared_plane(value: str) -> object:
+    """The plane of :data:`SHARED_PLANE` (``PID:DIR``), once its process reports it ready."""
+    from testenv import PlaneError
+    from testenv.plane import attach
+
+    owner, sep, directory = value.partition(":")
+    if not (sep and owner.isdigit() and directory):
+        raise pytest.UsageError(f"{SHARED_PLANE}={value!r}: expected PID:DIR")
+    _skip_without_go()
+    try:
+        return attach(Path(directory), int(owner))
+    except PlaneError as error:
+        pytest.fail(f"the shared test plane did not start: {error} (log: {directory}.log)")
+
+
 @pytest.fixture(scope="session")
 def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    shared = os.environ.get(SHARED_PLANE)
+    if shared:
+        yield _shared_plane(shared)
+        return
     yield from _running_plane(tmp_path_factory.mktemp("plane"))
 
 

@@ -74,7 +74,8 @@ def _prefix(target: Path) -> str:
 _SIBLING = re.compile(r"^\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[^.]+\.(?:tmp|old)$")
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user, or a zombie, counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -93,7 +94,7 @@ def remove_stale_siblings(target: Path) -> list[Path]:
         return removed
     for entry in entries:
         match = _SIBLING.match(entry.name)
-        if not match or match["name"] != target.name or _alive(int(match["pid"])):
+        if not match or match["name"] != target.name or process_alive(int(match["pid"])):
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)

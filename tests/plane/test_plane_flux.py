@@ -625,6 +625,22 @@ def bootstrap(plane: Plane, fleet: FleetRepository, url: str) -> None:
     plane.api.apply(yaml.safe_load((fleet.fleet / "flux" / "scs-clusters.yaml").read_text()))
 
 
+def pushed(plane: Plane, fleet: FleetRepository, message: str) -> str:
+    """Commit and push (:meth:`FleetRepository.commit`), then ask source-controller to fetch
+    now, as ``flux reconcile source git flux-system`` does (the annotation
+    ``reconcile.fluxcd.io/requestedAt``), instead of waiting up to the GitRepository's
+    interval; kustomize-controller follows the new revision as it would after a poll. The
+    commit's id."""
+    commit = fleet.commit(message)
+    plane.api.request(
+        "PATCH",
+        plane.api.path(SOURCE, "GitRepository", "flux-system", "flux-system"),
+        {"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": commit}}},
+        content_type="application/merge-patch+json",
+    )
+    return commit
+
+
 def applied(plane: Plane, commit: str) -> Callable[[], bool]:
     """The Kustomization ``scs-clusters`` is Ready with ``commit`` applied."""
 
@@ -680,7 +696,7 @@ def test_kustomize_controller_reconciles_the_fleet_from_its_git_repository(
         assert walk.write(upgraded, options) == [f"clusters/{namespace}/mem/helmrelease-mem.yaml"]
         walk.wait(
             "scs-clusters applied",
-            applied(plane, fleet.commit("mem: patch upgrade")),
+            applied(plane, pushed(plane, fleet, "mem: patch upgrade")),
             lambda: kustomization_state(plane),
         )
         walk.wait(
@@ -695,7 +711,7 @@ def test_kustomize_controller_reconciles_the_fleet_from_its_git_repository(
         assert not (fleet.fleet / "clusters" / namespace / "mem").exists()
         walk.wait(
             "scs-clusters applied",
-            applied(plane, fleet.commit("mem: folder removed")),
+            applied(plane, pushed(plane, fleet, "mem: folder removed")),
             lambda: kustomization_state(plane),
         )
         time.sleep(5)  # a deletion kustomize-controller started would show by now
@@ -754,7 +770,7 @@ def test_kustomize_controller_applies_the_gateway_api_crds_before_cilium(
         bootstrap(plane, fleet, f"{server}/fleet.git")
         walk.wait(
             "scs-clusters applied",
-            applied(plane, fleet.commit("clusters: mem")),
+            applied(plane, pushed(plane, fleet, "clusters: mem")),
             lambda: kustomization_state(plane),
         )
         walk.wait(
@@ -775,7 +791,7 @@ def test_kustomize_controller_applies_the_gateway_api_crds_before_cilium(
             assert crds, "no Gateway API CRD written"
             walk.wait(
                 "scs-clusters applied",
-                applied(plane, fleet.commit("mem: services")),
+                applied(plane, pushed(plane, fleet, "mem: services")),
                 lambda: kustomization_state(plane),
             )
             for kustomization in ("mem-gateway-api-crds", "mem-after-crds"):

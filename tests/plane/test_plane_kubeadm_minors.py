@@ -189,7 +189,7 @@ class Bootstrapped:
         return str(self.kcp["metadata"]["name"])
 
 
-def _machine_bootstrap(
+def _create_machine(
     plane: Plane,
     ns: str,
     cluster: str,
@@ -198,10 +198,8 @@ def _machine_bootstrap(
     spec: dict[str, Any],
     *,
     control_plane: bool,
-) -> str:
-    """The bootstrap data (cloud-config text, as the bootstrap Secret holds it) the real
-    controller writes for a new Machine of ``version`` with KubeadmConfig ``spec``; the
-    files it copies from Secrets checked (:func:`_check_secret_files`)."""
+) -> None:
+    """A new Machine of ``version`` with its KubeadmConfig ``spec`` (no infrastructure)."""
     labels = {"cluster.x-k8s.io/cluster-name": cluster}
     if control_plane:
         labels["cluster.x-k8s.io/control-plane"] = ""
@@ -239,6 +237,12 @@ def _machine_bootstrap(
         },
         namespace=ns,
     )
+
+
+def _bootstrap_data_of(plane: Plane, ns: str, machine: str, spec: dict[str, Any]) -> str:
+    """The bootstrap data the real controller writes for the Machine ``machine`` of
+    :func:`_create_machine` (polled every 0.5 s), the files it copies from Secrets
+    checked (:func:`_check_secret_files`)."""
     deadline = time.monotonic() + BOOTSTRAP_TIMEOUT
     while True:
         config = plane.api.get(BOOTSTRAP, "KubeadmConfig", ns, machine) or {}
@@ -250,7 +254,7 @@ def _machine_bootstrap(
                 f"no bootstrap data for {machine} after {BOOTSTRAP_TIMEOUT:.0f}s: "
                 f"{config.get('status')}"
             )
-        time.sleep(2)
+        time.sleep(0.5)
     secret = plane.api.get("v1", "Secret", ns, secret_name)
     assert secret is not None
     raw = base64.b64decode(secret["data"]["value"]).decode()
@@ -386,9 +390,9 @@ def bootstrap_rendered(
     kcp["metadata"].setdefault("annotations", {})["cluster.x-k8s.io/paused"] = "true"
     kcp["metadata"]["namespace"] = ns
     plane.api.create(kcp, namespace=ns)
-    raw = _machine_bootstrap(
-        plane, ns, name, f"{name}-control-plane-0", version, spec, control_plane=True
-    )
+    machine = f"{name}-control-plane-0"
+    _create_machine(plane, ns, name, machine, version, spec, control_plane=True)
+    raw = _bootstrap_data_of(plane, ns, machine, spec)
     cloud = yaml.safe_load(raw)
     return Bootstrapped(
         ns,
@@ -445,13 +449,14 @@ def joined(plane: Plane, cluster: Bootstrapped) -> dict[str, str]:
     for group, worker in cluster.workers:
         specs[f"{group}-0"] = (worker, False)
     assert len(specs) >= 2, "a control-plane join and every worker group"
-    joins = {}
+    # every joining machine at once: the controller writes their data side by side
+    joining = {}
     for machine, (spec, control_plane) in sorted(specs.items()):
         spec = copy.deepcopy(spec)
         spec.pop("initConfiguration", None)
         join = spec.setdefault("joinConfiguration", {})
         join.setdefault("discovery", {}).setdefault("bootstrapToken", {})["token"] = TOKEN
-        joins[machine] = _machine_bootstrap(
+        _create_machine(
             plane,
             ns,
             cluster.cluster,
@@ -460,7 +465,10 @@ def joined(plane: Plane, cluster: Bootstrapped) -> dict[str, str]:
             spec,
             control_plane=control_plane,
         )
-    return joins
+        joining[machine] = spec
+    return {
+        machine: _bootstrap_data_of(plane, ns, machine, spec) for machine, spec in joining.items()
+    }
 
 
 def join_data(plane: Plane, cluster: Bootstrapped) -> dict[str, str]:

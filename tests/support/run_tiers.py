@@ -2,19 +2,27 @@
 
 Why side by side: the plane and cloud tiers mostly wait (controllers, rollouts, the services
 of the OpenStack test stack answering), while the unit and render tiers keep a core busy. Run
-one after the other they took the sum of their wall clocks; as three pytest processes they
-take about the longest one. Each process keeps its own session fixtures (the plane tier's
-management plane, the cloud tier's OpenStack stack), so nothing is shared between them but
-the machine; the plane tier alone takes CAPD's machine-wide port lock.
+one after the other they took the sum of their wall clocks; as pytest processes side by side
+they take about the longest one. The plane tier is the longest (its tests wait for real
+controllers, about a third of a core busy), so it runs as TWO pytest processes, ``plane``
+and ``plane-2`` (the modules of :data:`SECOND_PLANE_GROUP`), that share ONE management plane:
+this runner starts it (``python -m testenv up --dir DIR/shared-plane``, log
+``DIR/shared-plane.log``; it holds CAPD's machine-wide port lock, so two planes with CAPD
+could not run at once) and gives both the environment variable
+``tests.conftest.SHARED_PLANE``; their session fixture ``plane`` attaches to it once it is
+ready. Each test takes namespaces of its own there; the modules that stop or restart a
+component start planes of their own. The cloud tier keeps its own session fixtures (the
+OpenStack stack) and planes without CAPD.
 
     python -m tests.support.run_tiers [--reports DIR] [--jobs N] [-- PYTEST_ARGS...]
 
-The unit and render tiers run in one pytest with ``-n N`` workers (pytest-xdist); the
-plane and cloud tiers each in a pytest of their own. Their output goes to ``DIR/<group>.log``;
-the first group's is shown as it runs, the others' when they end. At the end: the wall clock
-of each group and tier, the 25 slowest tests of the run, and one line with the totals.
-Exit status: 0 when every group passed, else 1 (2 for bad arguments). SIGINT, SIGTERM and
-SIGHUP end every group's process group before this runner exits.
+The unit and render tiers run in one pytest with ``-n N`` workers (pytest-xdist); the two
+plane groups and the cloud tier each in a pytest of their own. Their output goes to
+``DIR/<group>.log``; the first group's is shown as it runs, the others' when they end. At the
+end: the wall clock of each group and tier, the 25 slowest tests of the run, and one line
+with the totals. Exit status: 0 when every group passed, else 1 (2 for bad arguments).
+SIGINT, SIGTERM and SIGHUP end every group's process group and the shared plane before this
+runner exits.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,14 +44,33 @@ from tests.support import REPO
 
 SLOWEST = 25
 
+#: The plane tier's modules of the second plane group (``plane-2``); the first (``plane``)
+#: runs the rest of tests/plane. The two take about the same time (docs/testing.md, "Cost").
+#: test_plane_flux and test_gitops_admission stay in ONE group: both use Flux's cluster-wide
+#: objects on the shared plane (its CRDs; objects in ``flux-system`` that the admission test
+#: dry-run creates and the Flux tests apply), so they must not run at the same time.
+SECOND_PLANE_GROUP = (
+    "test_plane_flux.py",
+    "test_gitops_admission.py",
+    "test_plane_kubeadm_minors.py",
+    "test_services_workload.py",
+    "test_services_apply.py",
+    "test_plane_cluster_features.py",
+)
+
 
 @dataclass
 class Group:
-    """One pytest process: the tiers it runs and how it went."""
+    """One pytest process: the tiers it runs and how it went. ``only`` (module file names of
+    the single tier) runs just those modules of it, ``ignore`` the tier without them;
+    ``shared_plane``: its session attaches to the plane this runner starts."""
 
     name: str
     tiers: tuple[str, ...]
     workers: int = 0
+    only: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    shared_plane: bool = False
     process: subprocess.Popen[bytes] | None = None
     started: float = 0.0
     seconds: float = 0.0
@@ -50,19 +78,87 @@ class Group:
     log: Path = field(default_factory=Path)
 
     def argv(self, reports: Path, extra: list[str]) -> list[str]:
-        argv = [sys.executable, "-m", "pytest", *(f"tests/{tier}" for tier in self.tiers)]
+        if self.only:
+            (tier,) = self.tiers
+            paths = [f"tests/{tier}/{module}" for module in self.only]
+        else:
+            paths = [f"tests/{tier}" for tier in self.tiers]
+        argv = [sys.executable, "-m", "pytest", *paths]
+        argv += [f"--ignore=tests/{self.tiers[0]}/{module}" for module in self.ignore]
         if self.workers:
             argv += ["-n", str(self.workers)]
         return [*argv, f"--junitxml={reports / f'{self.name}.xml'}", *extra]
 
 
-def _start(group: Group, reports: Path, extra: list[str], *, live: bool) -> None:
+def groups(jobs: int) -> list[Group]:
+    """The pytest processes of ``make test``, the one shown live first."""
+    return [
+        Group("unit+render", ("unit", "render"), workers=jobs),
+        Group("plane", ("plane",), ignore=SECOND_PLANE_GROUP, shared_plane=True),
+        Group("plane-2", ("plane",), only=SECOND_PLANE_GROUP, shared_plane=True),
+        Group("cloud", ("cloud",)),
+    ]
+
+
+@dataclass
+class SharedPlane:
+    """The management plane the plane groups share: ``python -m testenv up`` in
+    ``directory`` (a fresh one each run), its output in ``directory.log``."""
+
+    directory: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def log(self) -> Path:
+        return self.directory.with_name(f"{self.directory.name}.log")
+
+    def start(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+        self.directory.mkdir(parents=True)
+        with self.log.open("wb") as output:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "testenv", "up", "--dir", str(self.directory)],
+                cwd=REPO,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def environment(self) -> dict[str, str]:
+        """What a group's pytest needs to attach (``tests.conftest.SHARED_PLANE``)."""
+        from tests.conftest import SHARED_PLANE
+
+        assert self.process is not None, "start() first"
+        return {SHARED_PLANE: f"{self.process.pid}:{self.directory}"}
+
+    def stop(self) -> int | None:
+        """End the plane (SIGTERM: it stops its components; SIGKILL after 60 s); the exit
+        status it had when it ended by itself before, else None."""
+        if self.process is None:
+            return None
+        early = self.process.poll()
+        if early is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        return early
+
+
+def _start(
+    group: Group, reports: Path, extra: list[str], env: dict[str, str], *, live: bool
+) -> None:
     group.log = reports / f"{group.name}.log"
     output = None if live else group.log.open("wb")
     group.started = time.monotonic()
     group.process = subprocess.Popen(
         group.argv(reports, extra),
         cwd=REPO,
+        env=os.environ | env,
         stdin=subprocess.DEVNULL,
         stdout=output,
         stderr=subprocess.STDOUT if output else None,
@@ -72,7 +168,7 @@ def _start(group: Group, reports: Path, extra: list[str], *, live: bool) -> None
         output.close()
 
 
-def _stop_all(groups: list[Group]) -> None:
+def _stop_all(groups: list[Group], shared: SharedPlane) -> None:
     for group in groups:
         if group.process is not None and group.process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
@@ -86,6 +182,7 @@ def _stop_all(groups: list[Group]) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(group.process.pid, signal.SIGKILL)
             group.process.wait()
+    shared.stop()
 
 
 @dataclass
@@ -154,21 +251,31 @@ def main(argv: list[str] | None = None) -> int:
     reports.mkdir(parents=True, exist_ok=True)
     for old in reports.glob("*.xml"):
         old.unlink()
-    groups = [
-        Group("unit+render", ("unit", "render"), workers=options.jobs),
-        Group("plane", ("plane",)),
-        Group("cloud", ("cloud",)),
-    ]
+    run = groups(options.jobs)
+    shared = SharedPlane(reports / "shared-plane")
 
     def on_signal(number: int, frame: FrameType | None) -> None:
-        _stop_all(groups)
+        _stop_all(run, shared)
         raise SystemExit(128 + number)
 
     for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, on_signal)
 
-    for index, group in enumerate(groups):
-        _start(group, reports, options.pytest_args, live=index == 0)
+    shared.start()
+    for index, group in enumerate(run):
+        env = shared.environment() if group.shared_plane else {}
+        _start(group, reports, options.pytest_args, env, live=index == 0)
+    code = _wait(run)
+    early = shared.stop()
+    if early is not None:
+        print(f"the shared plane ended by itself (exit {early}); its log: {shared.log}")
+    return code
+
+
+def _wait(groups: list[Group]) -> int:
+    """Wait for every group, show the others' logs once the live one has ended, then the
+    report; the exit status of the run."""
+    reports = groups[0].log.parent
     waiting, to_show = list(groups), list(groups[1:])
     while waiting or to_show:
         for group in list(waiting):
@@ -182,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         for group in list(to_show) if groups[0].status is not None else []:
             if group.status is not None:
                 to_show.remove(group)
-                print(f"\n{'=' * 20} the {group.name} tier's pytest ({group.log}) {'=' * 20}")
+                print(f"\n{'=' * 20} the {group.name} group's pytest ({group.log}) {'=' * 20}")
                 sys.stdout.flush()
                 sys.stdout.buffer.write(group.log.read_bytes())
                 sys.stdout.flush()

@@ -1,5 +1,6 @@
-"""The cost report at the end of ``make test`` (tests/support/run_tiers.py) and the tier of a
-test module (tests/conftest.py): read from JUnit XML as pytest writes it, and from the folder."""
+"""The cost report at the end of ``make test`` (tests/support/run_tiers.py), its groups, and
+the tier of a test module (tests/conftest.py): read from JUnit XML as pytest writes it, from
+the pytest command lines, and from the folder."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TIERS, tier_of
+from tests.conftest import SHARED_PLANE, TIERS, tier_of
 from tests.support import REPO
-from tests.support.run_tiers import SLOWEST, Group, report
+from tests.support.run_tiers import SECOND_PLANE_GROUP, SLOWEST, Group, SharedPlane, groups, report
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest">{cases}</testsuite></testsuites>
@@ -60,3 +61,47 @@ def test_a_test_module_outside_a_tier_folder_is_refused() -> None:
         tier_of(REPO / "tests" / "test_x.py")
     with pytest.raises(pytest.UsageError, match="tier folder"):
         tier_of(REPO / "tests" / "support" / "test_x.py")
+
+
+def _paths(group: Group, reports: Path) -> tuple[set[str], set[str]]:
+    """(the test paths, the --ignore paths) of a group's pytest command line."""
+    argv = group.argv(reports, ["-q"])
+    assert argv[1:3] == ["-m", "pytest"] and argv[-1] == "-q"
+    paths = {a for a in argv[3:] if a.startswith("tests/")}
+    ignored = {a.split("=", 1)[1] for a in argv if a.startswith("--ignore=")}
+    return paths, ignored
+
+
+def test_every_tier_module_runs_in_exactly_one_group_and_only_the_plane_groups_share_a_plane(
+    tmp_path: Path,
+) -> None:
+    """The plane tier is split in two pytest processes: together they run every module of
+    tests/plane once (a new module lands in the first group), and both, only they, attach to
+    the one plane the runner starts; each group writes its own JUnit report."""
+    run = groups(2)
+    assert [g.name for g in run] == ["unit+render", "plane", "plane-2", "cloud"]
+    assert [g.name for g in run if g.shared_plane] == ["plane", "plane-2"]
+    assert run[0].argv(tmp_path, [])[3:7] == ["tests/unit", "tests/render", "-n", "2"]
+    modules = {f"tests/plane/{p.name}" for p in (REPO / "tests" / "plane").glob("test_*.py")}
+    first, first_ignored = _paths(run[1], tmp_path)
+    second, second_ignored = _paths(run[2], tmp_path)
+    assert first == {"tests/plane"} and not second_ignored
+    assert second == first_ignored == {f"tests/plane/{m}" for m in SECOND_PLANE_GROUP}
+    assert second <= modules, "a module of the second group that does not exist"
+    assert len(second) < len(modules) / 2, "the first group keeps the rest"
+    # the Flux tests and the admission of Flux's objects share flux-system: one process
+    assert {"test_plane_flux.py", "test_gitops_admission.py"} <= set(SECOND_PLANE_GROUP)
+    reports = [a for g in run for a in g.argv(tmp_path, []) if a.startswith("--junitxml=")]
+    assert reports == [f"--junitxml={tmp_path / f'{g.name}.xml'}" for g in run]
+
+
+def test_the_shared_plane_is_named_to_the_plane_groups_as_pid_and_directory(
+    tmp_path: Path,
+) -> None:
+    class Running:
+        pid = 4242
+
+    shared = SharedPlane(tmp_path / "shared-plane")
+    shared.process = Running()  # type: ignore[assignment]
+    assert shared.environment() == {SHARED_PLANE: f"4242:{tmp_path / 'shared-plane'}"}
+    assert shared.log == tmp_path / "shared-plane.log"

@@ -198,3 +198,46 @@ def test_the_capd_port_lock_is_the_machines_whatever_the_cache_root(
     assert len(planes["cold"].locks) == 2
     for fd in planes["cold"].locks:
         os.close(fd)
+
+
+def _no_such_pid() -> int:
+    """A process id above the kernel's limit: no process has it."""
+    return int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
+
+
+def test_a_shared_plane_is_attached_once_ready_and_watched_not_owned(tmp_path: Path) -> None:
+    """attach(): the plane another process runs, from the plane.json its start() writes last;
+    check() raises once that process (or a component) has ended; stop() leaves it running."""
+    import json
+
+    from testenv.plane import PLANE_JSON, attach
+    from testenv.process import PlaneError
+
+    ca = CertificateAuthority(tmp_path / "pki")  # as start() writes them
+    admin = ca.issue("admin", "testenv-admin", client=True)
+    assert (ca.cert, admin.cert, admin.key) == tuple(
+        tmp_path / "pki" / name for name in ("ca.crt", "admin.crt", "admin.key")
+    )
+    state = {"server": "https://127.0.0.1:6443", "ports": {"apiserver": 6443}, "pids": {}}
+    (tmp_path / PLANE_JSON).write_text(json.dumps(state))
+    plane = attach(tmp_path, os.getpid(), log=lambda _: None)
+    assert (plane.server, plane.api.port, plane.kubeconfig) == (
+        "https://127.0.0.1:6443",
+        6443,
+        tmp_path / "kubeconfig",
+    )
+    plane.check()  # the owner (this process) lives
+    plane.stop()
+    assert plane.watched == {"the plane's owner": os.getpid()}
+    plane.watched["etcd"] = _no_such_pid()
+    with pytest.raises(PlaneError, match=r"etcd .* of the shared plane .* ended"):
+        plane.check()
+
+
+def test_attaching_fails_when_the_planes_process_ends_before_it_is_ready(tmp_path: Path) -> None:
+    from testenv.plane import attach
+    from testenv.process import PlaneError
+
+    said: list[str] = []
+    with pytest.raises(PlaneError, match=r"ended before .*plane\.json existed"):
+        attach(tmp_path, _no_such_pid(), log=said.append, poll=0.01)
