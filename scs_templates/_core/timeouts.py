@@ -52,7 +52,7 @@ def explicit() -> float | None:
     try:
         return parse_duration(text)
     except ValueError as error:
-        from scs_templates._core.errors import InputError
+        from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
 
         raise InputError(f"{ENV_VAR}={text!r}: {error}") from None
 

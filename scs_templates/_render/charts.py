@@ -63,7 +63,7 @@ class ChartRef:
 @functools.cache
 def charts_dir() -> Path:
     """The folder holding the charts: ``<repo>/charts`` in a checkout, else the wheel's data."""
-    from scs_templates._core.shipped import shipped_dir
+    from scs_templates._core.shipped import shipped_dir  # deferred: scs_templates._core.shipped
 
     return shipped_dir("charts", "the cluster charts are", f"{LIBRARY_CHART}/Chart.yaml")
 
@@ -148,6 +148,7 @@ def chart_version(name: str) -> str:
 def provider_chart_version(provider: str) -> str:
     """The version of the provider's cluster chart, wherever its source is (a provider
     registered for tests keeps its chart outside the shipped folder)."""
+    # deferred: scs_templates.providers.registry
     from scs_templates.providers import provider as provider_named
 
     return _version(provider_named(provider).chart_source(charts_dir()))
@@ -160,6 +161,7 @@ def chart_for(provider: str) -> ChartRef:
     when the content-addressed directory exists, the directory after hashing the (small)
     chart sources, without copying anything.
     """
+    # deferred: scs_templates.providers.registry
     from scs_templates.providers import provider as provider_named
 
     entry = provider_named(provider)  # InputError when unknown
@@ -190,6 +192,7 @@ def _assemble(name: str, sources: list[Path]) -> ChartRef:
     digest = _digest(sources)
     target = cache_root() / "charts" / digest / name
     if not (target / "Chart.yaml").is_file():
+        # deferred: tempfile
         import tempfile  # only when the cache misses: not on every start
 
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -37,7 +37,7 @@ def request_timeout() -> tuple[float, float]:
     """(connect, read) seconds of one API request: :data:`REQUEST_TIMEOUT`, each at most
     the user's ``--timeout``/``SCS_TEMPLATES_TIMEOUT``
     (:func:`scs_templates._core.timeouts.explicit`)."""
-    from scs_templates._core.timeouts import explicit
+    from scs_templates._core.timeouts import explicit  # deferred: scs_templates._core.timeouts
 
     knob = explicit()
     if knob is None:
@@ -47,10 +47,10 @@ def request_timeout() -> tuple[float, float]:
 
 def _unreachable(error: BaseException, timeout: tuple[float, float]) -> str:
     """Why a request got no answer, in words (not urllib3's pool and object reprs)."""
-    import re
+    import re  # deferred: re
 
-    from urllib3.exceptions import MaxRetryError, NewConnectionError
-    from urllib3.exceptions import TimeoutError as Urllib3Timeout
+    from urllib3.exceptions import MaxRetryError, NewConnectionError  # deferred: urllib3
+    from urllib3.exceptions import TimeoutError as Urllib3Timeout  # deferred: urllib3
 
     reason: BaseException | None = error
     if isinstance(error, MaxRetryError) and error.reason is not None:
@@ -124,16 +124,17 @@ class KubeClient:
     def __init__(
         self, kubeconfig: str | None = None, context: str | None = None, *, check_api: bool = True
     ) -> None:
-        from kubernetes import client, config
+        from kubernetes import client, config  # deferred: kubernetes
 
         self._client_module = client
+        # deferred: scs_templates._tools.kube.config
         from scs_templates._tools.kube.config import check_kubeconfig
 
         path = kubeconfig or os.environ.get("KUBECONFIG") or str(Path.home() / ".kube" / "config")
         self.kubeconfig = path
         self.context = context
         check_kubeconfig(kubeconfig, context)
-        from urllib3.util.retry import Retry
+        from urllib3.util.retry import Retry  # deferred: urllib3
 
         self.timeout = request_timeout()
         # what config.new_client_from_config does, with retries that never re-send a
@@ -204,7 +205,7 @@ class KubeClient:
         """One API call returning the decoded JSON, or None for 404 (and for 409 when
         ``none_on_conflict``: a write that lost an optimistic-concurrency race). The first
         call of a client checks that the server is a Kubernetes API (:meth:`check_api`)."""
-        from urllib3.exceptions import HTTPError as Urllib3Error
+        from urllib3.exceptions import HTTPError as Urllib3Error  # deferred: urllib3
 
         if path != "/version":
             self.check_api()
@@ -387,7 +388,7 @@ class KubeClient:
 
         The values are credentials: callers must never print or log them.
         """
-        import base64
+        import base64  # deferred: base64
 
         found = self.get(ObjectRef("v1", "Secret", namespace, name))
         if found is None:
@@ -434,7 +435,7 @@ class KubeClient:
         Replacing sets exactly ``labels`` and ``annotations`` (earlier ones, e.g. helm's
         ownership annotations, are dropped).
         """
-        import base64
+        import base64  # deferred: base64
 
         data = {k: base64.b64encode(v.encode()).decode() for k, v in sorted(string_data.items())}
         ref = ObjectRef("v1", "Secret", namespace, name)

@@ -206,9 +206,9 @@ def credential_authenticates(access: CloudAccess, credential_id: str, secret: Se
     Unauthorized/not found -> False (wrong secret, deleted or expired credential). Anything
     else (cloud unreachable, 5xx) raises ToolError: we must not recreate on a hiccup.
     """
-    from keystoneauth1 import exceptions as ks_exceptions
-    from keystoneauth1 import session as ks_session
-    from keystoneauth1.identity import v3
+    from keystoneauth1 import exceptions as ks_exceptions  # deferred: keystoneauth1
+    from keystoneauth1 import session as ks_session  # deferred: keystoneauth1
+    from keystoneauth1.identity import v3  # deferred: keystoneauth1
 
     auth = v3.ApplicationCredential(
         auth_url=access.auth_url,
@@ -232,7 +232,7 @@ def create_app_credential(
 ) -> AppCredential:
     """Create a RESTRICTED application credential (``unrestricted: false``) for the current
     user and project, with the user's roles in the project."""
-    from openstack import exceptions as sdk_exceptions
+    from openstack import exceptions as sdk_exceptions  # deferred: openstack
 
     body: dict[str, Any] = {"name": name, "description": description, "unrestricted": False}
     if expires_at:

@@ -72,7 +72,7 @@ def redact(text: str, secrets: Iterable[Secret | str | None]) -> str:
     """Replace every form of every secret value in ``text``
     (:func:`scs_templates._core.secrets.redact`:
     raw, JSON-escaped, shell-quoted, URL-encoded, URL userinfo, registered secrets)."""
-    from scs_templates._core import secrets as secret_text
+    from scs_templates._core import secrets as secret_text  # deferred: scs_templates._core.secrets
 
     values = [s.reveal() if isinstance(s, Secret) else s for s in secrets]
     return secret_text.redact(text, values).replace(secret_text.REDACTED, REDACTED)
@@ -100,10 +100,10 @@ def open_cloud(cloud: str) -> Connection:
     Raises InputError (exit 2) when the entry does not exist or is incomplete, ToolError
     (exit 1) when the cloud refuses the login or cannot be reached.
     """
-    import openstack
-    from openstack.config import exceptions as config_exceptions
+    import openstack  # deferred: openstack
+    from openstack.config import exceptions as config_exceptions  # deferred: openstack
 
-    from scs_templates._core.timeouts import tool_timeout
+    from scs_templates._core.timeouts import tool_timeout  # deferred: scs_templates._core.timeouts
 
     limit = tool_timeout(CALL_TIMEOUT_SECONDS)
     try:  # api_timeout: the read timeout of every request of this connection
@@ -131,7 +131,7 @@ def open_cloud(cloud: str) -> Connection:
 def _quiet_discovery_warning() -> None:
     """keystoneauth warns when identity discovery fails, then the login fails: the one error
     line says it already (``--debug`` keeps the warning)."""
-    import logging
+    import logging  # deferred: logging
 
     if not logging.getLogger("scs_templates").isEnabledFor(logging.DEBUG):
         logging.getLogger("keystoneauth.identity.generic.base").setLevel(logging.ERROR)
@@ -147,7 +147,7 @@ def bounded(call: Callable[[], T], *, what: str, limit: float) -> T:
     call runs in a daemon thread that is left behind when the wall clock is over; the
     command then ends, and the process with it.
     """
-    import threading
+    import threading  # deferred: threading
 
     outcome: list[Any] = []
 
@@ -174,7 +174,7 @@ _AUTH_SECRET_KEYS = ("password", "application_credential_secret", "token", "pass
 def _register_auth_secrets(conn: Connection) -> None:
     """Every message from now on redacts this cloud's credential (see
     scs_templates._core.secrets)."""
-    from scs_templates._core import secrets as secret_text
+    from scs_templates._core import secrets as secret_text  # deferred: scs_templates._core.secrets
 
     auth = conn.config.get_auth_args() or {}
     secret_text.register(*(str(auth[key]) for key in _AUTH_SECRET_KEYS if auth.get(key)))
