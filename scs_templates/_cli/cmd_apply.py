@@ -20,28 +20,28 @@ if TYPE_CHECKING:
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``apply``; importing this module stays cheap."""
+    # deferred: scs_templates._cli.cmd_lifecycle
     from scs_templates._cli.cmd_lifecycle import parse_duration, provider_options
-    from scs_templates._clikit.common import cluster_options, poll_option
+
+    # deferred: scs_templates._clikit.common
+    from scs_templates._clikit.common import chart_mirror_option, cluster_options, poll_option
 
     apply = subparsers.add_parser(
         "apply",
         help="install/upgrade the cluster and its standard services (helmfile sync)",
         description=(
             "Install or upgrade the cluster of SETTINGS on the management cluster, read the "
-            "workload cluster's kubeconfig from the Secret <cluster>-kubeconfig, then "
-            "`helmfile sync` the standard services (CNI, OpenStack CCM and Cinder CSI, "
-            "metrics-server, Gateway API, cert-manager, Flux, the deprecated ingress-nginx) "
-            "into the workload cluster and the cluster-autoscaler (when a group autoscales) "
-            "next to the Cluster on the management cluster. Only releases whose chart, "
-            "version or values differ are "
-            "synced: a second run with the same settings changes nothing. Disabled services "
-            "that are deployed are kept unless --force-remove. A CNI switch is refused "
-            "(exit 2) unless --allow-cni-switch. Exit 0 ok, 2 bad input, 1 tool/API failure."
+            "workload cluster's kubeconfig from the Secret <cluster>-kubeconfig, then `helmfile "
+            "sync` the standard services (CNI, OpenStack CCM and Cinder CSI, metrics-server, "
+            "Gateway API, cert-manager, Flux, the deprecated ingress-nginx) into the workload "
+            "cluster and the cluster-autoscaler (when a group autoscales) next to the Cluster on "
+            "the management cluster. Only releases whose chart, version or values differ are "
+            "synced: a second run with the same settings changes nothing. Disabled services that "
+            "are deployed are kept unless --force-remove. A CNI switch is refused (exit 2) unless "
+            "--allow-cni-switch. Exit 0 ok, 2 bad input, 1 tool/API failure."
         ),
     )
     cluster_options(apply)
-    from scs_templates._clikit.common import chart_mirror_option
-
     chart_mirror_option(apply)
     apply.add_argument(
         "--force-remove",
@@ -81,9 +81,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_apply(args: argparse.Namespace) -> int:
+    # deferred: scs_templates._cli.cmd_lifecycle
     from scs_templates._cli.cmd_lifecycle import ProgressLine, _note, cloud_options, print_pruned
-    from scs_templates._clikit.common import load_args
-    from scs_templates._services.deploy import apply
+    from scs_templates._clikit.common import load_args  # deferred: scs_templates._clikit.common
+    from scs_templates._services.deploy import apply  # deferred: pydantic
 
     loaded = load_args(args)
     progress = ProgressLine()

@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_completion(args: argparse.Namespace) -> int:
+    # deferred: scs_templates._cli.cmd_render
     from scs_templates._cli.cmd_render import write_stdout
 
     write_stdout(script(args.shell))
@@ -42,9 +43,9 @@ def run_completion(args: argparse.Namespace) -> int:
 
 def script(shell: str) -> str:
     """The completion script of the whole command line for ``shell``."""
-    import shtab
+    import shtab  # deferred: shtab
 
-    from scs_templates._cli.main import build_parser
+    from scs_templates._cli.main import build_parser  # deferred: scs_templates._cli.main
 
     parser = build_parser()
     _mark_paths(parser, shtab.FILE, shtab.DIRECTORY)
@@ -54,7 +55,7 @@ def script(shell: str) -> str:
 
 def _mark_paths(parser: argparse.ArgumentParser, file: Any, directory: Any) -> None:
     """Tell shtab which arguments complete as files or folders (by their metavar)."""
-    import argparse
+    import argparse  # deferred: argparse
 
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):

@@ -51,13 +51,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def _client(args: argparse.Namespace) -> Any:
-    from scs_templates._tools.kube import KubeClient
+    from scs_templates._tools.kube import KubeClient  # deferred: scs_templates._tools.kube
 
     return KubeClient(args.kubeconfig, args.context)
 
 
 def run_create(args: argparse.Namespace) -> int:
-    from scs_templates._render import encryption
+    from scs_templates._render import encryption  # deferred: scs_templates._render.encryption
 
     settings = load_args(args).settings
     name = f"{settings.metadata.namespace}/{encryption.secret_name(settings)}"
@@ -68,8 +68,8 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from scs_templates._core.errors import InputError
-    from scs_templates._render import encryption
+    from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
+    from scs_templates._render import encryption  # deferred: scs_templates._render.encryption
 
     settings = load_args(args).settings
     name = encryption.secret_name(settings)
@@ -83,7 +83,7 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_rotate(args: argparse.Namespace) -> int:
-    from scs_templates._render import encryption
+    from scs_templates._render import encryption  # deferred: scs_templates._render.encryption
 
     settings = load_args(args).settings
     with _client(args) as kube:

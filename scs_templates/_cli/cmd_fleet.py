@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from scs_templates._clikit.common import path_argument
+from scs_templates._clikit.common import load_each, path_argument
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def _positive(text: str) -> int:
-    import argparse
+    import argparse  # deferred: argparse
 
     try:
         value = int(text)
@@ -98,13 +98,15 @@ def run_render_fleet(args: argparse.Namespace) -> int:
     """Files are loaded while helm already renders the first full batches; nothing is
     printed or written before every file has loaded, and (unless ``--keep-going``) nothing
     at all when a file is bad or a cluster is defined twice."""
-    from scs_templates._clikit.common import load_each
-    from scs_templates._core.errors import ScsTemplatesError
-    from scs_templates._render.fleet import render_fleet, render_fleet_manifests
-    from scs_templates._render.render import check_output_dir
+    from scs_templates._core.errors import ScsTemplatesError  # deferred: scs_templates._core.errors
+    from scs_templates._render.fleet import render_fleet, render_fleet_manifests  # deferred: ruamel
+    from scs_templates._render.render import check_output_dir  # deferred: ruamel
+
+    # deferred: scs_templates._settings.problems
     from scs_templates._settings.problems import Problem, SettingsError
 
     if args.output is not None:
+        # deferred: scs_templates._clikit.output
         from scs_templates._clikit.output import output_format
 
         output_format(args, ("yaml",), default="yaml", legacy="DIR")
@@ -154,12 +156,13 @@ def run_render_fleet(args: argparse.Namespace) -> int:
 
 def _output(args: argparse.Namespace, results: list[Any]) -> None:
     """The clusters' manifests on stdout, or the fleet folder replaced as a whole."""
+    # deferred: scs_templates._cli.cmd_render
     from scs_templates._cli.cmd_render import write_stdout
 
     if args.stdout:
         write_stdout("".join(results))
         return
-    from scs_templates._render.render import write_fleet
+    from scs_templates._render.render import write_fleet  # deferred: ruamel
 
     directory: Path = args.output_dir
     total = len(write_fleet(results, directory))

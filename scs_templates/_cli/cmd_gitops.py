@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from scs_templates._clikit.common import path_argument
+from scs_templates._clikit.common import chart_mirror_option, load_many, path_argument
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -86,7 +86,6 @@ def _layout_options(gitops: argparse.ArgumentParser) -> None:
         "--path", metavar="PATH", help="DIR's path in that repository (default: ./<DIR name>)"
     )
     gitops.add_argument("--no-services", action="store_true", help="only the cluster HelmReleases")
-    from scs_templates._clikit.common import chart_mirror_option
 
     chart_mirror_option(
         gitops,
@@ -112,10 +111,11 @@ def _layout_options(gitops: argparse.ArgumentParser) -> None:
 
 
 def run_gitops(args: argparse.Namespace) -> int:
-    import re
+    import re  # deferred: re
 
-    from scs_templates._clikit.common import load_many
-    from scs_templates._core.errors import InputError
+    from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
+
+    # deferred: scs_templates._gitops
     from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
 
     if not re.fullmatch(r"(?:[0-9]+(?:ms|s|m|h))+", args.interval):
@@ -154,6 +154,7 @@ def run_gitops(args: argparse.Namespace) -> int:
 def _note_rendered_charts(fleet: list[ClusterSettings], mirror: str | None) -> None:
     """Flag the one step of ``gitops`` that reads a chart (and so, without a local
     ``--chart-mirror``, the network): the releases it renders itself."""
+    # deferred: pydantic
     from scs_templates._services.releases import from_mirror, local_mirror_dir, service_releases
 
     seen: set[str] = set()

@@ -8,6 +8,7 @@ keys and tokens are registered so that no log line or error message can show the
 
 from __future__ import annotations
 
+import os
 import sys
 
 from scs_templates._clikit.common import cluster_options, load_args, path_argument
@@ -52,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     cluster_options(describe)
+    # deferred: scs_templates._clikit.output
     from scs_templates._clikit.output import report_format_option
 
     report_format_option(describe, "; yaml and json: the tree as data")
@@ -59,10 +61,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_kubeconfig(args: argparse.Namespace) -> int:
-    from scs_templates._core.errors import ToolError
-    from scs_templates._core.naming import kubeconfig_secret
-    from scs_templates._lifecycle.target import target_of
-    from scs_templates._tools.kube import KubeClient
+    from scs_templates._core.errors import ToolError  # deferred: scs_templates._core.errors
+    from scs_templates._core.naming import kubeconfig_secret  # deferred: scs_templates._core.naming
+    from scs_templates._lifecycle.target import target_of  # deferred: scs_templates._lifecycle
+    from scs_templates._tools.kube import KubeClient  # deferred: scs_templates._tools.kube
 
     target = target_of(load_args(args).settings)
     with KubeClient(args.kubeconfig, args.context) as client:
@@ -76,7 +78,7 @@ def run_kubeconfig(args: argparse.Namespace) -> int:
     if args.output_file is None:
         sys.stdout.write(value if value.endswith("\n") else value + "\n")
         return 0
-    from scs_templates._core import atomic
+    from scs_templates._core import atomic  # deferred: scs_templates._core.atomic
 
     atomic.write_file(args.output_file, value, private=True)
     print(f"wrote {args.output_file}", file=sys.stderr)
@@ -90,10 +92,10 @@ _CREDENTIAL_FIELDS = ("client-key-data", "client-certificate-data", "token", "pa
 def register_kubeconfig(text: str) -> None:
     """Register the credentials of a kubeconfig (keys, tokens) as secrets: from here on no
     message or log line shows them, whatever goes wrong."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml import YAML  # deferred: ruamel
+    from ruamel.yaml.error import YAMLError  # deferred: ruamel
 
-    from scs_templates._core import secrets
+    from scs_templates._core import secrets  # deferred: scs_templates._core.secrets
 
     try:
         data = YAML(typ="safe").load(text)
@@ -107,9 +109,11 @@ def register_kubeconfig(text: str) -> None:
 
 
 def run_describe(args: argparse.Namespace) -> int:
-    from scs_templates._core.errors import ToolError
-    from scs_templates._lifecycle.target import target_of
-    from scs_templates._tools.kube import KubeClient
+    from scs_templates._core.errors import ToolError  # deferred: scs_templates._core.errors
+    from scs_templates._lifecycle.target import target_of  # deferred: scs_templates._lifecycle
+    from scs_templates._tools.kube import KubeClient  # deferred: scs_templates._tools.kube
+
+    # deferred: scs_templates._tools.kube.describe
     from scs_templates._tools.kube.describe import build_tree, collect, tree_text
 
     target = target_of(load_args(args).settings)
@@ -121,7 +125,7 @@ def run_describe(args: argparse.Namespace) -> int:
         )
     tree = build_tree(objects)
     if args.output != "text":
-        from scs_templates._clikit.output import data_text
+        from scs_templates._clikit.output import data_text  # deferred: scs_templates._clikit.output
 
         sys.stdout.write(data_text(tree.to_dict(), args.output))
         return 0
@@ -131,8 +135,6 @@ def run_describe(args: argparse.Namespace) -> int:
 
 def _colour() -> bool:
     """Colour on a terminal unless ``NO_COLOR`` is set (https://no-color.org)."""
-    import os
-
     if os.environ.get("NO_COLOR"):
         return False
     try:

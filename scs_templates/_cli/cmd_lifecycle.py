@@ -29,8 +29,9 @@ EXIT_DIFFERENCES = 3
 
 def parse_duration(text: str) -> float:
     """``30m``, ``1h30m``, ``90s`` or ``90`` (seconds) -> seconds (argparse type)."""
-    import argparse
+    import argparse  # deferred: argparse
 
+    # deferred: scs_templates._core.timeouts
     from scs_templates._core.timeouts import parse_duration as parse
 
     try:
@@ -62,7 +63,7 @@ def cloud_options(args: argparse.Namespace, provider: str) -> Any:
     for name, module in _cloud_option_modules():
         if name == provider:
             return load(module).cloud_options(args)
-    from scs_templates.providers import CloudOptions
+    from scs_templates.providers import CloudOptions  # deferred: scs_templates.providers.interface
 
     return CloudOptions()
 
@@ -127,6 +128,7 @@ def _register_status(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     cluster_options(status)
+    # deferred: scs_templates._clikit.output
     from scs_templates._clikit.output import report_format_option
 
     report_format_option(status)
@@ -233,8 +235,8 @@ def _without_clock(text: str) -> str:
 
 def _helm(args: argparse.Namespace) -> Any:
     """helm for the management cluster, once its server is known to be a Kubernetes API."""
-    from scs_templates._lifecycle.target import helm_of
-    from scs_templates._tools.kube.config import check_kubeconfig
+    from scs_templates._lifecycle.target import helm_of  # deferred: scs_templates._lifecycle.target
+    from scs_templates._tools.kube.config import check_kubeconfig  # deferred: scs_templates._tools
 
     # a missing or broken kubeconfig (or --context) is exit 2, not helm's failure
     check_kubeconfig(args.kubeconfig, args.context)
@@ -255,7 +257,7 @@ def print_pruned(pruned: list[str]) -> None:
 
 
 def run_install(args: argparse.Namespace) -> int:
-    from scs_templates import _lifecycle as lifecycle
+    from scs_templates import _lifecycle as lifecycle  # deferred: scs_templates._lifecycle
 
     loaded = load_args(args)
     cloud = cloud_options(args, loaded.settings.spec.provider)
@@ -293,14 +295,14 @@ def run_install(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from scs_templates import _lifecycle as lifecycle
+    from scs_templates import _lifecycle as lifecycle  # deferred: scs_templates._lifecycle
 
     loaded = load_args(args)
     result = lifecycle.status(
         loaded.settings, helm=_helm(args), kubeconfig=args.kubeconfig, context=args.context
     )
     if args.output != "text":
-        from scs_templates._clikit.output import data_text
+        from scs_templates._clikit.output import data_text  # deferred: scs_templates._clikit.output
 
         sys.stdout.write(data_text(result.to_dict(), args.output))
         return 0
@@ -324,7 +326,7 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from scs_templates import _lifecycle as lifecycle
+    from scs_templates import _lifecycle as lifecycle  # deferred: scs_templates._lifecycle
 
     loaded = load_args(args)
     result = lifecycle.diff(
@@ -340,9 +342,9 @@ def run_diff(args: argparse.Namespace) -> int:
 
 
 def run_delete(args: argparse.Namespace) -> int:
-    from scs_templates import _lifecycle as lifecycle
-    from scs_templates._core.errors import InputError
-    from scs_templates._tools.kube.config import check_kubeconfig
+    from scs_templates import _lifecycle as lifecycle  # deferred: scs_templates._lifecycle
+    from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
+    from scs_templates._tools.kube.config import check_kubeconfig  # deferred: scs_templates._tools
 
     loaded = load_args(args)
     target = lifecycle.target_of(loaded.settings)

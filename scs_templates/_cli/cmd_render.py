@@ -12,7 +12,13 @@ import os
 import sys
 
 from scs_templates._clikit.common import load_args, path_argument, settings_arguments
-from scs_templates._clikit.output import OBJECT_FORMATS, format_option, objects_text, values_yaml
+from scs_templates._clikit.output import (
+    OBJECT_FORMATS,
+    format_option,
+    objects_text,
+    output_format,
+    values_yaml,
+)
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -111,6 +117,7 @@ def write_stdout(text: str) -> None:
 def run_render(args: argparse.Namespace) -> int:
     output = objects_format(args)
     loaded = load_args(args, plain=True)
+    # deferred: ruamel
     from scs_templates._render.render import check_output_dir, render, write_manifests
 
     if args.output_dir is not None:
@@ -126,11 +133,9 @@ def run_render(args: argparse.Namespace) -> int:
 def objects_format(args: argparse.Namespace) -> str:
     """``-o FORMAT`` of a command that prints objects (``-o DIR``: deprecated, the folder);
     a format other than yaml with ``--output-dir`` is refused (the files are YAML)."""
-    from scs_templates._clikit.output import output_format
-
     output = output_format(args, OBJECT_FORMATS, default="yaml", legacy="DIR")
     if output != "yaml" and args.output_dir is not None:
-        from scs_templates._core.errors import InputError
+        from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
 
         raise InputError(f"-o {output} prints to standard output; --output-dir writes YAML files")
     return output
@@ -150,30 +155,28 @@ def print_or_write(
 
 
 def run_values(args: argparse.Namespace) -> int:
-    from scs_templates._clikit.output import output_format
-
     output = output_format(args, ("yaml", "json"), default="yaml", legacy="DIR")
     loaded = load_args(args, plain=True)
-    from scs_templates._render.charts import chart_for
-    from scs_templates._render.render import kube_version_of
-    from scs_templates._render.values import build_values
+    from scs_templates._render.charts import chart_for  # deferred: scs_templates._render.charts
+    from scs_templates._render.render import kube_version_of  # deferred: ruamel
+    from scs_templates._render.values import build_values  # deferred: scs_templates._render.values
 
     settings = loaded.settings
     values = build_values(settings)
     if args.output_dir is None:
         if output == "json":
-            import json
+            import json  # deferred: json
 
             write_stdout(json.dumps(values, indent=2, ensure_ascii=False) + "\n")
         else:
             write_stdout(values_yaml(values))
         return 0
 
-    import json
+    import json  # deferred: json
 
-    from scs_templates._core import atomic
-    from scs_templates._core.errors import InputError
-    from scs_templates._tools.helm import Helm
+    from scs_templates._core import atomic  # deferred: scs_templates._core.atomic
+    from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
+    from scs_templates._tools.helm import Helm  # deferred: scs_templates._tools.helm
 
     directory: Path = args.output_dir
     file = directory / "values.json"
@@ -200,7 +203,7 @@ def run_values(args: argparse.Namespace) -> int:
         namespace=settings.metadata.namespace,
         kube_version=kube_version_of(settings),
     )
-    import shlex
+    import shlex  # deferred: shlex
 
     write_stdout(shlex.join(["helm", *args_list, "-f", str(file)]) + "\n")
     print(f"wrote {file}", file=sys.stderr)
@@ -209,7 +212,7 @@ def run_values(args: argparse.Namespace) -> int:
 
 def run_templates(args: argparse.Namespace) -> int:
     del args
-    from scs_templates._render.catalogue import catalogue
+    from scs_templates._render.catalogue import catalogue  # deferred: scs_templates._render
 
     rows = catalogue()
     header = ("TEMPLATE", "PROVIDER", "CHART", "DESCRIPTION")

@@ -6,7 +6,7 @@ a chart, 1 when helmfile or helm fail (e.g. upstream chart repositories without 
 
 from __future__ import annotations
 
-from scs_templates._clikit.common import load_args, usage
+from scs_templates._clikit.common import chart_mirror_option, load_args, usage
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
 if TYPE_CHECKING:
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``services render``; importing this module stays cheap."""
+    # deferred: scs_templates._cli.cmd_render
     from scs_templates._cli.cmd_render import render_arguments
 
     services = subparsers.add_parser(
@@ -45,7 +46,6 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     render_arguments(render)
-    from scs_templates._clikit.common import chart_mirror_option
 
     chart_mirror_option(render)
     render.add_argument(
@@ -59,12 +59,15 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run_services_render(args: argparse.Namespace) -> int:
+    # deferred: scs_templates._cli.cmd_render
     from scs_templates._cli.cmd_render import objects_format, print_or_write
-    from scs_templates._clikit.output import objects_text
+    from scs_templates._clikit.output import objects_text  # deferred: scs_templates._clikit.output
 
     output = objects_format(args)
     loaded = load_args(args)
-    from scs_templates._render.render import check_output_dir
+    from scs_templates._render.render import check_output_dir  # deferred: ruamel
+
+    # deferred: pydantic
     from scs_templates._services.preview import render_services, write_services
 
     if args.output_dir is not None:

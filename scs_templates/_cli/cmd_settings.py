@@ -19,6 +19,7 @@ def register(subparsers: Any) -> None:
         "For a valid file it also says how network.apiAccess is enforced (load balancer "
         "allowed CIDRs on amphora, control-plane security-group rules on ovn).",
     )
+    # deferred: scs_templates._clikit.common
     from scs_templates._clikit.common import LAYERS_HELP, SET_HELP
 
     validate.add_argument(
@@ -52,15 +53,15 @@ def register(subparsers: Any) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    from scs_templates._clikit.common import print_warnings
-    from scs_templates._settings.layers import load_layers
-    from scs_templates._settings.problems import SettingsError
+    from scs_templates._clikit.common import print_warnings  # deferred: scs_templates._clikit
+    from scs_templates._settings.layers import load_layers  # deferred: scs_templates._settings
+    from scs_templates._settings.problems import SettingsError  # deferred: scs_templates._settings
 
     documents = [[file] for file in args.files]
     if args.settings_files:
         documents.append(args.settings_files)
     if not documents:
-        from scs_templates._core.errors import InputError
+        from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
 
         raise InputError("validate: give SETTINGS or -f FILE")
     status = 0
@@ -74,6 +75,7 @@ def run_validate(args: argparse.Namespace) -> int:
             continue
         print_warnings(loaded)
         if not args.quiet:
+            # deferred: scs_templates.providers.api_access
             from scs_templates.providers.api_access import api_access_plan
 
             print(f"{loaded.file}: valid")
@@ -82,7 +84,7 @@ def run_validate(args: argparse.Namespace) -> int:
 
 
 def run_schema(args: argparse.Namespace) -> int:
-    from scs_templates._settings.schema import schema_text
+    from scs_templates._settings.schema import schema_text  # deferred: pydantic
 
     sys.stdout.write(schema_text())
     return 0

@@ -71,7 +71,7 @@ def _add_cache_dir(parser: argparse.ArgumentParser) -> None:
 
 
 def _install(args: argparse.Namespace) -> int:
-    from scs_templates._tools.toolchain import install_tools
+    from scs_templates._tools.toolchain import install_tools  # deferred: scs_templates._tools
 
     def progress(line: str) -> None:
         print(line, flush=True)
@@ -86,8 +86,12 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from scs_templates._core.errors import ToolError
+    from scs_templates._core.errors import ToolError  # deferred: scs_templates._core.errors
+
+    # deferred: scs_templates._tools.toolchain
     from scs_templates._tools.toolchain import ENV_HELMFILE, find_helm, find_helmfile
+
+    # deferred: scs_templates._tools.toolchain.install
     from scs_templates._tools.toolchain.install import describe_source
 
     cache_dir: Path | None = args.cache_dir

@@ -20,19 +20,22 @@ def register(subparsers: Any) -> None:
         "default service chart versions per Kubernetes minor, each with where and when it "
         "was read. See docs/versions.md.",
     )
-    from scs_templates._clikit.output import report_format_option
+    from scs_templates._clikit.output import report_format_option  # deferred: scs_templates._clikit
 
     report_format_option(versions, "; yaml and json: the table as data, for tools")
     versions.set_defaults(func=run_versions)
 
 
 def run_versions(args: argparse.Namespace) -> int:
+    # deferred: scs_templates._cli.cmd_render
     from scs_templates._cli.cmd_render import write_stdout
+
+    # deferred: scs_templates._cli.versions_report
     from scs_templates._cli.versions_report import text
-    from scs_templates._versions import table_json
+    from scs_templates._versions import table_json  # deferred: scs_templates._versions
 
     if args.output != "text":
-        from scs_templates._clikit.output import data_text
+        from scs_templates._clikit.output import data_text  # deferred: scs_templates._clikit.output
 
         write_stdout(data_text(table_json(), args.output))
     else:

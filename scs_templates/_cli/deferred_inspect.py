@@ -32,7 +32,7 @@ class _InspectOnFirstUse(types.ModuleType):
     """``dataclasses``' ``inspect`` until it first needs it: then the real module."""
 
     def __getattr__(self, name: str) -> object:
-        import importlib
+        import importlib  # deferred: importlib
 
         if sys.modules.get("inspect") is self:  # asked while dataclasses was still running
             del sys.modules["inspect"]
@@ -50,6 +50,7 @@ def import_dataclasses() -> None:
     stand_in = _InspectOnFirstUse("inspect")
     sys.modules["inspect"] = stand_in
     try:
+        # deferred: dataclasses
         import dataclasses  # noqa: F401
     finally:
         if sys.modules.get("inspect") is stand_in:

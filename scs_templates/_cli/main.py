@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import importlib
 import os
 import sys
 from functools import cache
@@ -102,6 +103,7 @@ _OUTLINE_ARGV: tuple[list[str], ...] = ([], ["--help"], ["-h"])
 
 
 def _tool_timeout(text: str) -> float:
+    # deferred: scs_templates._cli.cmd_lifecycle
     from scs_templates._cli.cmd_lifecycle import parse_duration
 
     return parse_duration(text)
@@ -146,7 +148,7 @@ def help_width() -> int:
 
 
 def _formatter_class() -> type[argparse.HelpFormatter]:
-    import argparse
+    import argparse  # deferred: argparse
 
     class HelpFormatter(argparse.HelpFormatter):
         """argparse's own, at :func:`help_width` unless a width is given; an example block
@@ -178,8 +180,7 @@ def build_parser(
     ``outline``: the commands' own parsers are :class:`_Outline` stand-ins; the result can
     only print the top-level help (or see that no command was given).
     """
-    import argparse
-    import importlib
+    import argparse  # deferred: argparse
 
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -215,7 +216,7 @@ def build_parser(
 
 def _command_parser_class(formatter: Any) -> type[argparse.ArgumentParser]:
     """The class of the commands' own parsers, with the top level's ``formatter``."""
-    import argparse
+    import argparse  # deferred: argparse
 
     class CommandParser(argparse.ArgumentParser):
         """A command's own parser (and its sub-commands', which take this class): the
@@ -226,6 +227,7 @@ def _command_parser_class(formatter: Any) -> type[argparse.ArgumentParser]:
         def __init__(self, *args: Any, **options: Any) -> None:
             options.setdefault("formatter_class", formatter)
             if options.get("epilog") is None and options.get("prog"):
+                # deferred: scs_templates._cli.examples
                 from scs_templates._cli.examples import epilog
 
                 options["epilog"] = epilog(options["prog"])
@@ -280,6 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(0)
     outline = arguments in _OUTLINE_ARGV
     if not outline:  # a command: its modules use dataclasses (--help alone needs none)
+        # deferred: scs_templates._cli.deferred_inspect
         from scs_templates._cli.deferred_inspect import import_dataclasses
 
         import_dataclasses()
@@ -288,11 +291,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
-    from scs_templates._core import timeouts
-    from scs_templates._core.signals import handled
+    from scs_templates._core import timeouts  # deferred: scs_templates._core.timeouts
+    from scs_templates._core.signals import handled  # deferred: scs_templates._core.signals
 
     timeouts.set_override(args.tool_timeout)
-    from scs_templates._core import secrets
+    from scs_templates._core import secrets  # deferred: scs_templates._core.secrets
 
     original = sys.stdout
     sys.stdout = _Stdout(original)
@@ -311,6 +314,7 @@ def _run(args: argparse.Namespace) -> int:
 
     ``--debug`` prints the traceback first but never changes the code.
     """
+    # deferred: scs_templates._core.signals
     from scs_templates._core.signals import Terminated, exit_code
 
     try:
@@ -368,7 +372,7 @@ MAX_MESSAGE_CHARS = 4000
 
 
 def _error_line(message: str) -> None:
-    from scs_templates._core.secrets import redact
+    from scs_templates._core.secrets import redact  # deferred: scs_templates._core.secrets
 
     message = redact(message)  # the last line of defence: registered secrets, URL userinfo
     if len(message) > MAX_MESSAGE_CHARS:
@@ -379,9 +383,9 @@ def _error_line(message: str) -> None:
 
 def _traceback(args: argparse.Namespace) -> None:
     if getattr(args, "debug", False):
-        import traceback
+        import traceback  # deferred: traceback
 
-        from scs_templates._core.secrets import redact
+        from scs_templates._core.secrets import redact  # deferred: scs_templates._core.secrets
 
         print(redact(traceback.format_exc()).rstrip(), file=sys.stderr)
 
@@ -426,7 +430,7 @@ class _ClosedStdout:
     """Stands in for ``sys.stdout`` when the process was started with stdout closed."""
 
     def write(self, _text: str) -> int:
-        import errno
+        import errno  # deferred: errno
 
         error = OSError(errno.EBADF, "standard output is closed")
         error.stdout = True  # type: ignore[attr-defined]
@@ -443,8 +447,6 @@ def _guard_closed_stdout() -> None:
 
 def _silence_stdout() -> None:
     """Point fd 1 at /dev/null so the interpreter's final flush cannot fail again."""
-    import os
-
     try:
         fileno = sys.stdout.fileno()
     except (AttributeError, OSError, ValueError):

@@ -68,7 +68,7 @@ def _rows(parser: argparse.ArgumentParser) -> list[str]:
 
 def text() -> str:
     """The generated reference (between the markers)."""
-    from scs_templates._cli.main import build_parser
+    from scs_templates._cli.main import build_parser  # deferred: scs_templates._cli.main
 
     parts = []
     for parser, help_line in _commands(build_parser()):
@@ -106,7 +106,7 @@ def main(argv: list[str]) -> int:
     wanted = document(current)
     if "--write" in argv:
         if wanted != current:
-            from scs_templates._core import atomic
+            from scs_templates._core import atomic  # deferred: scs_templates._core.atomic
 
             atomic.write_file(DOC, wanted)
         return 0

@@ -29,7 +29,7 @@ def load(path: str, *, plain: bool = False) -> LoadedSettings:
     ``plain``: a valid file's settings are :mod:`~scs_templates._settings.plain` objects, for
     commands that only read them (render, values, validate, render-fleet): no pydantic.
     """
-    from scs_templates._settings.validate import load_settings
+    from scs_templates._settings.validate import load_settings  # deferred: scs_templates._settings
 
     loaded = load_settings(path, plain=plain)
     print_warnings(loaded)
@@ -39,7 +39,7 @@ def load(path: str, *, plain: bool = False) -> LoadedSettings:
 def load_args(args: argparse.Namespace, *, plain: bool = False) -> LoadedSettings:
     """The settings a command line names (:func:`settings_arguments`): SETTINGS, then each
     ``-f FILE``, then each ``--set PATH=VALUE``, merged in that order; warnings printed."""
-    from scs_templates._settings.layers import load_layers
+    from scs_templates._settings.layers import load_layers  # deferred: scs_templates._settings
 
     files = [*([args.settings] if args.settings else []), *(args.settings_files or ())]
     overrides = []
@@ -105,8 +105,8 @@ def load_each(
 ) -> Iterator[LoadedSettings]:
     """Load files one by one, as the caller consumes them (so work on the first files can
     start while the rest loads); the problems of invalid files go to ``problems``."""
-    from scs_templates._settings.problems import SettingsError
-    from scs_templates._settings.validate import load_settings
+    from scs_templates._settings.problems import SettingsError  # deferred: scs_templates._settings
+    from scs_templates._settings.validate import load_settings  # deferred: scs_templates._settings
 
     for path in paths:
         try:
@@ -120,7 +120,7 @@ def load_each(
 
 def load_many(paths: Iterable[str]) -> list[LoadedSettings]:
     """Load several files; one SettingsError with the problems of ALL invalid files."""
-    from scs_templates._settings import SettingsError
+    from scs_templates._settings import SettingsError  # deferred: scs_templates._settings.problems
 
     problems: list[Problem] = []
     found = list(load_each(paths, problems))
@@ -149,7 +149,7 @@ def cluster_options(parser: argparse.ArgumentParser) -> None:
 
 def poll_option(parser: argparse.ArgumentParser) -> None:
     """Seconds between two polls of the API; hidden: only tests need another value."""
-    import argparse
+    import argparse  # deferred: argparse
 
     parser.add_argument("--poll-interval", type=float, default=5.0, help=argparse.SUPPRESS)
 
@@ -157,6 +157,6 @@ def poll_option(parser: argparse.ArgumentParser) -> None:
 def path_argument(text: str) -> Path:
     """``type=`` of path arguments: pathlib is imported when a path is given, not when
     ``--help`` only lists the commands."""
-    from pathlib import Path
+    from pathlib import Path  # deferred: pathlib
 
     return Path(text)

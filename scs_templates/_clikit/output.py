@@ -10,6 +10,7 @@ option (docs/upgrades.md). Nothing here is imported by ``--help``.
 
 from __future__ import annotations
 
+import io
 import sys
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
@@ -63,7 +64,7 @@ def output_format(
     """The format ``-o`` names; with ``legacy`` (``DIR`` or ``FILE``) any other value is the
     old folder/file, moved to ``args.output_dir``/``args.output_file`` with a warning.
     InputError (exit 2) for an unknown format."""
-    from scs_templates._core.errors import InputError
+    from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
 
     value: str | None = args.output
     if value is None:
@@ -77,7 +78,7 @@ def output_format(
     )
     if getattr(args, attribute, None) is not None:
         raise InputError(f"-o {value}: not an output format, and {option} is given too")
-    from pathlib import Path
+    from pathlib import Path  # deferred: pathlib
 
     print(
         f"scs-templates: warning: -o {legacy} is deprecated (-o is the output format: "
@@ -95,7 +96,7 @@ def objects_text(manifests: str, objects: Sequence[Mapping[str, Any]], output: s
         return manifests
     if output == "name":
         return "".join(object_name(obj) + "\n" for obj in objects)
-    import json
+    import json  # deferred: json
 
     document = {"apiVersion": "v1", "kind": "List", "items": list(objects)}
     return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"
@@ -115,7 +116,7 @@ def data_text(data: Any, output: str) -> str:
     """Plain data (a command's report) as ``json`` (indented) or ``yaml`` (block style, in
     the data's own key order)."""
     if output == "json":
-        import json
+        import json  # deferred: json
 
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     return values_yaml(data)
@@ -123,10 +124,9 @@ def data_text(data: Any, output: str) -> str:
 
 def values_yaml(values: Any) -> str:
     """Values as YAML 1.2 with strings quoted where a YAML 1.1 reader would misread them."""
-    import io
-    import re
+    import re  # deferred: re
 
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # deferred: ruamel
 
     traps = re.compile(
         r"^(?:[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|true|True|TRUE|false|False"

@@ -170,6 +170,7 @@ def _write_error(target: Path, error: OSError) -> InputError:
 
 def _temp_sibling(target: Path) -> Path:
     """A free temporary name next to ``target`` (stale siblings removed first)."""
+    # deferred: tempfile
     import tempfile  # tempfile only when writing files: `render` to stdout needs none
 
     remove_stale_siblings(target)
@@ -271,6 +272,7 @@ def write_directory(
 
 def _staging_sibling(target: Path) -> Path:
     """A new empty folder (0700) beside ``target``; stale siblings of dead runs go first."""
+    # deferred: tempfile
     import tempfile  # as in _temp_sibling
 
     remove_stale_siblings(target)
@@ -337,6 +339,7 @@ def _fill(staging: Path, target: Path, files: Mapping[str, str | bytes], *, priv
         _fsync_dir(staging)
         old: Path | None = None
         if target.exists():
+            # deferred: tempfile
             import tempfile  # as in _temp_sibling
 
             old = Path(tempfile.mkdtemp(prefix=_prefix(target), suffix=".old", dir=parent))

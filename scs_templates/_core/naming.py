@@ -21,6 +21,7 @@ def fit(name: str, limit: int = MAX_NAME) -> str:
     """Return ``name`` if it fits, else a prefix of it plus '-' and a 7-hex hash."""
     if len(name) <= limit:
         return name
+    # deferred: hashlib
     import hashlib  # only a name that does not fit (validate and render never load it)
 
     digest = hashlib.sha256(name.encode()).hexdigest()[:7]
@@ -115,7 +116,7 @@ def shape_pattern(shape: str) -> str:
     """A regular expression (Go RE2 and Python alike) for the names of ``shape``: its fixed
     parts literally, each run of random characters as ``[a-z0-9]{n}``. Names are DNS-1123
     (``[-a-z0-9.]``): '.' is the one character to escape."""
-    from itertools import groupby
+    from itertools import groupby  # deferred: itertools
 
     parts = []
     for random, run in groupby(shape, key=lambda char: char == RANDOM):

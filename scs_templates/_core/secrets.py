@@ -57,8 +57,9 @@ def encodings(secret: str) -> set[str]:
     """``secret`` as it may appear in a message: raw, JSON-escaped (both ASCII modes),
     shell-quoted, URL-encoded, and each of its lines (multi-line values are echoed line by
     line)."""
+    # deferred: shlex
     import shlex  # here: reading settings (validate, render) registers no secret
-    import urllib.parse
+    import urllib.parse  # deferred: urllib.parse
 
     forms = {secret}
     forms.add(json.dumps(secret)[1:-1])
@@ -105,7 +106,7 @@ class RedactingFilter:
         record.msg = redact(message)
         record.args = None
         if record.exc_info:  # exception texts may quote a URL with its password
-            import traceback
+            import traceback  # deferred: traceback
 
             record.msg += "\n" + redact("".join(traceback.format_exception(*record.exc_info)))
             record.exc_info = None
@@ -149,7 +150,7 @@ class LogFilter:
     def install(self) -> None:
         """Route all logging (and ``warnings``) through one stderr handler that redacts."""
         self.uninstall_hooks()
-        import logging
+        import logging  # deferred: logging
 
         handler = logging.StreamHandler(sys.stderr)
         handler.addFilter(RedactingFilter())
@@ -169,7 +170,7 @@ class LogFilter:
         """Install when ``logging`` is first imported or a warning is first shown: until
         then nothing can log (an unconfigured logging prints nothing below warnings, and
         nothing is configured before it is imported), so nothing needs redacting."""
-        import warnings
+        import warnings  # deferred: warnings
 
         self._finder = _InstallOnImport(self)
         sys.meta_path.insert(0, self._finder)
@@ -183,7 +184,7 @@ class LogFilter:
 
     def uninstall_hooks(self) -> None:
         if self._finder is not None:
-            import warnings
+            import warnings  # deferred: warnings
 
             if self._finder in sys.meta_path:
                 sys.meta_path.remove(self._finder)
@@ -193,7 +194,7 @@ class LogFilter:
     def remove(self) -> None:
         self.uninstall_hooks()
         if self.handler is not None:
-            import logging
+            import logging  # deferred: logging
 
             logging.getLogger().removeHandler(self.handler)
             logging.captureWarnings(False)
@@ -214,7 +215,7 @@ class _InstallOnImport:
         sys.meta_path.remove(self)
         owner = self.owner
         owner._finder = None
-        from importlib.machinery import PathFinder
+        from importlib.machinery import PathFinder  # deferred: importlib.machinery
 
         spec = PathFinder.find_spec(name, path, target)
         if spec is None or spec.loader is None:

@@ -53,7 +53,7 @@ def handled() -> Iterator[None]:
     The first signal raises; further ones while the command unwinds are ignored, so the
     clean-up itself is not interrupted.
     """
-    import threading
+    import threading  # deferred: threading
 
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -61,7 +61,7 @@ def handled() -> Iterator[None]:
     fired: list[int] = []
 
     def handler(signum: int, _frame: FrameType | None) -> None:
-        from scs_templates._core import process
+        from scs_templates._core import process  # deferred: scs_templates._core.process
 
         if fired:
             return
@@ -80,6 +80,6 @@ def handled() -> Iterator[None]:
         for signum, old in previous.items():
             signal.signal(signum, old)
         if fired:
-            from scs_templates._core import process
+            from scs_templates._core import process  # deferred: scs_templates._core.process
 
             process.resume()

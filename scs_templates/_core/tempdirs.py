@@ -49,6 +49,6 @@ def private_dir(prefix: str) -> Path:
             except OSError:
                 break
             return path
-    import tempfile
+    import tempfile  # deferred: tempfile
 
     return Path(tempfile.mkdtemp(prefix=prefix))

@@ -12,10 +12,13 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Callable
-from typing import Any, TypeVar
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 ENV_VAR = "SCS_TEMPLATES_TIMEOUT"
 
@@ -59,7 +62,7 @@ def explicit() -> float | None:
     try:
         return parse_duration(text)
     except ValueError as error:
-        from scs_templates._core.errors import InputError
+        from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
 
         raise InputError(f"{ENV_VAR}={text!r}: {error}") from None
 

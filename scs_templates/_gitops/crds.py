@@ -70,8 +70,8 @@ class RepoLocation:
 
 def render_server_side(settings: ClusterSettings, release: ServiceRelease) -> list[dict[str, Any]]:
     """The default renderer: the pinned helmfile, as ``apply`` and ``services render``."""
-    from scs_templates._services.runner import ServicesHelmfile
-    from scs_templates._services.serverside import rendered_objects
+    from scs_templates._services.runner import ServicesHelmfile  # deferred: ruamel
+    from scs_templates._services.serverside import rendered_objects  # deferred: pydantic
 
     return rendered_objects(settings, release, ServicesHelmfile())
 

@@ -88,7 +88,7 @@ class GitopsResult:
 
 
 def _document(data: Any) -> str:
-    from scs_templates._settings.dump import dump_data
+    from scs_templates._settings.dump import dump_data  # deferred: pydantic
 
     return HEADER + dump_data(data)
 
@@ -398,8 +398,9 @@ def _check_release_change(folder: Path, objects: ClusterObjects, key: str, *, re
     this repository holds (what Flux reconciles): a switch between the clusterclass and a
     classic template, and a move onto another ClusterClass without ``rebase``. Raises
     :class:`InputError` before anything is written."""
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # deferred: ruamel
 
+    # deferred: scs_templates._lifecycle
     from scs_templates._lifecycle import check_class_change, check_template_change
 
     stem = f"helmrelease-{objects.name}"
@@ -423,6 +424,7 @@ def _check_class_in_release(
     which ``dependsOn`` it, would wait forever. ``install`` hands such a class over; Flux
     cannot (docs/upgrades.md). Only for the same class: with ``--rebase-class`` the new
     class's HelmRelease owns nothing yet."""
+    # deferred: scs_templates._render.values.class_release
     from scs_templates._render.values.class_release import TOPOLOGY_TEMPLATE
 
     was, now = installed.get("cluster"), values.get("cluster")

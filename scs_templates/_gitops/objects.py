@@ -25,6 +25,7 @@ from scs_templates._core.labels import (
     SERVICE_LABEL,
 )
 from scs_templates._core.naming import kubeconfig_secret, per_cluster
+from scs_templates._gitops import crds
 
 if TYPE_CHECKING:
     from scs_templates._gitops.crds import RepoLocation, ServerSideRenderer
@@ -303,9 +304,11 @@ def cluster_objects(
     and a Kustomization (:mod:`scs_templates._gitops.crds`); ``render`` renders its objects
     (default: the pinned helmfile, as ``services render``), ``repo`` is where Flux finds DIR.
     """
-    from scs_templates._render.values import build_values
+    from scs_templates._render.values import build_values  # deferred: scs_templates._render.values
+
+    # deferred: scs_templates._render.values.class_release
     from scs_templates._render.values.class_release import class_release_of, cluster_release_values
-    from scs_templates.providers import provider_of
+    from scs_templates.providers import provider_of  # deferred: scs_templates.providers.registry
 
     chart = provider_of(settings).chart
     values = build_values(settings)
@@ -355,18 +358,18 @@ class _Collected:
 def _required_secrets(settings: ClusterSettings) -> list[str]:
     """The Secrets the operator creates on the management cluster for the cluster release
     (names and what goes in them, never content)."""
-    from scs_templates.providers import provider_of
+    from scs_templates.providers import provider_of  # deferred: scs_templates.providers.registry
 
     required: list[str] = []
     required.extend(provider_of(settings).gitops_secrets(settings))
     if settings.spec.security.encryption_at_rest.enabled:
-        from scs_templates._render.encryption import secret_name
+        from scs_templates._render.encryption import secret_name  # deferred: scs_templates._render
 
         required.append(
             f"{secret_name(settings)} (encryption-at-rest key: `scs-templates encryption-key "
             "create`)"
         )
-    from scs_templates._settings.node_secrets import node_secrets
+    from scs_templates._settings.node_secrets import node_secrets  # deferred: pydantic
 
     for secret in node_secrets(settings):
         required.append(f"{secret.name} ({secret.what}: keys {' and '.join(secret.keys)})")
@@ -382,8 +385,7 @@ def _add_services(
 ) -> None:
     """Add the service releases (those that need server-side CRDs staged after them), their
     sources and the ClusterResourceSet of the workload cloud-config Secret."""
-    from scs_templates._gitops import crds
-    from scs_templates._services.releases import service_releases
+    from scs_templates._services.releases import service_releases  # deferred: pydantic
 
     releases = service_releases(settings)
     by_key = {release.key: release for release in releases}
@@ -454,7 +456,7 @@ def _add_server_side(
 ) -> None:
     """Add a release ``apply`` applies server-side: its rendered objects as a CRD folder and
     the Kustomization that applies it."""
-    from scs_templates._gitops import crds
+    # deferred: pydantic
     from scs_templates._services.releases import check_local_mirror, from_mirror
 
     local = from_mirror(release, options.render_mirror)
@@ -476,6 +478,7 @@ def _add_server_side(
 
 def _chart_version(settings: ClusterSettings) -> str:
     """The version of the settings' provider chart, wherever the provider keeps its source."""
+    # deferred: scs_templates._render.charts
     from scs_templates._render.charts import provider_chart_version
 
     return provider_chart_version(settings.spec.provider)

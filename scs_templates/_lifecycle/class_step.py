@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._core.labels import CLASS_LABEL as CLASS_LABEL
 from scs_templates._lifecycle.target import KEEP_ANNOTATION
+from scs_templates._tools.kube import ObjectRef
 from scs_templates._tools.kube.wait import DEFAULT_POLL_INTERVAL, Progress, elapsed, poll
 
 if TYPE_CHECKING:
     from scs_templates._render.charts import ChartRef
     from scs_templates._render.values.class_release import ClassRelease
     from scs_templates._tools.helm import Helm
-    from scs_templates._tools.kube import KubeClient, ObjectRef
+    from scs_templates._tools.kube import KubeClient
 
 __all__ = [
     "CLASS_LABEL",
@@ -58,8 +59,6 @@ def _class_reconciled(obj: Mapping[str, Any] | None) -> bool:
 
 
 def _class_ref(shared: ClassRelease) -> ObjectRef:
-    from scs_templates._tools.kube import ObjectRef
-
     return ObjectRef(CLUSTER_API, "ClusterClass", shared.namespace, shared.class_name)
 
 
@@ -145,8 +144,7 @@ def install_class(
                 f"that release first, which moves the class into its own release "
                 f"{shared.release!r}"
             )
-        from scs_templates._render.render import split_documents
-        from scs_templates._tools.kube import ObjectRef
+        from scs_templates._render.render import split_documents  # deferred: ruamel
 
         manifests = runner.template(
             shared.release,

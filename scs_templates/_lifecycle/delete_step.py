@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._core.naming import kubeconfig_secret
+from scs_templates._lifecycle.class_step import remove_class_if_unused
 from scs_templates._lifecycle.target import (
     CLUSTER_LABEL,
     Target,
@@ -24,6 +25,9 @@ from scs_templates._lifecycle.target import (
     release_objects,
     target_of,
 )
+from scs_templates._render.values import build_values
+from scs_templates._render.values.class_release import class_release_of
+from scs_templates._tools.kube import KubeClient, ObjectRef
 from scs_templates._tools.kube.wait import (
     DEFAULT_POLL_INTERVAL,
     DEFAULT_WAIT_TIMEOUT,
@@ -31,6 +35,7 @@ from scs_templates._tools.kube.wait import (
     quiet,
     wait_until_gone,
 )
+from scs_templates.providers import CloudOptions, provider_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -38,8 +43,6 @@ if TYPE_CHECKING:
     from scs_templates._lifecycle.workload_cleanup import WorkloadReport
     from scs_templates._settings.model import ClusterSettings
     from scs_templates._tools.helm import Helm
-    from scs_templates._tools.kube import KubeClient
-    from scs_templates.providers import CloudOptions
 
 __all__ = [
     "KEPT_KINDS",
@@ -116,9 +119,6 @@ def delete(
     NOTHING else has been deleted, so the controllers keep what they need to finish. When
     cloud resources remain, :class:`DeleteIncomplete` (a ToolError) carries the result.
     """
-    from scs_templates._tools.kube import ObjectRef
-    from scs_templates.providers import CloudOptions, provider_of
-
     target = target_of(settings)
     client = kube_of(kube, kubeconfig, context)
     runner = helm_of(helm, kubeconfig, context)
@@ -236,10 +236,6 @@ def _remove_class(
     """A topology cluster's ClusterClass release, uninstalled when no other Cluster of the
     namespace uses the class (:func:`~scs_templates._lifecycle.class_step.remove_class_if_unused`);
     the class of the installed release, else the settings' one."""
-    from scs_templates._lifecycle.class_step import remove_class_if_unused
-    from scs_templates._render.values import build_values
-    from scs_templates._render.values.class_release import class_release_of
-
     target = target_of(settings)
     values = installed_values if installed_values is not None else build_values(settings)
     shared = class_release_of(values, target.release)
@@ -266,6 +262,7 @@ def _clean_workload(
     notes: list[str],
 ) -> WorkloadReport | None:
     """Step (a) of delete on the workload cluster, when it can be reached."""
+    # deferred: scs_templates._lifecycle.workload_cleanup
     from scs_templates._lifecycle.workload_cleanup import WorkloadUnreadable, clean_workload
 
     def run(workload_client: KubeClient) -> WorkloadReport | None:
@@ -304,7 +301,7 @@ def _clean_workload(
             f"{target.namespace}/{kubeconfig_secret(target.cluster)} (never came up?); skipped"
         )
         return None
-    from scs_templates._tools.kube import KubeClient
+    # deferred: scs_templates._tools.kube.workload_kubeconfig
     from scs_templates._tools.kube.workload_kubeconfig import private_kubeconfig
 
     with private_kubeconfig(text) as path:

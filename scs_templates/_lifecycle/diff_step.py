@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from scs_templates._lifecycle.target import Target, helm_of, kept, release_objects, target_of
+from scs_templates._render.values.class_release import class_release_of
+from scs_templates._tools.kube import ObjectRef
 
 if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings
@@ -83,7 +85,7 @@ def _hide_secret(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _yaml_text(obj: Mapping[str, Any]) -> str:
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # deferred: ruamel
 
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False
@@ -95,8 +97,6 @@ def _yaml_text(obj: Mapping[str, Any]) -> str:
 def _index(
     objects: list[dict[str, Any]], namespace: str
 ) -> dict[tuple[str, str, str], dict[str, Any]]:
-    from scs_templates._tools.kube import ObjectRef
-
     index: dict[tuple[str, str, str], dict[str, Any]] = {}
     for obj in objects:
         ref = ObjectRef.of(obj, namespace if obj.get("kind") != "Namespace" else "")
@@ -113,8 +113,7 @@ def diff(
 ) -> DiffResult:
     """What an install of ``settings`` would change in the installed release's objects (a
     topology cluster: and in its ClusterClass's release)."""
-    from scs_templates._render.render import render
-    from scs_templates._render.values.class_release import class_release_of
+    from scs_templates._render.render import render  # deferred: ruamel
 
     target = target_of(settings)
     runner = helm_of(helm, kubeconfig, context)

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import InputError, ToolError
+from scs_templates._lifecycle.class_step import install_class, remove_class_if_unused
+from scs_templates._lifecycle.prune_step import prune_superseded_templates
 from scs_templates._lifecycle.target import Target, helm_of, kube_of, target_of
 from scs_templates._lifecycle.version_guard import (
     check_api_port_change,
@@ -18,6 +20,11 @@ from scs_templates._lifecycle.version_guard import (
     installed_kubernetes_version,
     values_kubernetes_version,
 )
+from scs_templates._render import encryption
+from scs_templates._render.values import build_values
+from scs_templates._render.values.class_release import class_release_of, cluster_release_values
+from scs_templates._tools.kube import ObjectRef
+from scs_templates._tools.kube.client import CLUSTER_API_VERSION
 from scs_templates._tools.kube.wait import (
     DEFAULT_POLL_INTERVAL,
     DEFAULT_WAIT_TIMEOUT,
@@ -25,6 +32,7 @@ from scs_templates._tools.kube.wait import (
     quiet,
     wait_for_cluster,
 )
+from scs_templates.providers import CloudOptions, Management, provider_of
 from scs_templates.providers.credentials import store_credentials
 
 if TYPE_CHECKING:
@@ -33,7 +41,6 @@ if TYPE_CHECKING:
     from scs_templates._tools.helm import Helm, ReleaseInfo
     from scs_templates._tools.kube import ClusterState, KubeClient
     from scs_templates._versions.kubernetes import KubernetesVersion
-    from scs_templates.providers import CloudOptions
 
 __all__ = [
     "InstallResult",
@@ -114,9 +121,7 @@ def install(
     credentials Secret is missing, HelmError/ToolError (exit 1) when helm or the API fails,
     and ToolError when ``wait`` times out. ``helm_timeout`` is helm's own ``--timeout``.
     """
-    from scs_templates._render.charts import chart_for
-    from scs_templates._render.values import build_values
-    from scs_templates._render.values.class_release import class_release_of, cluster_release_values
+    from scs_templates._render.charts import chart_for  # deferred: scs_templates._render.charts
 
     target = target_of(settings)
     if kube is None and kubeconfig is None and helm is not None:
@@ -126,7 +131,6 @@ def install(
         secrets = _prepare(settings, cloud, kube, kubeconfig, context, cloud_progress or progress)
     encrypt = settings.spec.security.encryption_at_rest.enabled
     credentials = _reads_node_secrets(settings)
-    from scs_templates.providers import provider_of
 
     cloud_secret = provider_of(settings).credentials_secret_name(settings)
     # with wait, a bad kubeconfig/context is found (exit 2) before anything is installed
@@ -175,7 +179,6 @@ def install(
     handover = None
     if shared is not None:
         assert client is not None
-        from scs_templates._lifecycle.class_step import install_class
 
         # the class first (a rebase: the new class), reconciled before the Cluster uses it
         handover = install_class(
@@ -201,17 +204,12 @@ def install(
     if handover is not None and client is not None:
         handover.finish(client, runner, chart, progress)
     if old_class is not None and client is not None:
-        from scs_templates._lifecycle.class_step import remove_class_if_unused
-
         # the class this cluster left, when no other Cluster of the namespace uses it
         _, kept = remove_class_if_unused(client, runner, old_class, progress=progress)
         if kept and progress:
             progress(kept)
     state = None
     if client is not None and wait:
-        from scs_templates._tools.kube import ObjectRef
-        from scs_templates._tools.kube.client import CLUSTER_API_VERSION
-
         cluster = values.get("cluster", {}).get("name") or target.cluster
         ref = ObjectRef(CLUSTER_API_VERSION, "Cluster", target.namespace, str(cluster))
         state = wait_for_cluster(
@@ -219,8 +217,6 @@ def install(
         )
     pruned: list[str] = []
     if prune:
-        from scs_templates._lifecycle.prune_step import prune_superseded_templates
-
         pruned = prune_superseded_templates(
             client or kube_of(kube, kubeconfig, context), settings, runner, progress=progress
         ).pruned
@@ -275,16 +271,16 @@ def ensure_release_secrets(
     kept). Without the key Secret the bootstrap controller writes no bootstrap data for the
     control plane and the cluster never starts."""
     check_node_credentials(client, settings)
-    if settings.spec.security.encryption_at_rest.enabled:
-        from scs_templates._render import encryption
-
-        if encryption.ensure_secret(client, settings) and progress:
-            progress(f"created the encryption key Secret {encryption.secret_name(settings)}")
+    created = settings.spec.security.encryption_at_rest.enabled and encryption.ensure_secret(
+        client, settings
+    )
+    if created and progress:
+        progress(f"created the encryption key Secret {encryption.secret_name(settings)}")
 
 
 def _reads_node_secrets(settings: ClusterSettings) -> bool:
     """Whether the bootstrap data reads Secrets that :func:`check_node_credentials` checks."""
-    from scs_templates._settings.node_secrets import node_secrets
+    from scs_templates._settings.node_secrets import node_secrets  # deferred: pydantic
 
     return bool(node_secrets(settings))
 
@@ -295,7 +291,7 @@ def check_node_credentials(client: KubeClient, settings: ClusterSettings) -> Non
     :func:`~scs_templates._settings.node_secrets.node_secrets`) is missing on the management
     cluster or lacks a key: without it the bootstrap controller writes no bootstrap data and
     the machines never start. Only key names are read into messages, never values."""
-    from scs_templates._settings.node_secrets import node_secrets
+    from scs_templates._settings.node_secrets import node_secrets  # deferred: pydantic
 
     namespace = settings.metadata.namespace
     for secret in node_secrets(settings):
@@ -323,8 +319,6 @@ def _prepare(
     progress: Progress | None,
 ) -> dict[str, str] | None:
     """The provider's preparation before install: the content of the values' secrets."""
-    from scs_templates.providers import CloudOptions, Management, provider_of
-
     result: dict[str, str] | None = provider_of(settings).prepare(
         settings,
         cloud if cloud is not None else CloudOptions(),

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any
 from scs_templates._core.errors import ToolError
 from scs_templates._core.labels import KEEP_ANNOTATION
 from scs_templates._render.values import CLUSTER_LABEL
+from scs_templates._tools.kube import KubeClient, ObjectRef
+from scs_templates._tools.kube.client import CLUSTER_API_VERSION
 
 if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings
     from scs_templates._tools.helm import Helm
-    from scs_templates._tools.kube import KubeClient, ObjectRef
 
 __all__ = [
     "CLUSTER_LABEL",
@@ -51,8 +52,9 @@ def helm_of(helm: Helm | None, kubeconfig: str | None, context: str | None) -> H
     "release not installed", exit 0; issue #41)."""
     if helm is not None:
         return helm
-    from scs_templates._tools.helm import Helm
-    from scs_templates._tools.kube import KubeClient
+    from scs_templates._tools.helm import Helm  # deferred: scs_templates._tools.helm
+
+    # deferred: scs_templates._tools.kube.config
     from scs_templates._tools.kube.config import check_kubeconfig
 
     check_kubeconfig(kubeconfig, context)  # InputError (exit 2), as the commands, not helm's
@@ -66,14 +68,13 @@ def kube_of(kube: KubeClient | None, kubeconfig: str | None, context: str | None
     """``kube``, or an API client for ``kubeconfig``/``context``."""
     if kube is not None:
         return kube
-    from scs_templates._tools.kube import KubeClient
 
     return KubeClient(kubeconfig, context)
 
 
 def release_objects(manifest: str) -> list[dict[str, Any]]:
     """The objects of an installed release's manifest (ToolError when it does not parse)."""
-    from scs_templates._render.render import split_documents
+    from scs_templates._render.render import split_documents  # deferred: ruamel
 
     try:
         return split_documents(manifest)[1]
@@ -83,9 +84,6 @@ def release_objects(manifest: str) -> list[dict[str, Any]]:
 
 def cluster_ref(objects: list[dict[str, Any]], target: Target) -> ObjectRef:
     """The Cluster object of a manifest, else the settings' cluster name in v1beta2."""
-    from scs_templates._tools.kube import ObjectRef
-    from scs_templates._tools.kube.client import CLUSTER_API_VERSION
-
     for obj in objects:
         api_version = str(obj.get("apiVersion", ""))
         if obj.get("kind") == "Cluster" and api_version.startswith("cluster.x-k8s.io/"):

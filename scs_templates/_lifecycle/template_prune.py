@@ -23,8 +23,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from scs_templates._tools.kube import ObjectRef
+
 if TYPE_CHECKING:
-    from scs_templates._tools.kube import KubeClient, ObjectRef
+    from scs_templates._tools.kube import KubeClient
 
 __all__ = ["CLONED_FROM_ANNOTATION", "REFERRER_KINDS", "PruneResult", "prune_templates"]
 
@@ -103,8 +105,6 @@ def prune_templates(
     kinds (apiVersion, kind), ``current`` the objects of the release's current manifest,
     ``kept`` tells whether an object carries the keep policy (only those are ours to prune).
     """
-    from scs_templates._tools.kube import ObjectRef
-
     kinds = list(dict.fromkeys(template_kinds))
     wanted = set(current)
     candidates: list[ObjectRef] = []

@@ -16,6 +16,7 @@ from scs_templates._core.errors import InputError
 from scs_templates._lifecycle.target import release_objects
 from scs_templates._render.values.class_release import TOPOLOGY_TEMPLATE as TOPOLOGY_TEMPLATE
 from scs_templates._versions.kubernetes import KubernetesVersion
+from scs_templates.providers.api_access import DEFAULT_API_PORT
 
 if TYPE_CHECKING:
     from scs_templates._lifecycle.target import Target
@@ -167,7 +168,6 @@ def check_api_port_change(installed_values: Mapping[str, Any], values: Mapping[s
     helm would fail half-way; say so before anything is touched. Releases from before the
     field existed listen on 6443.
     """
-    from scs_templates.providers.api_access import DEFAULT_API_PORT
 
     def port(source: Mapping[str, Any]) -> int:
         network = source.get("network")

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import ToolError
+from scs_templates._tools.kube import ObjectRef
 
 if TYPE_CHECKING:
-    from scs_templates._tools.kube import KubeClient, ObjectRef
+    from scs_templates._tools.kube import KubeClient
 
 Progress = Callable[[str], None]
 
@@ -54,8 +55,6 @@ class WorkloadItem:
     detail: str = ""
 
     def ref(self) -> ObjectRef:
-        from scs_templates._tools.kube import ObjectRef
-
         return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
 
     def describe(self) -> str:
@@ -187,7 +186,7 @@ def clean_workload(
     if dry_run:
         report.deleted = list(plan.delete)
         return report
-    from scs_templates._tools.removal import remove_all
+    from scs_templates._tools.removal import remove_all  # deferred: scs_templates._tools.removal
 
     def delete(item: WorkloadItem) -> bool:
         if not client.delete(item.ref()):

@@ -121,6 +121,7 @@ def _copy_chart(source: Path, target: Path) -> None:
 def provider_chart_version(provider: str) -> str:
     """The version of the provider's cluster chart, wherever its source is (a provider
     registered for tests keeps its chart outside the shipped folder)."""
+    # deferred: scs_templates.providers.registry
     from scs_templates.providers import provider as provider_named
 
     return version_of_chart(provider_named(provider).chart_source(charts_dir()))
@@ -133,6 +134,7 @@ def chart_for(provider: str) -> ChartRef:
     when the content-addressed directory exists, the directory after hashing the (small)
     chart sources, without copying anything.
     """
+    # deferred: scs_templates.providers.registry
     from scs_templates.providers import provider as provider_named
 
     entry = provider_named(provider)  # InputError when unknown
@@ -163,6 +165,7 @@ def _assemble(name: str, sources: list[Path]) -> ChartRef:
     digest = _digest(sources)
     target = cache_root() / "charts" / digest / name
     if not (target / "Chart.yaml").is_file():
+        # deferred: tempfile
         import tempfile  # only when the cache misses: not on every start
 
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -60,7 +60,7 @@ def __getattr__(name: str) -> object:
     """``RotationStep`` for callers at run time, made when first asked for: the values of
     every render read this module, and typing (which ``Literal`` needs) is not imported."""
     if name == "RotationStep":
-        from typing import Literal
+        from typing import Literal  # deferred: typing
 
         return Literal["add", "promote", "remove"]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -74,6 +74,7 @@ def secret_name(settings: ClusterSettings) -> str:
 def new_key(now: datetime.datetime | None = None) -> Key:
     """A fresh random key named after its UTC creation time (names are not secret)."""
     moment = now or datetime.datetime.now(datetime.UTC)
+    # deferred: secrets
     import secrets as random  # only when a key is made, not for every render
 
     secret = base64.b64encode(random.token_bytes(KEY_BYTES)).decode()
@@ -105,8 +106,8 @@ def config_text(keys: list[Key], resources: list[str]) -> str:
 
 def _keys(text: str) -> list[Key]:
     """The keys of a stored EncryptionConfiguration, in order; ToolError when unreadable."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml import YAML  # deferred: ruamel
+    from ruamel.yaml.error import YAMLError  # deferred: ruamel
 
     try:
         document = YAML(typ="safe", pure=True).load(text)
@@ -203,7 +204,7 @@ def rotate(
     upgrades leave it alone. Wait until the rollout finished (every control-plane machine
     replaced) before the next step.
     """
-    from scs_templates._tools.kube import ObjectRef
+    from scs_templates._tools.kube import ObjectRef  # deferred: scs_templates._tools.kube
 
     namespace = settings.metadata.namespace
     name = secret_name(settings)

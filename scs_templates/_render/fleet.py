@@ -59,6 +59,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ruamel.yaml import YAML
+
 from scs_templates._core.errors import ToolError
 from scs_templates._render.charts import ChartRef, chart_for
 from scs_templates._render.render import RenderJob, RenderResult, prepare_render
@@ -264,8 +266,6 @@ _CHART_FILES = {"Chart.yaml", "Chart.lock", "charts"}
 
 
 def _yaml_file(path: Path) -> object:
-    from ruamel.yaml import YAML
-
     return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
 
 
@@ -362,6 +362,7 @@ def values_checked_by_gate(chart: ChartRef, values: dict[str, dict[str, Any]]) -
     shared = shared_libraries(source)
     if shared is None or not shared.no_defaults or not _shares_libraries(shared, values.values()):
         return False
+    # deferred: scs_templates._render.values.gate
     from scs_templates._render.values.gate import values_gate
 
     gate = values_gate(source)

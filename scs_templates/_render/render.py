@@ -144,7 +144,7 @@ def split_texts(manifests: str) -> list[str]:
 
 def _parse(text: str) -> dict[str, Any]:
     """One object of helm's output; helm printing anything else is helm's failure (exit 1)."""
-    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.error import YAMLError  # deferred: ruamel.yaml.error
 
     try:
         data = YAML(typ="safe").load(text)

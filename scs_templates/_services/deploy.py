@@ -23,6 +23,7 @@ unless ``force_remove`` (then ``installed: false``: helmfile uninstalls them).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ from scs_templates._services.releases import (
     ServiceRelease,
     check_local_mirror,
     helm_releases,
+    management_release_name,
     namespace_labels,
     plan_releases,
     state_of,
@@ -169,9 +171,9 @@ def _deployed_releases(
     helm: Helm, *, timeout: float, poll_interval: float, progress: Progress | None
 ) -> dict[str, ReleaseInfo]:
     """Catalogue releases deployed in the workload cluster (retries while the API is down)."""
-    from scs_templates._tools.helm import HelmError
-    from scs_templates._tools.helm.runner import _release_from_row
-    from scs_templates._tools.kube.wait import poll
+    from scs_templates._tools.helm import HelmError  # deferred: scs_templates._tools.helm
+    from scs_templates._tools.helm.runner import _release_from_row  # deferred: scs_templates._tools
+    from scs_templates._tools.kube.wait import poll  # deferred: scs_templates._tools.kube.wait
 
     args = ["list", "--all-namespaces", "--max", "10000", "-o", "json"]  # helm 4: every status
     if helm.kubeconfig is not None:
@@ -246,25 +248,26 @@ def apply(
     Raises :class:`CniSwitchError` (exit 2) on a refused CNI switch, InputError for a
     local mirror that lacks charts, ToolError/HelmError/HelmfileError (exit 1) otherwise.
     """
-    from scs_templates._services.runner import ServicesHelmfile
-    from scs_templates._tools.helm import Helm
-    from scs_templates._tools.kube import KubeClient
-    from scs_templates._tools.kube.workload_kubeconfig import (
+    from scs_templates._services.runner import ServicesHelmfile  # deferred: ruamel
+    from scs_templates._tools.helm import Helm  # deferred: scs_templates._tools.helm
+    from scs_templates._tools.kube import KubeClient  # deferred: scs_templates._tools.kube
+    from scs_templates._tools.kube.workload_kubeconfig import (  # deferred: scs_templates._tools
         private_kubeconfig,
         read_workload_kubeconfig,
         wait_for_workload_kubeconfig,
     )
-    from scs_templates._tools.toolchain import find_helm
+    from scs_templates._tools.toolchain import find_helm  # deferred: scs_templates._tools.toolchain
 
     say = progress or (lambda text: None)
     if kube is None:  # a missing kubeconfig fails here, before anything is said or done
+        # deferred: scs_templates._tools.kube.config
         from scs_templates._tools.kube.config import check_kubeconfig
 
         check_kubeconfig(kubeconfig, context)
     notes: list[str] = []
     cluster_result: InstallResult | None = None
     if install_cluster and not dry_run:
-        from scs_templates import _lifecycle as lifecycle
+        from scs_templates import _lifecycle as lifecycle  # deferred: scs_templates._lifecycle
 
         say(f"installing/upgrading the cluster release {settings.metadata.name}")
         cluster_result = lifecycle.install(
@@ -405,8 +408,6 @@ def _server_side_plans(
 def _default_kubeconfig() -> str:
     """The kubeconfig helm would use without --kubeconfig (the services runner never
     inherits KUBECONFIG, so the management cluster is named explicitly)."""
-    import os
-
     return os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(
         Path.home() / ".kube" / "config"
     )
@@ -415,7 +416,7 @@ def _default_kubeconfig() -> str:
 def _with_recorded(settings: ClusterSettings, management: Helm) -> ClusterSettings:
     """``settings`` with what the cluster's release on the management cluster recorded and
     the services must keep (OpenStack: the cloud cluster name of OCCM and Cinder CSI)."""
-    from scs_templates._lifecycle.target import target_of
+    from scs_templates._lifecycle.target import target_of  # deferred: scs_templates._lifecycle
 
     target = target_of(settings)
     if management.status(target.release, namespace=target.namespace) is None:
@@ -426,8 +427,7 @@ def _with_recorded(settings: ClusterSettings, management: Helm) -> ClusterSettin
 
 def _management_releases(helm: Helm, settings: ClusterSettings) -> dict[str, ReleaseInfo]:
     """This cluster's management-side service releases (cluster-autoscaler) that exist."""
-    from scs_templates._services.releases import management_release_name
-    from scs_templates._tools.helm.runner import _release_from_row
+    from scs_templates._tools.helm.runner import _release_from_row  # deferred: scs_templates._tools
 
     names = {
         management_release_name(settings, info) for info in CATALOGUE if info.target == "management"

@@ -18,9 +18,12 @@ in-cluster certgen job instead of helm's ``genCA``), and a test keeps it that wa
 from __future__ import annotations
 
 import functools
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ruamel.yaml import YAML
 
 from scs_templates._core import atomic
 from scs_templates._render.render import (
@@ -66,8 +69,6 @@ class ServicesRender:
 
     @functools.cached_property
     def objects(self) -> tuple[dict[str, Any], ...]:
-        from ruamel.yaml import YAML
-
         yaml = YAML(typ="safe")
         return tuple(yaml.load(text) for text in self.documents)
 
@@ -104,6 +105,7 @@ def render_services(
     Raises InputError (exit 2) when a local chart mirror lacks a chart, HelmfileError
     (exit 1) when helmfile or helm fail (e.g. upstream repositories without network).
     """
+    # deferred: scs_templates._services.runner
     from scs_templates._services.runner import ServicesHelmfile
 
     releases = plan_releases(settings, frozenset(), False)
@@ -123,10 +125,6 @@ def render_services(
 def _namespaces(labels: dict[str, dict[str, str]]) -> str:
     """The namespaces ``apply`` labels for Pod Security before the sync, as YAML documents
     (first: they exist before any release is installed into them)."""
-    import io
-
-    from ruamel.yaml import YAML
-
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False
     text = ""

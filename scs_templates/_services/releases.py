@@ -245,7 +245,7 @@ def chart_source(info: ServiceInfo, version: str, mirror: str | None) -> ChartSo
     """The chart reference of ``info`` at ``version``, from upstream or from ``mirror``; a
     chart of ours is the package's own folder (``charts/<chart>``: no mirror holds it)."""
     if info.packaged:
-        from scs_templates._render.charts import charts_dir
+        from scs_templates._render.charts import charts_dir  # deferred: scs_templates._render
 
         return ChartSource("package", str(charts_dir() / info.chart), None)
     if mirror:

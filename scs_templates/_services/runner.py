@@ -42,7 +42,7 @@ def deps_flags(state: Mapping[str, Any]) -> list[str]:
     helm repository) is then "repo REPO not found" (seen: ``gitops`` rendering the Gateway
     API CRDs from a helm-repository mirror). OCI charts and local packages need no repository
     entry, so those states keep the flag (nothing else runs)."""
-    from scs_templates._services.releases import STATE_KEY
+    from scs_templates._services.releases import STATE_KEY  # deferred: pydantic
 
     services = state.get(STATE_KEY)
     repositories = (services.get("repositories") if isinstance(services, Mapping) else None) or []
@@ -176,8 +176,9 @@ class ServicesHelmfile(HelmfileProcess):
 def _raise_fetch_failure(error: HelmfileError, state: Mapping[str, Any]) -> None:
     """Raise the one-line message of :mod:`~scs_templates._services.fetch_hint` when
     ``error`` is a chart that could not be fetched (nothing otherwise)."""
+    # deferred: scs_templates._services.fetch_hint
     from scs_templates._services.fetch_hint import fetch_failure
-    from scs_templates._services.releases import STATE_KEY
+    from scs_templates._services.releases import STATE_KEY  # deferred: pydantic
 
     services = state.get(STATE_KEY)
     message = fetch_failure(

@@ -42,9 +42,9 @@ def rendered_objects(
     settings: ClusterSettings, release: ServiceRelease, runner: ServicesHelmfile
 ) -> list[dict[str, Any]]:
     """The objects of ``release`` as ``services render`` renders them (same state values)."""
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # deferred: ruamel
 
-    from scs_templates._render.render import kube_version_of, split_texts
+    from scs_templates._render.render import kube_version_of, split_texts  # deferred: ruamel
 
     text = runner.render({STATE_KEY: state_of([release])}, kube_version=kube_version_of(settings))
     yaml = YAML(typ="safe")
@@ -91,7 +91,7 @@ def compare(
     ``unchanged`` when every one exists, was applied by us, carries the rendered labels
     and annotations (the Gateway API CRDs name their bundle version and channel there) and,
     for a CRD, the rendered ``spec.versions``, else ``upgrade``."""
-    from scs_templates._tools.kube import ObjectRef
+    from scs_templates._tools.kube import ObjectRef  # deferred: scs_templates._tools.kube
 
     manager = release.info.field_manager
     rendered = list(objects)

@@ -41,6 +41,8 @@ import copy
 from collections.abc import Mapping
 
 from scs_templates._core import naming
+from scs_templates._versions import table
+from scs_templates._versions.kubernetes import resolve_version
 from scs_templates.providers import provider_of
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
@@ -200,9 +202,6 @@ def _autoscaler_image(settings: ClusterSettings) -> Values:
     """The cluster-autoscaler image of the cluster's Kubernetes minor (the versions table):
     the autoscaler follows the minor (its release 1.M is for Kubernetes 1.M), while one chart
     serves several minors with the image of one."""
-    from scs_templates._versions import table
-    from scs_templates._versions.kubernetes import resolve_version
-
     spec = settings.spec
     minor = resolve_version(
         spec.kubernetes.version, provider_of(settings).kind_node_images

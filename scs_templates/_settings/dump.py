@@ -45,7 +45,7 @@ def dump_data(data: Any) -> str:
     Strings a YAML 1.1 reader would misread are quoted, so helm, kubectl and Flux read the
     document as written.
     """
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # deferred: ruamel
 
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False

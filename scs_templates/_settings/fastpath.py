@@ -88,8 +88,8 @@ class Unsupported(Exception):
 def schema_file() -> Path:
     """The published schema: in the wheel's data, or ``schemas/`` of a source checkout
     (:func:`scs_templates._core.shipped.shipped_dir`, the one lookup of both)."""
-    from scs_templates._core.errors import ScsTemplatesError
-    from scs_templates._core.shipped import shipped_dir
+    from scs_templates._core.errors import ScsTemplatesError  # deferred: scs_templates._core.errors
+    from scs_templates._core.shipped import shipped_dir  # deferred: scs_templates._core.shipped
 
     try:
         return shipped_dir("schemas", "the published settings schema", SCHEMA_NAME) / SCHEMA_NAME
@@ -115,6 +115,7 @@ def _exact(value: Any) -> bool:
 
 def check(data: Any) -> bool:
     """True when the generated check accepts ``data`` (then pydantic would too)."""
+    # deferred: scs_templates._settings._schema_check
     from scs_templates._settings import _schema_check
 
     if not _exact(data):
@@ -132,7 +133,7 @@ def check(data: Any) -> bool:
 def _pattern(text: str) -> str:
     """``text`` for Python's ``re`` as pydantic reads it: ``$`` the end of the text (as
     ``\\Z``: Python's ``$`` also matches before a final line break), ASCII text only."""
-    import re
+    import re  # deferred: re
 
     return _ASCII_ONLY + "(?:" + re.sub(r"(?<!\\)\$", r"\\Z", text) + ")"
 
@@ -194,7 +195,7 @@ _OPTIONS: dict[str, Any] = {
 def compile_check(schema: dict[str, Any]) -> Check:
     """The check of ``schema`` compiled in this process (as :mod:`._schema_check` is
     compiled ahead of time; for tests and other schemas; raises :class:`Unsupported`)."""
-    import fastjsonschema
+    import fastjsonschema  # deferred: fastjsonschema
 
     validate = fastjsonschema.compile(_compilable(schema), **_OPTIONS)
 
@@ -212,10 +213,10 @@ def compile_check(schema: dict[str, Any]) -> Check:
 
 def check_code(schema: dict[str, Any] | None = None) -> str:
     """The text of :mod:`._schema_check`: ``schema`` (default: the model's) compiled."""
-    import fastjsonschema
+    import fastjsonschema  # deferred: fastjsonschema
 
     if schema is None:
-        from scs_templates._settings.schema import schema_text
+        from scs_templates._settings.schema import schema_text  # deferred: pydantic
 
         schema = json.loads(schema_text(shipped=True))
     code = fastjsonschema.compile_to_code(_compilable(schema), **_OPTIONS)

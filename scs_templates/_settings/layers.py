@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from scs_templates._settings.loader import Positions
+from scs_templates._core.errors import InputError
+from scs_templates._settings.loader import Positions, parse_yaml_marked, read_text
 from scs_templates._settings.problems import Path, Problem, SettingsError, format_path
 from scs_templates._settings.validate import LoadedSettings, load_settings, validate_data
 
@@ -48,13 +49,11 @@ def load_layers(
     (``(label, path, value)``, e.g. ``--chart-mirror``); :class:`SettingsError` with every
     problem, each at the file (or option) that set the value."""
     if not files:
-        from scs_templates._core.errors import InputError
-
         raise InputError("no settings file: give SETTINGS or -f FILE")
     if len(files) == 1 and not sets and not overrides:
         return load_settings(files[0], plain=plain)
+    # deferred: scs_templates._core.textinput
     from scs_templates._core.textinput import display_name
-    from scs_templates._settings.loader import read_text
 
     texts: list[tuple[str, str]] = []
     problems: list[Problem] = []
@@ -88,8 +87,6 @@ def _merged(
     libyaml: bool,
     plain: bool,
 ) -> LoadedSettings:
-    from scs_templates._settings.loader import parse_yaml_marked
-
     data: dict[str, Any] = {}
     positions: Positions = {}
     origins: dict[Path, str] = {}

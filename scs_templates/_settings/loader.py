@@ -69,7 +69,7 @@ def read_text(path: FsPath | str) -> str:
 
     Devices, FIFOs and sockets are refused (see :mod:`scs_templates._core.textinput`).
     """
-    from scs_templates._core import textinput
+    from scs_templates._core import textinput  # deferred: scs_templates._core.textinput
 
     try:
         return textinput.read_text(
@@ -87,7 +87,7 @@ _NOT_BINARY = "a YAML text file"
 def decode(raw: bytes, file: str) -> str:
     """The text of a settings file's bytes ``raw`` (read from ``file``), as :func:`read_text`
     decodes it."""
-    from scs_templates._core import textinput
+    from scs_templates._core import textinput  # deferred: scs_templates._core.textinput
 
     try:
         return textinput.decode_text(raw, _NOT_BINARY)
@@ -115,8 +115,8 @@ def compose_yaml(text: str, *, name_aliases: bool = True) -> Any:
     ``name_aliases=False`` an undefined alias is not named (its name may come from a secret
     value). Raises :class:`YamlSyntaxError`; returns None for an empty document.
     """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml import YAML  # deferred: ruamel
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError  # deferred: ruamel
 
     yaml = YAML(typ="rt")
     yaml.Composer = _bounded_composer()
@@ -213,8 +213,9 @@ def _libyaml_composer() -> Any:
     pure-Python composer gives). Raises ImportError without the C extension."""
     global _LIBYAML
     if _LIBYAML is None:
+        # deferred: _ruamel_yaml
         from _ruamel_yaml import CParser  # type: ignore[import-not-found]  # ruamel.yaml.clib
-        from ruamel.yaml.resolver import VersionedResolver
+        from ruamel.yaml.resolver import VersionedResolver  # deferred: ruamel
 
         class LibyamlComposer(CParser, VersionedResolver):  # type: ignore[misc]
             def __init__(self, text: str) -> None:
@@ -278,8 +279,10 @@ def _bounded_composer() -> Any:
     global _COMPOSER
     if _COMPOSER is not None:
         return _COMPOSER
-    from ruamel.yaml.composer import Composer
-    from ruamel.yaml.error import MarkedYAMLError
+    from ruamel.yaml.composer import Composer  # deferred: ruamel
+    from ruamel.yaml.error import MarkedYAMLError  # deferred: ruamel
+
+    # deferred: ruamel
     from ruamel.yaml.events import AliasEvent, MappingStartEvent, SequenceStartEvent
 
     class BoundedComposer(Composer):

@@ -67,6 +67,7 @@ def did_you_mean(word: str, candidates: Sequence[str]) -> str:
     lowered = {c.lower(): c for c in candidates}
     if word.lower() in lowered:
         return f"; did you mean {lowered[word.lower()]!r}?"
+    # deferred: difflib
     import difflib  # only a document with an error gets here
 
     close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)

@@ -108,7 +108,7 @@ def rows(model: type[BaseModel] | None = None, prefix: str = "") -> list[Row]:
 def render_reference(*, shipped: bool = True) -> str:
     """docs/settings.md: the shipped providers' settings (``shipped=False``: with the section
     of every installed provider, plug-ins too)."""
-    import jinja2
+    import jinja2  # deferred: jinja2
 
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATE.parent)),

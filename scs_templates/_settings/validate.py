@@ -48,6 +48,7 @@ def load_settings(path: str | FsPath, *, plain: bool = False) -> LoadedSettings:
     ``plain``: the settings of a valid file are :mod:`.plain` objects, not model instances
     (the commands that only read them; errors are the same either way).
     """
+    # deferred: scs_templates._core.textinput
     from scs_templates._core.textinput import display_name
 
     text = read_text(path)
@@ -143,6 +144,7 @@ def _refuse_unreadable(data: Any, file: str, earlier: list[Problem], problem: _P
     foreign = _foreign_document(data) if header else None
     if foreign is not None:  # not a settings file at all: say what it is and what to do
         key, what, command = foreign
+        # deferred: scs_templates._core.textinput
         from scs_templates._core.textinput import STDIN_NAME
 
         name = "-" if file == STDIN_NAME else file or "FILE"
@@ -170,7 +172,7 @@ def _validated(
     settings = _plain(data) if plain else None
     if settings is not None:
         return settings
-    from pydantic import ValidationError
+    from pydantic import ValidationError  # deferred: pydantic
 
     from scs_templates._settings.model import settings_model  # deferred: pydantic
 
@@ -192,7 +194,7 @@ def _validated(
 
 
 def _plain(data: Any) -> ClusterSettings | None:
-    from scs_templates._settings import plain
+    from scs_templates._settings import plain  # deferred: scs_templates._settings.plain
 
     settings: ClusterSettings | None = plain.validate(data)
     return settings
@@ -277,7 +279,7 @@ def _anchor(positions: Positions, path: Path) -> Path | None:
 
 
 def _pattern_help() -> dict[str, str]:
-    from scs_templates._settings.model import (
+    from scs_templates._settings.model import (  # deferred: pydantic
         COMPACTION_RETENTION,
         DNS_LABEL,
         DNS_SUBDOMAIN,
@@ -326,7 +328,7 @@ def _pattern_help() -> dict[str, str]:
 
 def _unechoed_pattern_help() -> dict[str, str]:
     """Patterns whose wrong values are never echoed: they may carry credentials."""
-    from scs_templates._settings.model import PROXY_URL
+    from scs_templates._settings.model import PROXY_URL  # deferred: pydantic
 
     return {
         PROXY_URL: (
@@ -340,7 +342,7 @@ def _unechoed_pattern_help() -> dict[str, str]:
 def _translate(error: ValidationError) -> list[tuple[Path, str]]:
     """pydantic's errors as (path, message); every message redacted (URL userinfo,
     registered secrets) because messages quote the values."""
-    from scs_templates._core.secrets import redact
+    from scs_templates._core.secrets import redact  # deferred: scs_templates._core.secrets
 
     return [(path, redact(message)) for path, message in _translate_raw(error)]
 
@@ -412,9 +414,9 @@ def _message(kind: str, msg: str, value: Any) -> str:
 
 def _known_keys(path: Path) -> list[str]:
     """The YAML keys allowed at ``path`` (for did-you-mean)."""
-    from pydantic import BaseModel
+    from pydantic import BaseModel  # deferred: pydantic
 
-    from scs_templates._settings.model import ClusterSettings, nested_model
+    from scs_templates._settings.model import ClusterSettings, nested_model  # deferred: pydantic
 
     model: Any = ClusterSettings
     for part in path:

@@ -60,6 +60,7 @@ def error_message(stderr: str) -> str:
 def _helmfile() -> Tool:
     """The helmfile to run; built now (minutes, once) when it is nowhere yet: helmfile is
     built lazily, the first time a helmfile command needs it (docs/toolchain.md)."""
+    # deferred: scs_templates._tools.toolchain.install
     from scs_templates._tools.toolchain import ensure_tool
 
     def progress(line: str) -> None:

@@ -68,7 +68,7 @@ def remove_all(
     _delete_each(items, delete, gone, result)
     if present is None:
         return result
-    from scs_templates._tools.kube.wait import poll
+    from scs_templates._tools.kube.wait import poll  # deferred: scs_templates._tools.kube.wait
 
     pending = [*result.deleted, *result.absent, *also_await]
     if not pending:

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from scs_templates._core import naming
 from scs_templates._core.records import record
 from scs_templates._settings.problems import Path as FieldPath
 from scs_templates._settings.rules import Finding
@@ -96,7 +97,7 @@ class Management:
         if self.kube is not None:
             yield self.kube
             return
-        from scs_templates._tools.kube import KubeClient
+        from scs_templates._tools.kube import KubeClient  # deferred: scs_templates._tools.kube
 
         with KubeClient(self.kubeconfig, self.context) as client:
             yield client
@@ -160,8 +161,6 @@ class Provider:
     def machine_owner_budget(self, cluster: str, machine_owner: str) -> int:
         """The longest a MachineDeployment/KubeadmControlPlane name may be: machine names
         add 12 characters, and with the :meth:`node_name_prefix` host names stay <= 63."""
-        from scs_templates._core import naming
-
         return naming.MACHINE_OWNER_BUDGET - len(self.node_name_prefix(cluster, machine_owner))
 
     # ----------------------------------------------------------------------- settings
@@ -290,6 +289,7 @@ class Provider:
         part the chart's ``values.schema.json`` is generated
         (:mod:`scs_templates._render.values.schema`).
         The default adds nothing."""
+        # deferred: scs_templates._contract.contract
         from scs_templates._contract.contract import ValuesModel
 
         return ValuesModel()

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from collections.abc import Iterator
-from pathlib import Path
 
 from tests.support import REPO
-
-PACKAGE = REPO / "scs_templates"
+from tests.support.imports import imported, package_modules
 
 #: Bottom to top. A module's layer is its first folder under scs_templates/ (or its name).
 LAYERS: tuple[str, ...] = (
@@ -38,40 +35,9 @@ LAYERS: tuple[str, ...] = (
 )
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(REPO).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _modules() -> dict[str, Path]:
-    return {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
-
-
-def _imported(
-    name: str, node: ast.Import | ast.ImportFrom, is_package: bool, modules: dict[str, Path]
-) -> Iterator[str]:
-    """The dotted names an import statement uses: ``from pkg import mod`` uses the module
-    ``pkg.mod``; ``from pkg import name`` uses ``pkg`` (where ``name`` is defined or
-    re-exported)."""
-    if isinstance(node, ast.Import):
-        yield from (alias.name for alias in node.names)
-        return
-    if node.level:
-        base = name.split(".") if is_package else name.split(".")[:-1]
-        base = base[: len(base) - (node.level - 1)]
-        module = ".".join([*base, *([node.module] if node.module else [])])
-    else:
-        module = node.module or ""
-    for alias in node.names:
-        submodule = f"{module}.{alias.name}"
-        yield submodule if submodule in modules else module
-
-
 def _edges() -> dict[str, set[str]]:
     """module -> the package modules it imports (anywhere in its source)."""
-    modules = _modules()
+    modules = package_modules(REPO)
 
     def owner(dotted: str) -> str | None:
         while dotted and dotted not in modules:
@@ -84,7 +50,7 @@ def _edges() -> dict[str, set[str]]:
         for node in ast.walk(tree):
             if not isinstance(node, ast.Import | ast.ImportFrom):
                 continue
-            for target in _imported(name, node, path.name == "__init__.py", modules):
+            for target in imported(name, node, path.name == "__init__.py", modules):
                 found = owner(target) if target.startswith("scs_templates") else None
                 if found and found != name:
                     edges[name].add(found)

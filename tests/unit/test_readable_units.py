@@ -19,18 +19,19 @@ MAX_FUNCTION_LINES = 60
 MAX_MODULE_LINES = 500
 #: "file:function" -> its length now: the long functions whose behaviour only the plane and
 #: cloud tiers prove (install, delete, apply, credential rotation, project cleanup), left for
-#: a change that runs those tiers.
+#: a change that runs those tiers. Some grew by the ``# deferred:`` reasons of their imports
+#: (tests/unit/test_deferred_imports.py), a comment line each.
 LONG_FUNCTIONS: dict[str, int] = {
-    "scs_templates/_lifecycle/delete_step.py:_clean_workload": 62,
+    "scs_templates/_lifecycle/delete_step.py:_clean_workload": 63,
     "scs_templates/_lifecycle/delete_step.py:delete": 144,
     "scs_templates/_lifecycle/install_step.py:install": 176,
     "scs_templates/_lifecycle/workload_cleanup.py:clean_workload": 69,
-    "scs_templates/_services/deploy.py:apply": 159,
+    "scs_templates/_services/deploy.py:apply": 160,
     "scs_templates/providers/openstack/cleanup.py:cleanup_cluster_network": 108,
     "scs_templates/providers/openstack/leftovers.py:clean_project_leftovers": 123,
-    "scs_templates/providers/openstack/provision.py:release_cluster_resources": 72,
-    "scs_templates/providers/openstack/rotation.py:_restart_consumers": 62,
-    "scs_templates/providers/openstack/rotation.py:rotate_credentials": 161,
+    "scs_templates/providers/openstack/provision.py:release_cluster_resources": 78,
+    "scs_templates/providers/openstack/rotation.py:_restart_consumers": 66,
+    "scs_templates/providers/openstack/rotation.py:rotate_credentials": 162,
 }
 
 

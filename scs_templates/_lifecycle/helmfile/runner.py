@@ -30,11 +30,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ruamel.yaml import YAML
+
 from scs_templates._core import atomic, process
 from scs_templates._core.errors import ToolError
+from scs_templates._core.shipped import shipped_dir
+from scs_templates._lifecycle import (
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_WAIT_TIMEOUT,
+    delete,
+    ensure_release_secrets,
+    prune_superseded_templates,
+)
 from scs_templates._render.charts import chart_for
 from scs_templates._render.render import kube_version_of
 from scs_templates._render.values import build_values
+from scs_templates._tools.helm import Helm
 from scs_templates._tools.helm.errors import error_text
 from scs_templates._tools.helm.runner import _secret_strings
 from scs_templates._tools.helmfile import (
@@ -42,6 +53,7 @@ from scs_templates._tools.helmfile import (
     HelmfileProcess,
     HelmfileTimeout,
 )
+from scs_templates._tools.kube import KubeClient
 from scs_templates._tools.toolchain import Tool
 
 if TYPE_CHECKING:
@@ -58,8 +70,6 @@ log = logging.getLogger(__name__)
 
 def helmfile_dir() -> Path:
     """``helmfile.d`` of a source checkout, or the copy inside the installed wheel."""
-    from scs_templates._core.shipped import shipped_dir
-
     return shipped_dir("helmfile.d", "helmfile.d is")
 
 
@@ -249,10 +259,6 @@ class Helmfile(HelmfileProcess):
         them; without this step every template change of a sync would leave one more
         generation behind until ``destroy``.
         """
-        from scs_templates._lifecycle import ensure_release_secrets, prune_superseded_templates
-        from scs_templates._tools.helm import Helm
-        from scs_templates._tools.kube import KubeClient
-
         config = kubeconfig or self.kubeconfig
         with KubeClient(config, self.kube_context) as client:
             ensure_release_secrets(client, settings)
@@ -284,9 +290,6 @@ class Helmfile(HelmfileProcess):
         machines then stay Deleting (their infrastructure cluster is gone) and the Cluster
         never goes (docs/helmfile.md).
         """
-        from scs_templates._lifecycle import DEFAULT_POLL_INTERVAL, DEFAULT_WAIT_TIMEOUT, delete
-        from scs_templates._tools.helm import Helm
-
         config = kubeconfig or self.kubeconfig
         helm = Helm(self.helm, kubeconfig=config, kube_context=self.kube_context, home=self.home)
 
@@ -307,8 +310,6 @@ class Helmfile(HelmfileProcess):
 
 def _needs_dependency_build(chart: Path) -> bool:
     """True when Chart.yaml declares dependencies that ``charts/`` does not hold."""
-    from ruamel.yaml import YAML
-
     try:
         meta = YAML(typ="safe").load((chart / "Chart.yaml").read_text(encoding="utf-8"))
     except OSError:

@@ -98,7 +98,7 @@ def build_values(settings: ClusterSettings) -> dict[str, Any]:
     Raises ValueError when the Kubernetes version does not resolve (settings validation
     reports that earlier, with the field's position).
     """
-    from scs_templates.providers import provider_of
+    from scs_templates.providers import provider_of  # deferred: scs_templates.providers.registry
 
     spec = settings.spec
     provider = provider_of(settings)
@@ -444,6 +444,7 @@ def cluster_class_name(provider: str) -> str:
     so a release that changes them bumps the chart version and ships a class of a new name;
     clusters move onto it only when their settings are installed with that release.
     """
+    # deferred: scs_templates._render.charts
     from scs_templates._render.charts import provider_chart_version
 
     version = provider_chart_version(provider)

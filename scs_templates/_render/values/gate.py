@@ -90,7 +90,7 @@ def _as_go_reads_it(node: Any, *, keywords: bool = True) -> Any:
 
 def compile_gate(schema: dict[str, Any]) -> Check:
     """The gate of a whole values document (raises :class:`Unsupported`)."""
-    import fastjsonschema
+    import fastjsonschema  # deferred: fastjsonschema
 
     if schema.get("$schema") != DRAFT_07:
         raise Unsupported(f"$schema {schema.get('$schema')!r}")

@@ -45,6 +45,7 @@ class HelmError(ToolError):
     @property
     def command_line(self) -> str:
         """The command as a shell-quoted line, for ``--debug`` output."""
+        # deferred: shlex
         import shlex  # here: only an error's --debug line needs it
 
         return shlex.join(self.command)
@@ -57,6 +58,7 @@ class HelmTimeout(HelmError):
 def redact(text: str, secrets: Iterable[str]) -> str:
     """Replace every form of each secret string by ``<redacted>``: raw, JSON-escaped (helm
     echoes its JSON input), shell-quoted, URL-encoded; see :mod:`scs_templates._core.secrets`."""
+    # deferred: scs_templates._core.secrets
     from scs_templates._core.secrets import redact as redact_all
 
     return redact_all(text, secrets)

@@ -206,6 +206,7 @@ class Helm:
         limit = self.timeout if timeout is None else timeout
         log = _debug_logger()
         if log is not None:
+            # deferred: shlex
             import shlex  # only --debug quotes the command line
 
             log.debug("running %s", shlex.join(argv))

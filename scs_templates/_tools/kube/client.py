@@ -41,7 +41,7 @@ def request_timeout() -> tuple[float, float]:
     """(connect, read) seconds of one API request: :data:`REQUEST_TIMEOUT`, each at most
     the user's ``--timeout``/``SCS_TEMPLATES_TIMEOUT``
     (:func:`scs_templates._core.timeouts.explicit`)."""
-    from scs_templates._core.timeouts import explicit
+    from scs_templates._core.timeouts import explicit  # deferred: scs_templates._core.timeouts
 
     knob = explicit()
     if knob is None:
@@ -51,10 +51,10 @@ def request_timeout() -> tuple[float, float]:
 
 def _unreachable(error: BaseException, timeout: tuple[float, float]) -> str:
     """Why a request got no answer, in words (not urllib3's pool and object reprs)."""
-    import re
+    import re  # deferred: re
 
-    from urllib3.exceptions import MaxRetryError, NewConnectionError
-    from urllib3.exceptions import TimeoutError as Urllib3Timeout
+    from urllib3.exceptions import MaxRetryError, NewConnectionError  # deferred: urllib3
+    from urllib3.exceptions import TimeoutError as Urllib3Timeout  # deferred: urllib3
 
     reason: BaseException | None = error
     if isinstance(error, MaxRetryError) and error.reason is not None:
@@ -128,16 +128,17 @@ class KubeClient:
     def __init__(
         self, kubeconfig: str | None = None, context: str | None = None, *, check_api: bool = True
     ) -> None:
-        from kubernetes import client, config
+        from kubernetes import client, config  # deferred: kubernetes
 
         self._client_module = client
+        # deferred: scs_templates._tools.kube.config
         from scs_templates._tools.kube.config import check_kubeconfig
 
         path = kubeconfig or os.environ.get("KUBECONFIG") or str(Path.home() / ".kube" / "config")
         self.kubeconfig = path
         self.context = context
         check_kubeconfig(kubeconfig, context)
-        from urllib3.util.retry import Retry
+        from urllib3.util.retry import Retry  # deferred: urllib3
 
         self.timeout = request_timeout()
         # what config.new_client_from_config does, with retries that never re-send a
@@ -210,8 +211,9 @@ class KubeClient:
         call of a client checks that the server is a Kubernetes API (:meth:`check_api`).
         The call is abandoned after :data:`WALL_CLOCK_GRACE` more than its longest socket
         timeout (:func:`~scs_templates._core.timeouts.abandonable`)."""
-        from urllib3.exceptions import HTTPError as Urllib3Error
+        from urllib3.exceptions import HTTPError as Urllib3Error  # deferred: urllib3
 
+        # deferred: scs_templates._core.timeouts
         from scs_templates._core.timeouts import abandonable
 
         if path != "/version":
@@ -406,7 +408,7 @@ class KubeClient:
 
         The values are credentials: callers must never print or log them.
         """
-        import base64
+        import base64  # deferred: base64
 
         found = self.get(ObjectRef("v1", "Secret", namespace, name))
         if found is None:
@@ -453,7 +455,7 @@ class KubeClient:
         Replacing sets exactly ``labels`` and ``annotations`` (earlier ones, e.g. helm's
         ownership annotations, are dropped).
         """
-        import base64
+        import base64  # deferred: base64
 
         data = {k: base64.b64encode(v.encode()).decode() for k, v in sorted(string_data.items())}
         ref = ObjectRef("v1", "Secret", namespace, name)

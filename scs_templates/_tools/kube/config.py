@@ -92,7 +92,7 @@ def check_kubeconfig(kubeconfig: str | None, context: str | None = None) -> None
 
 def _document(path: str, source: str) -> dict[str, Any] | None:
     """The kubeconfig at ``path`` as a mapping; None when the file does not exist."""
-    from scs_templates._core import textinput
+    from scs_templates._core import textinput  # deferred: scs_templates._core.textinput
 
     if source != "--kubeconfig" and not Path(path).exists():
         return None  # a missing file in $KUBECONFIG's list is skipped, as kubectl does
@@ -117,8 +117,8 @@ def _document(path: str, source: str) -> dict[str, Any] | None:
 
 
 def _load(text: str, path: str) -> object:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml import YAML  # deferred: ruamel
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError  # deferred: ruamel
 
     try:
         return YAML(typ="safe", pure=True).load(text)

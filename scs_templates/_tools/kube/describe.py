@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from scs_templates._tools.kube.client import CLUSTER_API_VERSION, ObjectRef
 from scs_templates._tools.kube.cluster import Condition, conditions_of
 
 if TYPE_CHECKING:
@@ -202,8 +203,6 @@ def _cells(ready: Condition | None) -> tuple[str, str, str]:
 def collect(client: KubeClient, namespace: str, cluster: str) -> list[dict[str, Any]] | None:
     """The Cluster ``namespace/cluster`` and the objects its tree shows, from the API; None
     when the Cluster does not exist."""
-    from scs_templates._tools.kube.client import CLUSTER_API_VERSION, ObjectRef
-
     found = client.get(ObjectRef(CLUSTER_API_VERSION, "Cluster", namespace, cluster))
     if found is None:
         return None
@@ -229,8 +228,6 @@ def _follow(
     into: list[dict[str, Any]],
 ) -> None:
     """Append the object ``spec.<key>`` of ``obj`` names, when it exists."""
-    from scs_templates._tools.kube.client import ObjectRef
-
     spec = obj.get("spec")
     ref = spec.get(key) if isinstance(spec, Mapping) else None
     if not isinstance(ref, Mapping) or not ref.get("kind") or not ref.get("name"):

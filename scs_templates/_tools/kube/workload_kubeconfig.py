@@ -42,7 +42,7 @@ def wait_for_workload_kubeconfig(
     progress: Callable[[str], None] | None = None,
 ) -> str:
     """Poll until the Secret ``<cluster>-kubeconfig`` exists; ToolError after ``timeout``."""
-    from scs_templates._tools.kube.wait import poll
+    from scs_templates._tools.kube.wait import poll  # deferred: scs_templates._tools.kube.wait
 
     secret = f"{namespace}/{kubeconfig_secret(cluster)}"
 

@@ -219,7 +219,7 @@ def _go_build(
     argv: list[str], cwd: Path, env: dict[str, str], what: str, report: Progress
 ) -> tuple[float, float]:
     """Run ``go build -v``: its package lines go to a log, a terminal sees a live count."""
-    from scs_templates._core import process
+    from scs_templates._core import process  # deferred: scs_templates._core.process
 
     log = cwd / "build.log"
     live = sys.stderr.isatty()

@@ -166,7 +166,7 @@ def _versions_path() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def _disk_versions() -> dict[str, object]:
-    import json
+    import json  # deferred: json
 
     try:
         data = json.loads(_versions_path().read_text(encoding="utf-8"))
@@ -176,8 +176,8 @@ def _disk_versions() -> dict[str, object]:
 
 
 def _remember_version(key: str, version: str) -> None:
-    import json
-    import tempfile
+    import json  # deferred: json
+    import tempfile  # deferred: tempfile
 
     known = dict(_disk_versions())
     known.pop(key, None)
@@ -212,10 +212,11 @@ def _cached_version(path: str, mtime_ns: int, size: int, kind: str) -> str:
         argv = [path, "version"]
     else:
         raise ValueError(f"unknown tool {kind!r}")
-    from scs_templates._core import process
-    from scs_templates._core.timeouts import tool_timeout
+    from scs_templates._core import process  # deferred: scs_templates._core.process
+    from scs_templates._core.timeouts import tool_timeout  # deferred: scs_templates._core.timeouts
 
     limit = tool_timeout(VERSION_TIMEOUT_SECONDS)
+    # deferred: tempfile
     import tempfile  # only when a tool's version is not cached: not on every start
 
     with tempfile.TemporaryDirectory(prefix="scs-templates-helm-") as helm_home:

@@ -211,11 +211,11 @@ def credential_authenticates(access: CloudAccess, credential_id: str, secret: Se
     not recreate on a hiccup. The login has the wall clock of every OpenStack call
     (:func:`bound_requests`): its session is not the connection's.
     """
-    from keystoneauth1 import exceptions as ks_exceptions
-    from keystoneauth1 import session as ks_session
-    from keystoneauth1.identity import v3
+    from keystoneauth1 import exceptions as ks_exceptions  # deferred: keystoneauth1
+    from keystoneauth1 import session as ks_session  # deferred: keystoneauth1
+    from keystoneauth1.identity import v3  # deferred: keystoneauth1
 
-    from scs_templates._core.timeouts import tool_timeout
+    from scs_templates._core.timeouts import tool_timeout  # deferred: scs_templates._core.timeouts
 
     auth = v3.ApplicationCredential(
         auth_url=access.auth_url,
@@ -243,7 +243,7 @@ def create_app_credential(
 ) -> AppCredential:
     """Create a RESTRICTED application credential (``unrestricted: false``) for the current
     user and project, with the user's roles in the project."""
-    from openstack import exceptions as sdk_exceptions
+    from openstack import exceptions as sdk_exceptions  # deferred: openstack
 
     body: dict[str, Any] = {"name": name, "description": description, "unrestricted": False}
     if expires_at:

@@ -44,7 +44,7 @@ FENCE_ATTEMPTS = 5
 def cluster_objects(kube: KubeClient, settings: ClusterSettings) -> list[ObjectRef]:
     """The cluster's OpenStackClusters (Cluster API labels them with the cluster's name);
     none where the management cluster does not serve the kind."""
-    from scs_templates._tools.kube import ObjectRef
+    from scs_templates._tools.kube import ObjectRef  # deferred: scs_templates._tools.kube
 
     if not kube.serves(INFRA_API_VERSION, "OpenStackCluster"):
         return []
@@ -124,7 +124,7 @@ def wait_for_capo(
 ) -> None:
     """Wait until CAPO has reconciled every fenced OpenStackCluster (:func:`reconciled`);
     ToolError naming CAPO's last word on each one that it did not reconcile in time."""
-    from scs_templates._tools.kube.wait import elapsed, poll
+    from scs_templates._tools.kube.wait import elapsed, poll  # deferred: scs_templates._tools.kube
 
     def pending() -> list[tuple[ObjectRef, Mapping[str, Any] | None]]:
         left = []

@@ -159,7 +159,7 @@ def cleanup_cluster_network(
     if dry_run:
         return report
 
-    from scs_templates._tools.removal import remove_all
+    from scs_templates._tools.removal import remove_all  # deferred: scs_templates._tools.removal
 
     ports_of = {item.id: port for port, item in zip(doomed, port_items, strict=True)}
     removal = remove_all(

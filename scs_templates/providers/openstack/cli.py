@@ -10,7 +10,14 @@ from __future__ import annotations
 import os
 import sys
 
-from scs_templates._clikit.common import cluster_options, path_argument, poll_option, usage
+from scs_templates._clikit.common import (
+    cluster_options,
+    load_args,
+    path_argument,
+    poll_option,
+    settings_arguments,
+    usage,
+)
 from scs_templates._clikit.examples import examples_block
 from scs_templates._core.errors import InputError
 
@@ -184,8 +191,6 @@ def _register_checks(actions: argparse._SubParsersAction[Any]) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    from scs_templates._clikit.common import settings_arguments
-
     settings_arguments(parser)
     _os_cloud(parser)
 
@@ -204,8 +209,9 @@ def _load(args: argparse.Namespace) -> ClusterSettings:
 
 def _loaded(args: argparse.Namespace) -> LoadedSettings:
     """The settings file with its positions (for messages that point at a line)."""
-    from scs_templates._clikit.common import load_args
-    from scs_templates.providers import provider_of
+    from scs_templates.providers import provider_of  # deferred: scs_templates.providers.registry
+
+    # deferred: scs_templates.providers.openstack.provider
     from scs_templates.providers.openstack import OPENSTACK
 
     loaded = load_args(args)
@@ -219,7 +225,10 @@ def _loaded(args: argparse.Namespace) -> LoadedSettings:
 
 
 def _connect(args: argparse.Namespace, settings: ClusterSettings) -> Any:
+    # deferred: scs_templates.providers.openstack.connection
     from scs_templates.providers.openstack.connection import open_cloud
+
+    # deferred: scs_templates.providers.openstack.section
     from scs_templates.providers.openstack.section import section
 
     return open_cloud(args.os_cloud or section(settings).cloud)
@@ -229,13 +238,16 @@ def _connect(args: argparse.Namespace, settings: ClusterSettings) -> Any:
 
 
 def _appcred_create(args: argparse.Namespace) -> int:
+    # deferred: scs_templates.providers.openstack.appcred
     from scs_templates.providers.openstack.appcred import ensure_cluster_credentials
     from scs_templates.providers.openstack.credentials_secret import (
         credentials_secret_data,
         credentials_secret_name,
         read_secret_manifest,
         write_secret_manifest,
-    )
+    )  # deferred: scs_templates.providers.openstack.credentials_secret
+
+    # deferred: scs_templates.providers.openstack.section
     from scs_templates.providers.openstack.section import section
 
     settings = _load(args)
@@ -286,7 +298,7 @@ def _appcred_delete(args: argparse.Namespace) -> int:
     from scs_templates.providers.openstack.appcred import (
         delete_cluster_credentials,
         kept_legacy_credentials,
-    )
+    )  # deferred: scs_templates.providers.openstack.appcred
 
     settings = _load(args)
     conn = _connect(args, settings)
@@ -304,7 +316,9 @@ def _appcred_delete(args: argparse.Namespace) -> int:
 
 
 def _appcred_rotate(args: argparse.Namespace) -> int:
-    from scs_templates._tools.kube import KubeClient
+    from scs_templates._tools.kube import KubeClient  # deferred: scs_templates._tools.kube
+
+    # deferred: scs_templates.providers.openstack.rotation
     from scs_templates.providers.openstack.rotation import rotate_credentials
 
     settings = _load(args)
@@ -335,6 +349,7 @@ def _appcred_rotate(args: argparse.Namespace) -> int:
 
 
 def _preflight(args: argparse.Namespace) -> int:
+    # deferred: scs_templates.providers.openstack.preflight
     from scs_templates.providers.openstack.preflight import run_preflight
 
     loaded = _loaded(args)
@@ -364,6 +379,7 @@ def _preflight(args: argparse.Namespace) -> int:
 
 
 def _cleanup(args: argparse.Namespace) -> int:
+    # deferred: scs_templates.providers.openstack.cleanup
     from scs_templates.providers.openstack.cleanup import cleanup_cluster_network
 
     settings = _load(args)
@@ -383,7 +399,7 @@ def _cleanup(args: argparse.Namespace) -> int:
 def _check_writable(path: Path) -> None:
     """Refuse an unwritable ``--write-secret`` BEFORE any credential is created: afterwards
     its secret could not be saved (OpenStack shows a secret only once) and would be lost."""
-    from scs_templates._core import atomic
+    from scs_templates._core import atomic  # deferred: scs_templates._core.atomic
 
     target = path.expanduser()
     if target.is_dir():

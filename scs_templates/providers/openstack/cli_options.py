@@ -53,8 +53,13 @@ def add_arguments(parser: argparse.ArgumentParser, *, credentials: bool) -> None
 def cloud_options(args: argparse.Namespace) -> CloudOptions:
     """The options as the provider's :class:`~scs_templates.providers.CloudOptions` (the
     files' content is read here and never printed)."""
+    # deferred: scs_templates.providers.interface
     from scs_templates.providers.interface import CloudOptions
+
+    # deferred: scs_templates.providers.openstack.credentials_secret
     from scs_templates.providers.openstack.credentials_secret import read_credentials_file
+
+    # deferred: scs_templates.providers.openstack.values
     from scs_templates.providers.openstack.values import CACERT_KEY, CLOUDS_YAML_KEY
 
     credentials: dict[str, str] | None = None

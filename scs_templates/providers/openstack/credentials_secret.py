@@ -65,7 +65,7 @@ def render_clouds_yaml(cloud_name: str, access: CloudAccess, credential: AppCred
 
 def _clouds_yaml(cloud_name: str, entry: Mapping[str, Any]) -> str:
     """A clouds.yaml holding the one entry ``cloud_name`` (block style)."""
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # deferred: ruamel
 
     yaml = YAML(typ="safe")
     yaml.default_flow_style = False
@@ -125,10 +125,10 @@ def single_cloud_clouds_yaml(text: str, cloud_name: str) -> str | None:
     needs one entry, and the Secret (and helm's release history) must not carry the others.
     The secrets of the entry are registered for redaction (:mod:`scs_templates._core.secrets`).
     """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml import YAML  # deferred: ruamel
+    from ruamel.yaml.error import YAMLError  # deferred: ruamel
 
-    from scs_templates._core import secrets
+    from scs_templates._core import secrets  # deferred: scs_templates._core.secrets
 
     try:
         document = YAML(typ="safe").load(text)
@@ -158,8 +158,8 @@ def cloud_conf_from_clouds_yaml(
 ) -> Secret | None:
     """cloud.conf for the same credential as a clouds.yaml entry (application credential or
     password), for users who bring their own clouds.yaml; None when the entry is unusable."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml import YAML  # deferred: ruamel
+    from ruamel.yaml.error import YAMLError  # deferred: ruamel
 
     try:
         document = YAML(typ="safe").load(text)
@@ -254,7 +254,7 @@ def read_credentials_file(path: Path, *, kind: str, named: str | None = None) ->
     InputError ``<named>: <reason>`` (``named`` defaults to the path); ``kind`` is what the
     file should be (``a clouds.yaml``), for the reason. The content is never in a message.
     """
-    from scs_templates._core import textinput
+    from scs_templates._core import textinput  # deferred: scs_templates._core.textinput
 
     name = str(path)
     try:  # a file called "-" is that file, not standard input
@@ -288,8 +288,8 @@ def parse_credentials_secret(
 
 
 def _from_clouds_yaml(text: str, cloud_name: str) -> StoredCredential | None:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml import YAML  # deferred: ruamel
+    from ruamel.yaml.error import YAMLError  # deferred: ruamel
 
     try:
         document = YAML(typ="safe").load(text)
@@ -332,9 +332,10 @@ def secret_manifest(settings: ClusterSettings, data: Mapping[str, Secret]) -> Se
     Labelled like the Secret ``install`` writes (cluster, ``clusterctl move``), so a GitOps
     user who applies it gets the same object. The text holds the credentials: a Secret.
     """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.scalarstring import LiteralScalarString
+    from ruamel.yaml import YAML  # deferred: ruamel
+    from ruamel.yaml.scalarstring import LiteralScalarString  # deferred: ruamel
 
+    # deferred: scs_templates._core.labels
     from scs_templates._core.labels import credentials_secret_labels
 
     manifest = {
@@ -360,7 +361,7 @@ def write_secret_manifest(
 ) -> None:
     """Write :func:`secret_manifest` to ``path``: 0600, atomic (temp + rename); InputError
     naming the path when it cannot be written."""
-    from scs_templates._core import atomic
+    from scs_templates._core import atomic  # deferred: scs_templates._core.atomic
 
     atomic.write_file(path.expanduser(), secret_manifest(settings, data).reveal(), private=True)
 
@@ -369,10 +370,10 @@ def read_secret_manifest(path: Path) -> dict[str, str]:
     """``stringData`` (and base64 ``data``) of a Kubernetes Secret manifest file, such as
     :func:`write_secret_manifest` wrote: the ``existing`` credentials of
     :func:`scs_templates.providers.openstack.appcred.ensure_cluster_credentials`."""
-    import base64
+    import base64  # deferred: base64
 
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml import YAML  # deferred: ruamel
+    from ruamel.yaml.error import YAMLError  # deferred: ruamel
 
     text = read_credentials_file(path, kind="a Kubernetes Secret manifest")
     try:

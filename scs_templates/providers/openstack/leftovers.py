@@ -211,7 +211,7 @@ def clean_project_leftovers(
     """Delete (or list) the cluster's load balancers, floating IPs, OCCM security groups,
     snapshots and volumes; idempotent. Pass :func:`load_balancer_api` and
     :func:`block_storage_api` of ``conn`` (or another implementation of the seams)."""
-    from scs_templates._tools.removal import remove_all
+    from scs_templates._tools.removal import remove_all  # deferred: scs_templates._tools.removal
 
     report = LeftoverReport(dry_run)
     cluster = cloud_cluster_name(settings)

@@ -161,7 +161,7 @@ def run_preflight(
 def _find(finder: Callable[..., Any], name_or_id: str) -> Any | None:
     """``find_*`` of openstacksdk, None when not found (without the deprecated
     ``ignore_missing=True``)."""
-    from openstack import exceptions
+    from openstack import exceptions  # deferred: openstack
 
     try:
         return finder(name_or_id, ignore_missing=False)
@@ -396,6 +396,7 @@ def _flavors(ctx: _Context) -> Iterator[CheckResult]:
 def _image_resolver(settings: ClusterSettings) -> Callable[[str | None], str]:
     """A machine's image name: its override or ``spec.openstack.image``, with ``{version}``
     replaced by the resolved Kubernetes version."""
+    # deferred: scs_templates._versions.kubernetes
     from scs_templates._versions.kubernetes import parse_version
 
     spec = settings.spec

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+from scs_templates._core.errors import ToolError
 from scs_templates.providers.interface import (
     CloudOptions,
     Finding,
@@ -105,7 +106,7 @@ class OpenStackProvider(Provider):
         return OpenStack, "OpenStack specifics (provider openstack)."
 
     def foreign_document(self, data: Mapping[str, Any]) -> tuple[str, str, str] | None:
-        from scs_templates.providers.openstack.migrate.key_table import KEYS
+        from scs_templates.providers.openstack.migrate.key_table import KEYS  # deferred: ruamel
 
         key = next((key for key in data if isinstance(key, str) and key in KEYS), None)
         return None if key is None else (key, "a KaaS v1 clusterctl.yaml", "migrate")
@@ -147,6 +148,7 @@ class OpenStackProvider(Provider):
         return [(("spec", "openstack", "image"), section(settings).image)]
 
     def api_access_enforcement(self, settings: ClusterSettings) -> tuple[str, int]:
+        # deferred: scs_templates.providers.api_access
         from scs_templates.providers.api_access import DEFAULT_API_PORT, OVN_RESTRICTED_API_PORT
 
         if section(settings).load_balancer_provider == "ovn":
@@ -158,6 +160,7 @@ class OpenStackProvider(Provider):
 
     @property
     def values_model(self) -> ValuesModel:
+        # deferred: pydantic
         from scs_templates.providers.openstack.values_model import VALUES_MODEL
 
         return VALUES_MODEL
@@ -174,6 +177,7 @@ class OpenStackProvider(Provider):
         """The credentials Secret content: from the user's clouds.yaml (``credentials``),
         or a per-cluster application credential ensured now (reused when it still works,
         after the preflight checks, with the server groups), or None."""
+        # deferred: scs_templates.providers.openstack.provision
         from scs_templates.providers.openstack import provision
 
         if options.credentials is not None:
@@ -203,8 +207,10 @@ class OpenStackProvider(Provider):
         credentials Secret, held)."""
         if not options.touch:
             return
-        from scs_templates._core.errors import ToolError
+        # deferred: scs_templates.providers.openstack.provision
         from scs_templates.providers.openstack import provision
+
+        # deferred: scs_templates.providers.openstack.credentials_secret
         from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret
 
         stored = parse_credentials_secret(credentials or {}, section(settings).cloud)
@@ -254,12 +260,14 @@ class OpenStackProvider(Provider):
         )
 
     def proxy_protocol_annotations(self) -> dict[str, str]:
+        # deferred: scs_templates.providers.openstack.services
         from scs_templates.providers.openstack.services import PROXY_PROTOCOL_ANNOTATION
 
         return {PROXY_PROTOCOL_ANNOTATION: "true"}
 
     def services(self) -> tuple[ServiceInfo, ...]:
-        # deferred: the services path only (render and validate never ask for it)
+        # the services path only (render and validate never ask for it)
+        # deferred: scs_templates.providers.openstack.services
         from scs_templates.providers.openstack.services import SERVICES
 
         return SERVICES
@@ -267,6 +275,7 @@ class OpenStackProvider(Provider):
     def prepare_workload(
         self, settings: ClusterSettings, management: KubeClient, workload: KubeClient
     ) -> str:
+        # deferred: scs_templates.providers.openstack.workload
         from scs_templates.providers.openstack.workload import sync_cloud_config
 
         return sync_cloud_config(settings, management, workload)

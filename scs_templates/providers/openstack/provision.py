@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from scs_templates._core.errors import InputError
+from scs_templates._core.errors import InputError, ToolError
 from scs_templates.providers.openstack.section import section
 
 if TYPE_CHECKING:
@@ -53,14 +53,20 @@ def cluster_secrets(
     credentials Secret on the management cluster is read so a credential that still
     authenticates is reused (no churn, no new secret on every install).
     """
-    from scs_templates._core.errors import ToolError
+    # deferred: scs_templates.providers.openstack.appcred
     from scs_templates.providers.openstack.appcred import ensure_cluster_credentials
+
+    # deferred: scs_templates.providers.openstack.connection
     from scs_templates.providers.openstack.connection import open_cloud
     from scs_templates.providers.openstack.credentials_secret import (
         credentials_secret_data,
         credentials_secret_name,
-    )
+    )  # deferred: scs_templates.providers.openstack.credentials_secret
+
+    # deferred: scs_templates.providers.openstack.preflight
     from scs_templates.providers.openstack.preflight import run_preflight
+
+    # deferred: scs_templates.providers.openstack.servergroups
     from scs_templates.providers.openstack.servergroups import ensure_server_groups
 
     existing = kube.secret_data(settings.metadata.namespace, credentials_secret_name(settings))
@@ -100,7 +106,9 @@ def secrets_from_files(
     from scs_templates.providers.openstack.credentials_secret import (
         cloud_conf_from_clouds_yaml,
         single_cloud_clouds_yaml,
-    )
+    )  # deferred: scs_templates.providers.openstack.credentials_secret
+
+    # deferred: scs_templates.providers.openstack.values
     from scs_templates.providers.openstack.values import CACERT_KEY, CLOUD_CONF_KEY, CLOUDS_YAML_KEY
 
     os_settings = section(settings)
@@ -150,14 +158,20 @@ def release_cluster_resources(
         cluster_credentials_in_keystone,
         delete_cluster_credentials,
         kept_legacy_credentials,
-    )
+    )  # deferred: scs_templates.providers.openstack.appcred
+
+    # deferred: scs_templates.providers.openstack.cleanup
     from scs_templates.providers.openstack.cleanup import cleanup_cluster_network
+
+    # deferred: scs_templates.providers.openstack.connection
     from scs_templates.providers.openstack.connection import open_cloud
     from scs_templates.providers.openstack.leftovers import (
         block_storage_api,
         clean_project_leftovers,
         load_balancer_api,
-    )
+    )  # deferred: scs_templates.providers.openstack.leftovers
+
+    # deferred: scs_templates.providers.openstack.servergroups
     from scs_templates.providers.openstack.servergroups import delete_server_groups
 
     own = conn is None

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._core.labels import CREDENTIAL_ID_ANNOTATION
+from scs_templates.providers.openstack import capo_fence
 from scs_templates.providers.openstack.appcred import (
     CLUSTER_SUFFIX,
     WORKLOAD_SUFFIX,
@@ -176,6 +177,7 @@ def rotate_credentials(
     ToolError (exit 1) when OpenStack or an API fails or a restart does not finish in
     ``timeout`` seconds; then the old credential is kept and a re-run finishes the rotation.
     """
+    # deferred: scs_templates.providers.openstack.provision
     from scs_templates.providers.openstack.provision import manages_credentials
 
     namespace = settings.metadata.namespace
@@ -257,14 +259,13 @@ def rotate_credentials(
             section(settings).cloud, access, cluster, ensured(WORKLOAD_SUFFIX)
         )
         content = credentials_secret_data(credentials, settings)
+        # deferred: scs_templates.providers.credentials
         from scs_templates.providers.credentials import store_credentials
 
         store_credentials(kube, settings, {k: v.reveal() for k, v in sorted(content.items())})
         progress(f"wrote the credentials Secret {where}")
 
     # 3. the consumers
-    from scs_templates.providers.openstack import capo_fence
-
     cluster_id = chosen[CLUSTER_SUFFIX].id if CLUSTER_SUFFIX in chosen else ""
     report.reconcile = _request_reconcile(kube, settings, cluster_id, dry_run=dry_run)
     fenced = capo_fence.cluster_objects(kube, settings)
@@ -287,6 +288,7 @@ def rotate_credentials(
                     "are not listed"
                 )
             else:
+                # deferred: scs_templates.providers.openstack.cloud_config
                 from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
 
                 report.workload_secret = f"kube-system/{CLOUD_CONFIG_SECRET}"
@@ -325,7 +327,7 @@ def _request_reconcile(
 ) -> list[str]:
     """Annotate the cluster's OpenStackCluster and OpenStackMachines: an update makes CAPO
     reconcile them now, and each reconcile reads the Secret afresh."""
-    from scs_templates._tools.kube import ObjectRef
+    from scs_templates._tools.kube import ObjectRef  # deferred: scs_templates._tools.kube
 
     namespace = settings.metadata.namespace
     selector = f"{CLUSTER_NAME_LABEL}={settings.name}"
@@ -351,7 +353,9 @@ def _workload_client(
     if given is not None:
         yield given
         return
-    from scs_templates._tools.kube import KubeClient as Client
+    from scs_templates._tools.kube import KubeClient as Client  # deferred: scs_templates._tools
+
+    # deferred: scs_templates._tools.kube.workload_kubeconfig
     from scs_templates._tools.kube.workload_kubeconfig import private_kubeconfig
 
     text = kube.cluster_kubeconfig(settings.metadata.namespace, settings.name)
@@ -416,9 +420,13 @@ def _restart_consumers(
     progress: Progress,
 ) -> list[str]:
     """Rewrite ``kube-system/cloud-config``, restart what mounts it, wait for the rollouts."""
-    from scs_templates._tools.kube import ObjectRef
-    from scs_templates._tools.kube.wait import elapsed, poll
+    from scs_templates._tools.kube import ObjectRef  # deferred: scs_templates._tools.kube
+    from scs_templates._tools.kube.wait import elapsed, poll  # deferred: scs_templates._tools.kube
+
+    # deferred: scs_templates.providers.openstack.cloud_config
     from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
+
+    # deferred: scs_templates.providers.openstack.workload
     from scs_templates.providers.openstack.workload import sync_cloud_config
 
     consumers = [

@@ -41,6 +41,7 @@ class ServerGroupAction:
 
 def wanted_server_groups(settings: ClusterSettings) -> list[tuple[str, str]]:
     """(name, policy) pairs the rendered machine templates reference, in a stable order."""
+    # deferred: scs_templates.providers.openstack.values
     from scs_templates.providers.openstack.values import server_groups
 
     return server_groups(settings)

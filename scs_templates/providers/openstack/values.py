@@ -127,6 +127,7 @@ def worker_values(settings: ClusterSettings, group: WorkerGroup) -> OpenStackWor
 
 def network_values(settings: ClusterSettings) -> OpenStackNetworkKeys:
     """The node network CAPO creates, and who may reach the API load balancer."""
+    # deferred: scs_templates.providers.api_access
     from scs_templates.providers.api_access import api_access_plan
 
     net = settings.spec.network
@@ -147,6 +148,7 @@ def credentials_secret_name(settings: ClusterSettings) -> str:
 def openstack_values(settings: ClusterSettings) -> OpenStackSection:
     """The ``openstack`` section of the values. The credentials Secret is only referenced:
     the library writes it through the Kubernetes API, never as a helm value."""
+    # deferred: scs_templates.providers.api_access
     from scs_templates.providers.api_access import api_access_plan
 
     os_settings = section(settings)
@@ -220,7 +222,7 @@ def with_recorded_cloud_cluster_name(
     made before the record existed, so that an upgrade never renames what OCCM and Cinder
     CSI created (load balancers and volumes keep their names). An explicit
     ``openstack.cloudClusterName`` that differs is refused (InputError, exit 2)."""
-    from scs_templates._core.errors import InputError
+    from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
 
     recorded_section = installed.get(RECORDED_KEY[0])
     recorded = (
@@ -261,6 +263,7 @@ def internal_network_name(settings: ClusterSettings) -> str | None:
         return None
     existing = section(settings).existing_network
     if existing is None:
+        # deferred: scs_templates.providers.openstack.capo_names
         from scs_templates.providers.openstack.capo_names import capo_network_name
 
         return capo_network_name(settings)

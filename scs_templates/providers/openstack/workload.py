@@ -37,7 +37,7 @@ def sync_cloud_config(
         CLOUD_CONFIG_SECRET,
         with_ca_file,
         with_internal_network,
-    )
+    )  # deferred: scs_templates.providers.openstack.cloud_config
 
     services = settings.spec.services
     if not (services.cloud_controller_manager.enabled or services.cinder_csi.enabled):

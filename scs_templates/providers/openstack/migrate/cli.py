@@ -64,9 +64,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from scs_templates._core.errors import InputError
+    from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
+
+    # deferred: scs_templates._core.textinput
     from scs_templates._core.textinput import display_name
-    from scs_templates.providers.openstack.migrate import migrate_kaas_v1
+    from scs_templates.providers.openstack.migrate import migrate_kaas_v1  # deferred: ruamel
+
+    # deferred: scs_templates.providers.openstack.migrate.reading
     from scs_templates.providers.openstack.migrate.reading import read_input
 
     output_format(args, ("yaml",), default="yaml", legacy="FILE")
@@ -82,7 +86,7 @@ def _migrate(args: argparse.Namespace) -> int:
     )
     output: Path | None = args.output_file
     if output is not None:
-        from scs_templates._core import atomic
+        from scs_templates._core import atomic  # deferred: scs_templates._core.atomic
 
         try:  # complete before the name appears: a full disk never leaves an empty FILE
             atomic.create_file(output, result.text)

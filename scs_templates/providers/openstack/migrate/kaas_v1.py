@@ -60,6 +60,7 @@ def migrate_kaas_v1(
     of a known key has the wrong shape (``FILE:LINE: KEY: message``, one line per problem),
     or when the result would not validate. Secret values never appear in any message.
     """
+    # deferred: scs_templates._settings.validate
     from scs_templates._settings.validate import parse_settings_text
 
     entries = read_entries(text, file, _SECRET_KEYS)

@@ -124,7 +124,10 @@ class Migration:
         return None
 
     def header(self, source: str) -> list[str]:
+        # deferred: scs_templates._core.naming
         from scs_templates._core.naming import in_namespace, resource_name
+
+        # deferred: scs_templates.providers.openstack.appcred
         from scs_templates.providers.openstack.appcred import CLUSTER_SUFFIX
 
         kaas_v1 = resource_name(self.prefix, self.name, CLUSTER_SUFFIX)

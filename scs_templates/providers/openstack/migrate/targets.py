@@ -37,7 +37,7 @@ def path(text: str) -> Path:
 
 def model_field(target: Path) -> FieldInfo:
     """The field of the settings model at ``target``; KeyError naming the part that is not."""
-    from scs_templates._settings.model import settings_model
+    from scs_templates._settings.model import settings_model  # deferred: pydantic
 
     current: Any = settings_model(shipped=True)
     found: FieldInfo | None = None
@@ -77,7 +77,7 @@ def _options(annotation: Any) -> tuple[Any, ...]:
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:
-    from pydantic import BaseModel
+    from pydantic import BaseModel  # deferred: pydantic
 
     for option in _options(annotation):
         if isinstance(option, type) and issubclass(option, BaseModel):

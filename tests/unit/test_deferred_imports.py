@@ -1,0 +1,105 @@
+"""An import inside a function defers something, and says what: ``# deferred: <name>``.
+
+A module's module-level imports load its *closure* (tests/support/imports.py reads it from the
+source). An import inside a function is there only to keep something out of that closure
+(openstacksdk, kubernetes, pydantic, or one command's implementation) until the function
+runs; the comment names one module or top-level package it defers. An import whose targets
+the closure has loaded already defers nothing and belongs at the top of the module
+(docs/development.md, "Where an import goes").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support import REPO
+from tests.support.imports import Package, deferral_problems
+
+
+def test_every_in_function_import_defers_what_its_comment_names() -> None:
+    problems = deferral_problems(REPO)
+    assert not problems, "in-function imports (docs/development.md):\n" + "\n".join(problems)
+
+
+def _package(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def test_the_checker_finds_missing_wrong_and_unnecessary_deferrals(tmp_path: Path) -> None:
+    """The checker itself can fail: each kind of bad deferral is named with its file:line,
+    and a good one passes."""
+    _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/light.py": "import json\n",
+            "pkg/heavy.py": "import kubernetes\nfrom pkg import light\n",
+            "pkg/user.py": (
+                "from pkg import light\n"
+                "\n"
+                "def good():\n"
+                "    from pkg import heavy  # deferred: kubernetes\n"
+                "\n"
+                "def above():\n"
+                "    # deferred: pkg.heavy\n"
+                "    from pkg.heavy import kubernetes\n"
+                "\n"
+                "def missing():\n"
+                "    import kubernetes\n"
+                "\n"
+                "def wrong():\n"
+                "    from pkg import heavy  # deferred: pydantic\n"
+                "\n"
+                "def loaded_already():\n"
+                "    from pkg import heavy  # deferred: json\n"
+                "\n"
+                "def unnecessary():\n"
+                "    import json\n"
+                "    from pkg.light import json as j\n"
+            ),
+        },
+    )
+    problems = deferral_problems(tmp_path, "pkg")
+    assert [p.split(": ")[0:2] for p in problems] == [
+        ["pkg/user.py:11", "missing reason"],
+        ["pkg/user.py:14", "wrong reason"],
+        ["pkg/user.py:17", "wrong reason"],
+        ["pkg/user.py:20", "unnecessary deferral"],
+        ["pkg/user.py:21", "unnecessary deferral"],
+    ]
+    assert "`# deferred: kubernetes`" in problems[0]
+
+
+def test_the_closure_leaves_out_type_checking_functions_and_lazy_exports(tmp_path: Path) -> None:
+    """Only what importing a module runs is in its closure: not ``if TYPE_CHECKING:`` imports,
+    not function bodies, not a package's lazy exports until a name of them is imported; a
+    submodule imported by ``from pkg import module`` is, and so are parent packages."""
+    _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": (
+                "from pkg.core.lazy import exports\n"
+                "__getattr__, __dir__ = exports(__name__, {'model': ('Model',)})\n"
+            ),
+            "pkg/core/__init__.py": "",
+            "pkg/core/lazy.py": "def exports(name, homes): ...\n",
+            "pkg/model.py": "import pydantic\n",
+            "pkg/typed.py": (
+                "TYPE_CHECKING = False\n"
+                "if TYPE_CHECKING:\n"
+                "    import pydantic\n"
+                "def f():\n"
+                "    import yaml\n"
+            ),
+            "pkg/eager.py": "from pkg import Model\n",
+            "pkg/sub.py": "from pkg.core import lazy\n",
+        },
+    )
+    package = Package(tmp_path, "pkg")
+    assert "pydantic" not in package.closure("pkg")
+    assert not {"pydantic", "yaml"} & package.closure("pkg.typed")
+    assert {"pkg.model", "pydantic"} <= package.closure("pkg.eager")
+    assert {"pkg", "pkg.core", "pkg.core.lazy"} <= package.closure("pkg.sub")
