@@ -23,7 +23,6 @@ MAX_MODULE_LINES = 500
 LONG_FUNCTIONS: dict[str, int] = {
     "scs_templates/_lifecycle/delete_step.py:_clean_workload": 62,
     "scs_templates/_lifecycle/delete_step.py:delete": 144,
-    "scs_templates/_lifecycle/install_step.py:install": 176,
     "scs_templates/_lifecycle/workload_cleanup.py:clean_workload": 69,
     "scs_templates/_services/deploy.py:apply": 159,
     "scs_templates/providers/openstack/cleanup.py:cleanup_cluster_network": 108,
