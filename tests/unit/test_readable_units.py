@@ -24,8 +24,6 @@ LONG_FUNCTIONS: dict[str, int] = {
     "scs_templates/_lifecycle/delete_step.py:_clean_workload": 62,
     "scs_templates/_lifecycle/delete_step.py:delete": 144,
     "scs_templates/_lifecycle/workload_cleanup.py:clean_workload": 69,
-    "scs_templates/providers/openstack/rotation.py:_restart_consumers": 62,
-    "scs_templates/providers/openstack/rotation.py:rotate_credentials": 161,
 }
 
 
