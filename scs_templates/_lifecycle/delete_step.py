@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 
     from scs_templates._lifecycle.workload_cleanup import WorkloadReport
     from scs_templates._settings.model import ClusterSettings
-    from scs_templates._tools.helm import Helm
+    from scs_templates._tools.helm import Helm, ReleaseInfo
+    from scs_templates.providers import Provider
 
 __all__ = [
     "KEPT_KINDS",
@@ -122,65 +123,138 @@ def delete(
     target = target_of(settings)
     client = kube_of(kube, kubeconfig, context)
     runner = helm_of(helm, kubeconfig, context)
+    installed = _read_release(runner, target, settings)
+    step = _Step(client, target, keep_volumes, dry_run, timeout, poll_interval, progress)
+    ref = cluster_ref(installed.objects, target)
+    report, cluster_deleted = _delete_workload_and_cluster(step, ref, workload)
+    _uninstall_release(step, runner, installed.release, uninstall)
+    provider = provider_of(installed.settings)
+    # read before the Secret goes: step (c) deletes the cloud credentials it held
+    secret_name = provider.credentials_secret_name(installed.settings)
+    credentials = client.secret_data(target.namespace, secret_name) if secret_name else None
+    removed = _remove_kept(step, runner, installed, provider.machine_template_kinds)
+    result = DeleteResult(
+        target, cluster_deleted, installed.release is not None, removed, report, dry_run, step.notes
+    )
+    options = cloud if cloud is not None else CloudOptions()
+    _release_cloud(step, provider, installed.settings, options, credentials, cloud_progress, result)
+    return result
+
+
+@dataclass(frozen=True)
+class _Step:
+    """What every step of one delete shares: the management cluster, the target, the user's
+    choices, the wait, and the notes the result carries."""
+
+    client: KubeClient
+    target: Target
+    keep_volumes: bool
+    dry_run: bool
+    timeout: float
+    poll_interval: float
+    progress: Progress | None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Installed:
+    """The release as helm knows it, read before anything is deleted."""
+
+    release: ReleaseInfo | None
+    objects: list[dict[str, Any]]
+    values: dict[str, Any] | None
+    settings: ClusterSettings
+    """With what the release recorded: the names the cluster's cloud leftovers carry."""
+
+
+def _read_release(runner: Helm, target: Target, settings: ClusterSettings) -> _Installed:
+    """The release's objects and values (none when it is not installed), and the settings with
+    what it recorded, read before anything goes."""
     release = runner.status(target.release, namespace=target.namespace)
-    objects: list[dict[str, Any]] = []
-    installed_values: dict[str, Any] | None = None
-    if release is not None:
-        objects = release_objects(runner.get_manifest(target.release, namespace=target.namespace))
-        installed_values = runner.get_values(target.release, namespace=target.namespace)
-        # before anything goes: the names the cluster's cloud leftovers carry (OpenStack:
-        # the cloud cluster name its release recorded)
-        settings = provider_of(settings).with_recorded(settings, installed_values)
-    ref = cluster_ref(objects, target)
-    notes: list[str] = []
-    verb = "would delete" if dry_run else "deleting"
+    if release is None:
+        return _Installed(None, [], None, settings)
+    objects = release_objects(runner.get_manifest(target.release, namespace=target.namespace))
+    values = runner.get_values(target.release, namespace=target.namespace)
+    # before anything goes: the names the cluster's cloud leftovers carry (OpenStack:
+    # the cloud cluster name its release recorded)
+    recorded = provider_of(settings).with_recorded(settings, values)
+    return _Installed(release, objects, values, recorded)
 
-    cluster_exists = client.serves(ref.api_version, "Cluster") and client.get(ref) is not None
-    report: WorkloadReport | None = None
-    if cluster_exists:
-        report = _clean_workload(
-            client,
-            target,
-            workload,
-            keep_volumes=keep_volumes,
-            dry_run=dry_run,
-            timeout=timeout,
-            poll_interval=poll_interval,
-            progress=progress,
-            notes=notes,
-        )
-    cluster_deleted = False
-    if cluster_exists:
-        if progress:
-            progress(f"{verb} Cluster {ref.namespace}/{ref.name}")
-        if dry_run:
-            cluster_deleted = True
-        else:
-            cluster_deleted = client.delete(ref)
-            wait_until_gone(
-                client, ref, timeout=timeout, poll_interval=poll_interval, progress=progress
-            )
 
-    if release is not None and progress:
-        progress(f"{'would uninstall' if dry_run else 'uninstalling'} release {target.release}")
-    if release is not None and not dry_run:
+def _delete_workload_and_cluster(
+    step: _Step, ref: ObjectRef, workload: KubeClient | None
+) -> tuple[WorkloadReport | None, bool]:
+    """Steps (a) and (b), when the Cluster exists: what the workload cluster's controllers
+    created, then the Cluster object and the wait until Cluster API has torn it down."""
+    client = step.client
+    if not (client.serves(ref.api_version, "Cluster") and client.get(ref) is not None):
+        return None, False
+    report = _clean_workload(step, workload)
+    if step.progress:
+        verb = "would delete" if step.dry_run else "deleting"
+        step.progress(f"{verb} Cluster {ref.namespace}/{ref.name}")
+    if step.dry_run:
+        return report, True
+    deleted = client.delete(ref)
+    wait_until_gone(
+        client, ref, timeout=step.timeout, poll_interval=step.poll_interval, progress=step.progress
+    )
+    return report, deleted
+
+
+def _uninstall_release(
+    step: _Step, runner: Helm, release: ReleaseInfo | None, uninstall: Callable[[], object] | None
+) -> None:
+    """The release goes after the Cluster: its templates were needed while machines went."""
+    target = step.target
+    if release is not None and step.progress:
+        verb = "would uninstall" if step.dry_run else "uninstalling"
+        step.progress(f"{verb} release {target.release}")
+    if release is not None and not step.dry_run:
         if uninstall is not None:
             uninstall()
         else:
             runner.uninstall(target.release, namespace=target.namespace)
 
-    # What helm keeps (and the credentials): the current manifest's kept objects by name, and
-    # every object of the kept kinds (older template generations too) by the cluster label.
+
+def _remove_kept(
+    step: _Step,
+    runner: Helm,
+    installed: _Installed,
+    machine_template_kinds: tuple[tuple[str, str], ...],
+) -> list[str]:
+    """What helm keeps (and the credentials), then the ClusterClass release when unused."""
+    leftovers = _kept_leftovers(
+        step.client, installed.objects, step.target, (*KEPT_KINDS, *machine_template_kinds)
+    )
+    removed = _remove_leftovers(step.client, leftovers, step.dry_run)
+    removed.extend(
+        _remove_class(
+            step.client,
+            runner,
+            installed.settings,
+            installed.values,
+            step.dry_run,
+            step.progress,
+            step.notes,
+        )
+    )
+    return removed
+
+
+def _kept_leftovers(
+    client: KubeClient,
+    objects: list[dict[str, Any]],
+    target: Target,
+    kept_kinds: tuple[tuple[str, str], ...],
+) -> list[ObjectRef]:
+    """Sorted: the current manifest's kept objects by name, and every object of the kept kinds
+    (older template generations too) by the cluster label."""
     leftovers: dict[ObjectRef, None] = {}
     for obj in objects:
         if kept(obj):
             leftovers[ObjectRef.of(obj, target.namespace)] = None
     selector = f"{CLUSTER_LABEL}={target.cluster}"
-    provider = provider_of(settings)
-    # read before the Secret goes: step (c) deletes the cloud credentials it held
-    secret_name = provider.credentials_secret_name(settings)
-    credentials = client.secret_data(target.namespace, secret_name) if secret_name else None
-    kept_kinds = (*KEPT_KINDS, *provider.machine_template_kinds)
     kinds = dict.fromkeys([*kept_kinds, ("v1", "Secret")])
     for obj in objects:
         if kept(obj):
@@ -190,38 +264,42 @@ def delete(
             continue
         for found in client.list(api_version, kind, target.namespace, label_selector=selector):
             leftovers[ObjectRef.of(found, target.namespace)] = None
+    return sorted(leftovers)
+
+
+def _remove_leftovers(client: KubeClient, leftovers: list[ObjectRef], dry_run: bool) -> list[str]:
+    """Delete each leftover (a dry run lists those present); what is gone already is skipped."""
     removed = []
-    for leftover in sorted(leftovers):
+    for leftover in leftovers:
         if dry_run:
             if client.get(leftover) is not None:
                 removed.append(str(leftover))
         elif client.delete(leftover):
             removed.append(str(leftover))
-    removed.extend(
-        _remove_class(client, runner, settings, installed_values, dry_run, progress, notes)
-    )
-    result = DeleteResult(
-        target,
-        cluster_deleted,
-        release is not None,
-        removed,
-        workload=report,
-        dry_run=dry_run,
-        notes=notes,
-    )
-    options = replace(
-        cloud if cloud is not None else CloudOptions(), dry_run=dry_run, keep_volumes=keep_volumes
-    )
+    return removed
+
+
+def _release_cloud(
+    step: _Step,
+    provider: Provider,
+    settings: ClusterSettings,
+    cloud: CloudOptions,
+    credentials: dict[str, str] | None,
+    cloud_progress: Progress | None,
+    result: DeleteResult,
+) -> None:
+    """Step (c): the provider releases what is left in the cloud; what remains is reported
+    with what was deleted (:class:`DeleteIncomplete`)."""
+    options = replace(cloud, dry_run=step.dry_run, keep_volumes=step.keep_volumes)
     try:
         provider.release(
             settings,
             options,
-            progress=cloud_progress or progress or quiet,
+            progress=cloud_progress or step.progress or quiet,
             credentials=credentials,
         )
     except ToolError as error:
         raise DeleteIncomplete(str(error), result) from None
-    return result
 
 
 def _remove_class(
@@ -249,21 +327,12 @@ def _remove_class(
     return [f"release {shared.release} (ClusterClass {shared.class_name})"] if removed else []
 
 
-def _clean_workload(
-    client: KubeClient,
-    target: Target,
-    workload: KubeClient | None,
-    *,
-    keep_volumes: bool,
-    dry_run: bool,
-    timeout: float,
-    poll_interval: float,
-    progress: Progress | None,
-    notes: list[str],
-) -> WorkloadReport | None:
+def _clean_workload(step: _Step, workload: KubeClient | None) -> WorkloadReport | None:
     """Step (a) of delete on the workload cluster, when it can be reached."""
     # deferred: scs_templates._lifecycle.workload_cleanup
     from scs_templates._lifecycle.workload_cleanup import WorkloadUnreadable, clean_workload
+
+    target, notes, progress = step.target, step.notes, step.progress
 
     def run(workload_client: KubeClient) -> WorkloadReport | None:
         if not workload_client.serves("v1", "Service"):
@@ -275,10 +344,10 @@ def _clean_workload(
         try:
             report = clean_workload(
                 workload_client,
-                keep_volumes=keep_volumes,
-                dry_run=dry_run,
-                timeout=timeout,
-                poll_interval=poll_interval,
+                keep_volumes=step.keep_volumes,
+                dry_run=step.dry_run,
+                timeout=step.timeout,
+                poll_interval=step.poll_interval,
                 progress=progress,
             )
         except WorkloadUnreadable as error:
@@ -294,6 +363,17 @@ def _clean_workload(
 
     if workload is not None:
         return run(workload)
+    return _with_workload_client(step.client, target, notes, run)
+
+
+def _with_workload_client(
+    client: KubeClient,
+    target: Target,
+    notes: list[str],
+    run: Callable[[KubeClient], WorkloadReport | None],
+) -> WorkloadReport | None:
+    """``run`` on a client of the workload cluster, opened from its kubeconfig Secret (kept
+    in a private temporary file); a note instead when there is none or it is unusable."""
     text = client.cluster_kubeconfig(target.namespace, target.cluster)
     if text is None:
         notes.append(

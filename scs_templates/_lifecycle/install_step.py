@@ -36,6 +36,7 @@ from scs_templates.providers import CloudOptions, Management, provider_of
 from scs_templates.providers.credentials import store_credentials
 
 if TYPE_CHECKING:
+    from scs_templates._render.charts import ChartRef
     from scs_templates._render.values.class_release import ClassRelease
     from scs_templates._settings.model import ClusterSettings
     from scs_templates._tools.helm import Helm, ReleaseInfo
@@ -90,32 +91,12 @@ def install(
     with the settings' cloud entry; ``touch=False`` is ``--skip-openstack``).
     ``cloud_progress`` receives what the provider did (default: ``progress``).
 
-    After helm (and the wait), ``prune`` removes the cluster's superseded hashed machine
-    and bootstrap templates that nothing uses any more
-    (:func:`~scs_templates._lifecycle.prune_step.prune_superseded_templates`); during a
-    rollout the old ones are still used and stay.
-
-    A topology cluster (template ``clusterclass``) stays on its installed ClusterClass: an
-    install that would move it onto another one is refused unless ``rebase_class``
-    (:func:`check_class_change`). Its class lives in a release of its own, shared by the
-    Clusters of the namespace that use it (:mod:`scs_templates._render.values.class_release`):
-    installed first and waited for until Cluster API has reconciled the class; after a
-    rebase the class the cluster left is uninstalled when no other Cluster uses it
-    (:mod:`scs_templates._lifecycle.class_step`).
-
-    With encryption at rest (the default) the cluster's key Secret is created first
-    (:func:`scs_templates._render.encryption.ensure_secret`; an existing one is kept), after the
-    Secrets the nodes' bootstrap data reads are found complete (:func:`check_node_credentials`).
-
-    OpenStack: ``secrets`` is the content of the cluster's credentials Secret (clouds.yaml,
-    cloud.conf, cacert). It is written through the Kubernetes API (:func:`store_credentials`)
-    before helm runs and is never a helm value, so no release revision holds it. Without
-    ``secrets`` the Secret must already exist (created by an earlier install, or by the
-    user from ``openstack appcred create --write-secret``).
-
-    An upgrade first puts what the installed release recorded into the settings
-    (:meth:`~scs_templates.providers.Provider.with_recorded`; OpenStack: the cloud cluster
-    name its load balancers and volumes carry).
+    Then, in order: the version guard (:func:`_plan`; ``rebase_class`` lets a topology
+    cluster move onto another ClusterClass), the Secrets the release needs
+    (:func:`_store_cloud_secret`, :func:`ensure_release_secrets`), the class release and helm
+    (:func:`_upgrade_install`), the class the cluster left (:func:`_leave_class`), the wait,
+    and - with ``prune`` - the superseded templates nothing uses any more
+    (:func:`~scs_templates._lifecycle.prune_step.prune_superseded_templates`).
 
     Raises InputError (exit 2) when the version guard refuses the change or when the
     credentials Secret is missing, HelmError/ToolError (exit 1) when helm or the API fails,
@@ -123,15 +104,69 @@ def install(
     """
     from scs_templates._render.charts import chart_for  # deferred: scs_templates._render.charts
 
-    target = target_of(settings)
     if kube is None and kubeconfig is None and helm is not None:
         # the API of the management cluster that the given helm installs into
         kubeconfig, context = helm.kubeconfig, context or helm.kube_context
     if secrets is None:
         secrets = _prepare(settings, cloud, kube, kubeconfig, context, cloud_progress or progress)
+    run = _plan(settings, helm, kube, kubeconfig, context, wait=wait, rebase_class=rebase_class)
+    if run.cloud_secret is not None and run.client is not None:
+        _store_cloud_secret(run, run.client, run.cloud_secret, secrets, progress)
+    chart = chart_for(run.settings.spec.provider)
+    release = _upgrade_install(run, chart, secrets, helm_timeout, poll_interval, progress)
+    if run.old_class is not None and run.client is not None:
+        _leave_class(run.client, run.runner, run.old_class, progress)
+    state = None
+    if run.client is not None and wait:
+        state = _wait(run, timeout, poll_interval, progress)
+    pruned = (
+        _prune(run, run.client or kube_of(kube, kubeconfig, context), progress) if prune else []
+    )
+    previous = str(run.previous) if run.previous is not None else None
+    return InstallResult(run.target, release, str(run.wanted), previous, state, pruned)
+
+
+@dataclass
+class _Plan:
+    """What an install decided before it changes anything, handed to its later steps."""
+
+    target: Target
+    runner: Helm
+    client: KubeClient | None
+    settings: ClusterSettings
+    """With what the installed release recorded."""
+    values: dict[str, Any]
+    shared: ClassRelease | None
+    """A topology cluster's class release."""
+    cloud_secret: str | None
+    wanted: KubernetesVersion
+    """Resolved once, by the values builder."""
+    previous: KubernetesVersion | None = None
+    old_class: ClassRelease | None = None
+    """The class a rebase leaves, uninstalled after helm when no other Cluster uses it."""
+
+
+def _plan(
+    settings: ClusterSettings,
+    helm: Helm | None,
+    kube: KubeClient | None,
+    kubeconfig: str | None,
+    context: str | None,
+    *,
+    wait: bool,
+    rebase_class: bool,
+) -> _Plan:
+    """The connections, the values, and the version guard on the installed release.
+
+    An upgrade first puts what the installed release recorded into the settings
+    (:meth:`~scs_templates.providers.Provider.with_recorded`; OpenStack: the cloud cluster
+    name its load balancers and volumes carry). A topology cluster (template
+    ``clusterclass``) stays on its installed ClusterClass: an install that would move it onto
+    another one is refused unless ``rebase_class`` (:func:`check_class_change`).
+    """
+    target = target_of(settings)
     encrypt = settings.spec.security.encryption_at_rest.enabled
     credentials = _reads_node_secrets(settings)
-
     cloud_secret = provider_of(settings).credentials_secret_name(settings)
     # with wait, a bad kubeconfig/context is found (exit 2) before anything is installed
     needs_api = wait or encrypt or credentials or cloud_secret is not None
@@ -148,46 +183,85 @@ def install(
     shared = class_release_of(values, target.release)  # a topology cluster's class release
     if client is None and shared is not None:
         client = kube_of(kube, kubeconfig, context)
-    wanted = values_kubernetes_version(values)  # resolved once, by the values builder
-    previous: KubernetesVersion | None = None
-    old_class: ClassRelease | None = None
+    wanted = values_kubernetes_version(values)
+    run = _Plan(target, runner, client, settings, values, shared, cloud_secret, wanted)
     if installed is not None:
-        check_template_change(installed_values, settings.spec.template, target.release)
-        if check_class_change(installed_values, values, target.release, rebase=rebase_class):
-            old_class = class_release_of(installed_values, target.release)
-        previous = installed_kubernetes_version(runner, target, values=installed_values)
-        check_version_change(previous, wanted)
-        check_api_port_change(installed_values, values)
-    if cloud_secret is not None and client is not None:
-        name = cloud_secret
-        if secrets is not None:
-            changed = store_credentials(client, settings, secrets)
-            if progress:
-                state_word = "written" if changed else "unchanged"
-                progress(f"credentials Secret {target.namespace}/{name}: {state_word}")
-        elif client.secret_data(target.namespace, name) is None:
-            raise InputError(
-                f"the credentials Secret {target.namespace}/{name} does not exist: let install "
-                "create a per-cluster application credential (without --skip-openstack), "
-                "pass --clouds-yaml, or apply the manifest of `scs-templates openstack "
-                "appcred create --write-secret FILE` first"
-            )
-    chart = chart_for(settings.spec.provider)
+        _guard(run, installed_values, rebase_class)
+    return run
+
+
+def _guard(run: _Plan, installed_values: dict[str, Any], rebase_class: bool) -> None:
+    """The version guard: refuse (exit 2) a change the installed cluster cannot take."""
+    target = run.target
+    check_template_change(installed_values, run.settings.spec.template, target.release)
+    if check_class_change(installed_values, run.values, target.release, rebase=rebase_class):
+        run.old_class = class_release_of(installed_values, target.release)
+    run.previous = installed_kubernetes_version(run.runner, target, values=installed_values)
+    check_version_change(run.previous, run.wanted)
+    check_api_port_change(installed_values, run.values)
+
+
+def _store_cloud_secret(
+    run: _Plan,
+    client: KubeClient,
+    name: str,
+    secrets: Mapping[str, str] | None,
+    progress: Progress | None,
+) -> None:
+    """The provider's credentials Secret, written through the Kubernetes API before helm runs.
+
+    OpenStack: ``secrets`` is the content of the cluster's credentials Secret (clouds.yaml,
+    cloud.conf, cacert), written by :func:`store_credentials`; it is never a helm value, so
+    no release revision holds it. Without ``secrets`` the Secret must already exist (created
+    by an earlier install, or by the user from ``openstack appcred create --write-secret``).
+    """
+    namespace = run.target.namespace
+    if secrets is not None:
+        changed = store_credentials(client, run.settings, secrets)
+        if progress:
+            state_word = "written" if changed else "unchanged"
+            progress(f"credentials Secret {namespace}/{name}: {state_word}")
+    elif client.secret_data(namespace, name) is None:
+        raise InputError(
+            f"the credentials Secret {namespace}/{name} does not exist: let install "
+            "create a per-cluster application credential (without --skip-openstack), "
+            "pass --clouds-yaml, or apply the manifest of `scs-templates openstack "
+            "appcred create --write-secret FILE` first"
+        )
+
+
+def _upgrade_install(
+    run: _Plan,
+    chart: ChartRef,
+    secrets: Mapping[str, str] | None,
+    helm_timeout: float | None,
+    poll_interval: float,
+    progress: Progress | None,
+) -> ReleaseInfo:
+    """The key and mirror Secrets, a topology cluster's class, then ``helm upgrade --install``.
+
+    With encryption at rest (the default) the cluster's key Secret is created first: the
+    control plane's bootstrap data reads the key from it. A topology cluster's class lives in
+    a release of its own, shared by the Clusters of the namespace that use it
+    (:mod:`scs_templates._render.values.class_release`): installed first (a rebase: the new
+    class) and waited for until Cluster API has reconciled the class.
+    """
+    target, client, runner = run.target, run.client, run.runner
     if client is not None:
         # before the release: the control plane's bootstrap data reads the key from it
-        ensure_release_secrets(client, settings, progress)
+        ensure_release_secrets(client, run.settings, progress)
     handover = None
-    if shared is not None:
+    if run.shared is not None:
         assert client is not None
 
         # the class first (a rebase: the new class), reconciled before the Cluster uses it
         handover = install_class(
             client,
             runner,
-            shared,
+            run.shared,
             chart,
             cluster_release=target.release,
-            kube_version=str(wanted),
+            kube_version=str(run.wanted),
             progress=progress,
             poll_interval=poll_interval,
         )
@@ -195,7 +269,7 @@ def install(
         target.release,
         chart.path,
         namespace=target.namespace,
-        values=cluster_release_values(values),
+        values=cluster_release_values(run.values),
         create_namespace=True,
         rollback_on_failure=True,
         timeout=helm_timeout,
@@ -203,30 +277,36 @@ def install(
     )
     if handover is not None and client is not None:
         handover.finish(client, runner, chart, progress)
-    if old_class is not None and client is not None:
-        # the class this cluster left, when no other Cluster of the namespace uses it
-        _, kept = remove_class_if_unused(client, runner, old_class, progress=progress)
-        if kept and progress:
-            progress(kept)
-    state = None
-    if client is not None and wait:
-        cluster = values.get("cluster", {}).get("name") or target.cluster
-        ref = ObjectRef(CLUSTER_API_VERSION, "Cluster", target.namespace, str(cluster))
-        state = wait_for_cluster(
-            client, ref, timeout=timeout, poll_interval=poll_interval, progress=progress
-        )
-    pruned: list[str] = []
-    if prune:
-        pruned = prune_superseded_templates(
-            client or kube_of(kube, kubeconfig, context), settings, runner, progress=progress
-        ).pruned
-    return InstallResult(
-        target,
-        release,
-        str(wanted),
-        str(previous) if previous is not None else None,
-        state,
-        pruned,
+    return release
+
+
+def _leave_class(
+    client: KubeClient, runner: Helm, old_class: ClassRelease, progress: Progress | None
+) -> None:
+    """After a rebase, the class this cluster left, when no other Cluster of the namespace
+    uses it (:mod:`scs_templates._lifecycle.class_step`)."""
+    _, kept = remove_class_if_unused(client, runner, old_class, progress=progress)
+    if kept and progress:
+        progress(kept)
+
+
+def _prune(run: _Plan, client: KubeClient, progress: Progress | None) -> list[str]:
+    """After helm (and the wait), the cluster's superseded hashed machine and bootstrap
+    templates that nothing uses any more; during a rollout the old ones are still used and
+    stay."""
+    return prune_superseded_templates(client, run.settings, run.runner, progress=progress).pruned
+
+
+def _wait(
+    run: _Plan, timeout: float, poll_interval: float, progress: Progress | None
+) -> ClusterState:
+    """Wait until the Cluster the values name is Available."""
+    assert run.client is not None
+    target = run.target
+    cluster = run.values.get("cluster", {}).get("name") or target.cluster
+    ref = ObjectRef(CLUSTER_API_VERSION, "Cluster", target.namespace, str(cluster))
+    return wait_for_cluster(
+        run.client, ref, timeout=timeout, poll_interval=poll_interval, progress=progress
     )
 
 

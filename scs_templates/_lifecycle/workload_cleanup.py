@@ -188,41 +188,20 @@ def clean_workload(
         return report
     from scs_templates._tools.removal import remove_all  # deferred: scs_templates._tools.removal
 
-    def delete(item: WorkloadItem) -> bool:
-        if not client.delete(item.ref()):
-            return False
-        if progress:
-            progress(f"workload: deleting {item.describe()}")
-        return True
-
-    def waiting(pending: list[WorkloadItem], waited: float) -> None:
-        if progress:
-            progress(
-                f"workload: waiting for {len(pending)} object(s) to be removed by their "
-                f"controllers, first {pending[0].describe()} [{int(waited)}s]"
-            )
-
     watched = [*plan.delete, *plan.await_pvs]
     removal = remove_all(
         plan.delete,
-        delete,
+        _deleter(client, progress),
         present=lambda: {item for item in watched if client.get(item.ref()) is not None},
         also_await=plan.await_pvs,
         timeout=timeout,
         poll_interval=poll_interval,
-        waiting=waiting,
+        waiting=_waiting_reporter(progress),
     )
     report.deleted = removal.deleted
     if not removal.left:
         return report
-    blocking = []
-    for item in removal.left:
-        found = client.get(item.ref())
-        if found is None:
-            continue
-        finalizers = _meta(found).get("finalizers") or []
-        why = f" (finalizers: {', '.join(map(str, finalizers))})" if finalizers else ""
-        blocking.append(item.describe() + why)
+    blocking = _still_present(client, removal.left)
     if not blocking:  # gone since the last poll
         return report
     raise ToolError(
@@ -231,3 +210,44 @@ def clean_workload(
         "cloud controller manager and CSI driver (or pass --keep-volumes), then run "
         "delete again"
     )
+
+
+def _deleter(client: KubeClient, progress: Progress | None) -> Callable[[WorkloadItem], bool]:
+    """Delete one object, saying so only when it was there (a rerun stays quiet)."""
+
+    def delete(item: WorkloadItem) -> bool:
+        if not client.delete(item.ref()):
+            return False
+        if progress:
+            progress(f"workload: deleting {item.describe()}")
+        return True
+
+    return delete
+
+
+def _waiting_reporter(
+    progress: Progress | None,
+) -> Callable[[list[WorkloadItem], float], None]:
+    """The line shown while the controllers work, so a long wait names what it waits for."""
+
+    def waiting(pending: list[WorkloadItem], waited: float) -> None:
+        if progress:
+            progress(
+                f"workload: waiting for {len(pending)} object(s) to be removed by their "
+                f"controllers, first {pending[0].describe()} [{int(waited)}s]"
+            )
+
+    return waiting
+
+
+def _still_present(client: KubeClient, left: list[WorkloadItem]) -> list[str]:
+    """Each object left after the timeout with its finalizers: the reason it stays."""
+    blocking = []
+    for item in left:
+        found = client.get(item.ref())
+        if found is None:
+            continue
+        finalizers = _meta(found).get("finalizers") or []
+        why = f" (finalizers: {', '.join(map(str, finalizers))})" if finalizers else ""
+        blocking.append(item.describe() + why)
+    return blocking

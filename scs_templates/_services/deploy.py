@@ -1,3 +1,5 @@
+# One module: ``apply`` and its steps read top to bottom in the order they run, next to the
+# comparison and the workload listing they share; split, each part would need the others.
 """``apply``: the cluster release, then the standard services of the workload cluster.
 
 Plan (see ``docs/services.md``):
@@ -248,15 +250,10 @@ def apply(
     Raises :class:`CniSwitchError` (exit 2) on a refused CNI switch, InputError for a
     local mirror that lacks charts, ToolError/HelmError/HelmfileError (exit 1) otherwise.
     """
-    from scs_templates._services.runner import ServicesHelmfile  # deferred: ruamel
-    from scs_templates._tools.helm import Helm  # deferred: scs_templates._tools.helm
     from scs_templates._tools.kube import KubeClient  # deferred: scs_templates._tools.kube
-    from scs_templates._tools.kube.workload_kubeconfig import (  # deferred: scs_templates._tools
-        private_kubeconfig,
-        read_workload_kubeconfig,
-        wait_for_workload_kubeconfig,
-    )
-    from scs_templates._tools.toolchain import find_helm  # deferred: scs_templates._tools.toolchain
+
+    # deferred: scs_templates._tools.kube.workload_kubeconfig
+    from scs_templates._tools.kube.workload_kubeconfig import private_kubeconfig
 
     say = progress or (lambda text: None)
     if kube is None:  # a missing kubeconfig fails here, before anything is said or done
@@ -264,119 +261,193 @@ def apply(
         from scs_templates._tools.kube.config import check_kubeconfig
 
         check_kubeconfig(kubeconfig, context)
-    notes: list[str] = []
-    cluster_result: InstallResult | None = None
+    options = (force_remove, allow_cni_switch, dry_run, wait, api_timeout, poll_interval)
+    run = _Apply(settings, kubeconfig, context, *options, say)
     if install_cluster and not dry_run:
-        from scs_templates import _lifecycle as lifecycle  # deferred: scs_templates._lifecycle
-
-        say(f"installing/upgrading the cluster release {settings.metadata.name}")
-        cluster_result = lifecycle.install(
-            settings,
-            kubeconfig=kubeconfig,
-            context=context,
-            secrets=secrets,
-            cloud=cloud,
-            cloud_progress=cloud_progress,
-            wait=False,
-            progress=progress,  # what it did, the templates it pruned among it
-        )
-
+        run.cluster = _install_cluster(run, secrets, cloud, cloud_progress, progress)
     client = kube if kube is not None else KubeClient(kubeconfig, context)
-    namespace = settings.metadata.namespace
-    if dry_run:
-        text = read_workload_kubeconfig(client, namespace, settings.name)
-    else:
-        say(
-            f"reading the workload kubeconfig Secret {namespace}/{kubeconfig_secret(settings.name)}"
-        )
-        text = wait_for_workload_kubeconfig(
-            client,
-            namespace,
-            settings.name,
-            timeout=kubeconfig_timeout,
-            poll_interval=poll_interval,
-            progress=say,
-        )
-
+    text = _workload_kubeconfig(run, client, kubeconfig_timeout)
     wanted = {r.name for r in plan_releases(settings, frozenset(), False)}
     if text is None:  # dry run before the cluster exists
-        notes.append("the workload cluster does not exist yet: every service would be installed")
+        run.notes.append(
+            "the workload cluster does not exist yet: every service would be installed"
+        )
         releases = plan_releases(settings, frozenset(), force_remove)
         plans = plan_actions(releases, {}, lambda release: {}, wanted)
         state = {STATE_KEY: state_of(releases)}
-        return ApplyResult(tuple(plans), (), True, cluster_result, state, tuple(notes))
-
+        return ApplyResult(tuple(plans), (), True, run.cluster, state, tuple(run.notes))
     with private_kubeconfig(text) as path:
-        helm_tool = find_helm() if helmfile is None else helmfile.helm
-        helm = Helm(helm_tool, kubeconfig=str(path))
-        deployed = _deployed_releases(
-            helm,
-            timeout=0.0 if dry_run else api_timeout,
-            poll_interval=poll_interval,
-            progress=say,
-        )
-        old_cni = _cni_switch(settings, deployed)
-        if old_cni and not allow_cni_switch:
-            raise CniSwitchError(
-                f"the workload cluster runs {', '.join(sorted(old_cni))} but the settings ask "
-                f"for cni.type {settings.spec.services.cni.type!r}; refused: {CNI_SWITCH_RISK}"
-            )
-        if old_cni:
-            notes.append(
-                f"CNI switch allowed: {', '.join(sorted(old_cni))} is removed; restart all "
-                "nodes now"
-            )
-        management_helm = Helm(helm_tool, kubeconfig=kubeconfig, kube_context=context)
-        settings = _with_recorded(settings, management_helm)
-        deployed.update(_management_releases(management_helm, settings))
-        workload = KubeClient(str(path), check_api=False)  # Cluster API wrote it
-        applied = serverside.present(workload)
-        releases = plan_releases(settings, frozenset(deployed) | applied, force_remove, old_cni)
-        state = {STATE_KEY: state_of(releases)}
+        return _apply_services(run, client, str(path), wanted, helmfile)
 
-        def values_of(release: ServiceRelease) -> Mapping[str, Any]:
-            on = helm if release.target == "workload" else management_helm
-            return on.get_values(release.name, namespace=release.namespace)
 
-        runner = helmfile if helmfile is not None else ServicesHelmfile()
-        side_plans, side_objects = _server_side_plans(settings, releases, wanted, workload, runner)
-        plans = plan_actions(helm_releases(releases), deployed, values_of, wanted) + side_plans
-        order = [r.name for r in releases]
-        plans.sort(key=lambda p: order.index(p.name))
-        selected = tuple(p.name for p in plans if p.action in ("install", "upgrade", "remove"))
-        if dry_run or not selected:
-            return ApplyResult(tuple(plans), (), dry_run, cluster_result, state, tuple(notes))
-        check_local_mirror(
-            [r for r in releases if r.name in selected], settings.spec.services.chart_mirror
+@dataclass
+class _Apply:
+    """One apply's choices and what its steps learned, handed from step to step."""
+
+    settings: ClusterSettings
+    """With what the cluster's release recorded, once the services are planned."""
+    kubeconfig: str | None
+    context: str | None
+    force_remove: bool
+    allow_cni_switch: bool
+    dry_run: bool
+    wait: bool
+    api_timeout: float
+    poll_interval: float
+    say: Progress
+    notes: list[str] = field(default_factory=list)
+    cluster: InstallResult | None = None
+
+
+def _install_cluster(
+    run: _Apply,
+    secrets: Mapping[str, str] | None,
+    cloud: CloudOptions | None,
+    cloud_progress: Progress | None,
+    progress: Progress | None,
+) -> InstallResult:
+    """Step 1: the cluster release, without waiting for ``Available`` (nodes only become
+    Ready once the CNI the services bring runs)."""
+    from scs_templates import _lifecycle as lifecycle  # deferred: scs_templates._lifecycle
+
+    run.say(f"installing/upgrading the cluster release {run.settings.metadata.name}")
+    return lifecycle.install(
+        run.settings,
+        kubeconfig=run.kubeconfig,
+        context=run.context,
+        secrets=secrets,
+        cloud=cloud,
+        cloud_progress=cloud_progress,
+        wait=False,
+        progress=progress,  # what it did, the templates it pruned among it
+    )
+
+
+def _workload_kubeconfig(run: _Apply, client: KubeClient, timeout: float) -> str | None:
+    """Step 2: the workload cluster's kubeconfig Cluster API wrote; waited for, unless a dry
+    run (None: the workload cluster does not exist yet)."""
+    from scs_templates._tools.kube.workload_kubeconfig import (  # deferred: scs_templates._tools
+        read_workload_kubeconfig,
+        wait_for_workload_kubeconfig,
+    )
+
+    settings, say = run.settings, run.say
+    namespace = settings.metadata.namespace
+    if run.dry_run:
+        return read_workload_kubeconfig(client, namespace, settings.name)
+    say(f"reading the workload kubeconfig Secret {namespace}/{kubeconfig_secret(settings.name)}")
+    return wait_for_workload_kubeconfig(
+        client,
+        namespace,
+        settings.name,
+        timeout=timeout,
+        poll_interval=run.poll_interval,
+        progress=say,
+    )
+
+
+def _apply_services(
+    run: _Apply, client: KubeClient, path: str, wanted: set[str], helmfile: ServicesHelmfile | None
+) -> ApplyResult:
+    """Step 3, while the workload kubeconfig is at ``path``: plan every release against what is
+    deployed, then apply and sync only the changed ones."""
+    from scs_templates._services.runner import ServicesHelmfile  # deferred: ruamel
+    from scs_templates._tools.helm import Helm  # deferred: scs_templates._tools.helm
+    from scs_templates._tools.kube import KubeClient  # deferred: scs_templates._tools.kube
+    from scs_templates._tools.toolchain import find_helm  # deferred: scs_templates._tools.toolchain
+
+    helm_tool = find_helm() if helmfile is None else helmfile.helm
+    helm = Helm(helm_tool, kubeconfig=path)
+    deployed = _deployed_releases(
+        helm,
+        timeout=0.0 if run.dry_run else run.api_timeout,
+        poll_interval=run.poll_interval,
+        progress=run.say,
+    )
+    old_cni = _check_cni_switch(run, deployed)
+    management_helm = Helm(helm_tool, kubeconfig=run.kubeconfig, kube_context=run.context)
+    run.settings = settings = _with_recorded(run.settings, management_helm)
+    deployed.update(_management_releases(management_helm, settings))
+    workload = KubeClient(path, check_api=False)  # Cluster API wrote it
+    applied = serverside.present(workload)
+    releases = plan_releases(settings, frozenset(deployed) | applied, run.force_remove, old_cni)
+    state = {STATE_KEY: state_of(releases)}
+
+    def values_of(release: ServiceRelease) -> Mapping[str, Any]:
+        on = helm if release.target == "workload" else management_helm
+        return on.get_values(release.name, namespace=release.namespace)
+
+    runner = helmfile if helmfile is not None else ServicesHelmfile()
+    side_plans, side_objects = _server_side_plans(settings, releases, wanted, workload, runner)
+    plans = plan_actions(helm_releases(releases), deployed, values_of, wanted) + side_plans
+    order = [r.name for r in releases]
+    plans.sort(key=lambda p: order.index(p.name))
+    selected = tuple(p.name for p in plans if p.action in ("install", "upgrade", "remove"))
+    if run.dry_run or not selected:
+        return ApplyResult(tuple(plans), (), run.dry_run, run.cluster, state, tuple(run.notes))
+    check_local_mirror(
+        [r for r in releases if r.name in selected], settings.spec.services.chart_mirror
+    )
+    for release in releases:  # before the sync: Cilium finds the Gateway API CRDs at start
+        if release.name in selected and release.name in side_objects:
+            objects = side_objects[release.name]
+            run.say(f"server-side apply: {release.name} ({len(objects)} objects)")
+            serverside.apply_objects(workload, release, objects)
+    _sync(run, runner, releases, selected, path, (client, workload))
+    return ApplyResult(tuple(plans), selected, False, run.cluster, state, tuple(run.notes))
+
+
+def _check_cni_switch(run: _Apply, deployed: Mapping[str, ReleaseInfo]) -> set[str]:
+    """The deployed CNI releases the settings switch away from; refused (exit 2) unless
+    allowed, since a switch disrupts the running cluster (:data:`CNI_SWITCH_RISK`)."""
+    old_cni = _cni_switch(run.settings, deployed)
+    if old_cni and not run.allow_cni_switch:
+        raise CniSwitchError(
+            f"the workload cluster runs {', '.join(sorted(old_cni))} but the settings ask "
+            f"for cni.type {run.settings.spec.services.cni.type!r}; refused: {CNI_SWITCH_RISK}"
         )
-        for release in releases:  # before the sync: Cilium finds the Gateway API CRDs at start
-            if release.name in selected and release.name in side_objects:
-                objects = side_objects[release.name]
-                say(f"server-side apply: {release.name} ({len(objects)} objects)")
-                serverside.apply_objects(workload, release, objects)
-        on_workload = [r for r in helm_releases(releases) if r.target == "workload"]
-        on_management = [r for r in releases if r.target == "management"]
-        workload_selected = [r.name for r in on_workload if r.name in selected]
-        management_selected = [r.name for r in on_management if r.name in selected]
-        if workload_selected:
-            for name, labels in namespace_labels(settings, releases).items():
-                workload.put_namespace_labels(name, labels)
-            note = provider_of(settings).prepare_workload(settings, client, workload)
-            if note:
-                notes.append(note)
-            runner.kubeconfig = str(path)
-            runner.kube_context = None
-            say("helmfile sync: " + ", ".join(workload_selected))
-            runner.sync({STATE_KEY: state_of(on_workload)}, releases=workload_selected, wait=wait)
-        if management_selected:
-            # next to the Cluster, on the management cluster (cluster-autoscaler)
-            runner.kubeconfig = kubeconfig or _default_kubeconfig()
-            runner.kube_context = context
-            say("helmfile sync (management cluster): " + ", ".join(management_selected))
-            runner.sync(
-                {STATE_KEY: state_of(on_management)}, releases=management_selected, wait=wait
-            )
-    return ApplyResult(tuple(plans), selected, False, cluster_result, state, tuple(notes))
+    if old_cni:
+        run.notes.append(
+            f"CNI switch allowed: {', '.join(sorted(old_cni))} is removed; restart all nodes now"
+        )
+    return old_cni
+
+
+def _sync(
+    run: _Apply,
+    runner: ServicesHelmfile,
+    releases: list[ServiceRelease],
+    selected: tuple[str, ...],
+    path: str,
+    clients: tuple[KubeClient, KubeClient],
+) -> None:
+    """``helmfile sync`` of the selected releases: the workload cluster's (its namespaces
+    labelled and the provider's preparation first), then the management cluster's.
+    ``clients``: the management and the workload cluster."""
+    client, workload = clients
+    settings, say = run.settings, run.say
+    on_workload = [r for r in helm_releases(releases) if r.target == "workload"]
+    on_management = [r for r in releases if r.target == "management"]
+    workload_selected = [r.name for r in on_workload if r.name in selected]
+    management_selected = [r.name for r in on_management if r.name in selected]
+    if workload_selected:
+        for name, labels in namespace_labels(settings, releases).items():
+            workload.put_namespace_labels(name, labels)
+        note = provider_of(settings).prepare_workload(settings, client, workload)
+        if note:
+            run.notes.append(note)
+        runner.kubeconfig = path
+        runner.kube_context = None
+        say("helmfile sync: " + ", ".join(workload_selected))
+        runner.sync({STATE_KEY: state_of(on_workload)}, releases=workload_selected, wait=run.wait)
+    if management_selected:
+        # next to the Cluster, on the management cluster (cluster-autoscaler)
+        runner.kubeconfig = run.kubeconfig or _default_kubeconfig()
+        runner.kube_context = run.context
+        say("helmfile sync (management cluster): " + ", ".join(management_selected))
+        runner.sync(
+            {STATE_KEY: state_of(on_management)}, releases=management_selected, wait=run.wait
+        )
 
 
 def _server_side_plans(

@@ -3,9 +3,7 @@ lines unless a comment at its top says why it is one module.
 
 Length is ``end_lineno - lineno + 1`` of the ``def`` (decorators not counted, nested
 functions and methods measured on their own). Generated modules (first line ``# GENERATED``)
-are not read. The functions still longer are listed in :data:`LONG_FUNCTIONS` with their
-length as a ceiling: the list only shrinks (the test fails on a new long function, on a
-listed one that grew, and on a listed one that is 60 lines or less now: then delete its line).
+are not read.
 """
 
 from __future__ import annotations
@@ -17,22 +15,6 @@ from tests.support import REPO
 PACKAGE = REPO / "scs_templates"
 MAX_FUNCTION_LINES = 60
 MAX_MODULE_LINES = 500
-#: "file:function" -> its length now: the long functions whose behaviour only the plane and
-#: cloud tiers prove (install, delete, apply, credential rotation, project cleanup), left for
-#: a change that runs those tiers. Some grew by the ``# deferred:`` reasons of their imports
-#: (tests/unit/test_deferred_imports.py), a comment line each.
-LONG_FUNCTIONS: dict[str, int] = {
-    "scs_templates/_lifecycle/delete_step.py:_clean_workload": 63,
-    "scs_templates/_lifecycle/delete_step.py:delete": 144,
-    "scs_templates/_lifecycle/install_step.py:install": 176,
-    "scs_templates/_lifecycle/workload_cleanup.py:clean_workload": 69,
-    "scs_templates/_services/deploy.py:apply": 160,
-    "scs_templates/providers/openstack/cleanup.py:cleanup_cluster_network": 108,
-    "scs_templates/providers/openstack/leftovers.py:clean_project_leftovers": 123,
-    "scs_templates/providers/openstack/provision.py:release_cluster_resources": 78,
-    "scs_templates/providers/openstack/rotation.py:_restart_consumers": 66,
-    "scs_templates/providers/openstack/rotation.py:rotate_credentials": 162,
-}
 
 
 def _sources() -> list[tuple[str, str]]:
@@ -61,14 +43,11 @@ def says_why(text: str) -> bool:
     return text.startswith("# ")
 
 
-def test_no_function_is_longer_than_60_lines_but_the_listed_ones() -> None:
+def test_no_function_is_longer_than_60_lines() -> None:
     found: dict[str, int] = {}
     for relative, text in _sources():
         found |= long_functions(relative, text)
-    new = {f: n for f, n in found.items() if n > LONG_FUNCTIONS.get(f, MAX_FUNCTION_LINES)}
-    assert not new, f"functions longer than {MAX_FUNCTION_LINES} lines (split them): {new}"
-    gone = sorted(set(LONG_FUNCTIONS) - set(found))
-    assert not gone, f"no longer long, delete from LONG_FUNCTIONS: {gone}"
+    assert not found, f"functions longer than {MAX_FUNCTION_LINES} lines (split them): {found}"
 
 
 def test_a_module_longer_than_500_lines_says_why_at_its_top() -> None:

@@ -33,7 +33,7 @@ from scs_templates.providers.openstack.cloud_report import CloudItem, report_lin
 from scs_templates.providers.openstack.connection import CallAbandoned, error_summary, http_status
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from openstack.connection import Connection
 
@@ -105,28 +105,9 @@ def cleanup_cluster_network(
     project_id = str(conn.current_project_id)
     node_cidr = ipaddress.ip_network(settings.spec.network.node_cidr, strict=False)
 
-    own_name = capo_network_name(settings)
-    description = capo_description(settings)
-    networks = []
-    for network in network_api.networks(name=own_name, project_id=project_id):
-        if (network.description or "") == description:
-            networks.append(network)
-        else:
-            report.notes.append(
-                f"network {own_name} {network.id} left alone: not created by CAPO for this "
-                f"cluster (description {network.description!r})"
-            )
+    networks = _capo_networks(network_api, settings, project_id, report)
     subnets = [s for n in networks for s in network_api.subnets(network_id=n.id)]
-    groups = []
-    for group_name in capo_security_group_names(settings):
-        for group in network_api.security_groups(name=group_name, project_id=project_id):
-            if (group.description or "") == CAPO_SECGROUP_DESCRIPTION:
-                groups.append(group)
-            else:
-                report.notes.append(
-                    f"security group {group_name} {group.id} left alone: not created by CAPO "
-                    f"(description {group.description!r})"
-                )
+    groups = _capo_groups(network_api, settings, project_id, report)
 
     # Ports: on the network, or carrying one of the groups (possibly on another network).
     ports: dict[str, Any] = {}
@@ -158,7 +139,65 @@ def cleanup_cluster_network(
     report.planned = port_items + group_items + subnet_items + network_items
     if dry_run:
         return report
+    _delete_ports(network_api, doomed, port_items, remaining, report)
+    _delete_unblocked(
+        network_api, group_items + subnet_items + network_items, remaining, sleep, report
+    )
+    return report
 
+
+def _capo_networks(
+    network_api: Any, settings: ClusterSettings, project_id: str, report: CleanupReport
+) -> list[Any]:
+    """The cluster's network by its CAPO name and description."""
+    own_name = capo_network_name(settings)
+    found = network_api.networks(name=own_name, project_id=project_id)
+    label = f"network {own_name}"
+    return _made_by_capo(found, capo_description(settings), label, report, " for this cluster")
+
+
+def _capo_groups(
+    network_api: Any, settings: ClusterSettings, project_id: str, report: CleanupReport
+) -> list[Any]:
+    """The cluster's security groups by their CAPO names and description."""
+    return [
+        group
+        for name in capo_security_group_names(settings)
+        for group in _made_by_capo(
+            network_api.security_groups(name=name, project_id=project_id),
+            CAPO_SECGROUP_DESCRIPTION,
+            f"security group {name}",
+            report,
+        )
+    ]
+
+
+def _made_by_capo(
+    found: Iterable[Any], description: str, label: str, report: CleanupReport, whose: str = ""
+) -> list[Any]:
+    """Those of ``found`` with the description CAPO gives them; one of the same name that
+    CAPO did not create (another description) is left alone, with a note."""
+    made = []
+    for resource in found:
+        if (resource.description or "") == description:
+            made.append(resource)
+        else:
+            report.notes.append(
+                f"{label} {resource.id} left alone: not created by CAPO{whose} "
+                f"(description {resource.description!r})"
+            )
+    return made
+
+
+def _delete_ports(
+    network_api: Any,
+    doomed: list[Any],
+    port_items: list[CloudItem],
+    remaining: list[Any],
+    report: CleanupReport,
+) -> None:
+    """Delete the leftover ports; one that cannot be deleted is reported (with what to do
+    about a port only an admin may delete) and joins ``remaining``: it blocks what it uses."""
     from scs_templates._tools.removal import remove_all  # deferred: scs_templates._tools.removal
 
     ports_of = {item.id: port for port, item in zip(doomed, port_items, strict=True)}
@@ -172,24 +211,36 @@ def cleanup_cluster_network(
         report.problems.append(Problem(item, _port_error(ports_of[item.id], error)))
         remaining.append(ports_of[item.id])
 
-    def blockers(kind: str, resource_id: str) -> list[Any]:
-        if kind == "security group":
-            return [p for p in remaining if resource_id in (p.security_group_ids or [])]
-        if kind == "subnet":
-            return [
-                p
-                for p in remaining
-                if any(ip.get("subnet_id") == resource_id for ip in p.fixed_ips or [])
-            ]
-        return [p for p in remaining if p.network_id == resource_id]
 
+def _blockers(remaining: list[Any], kind: str, resource_id: str) -> list[Any]:
+    """The remaining ports that keep a security group, subnet or network in use."""
+    if kind == "security group":
+        return [p for p in remaining if resource_id in (p.security_group_ids or [])]
+    if kind == "subnet":
+        return [
+            p
+            for p in remaining
+            if any(ip.get("subnet_id") == resource_id for ip in p.fixed_ips or [])
+        ]
+    return [p for p in remaining if p.network_id == resource_id]
+
+
+def _delete_unblocked(
+    network_api: Any,
+    items: list[CloudItem],
+    remaining: list[Any],
+    sleep: Callable[[float], None],
+    report: CleanupReport,
+) -> None:
+    """The security groups, subnets and network, in that order; one a remaining port still
+    uses is reported, not tried (Neutron would answer 409 "in use")."""
     deleters: dict[str, Callable[[str], Any]] = {
         "security group": lambda i: network_api.delete_security_group(i, ignore_missing=True),
         "subnet": lambda i: network_api.delete_subnet(i, ignore_missing=True),
         "network": lambda i: network_api.delete_network(i, ignore_missing=True),
     }
-    for item in group_items + subnet_items + network_items:
-        in_the_way = blockers(item.kind, item.id)
+    for item in items:
+        in_the_way = _blockers(remaining, item.kind, item.id)
         if in_the_way:
             ids = ", ".join(p.id for p in in_the_way)
             report.problems.append(Problem(item, f"not deleted: still in use by port(s) {ids}"))
@@ -199,7 +250,6 @@ def cleanup_cluster_network(
             report.deleted.append(item)
         else:
             report.problems.append(Problem(item, failure))
-    return report
 
 
 def _port_verdict(

@@ -211,12 +211,45 @@ def clean_project_leftovers(
     """Delete (or list) the cluster's load balancers, floating IPs, OCCM security groups,
     snapshots and volumes; idempotent. Pass :func:`load_balancer_api` and
     :func:`block_storage_api` of ``conn`` (or another implementation of the seams)."""
-    from scs_templates._tools.removal import remove_all  # deferred: scs_templates._tools.removal
-
     report = LeftoverReport(dry_run)
     cluster = cloud_cluster_name(settings)
+    remove = _Remover(report, dry_run, timeout)
+    # 1. OCCM's load balancers (cascade: listeners, pools, members, the VIP port).
+    if load_balancers is None:
+        report.notes.append("no load-balancer (Octavia) endpoint in the catalog: none to delete")
+    else:
+        _remove_load_balancers(remove, load_balancers, occm_load_balancer_prefix(settings))
+    network: Any = conn.network
+    project_id = str(conn.current_project_id)
+    # 2. Floating IPs: OCCM's (one per LoadBalancer Service) and CAPO's (API load balancer).
+    ips = _cluster_floating_ips(network, project_id, capo_description(settings), cluster)
+    remove(ips, partial(network.delete_ip, ignore_missing=True))
+    # 3. OCCM's security groups.
+    groups = [
+        CloudItem("security group", str(group.id), _text(group.name))
+        for group in sorted(network.security_groups(project_id=project_id), key=lambda g: str(g.id))
+        if _occm_group(_text(group.name), _text(group.description), cluster)
+    ]
+    remove(groups, partial(network.delete_security_group, ignore_missing=True))
+    # 4./5. Cinder CSI's snapshots and volumes.
+    if block_storage is None:
+        report.notes.append("no block-storage (Cinder) endpoint in the catalog: none to delete")
+        return report
+    _remove_volumes(remove, block_storage, cluster, keep_volumes)
+    return report
 
-    def remove(
+
+@dataclass(frozen=True)
+class _Remover:
+    """Deletes a list of one kind for :func:`clean_project_leftovers` and reports into its
+    report: what went, what failed, what was still being deleted at the timeout."""
+
+    report: LeftoverReport
+    dry_run: bool
+    timeout: float
+
+    def __call__(
+        self,
         items: list[CloudItem],
         delete: Callable[[str], Any],
         *,
@@ -225,47 +258,50 @@ def clean_project_leftovers(
     ) -> None:
         """Delete each (a 404: already gone), note failures; wait when ``present`` lists
         what is still there (the service deletes asynchronously)."""
+        from scs_templates._tools.removal import remove_all  # deferred: scs_templates._tools
+
         result = remove_all(
             items,
             lambda item: delete(item.id),
             present=present,
             key=lambda item: item.id,
             gone=_already_gone,
-            dry_run=dry_run,
-            timeout=timeout,
+            dry_run=self.dry_run,
+            timeout=self.timeout,
             poll_interval=POLL_SECONDS,
         )
-        report.deleted += result.deleted
-        report.problems += [
+        self.report.deleted += result.deleted
+        self.report.problems += [
             f"{item.describe()}: could not delete: {error_summary(error)}"
             for item, error in result.failed
         ]
         if result.left:
-            report.problems.append(
+            self.report.problems.append(
                 f"{what} {', '.join(sorted(item.id for item in result.left))} still being "
-                f"deleted after {int(timeout)} s"
+                f"deleted after {int(self.timeout)} s"
             )
 
-    # 1. OCCM's load balancers (cascade: listeners, pools, members, the VIP port).
-    if load_balancers is None:
-        report.notes.append("no load-balancer (Octavia) endpoint in the catalog: none to delete")
-    else:
-        prefix = occm_load_balancer_prefix(settings)
-        doomed = [lb for lb in load_balancers.load_balancers() if lb.name.startswith(prefix)]
-        remove(
-            [
-                CloudItem("load balancer", lb.id, lb.name, lb.status)
-                for lb in sorted(doomed, key=lambda o: o.id)
-            ],
-            load_balancers.delete_load_balancer,
-            present=lambda: {lb.id for lb in load_balancers.load_balancers()},
-            what="load balancer(s)",
-        )
 
-    network: Any = conn.network
-    project_id = str(conn.current_project_id)
-    # 2. Floating IPs: OCCM's (one per LoadBalancer Service) and CAPO's (API load balancer).
-    capo = capo_description(settings)
+def _remove_load_balancers(remove: _Remover, load_balancers: LoadBalancerAPI, prefix: str) -> None:
+    """OCCM's load balancers of the cluster (by name prefix), waited for until Octavia has
+    deleted them: their VIP ports block the network until then."""
+    doomed = [lb for lb in load_balancers.load_balancers() if lb.name.startswith(prefix)]
+    remove(
+        [
+            CloudItem("load balancer", lb.id, lb.name, lb.status)
+            for lb in sorted(doomed, key=lambda o: o.id)
+        ],
+        load_balancers.delete_load_balancer,
+        present=lambda: {lb.id for lb in load_balancers.load_balancers()},
+        what="load balancer(s)",
+    )
+
+
+def _cluster_floating_ips(
+    network: Any, project_id: str, capo: str, cluster: str
+) -> list[CloudItem]:
+    """The project's floating IPs whose description says OCCM or CAPO created them for the
+    cluster, sorted by id."""
     ips = []
     for fip in sorted(network.ips(project_id=project_id), key=lambda f: str(f.id)):
         description = _text(fip.description)
@@ -280,20 +316,14 @@ def clean_project_leftovers(
             if part
         )
         ips.append(CloudItem("floating IP", str(fip.id), "", detail))
-    remove(ips, partial(network.delete_ip, ignore_missing=True))
+    return ips
 
-    # 3. OCCM's security groups.
-    groups = [
-        CloudItem("security group", str(group.id), _text(group.name))
-        for group in sorted(network.security_groups(project_id=project_id), key=lambda g: str(g.id))
-        if _occm_group(_text(group.name), _text(group.description), cluster)
-    ]
-    remove(groups, partial(network.delete_security_group, ignore_missing=True))
 
-    # 4./5. Cinder CSI's snapshots and volumes.
-    if block_storage is None:
-        report.notes.append("no block-storage (Cinder) endpoint in the catalog: none to delete")
-        return report
+def _remove_volumes(
+    remove: _Remover, block_storage: BlockStorageAPI, cluster: str, keep_volumes: bool
+) -> None:
+    """Cinder CSI's snapshots (also of the cluster's volumes), waited for, then its volumes;
+    ``keep_volumes`` lists both as kept instead."""
     volumes = [
         v for v in block_storage.volumes() if v.metadata.get(CINDER_CSI_CLUSTER_PROPERTY) == cluster
     ]
@@ -311,8 +341,8 @@ def clean_project_leftovers(
         CloudItem("volume", v.id, v.name, v.status) for v in sorted(volumes, key=lambda o: o.id)
     ]
     if keep_volumes:
-        report.kept += snapshot_items + volume_items
-        return report
+        remove.report.kept += snapshot_items + volume_items
+        return
     remove(
         snapshot_items,
         block_storage.delete_snapshot,
@@ -320,4 +350,3 @@ def clean_project_leftovers(
         what="volume snapshot(s)",
     )
     remove(volume_items, block_storage.delete_volume)
-    return report

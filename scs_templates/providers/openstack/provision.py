@@ -154,22 +154,8 @@ def release_cluster_resources(
     Returns problems (empty when everything is clean). Idempotent: a second run finds
     nothing to do. ``conn`` defaults to a connection to ``os_cloud``.
     """
-    from scs_templates.providers.openstack.appcred import (
-        cluster_credentials_in_keystone,
-        delete_cluster_credentials,
-        kept_legacy_credentials,
-    )  # deferred: scs_templates.providers.openstack.appcred
-
-    # deferred: scs_templates.providers.openstack.cleanup
-    from scs_templates.providers.openstack.cleanup import cleanup_cluster_network
-
     # deferred: scs_templates.providers.openstack.connection
     from scs_templates.providers.openstack.connection import open_cloud
-    from scs_templates.providers.openstack.leftovers import (
-        block_storage_api,
-        clean_project_leftovers,
-        load_balancer_api,
-    )  # deferred: scs_templates.providers.openstack.leftovers
 
     # deferred: scs_templates.providers.openstack.servergroups
     from scs_templates.providers.openstack.servergroups import delete_server_groups
@@ -178,33 +164,69 @@ def release_cluster_resources(
     if conn is None:
         conn = open_cloud(os_cloud or section(settings).cloud)
     try:
-        leftovers = clean_project_leftovers(
-            conn,
-            settings,
-            load_balancers=load_balancer_api(conn),
-            block_storage=block_storage_api(conn),
-            keep_volumes=keep_volumes,
-            dry_run=dry_run,
-        )
-        for line in leftovers.lines():
-            progress(line)
-        report = cleanup_cluster_network(conn, settings, dry_run=dry_run)
-        for line in report.lines():
-            progress(line)
+        problems = _release_project(conn, settings, progress, dry_run, keep_volumes)
         for action in delete_server_groups(conn, settings, dry_run=dry_run):
             progress(str(action))
         if manages_credentials(settings):
-            if dry_run:
-                for members in cluster_credentials_in_keystone(conn, settings, held).values():
-                    for member in members:
-                        progress(f"would delete application credential {member.name}")
-            else:
-                deleted = delete_cluster_credentials(conn, settings, held)
-                for name, gone in sorted(deleted.items()):
-                    progress(f"application credential {name}: {'deleted' if gone else 'absent'}")
-            for kept in kept_legacy_credentials(conn, settings, held):
-                progress(kept.line())
+            _release_credentials(conn, settings, held, progress, dry_run)
     finally:
         if own:
             conn.close()
+    return problems
+
+
+def _release_project(
+    conn: Connection, settings: ClusterSettings, progress: Progress, dry_run: bool, keep: bool
+) -> list[str]:
+    """What the workload cluster's controllers left in the project (:mod:`.leftovers`), then
+    the leftover ports and the network (:mod:`.cleanup`); returns the problems of both.
+    ``keep``: the volumes and snapshots are kept."""
+    # deferred: scs_templates.providers.openstack.cleanup
+    from scs_templates.providers.openstack.cleanup import cleanup_cluster_network
+    from scs_templates.providers.openstack.leftovers import (
+        block_storage_api,
+        clean_project_leftovers,
+        load_balancer_api,
+    )  # deferred: scs_templates.providers.openstack.leftovers
+
+    leftovers = clean_project_leftovers(
+        conn,
+        settings,
+        load_balancers=load_balancer_api(conn),
+        block_storage=block_storage_api(conn),
+        keep_volumes=keep,
+        dry_run=dry_run,
+    )
+    for line in leftovers.lines():
+        progress(line)
+    report = cleanup_cluster_network(conn, settings, dry_run=dry_run)
+    for line in report.lines():
+        progress(line)
     return leftovers.problems + [problem.describe() for problem in report.problems]
+
+
+def _release_credentials(
+    conn: Connection,
+    settings: ClusterSettings,
+    held: frozenset[str],
+    progress: Progress,
+    dry_run: bool,
+) -> None:
+    """The cluster's application credentials (a legacy-named one only when ``held``); the
+    legacy ones that cannot be told to be the cluster's are reported, kept."""
+    from scs_templates.providers.openstack.appcred import (
+        cluster_credentials_in_keystone,
+        delete_cluster_credentials,
+        kept_legacy_credentials,
+    )  # deferred: scs_templates.providers.openstack.appcred
+
+    if dry_run:
+        for members in cluster_credentials_in_keystone(conn, settings, held).values():
+            for member in members:
+                progress(f"would delete application credential {member.name}")
+    else:
+        deleted = delete_cluster_credentials(conn, settings, held)
+        for name, gone in sorted(deleted.items()):
+            progress(f"application credential {name}: {'deleted' if gone else 'absent'}")
+    for kept in kept_legacy_credentials(conn, settings, held):
+        progress(kept.line())

@@ -1,3 +1,5 @@
+# One module: the rotation is one ordered procedure (the Order below) whose safety is in that
+# order; its steps and the consumer restarts they end with read top to bottom as they run.
 """``openstack appcred rotate``: a new per-cluster credential, switched in, the old one deleted.
 
 Order, so that no consumer is ever left with a deleted credential:
@@ -76,7 +78,7 @@ if TYPE_CHECKING:
     from openstack.connection import Connection
 
     from scs_templates._settings.model import ClusterSettings
-    from scs_templates._tools.kube import KubeClient
+    from scs_templates._tools.kube import KubeClient, ObjectRef
 
 Progress = Callable[[str], None]
 
@@ -177,19 +179,44 @@ def rotate_credentials(
     ToolError (exit 1) when OpenStack or an API fails or a restart does not finish in
     ``timeout`` seconds; then the old credential is kept and a re-run finishes the rotation.
     """
+    rotation = _Rotation(conn, settings, kube, dry_run, timeout, poll_interval, progress)
+    stored = _stored_credentials(settings, kube)
+    held = frozenset(credential.id for credential in stored.values())
+    family = cluster_credentials_in_keystone(conn, settings, held)
+    kinds = [(CLUSTER_SUFFIX, CLOUDS_YAML_KEY)]
+    if section(settings).application_credential.separate_workload:
+        kinds.append((WORKLOAD_SUFFIX, CLOUD_CONF_KEY))
+    plans = [_plan_kind(family[suffix], stored.get(key), suffix) for suffix, key in kinds]
+    # 0. orphans of a run that never stored them (their secrets are lost): never used
+    rotation.delete_orphans(plans)
+    # 1. the new credentials
+    chosen = rotation.create_credentials(plans)
+    # 2. the Secret
+    rotation.write_secret(chosen)
+    # 3. the consumers
+    fenced = rotation.switch_consumers(chosen, workload)
+    # CAPO's evidence: a successful reconcile that read the new Secret
+    rotation.confirm_capo(fenced)
+    # 4. the old credentials
+    rotation.delete_old(plans)
+    return rotation.report
+
+
+def _stored_credentials(settings: ClusterSettings, kube: KubeClient) -> dict[str, StoredCredential]:
+    """The credentials the cluster's Secret holds, by key; refused (exit 2) when scs-templates
+    does not manage them, the Secret is missing, or it holds no application credential."""
     # deferred: scs_templates.providers.openstack.provision
     from scs_templates.providers.openstack.provision import manages_credentials
 
     namespace = settings.metadata.namespace
-    secret_name = credentials_secret_name(settings)
-    where = f"{namespace}/{secret_name}"
+    where = f"{namespace}/{credentials_secret_name(settings)}"
     if not manages_credentials(settings):
         raise InputError(
             "spec.openstack: the cluster's credential is not one scs-templates manages "
             "(applicationCredential.perCluster is false or credentialsSecret is set): "
             "rotate it yourself and update the Secret"
         )
-    data = kube.secret_data(namespace, secret_name)
+    data = kube.secret_data(namespace, credentials_secret_name(settings))
     if data is None:
         raise InputError(
             f"the credentials Secret {where} does not exist on the management cluster: "
@@ -201,53 +228,80 @@ def rotate_credentials(
             f"the credentials Secret {where} holds no application credential in "
             f"{CLOUDS_YAML_KEY} (written from --clouds-yaml?): nothing scs-templates can rotate"
         )
-    held = frozenset(credential.id for credential in stored.values())
-    family = cluster_credentials_in_keystone(conn, settings, held)
-    kinds = [(CLUSTER_SUFFIX, CLOUDS_YAML_KEY)]
-    if section(settings).application_credential.separate_workload:
-        kinds.append((WORKLOAD_SUFFIX, CLOUD_CONF_KEY))
-    plans = [_plan_kind(family[suffix], stored.get(key), suffix) for suffix, key in kinds]
-    report = RotationReport(dry_run)
-    # 0. orphans of a run that never stored them (their secrets are lost): never used
-    for plan in plans:
-        for orphan in plan.orphans:
-            report.notes.append(
-                f"{'would delete' if dry_run else 'deleted'} {orphan.name} (ID {orphan.id}): "
-                "made by an earlier rotation that did not store it, never used"
-            )
-            if not dry_run:
-                delete_app_credential(conn, orphan.name)
-    if all(plan.new_generation is None for plan in plans):
-        report.notes.append(
-            "an earlier rotation switched the Secret but did not finish: finishing it"
-        )
+    return stored
 
-    # 1. the new credentials
-    purpose = f"cluster {namespace}/{settings.metadata.name}"
-    chosen: dict[str, AppCredential] = {}
-    for plan in plans:
-        if plan.new_generation is None:
-            assert plan.current is not None and plan.stored is not None
-            chosen[plan.suffix] = AppCredential(
-                plan.current.id, plan.current.name, plan.stored.secret, "", True
-            )
-            continue
-        name = generation_name(settings, plan.suffix, plan.new_generation)
-        if dry_run:
-            report.created.append(KnownCredential(plan.new_generation, name, ""))
-            continue
-        what = "Cluster API" if plan.suffix == CLUSTER_SUFFIX else "in-cluster OCCM/CSI"
-        credential = create_app_credential(
-            conn, name, description=f"scs-templates: {what} credential of {purpose} (restricted)"
-        )
-        chosen[plan.suffix] = credential
-        report.created.append(KnownCredential(plan.new_generation, name, credential.id))
-        progress(f"created application credential {name} (ID {credential.id})")
 
-    # 2. the Secret
-    report.secret = where
-    if not dry_run:
-        access = cloud_access(conn)
+@dataclass
+class _Rotation:
+    """One rotation: where it works, how long it waits, what it says; its steps in order."""
+
+    conn: Connection
+    settings: ClusterSettings
+    kube: KubeClient
+    dry_run: bool
+    timeout: float
+    poll_interval: float
+    progress: Progress
+    report: RotationReport = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.report = RotationReport(self.dry_run)
+
+    @property
+    def where(self) -> str:
+        """The credentials Secret, ``namespace/name``."""
+        return f"{self.settings.metadata.namespace}/{credentials_secret_name(self.settings)}"
+
+    def delete_orphans(self, plans: list[_KindPlan]) -> None:
+        """Step 0: newer generations a run made but never stored (their secrets are lost)."""
+        dry_run = self.dry_run
+        for plan in plans:
+            for orphan in plan.orphans:
+                self.report.notes.append(
+                    f"{'would delete' if dry_run else 'deleted'} {orphan.name} (ID {orphan.id}): "
+                    "made by an earlier rotation that did not store it, never used"
+                )
+                if not dry_run:
+                    delete_app_credential(self.conn, orphan.name)
+        if all(plan.new_generation is None for plan in plans):
+            self.report.notes.append(
+                "an earlier rotation switched the Secret but did not finish: finishing it"
+            )
+
+    def create_credentials(self, plans: list[_KindPlan]) -> dict[str, AppCredential]:
+        """Step 1: the next generation of each kind (the Secret's one when a run that stopped
+        half way already switched it), by suffix."""
+        settings = self.settings
+        purpose = f"cluster {settings.metadata.namespace}/{settings.metadata.name}"
+        chosen: dict[str, AppCredential] = {}
+        for plan in plans:
+            if plan.new_generation is None:
+                assert plan.current is not None and plan.stored is not None
+                chosen[plan.suffix] = AppCredential(
+                    plan.current.id, plan.current.name, plan.stored.secret, "", True
+                )
+                continue
+            name = generation_name(settings, plan.suffix, plan.new_generation)
+            if self.dry_run:
+                self.report.created.append(KnownCredential(plan.new_generation, name, ""))
+                continue
+            what = "Cluster API" if plan.suffix == CLUSTER_SUFFIX else "in-cluster OCCM/CSI"
+            credential = create_app_credential(
+                self.conn,
+                name,
+                description=f"scs-templates: {what} credential of {purpose} (restricted)",
+            )
+            chosen[plan.suffix] = credential
+            self.report.created.append(KnownCredential(plan.new_generation, name, credential.id))
+            self.progress(f"created application credential {name} (ID {credential.id})")
+        return chosen
+
+    def write_secret(self, chosen: dict[str, AppCredential]) -> None:
+        """Step 2: the credentials Secret on the management cluster, as install writes it."""
+        self.report.secret = self.where
+        if self.dry_run:
+            return
+        access = cloud_access(self.conn)
 
         def ensured(suffix: str) -> EnsuredCredential | None:
             credential = chosen.get(suffix)
@@ -256,70 +310,88 @@ def rotate_credentials(
         cluster = ensured(CLUSTER_SUFFIX)
         assert cluster is not None
         credentials = ClusterCredentials(
-            section(settings).cloud, access, cluster, ensured(WORKLOAD_SUFFIX)
+            section(self.settings).cloud, access, cluster, ensured(WORKLOAD_SUFFIX)
         )
-        content = credentials_secret_data(credentials, settings)
+        content = credentials_secret_data(credentials, self.settings)
         # deferred: scs_templates.providers.credentials
         from scs_templates.providers.credentials import store_credentials
 
-        store_credentials(kube, settings, {k: v.reveal() for k, v in sorted(content.items())})
-        progress(f"wrote the credentials Secret {where}")
+        revealed = {k: v.reveal() for k, v in sorted(content.items())}
+        store_credentials(self.kube, self.settings, revealed)
+        self.progress(f"wrote the credentials Secret {self.where}")
 
-    # 3. the consumers
-    cluster_id = chosen[CLUSTER_SUFFIX].id if CLUSTER_SUFFIX in chosen else ""
-    report.reconcile = _request_reconcile(kube, settings, cluster_id, dry_run=dry_run)
-    fenced = capo_fence.cluster_objects(kube, settings)
-    if not dry_run:
-        fenced = [ref for ref in fenced if capo_fence.set_fence(kube, ref, cluster_id)]
-    services = settings.spec.services
-    if services.cloud_controller_manager.enabled or services.cinder_csi.enabled:
-        workload_id = chosen.get(WORKLOAD_SUFFIX) or chosen.get(CLUSTER_SUFFIX)
-        with _workload_client(kube, settings, workload, dry_run=dry_run) as client:
-            if client is None:
-                if not dry_run:
-                    raise ToolError(
-                        f"the workload cluster {settings.name} cannot be reached (no usable "
-                        f"Secret {namespace}/{settings.name}-kubeconfig): OCCM and Cinder CSI "
-                        "still use the old credential, so it is kept; run the rotation again "
-                        "when the cluster is reachable"
-                    )
-                report.notes.append(
-                    "the workload cluster cannot be reached: its cloud-config and restarts "
-                    "are not listed"
+    def switch_consumers(
+        self, chosen: dict[str, AppCredential], workload: KubeClient | None
+    ) -> list[ObjectRef]:
+        """Step 3: CAPO asked to reconcile (and fenced: the objects returned), OCCM and
+        Cinder CSI restarted with the new cloud.conf."""
+        kube, settings, dry_run = self.kube, self.settings, self.dry_run
+        cluster_id = chosen[CLUSTER_SUFFIX].id if CLUSTER_SUFFIX in chosen else ""
+        self.report.reconcile = _request_reconcile(kube, settings, cluster_id, dry_run=dry_run)
+        fenced = capo_fence.cluster_objects(kube, settings)
+        if not dry_run:
+            fenced = [ref for ref in fenced if capo_fence.set_fence(kube, ref, cluster_id)]
+        services = settings.spec.services
+        if services.cloud_controller_manager.enabled or services.cinder_csi.enabled:
+            workload_id = chosen.get(WORKLOAD_SUFFIX) or chosen.get(CLUSTER_SUFFIX)
+            with _workload_client(kube, settings, workload, dry_run=dry_run) as client:
+                self.restart_workload(client, workload_id.id if workload_id else "")
+        return fenced
+
+    def restart_workload(self, client: KubeClient | None, credential_id: str) -> None:
+        """The workload cluster's cloud-config rewritten and what mounts it restarted; one that
+        cannot be reached keeps the old credential (exit 1)."""
+        settings = self.settings
+        if client is None:
+            if not self.dry_run:
+                raise ToolError(
+                    f"the workload cluster {settings.name} cannot be reached (no usable "
+                    f"Secret {settings.metadata.namespace}/{settings.name}-kubeconfig): OCCM "
+                    "and Cinder CSI still use the old credential, so it is kept; run the "
+                    "rotation again when the cluster is reachable"
                 )
-            else:
-                # deferred: scs_templates.providers.openstack.cloud_config
-                from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
+            self.report.notes.append(
+                "the workload cluster cannot be reached: its cloud-config and restarts "
+                "are not listed"
+            )
+            return
+        # deferred: scs_templates.providers.openstack.cloud_config
+        from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
 
-                report.workload_secret = f"kube-system/{CLOUD_CONFIG_SECRET}"
-                report.restarted = _restart_consumers(
-                    client,
-                    settings,
-                    kube,
-                    workload_id.id if workload_id else "",
-                    dry_run=dry_run,
-                    timeout=timeout,
-                    poll_interval=poll_interval,
-                    progress=progress,
-                )
-
-    # CAPO's evidence: a successful reconcile that read the new Secret
-    if not dry_run and fenced:
-        capo_fence.wait_for_capo(
-            kube, fenced, timeout=timeout, poll_interval=poll_interval, progress=progress
+        self.report.workload_secret = f"kube-system/{CLOUD_CONFIG_SECRET}"
+        self.report.restarted = _restart_consumers(
+            client,
+            settings,
+            self.kube,
+            credential_id,
+            dry_run=self.dry_run,
+            timeout=self.timeout,
+            poll_interval=self.poll_interval,
+            progress=self.progress,
         )
-        for ref in fenced:
-            progress(f"CAPO reconciled {ref} with the new credential")
-    report.confirmed = [str(ref) for ref in fenced]
 
-    # 4. the old credentials
-    for plan in plans:
-        for old in plan.old:
-            if not dry_run:
-                delete_app_credential(conn, old.name)
-                progress(f"deleted application credential {old.name} (ID {old.id})")
-            report.deleted.append(old)
-    return report
+    def confirm_capo(self, fenced: list[ObjectRef]) -> None:
+        """CAPO's evidence: a successful reconcile that read the new Secret lifts the fence."""
+        if not self.dry_run and fenced:
+            capo_fence.wait_for_capo(
+                self.kube,
+                fenced,
+                timeout=self.timeout,
+                poll_interval=self.poll_interval,
+                progress=self.progress,
+            )
+            for ref in fenced:
+                self.progress(f"CAPO reconciled {ref} with the new credential")
+        self.report.confirmed = [str(ref) for ref in fenced]
+
+    def delete_old(self, plans: list[_KindPlan]) -> None:
+        """Step 4, only after the switch: the old generations."""
+        for plan in plans:
+            for old in plan.old:
+                if not self.dry_run:
+                    delete_app_credential(self.conn, old.name)
+                    self.progress(f"deleted application credential {old.name} (ID {old.id})")
+                self.report.deleted.append(old)
 
 
 def _request_reconcile(
@@ -421,7 +493,6 @@ def _restart_consumers(
 ) -> list[str]:
     """Rewrite ``kube-system/cloud-config``, restart what mounts it, wait for the rollouts."""
     from scs_templates._tools.kube import ObjectRef  # deferred: scs_templates._tools.kube
-    from scs_templates._tools.kube.wait import elapsed, poll  # deferred: scs_templates._tools.kube
 
     # deferred: scs_templates.providers.openstack.cloud_config
     from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
@@ -448,6 +519,21 @@ def _restart_consumers(
     for ref, text in zip(consumers, described, strict=True):
         client.merge_patch(ref, patch)
         progress(f"restarting {text}")
+    _wait_for_rollouts(client, consumers, described, timeout, poll_interval, progress)
+    return described
+
+
+def _wait_for_rollouts(
+    client: KubeClient,
+    consumers: list[ObjectRef],
+    described: list[str],
+    timeout: float,
+    poll_interval: float,
+    progress: Progress,
+) -> None:
+    """Until every restarted consumer's rollout has finished; on timeout the old credential
+    is kept (exit 1): they may still use it."""
+    from scs_templates._tools.kube.wait import elapsed, poll  # deferred: scs_templates._tools.kube
 
     def pending() -> list[str]:
         left = []
@@ -473,7 +559,6 @@ def _restart_consumers(
             "may still use the old credential, so it is kept; run the rotation again once "
             "they run"
         )
-    return described
 
 
 __all__ = ["ROTATED_ANNOTATION", "RotationReport", "rollout_done", "rotate_credentials"]
