@@ -9,6 +9,7 @@ terminal, plain lines otherwise); results go to stdout. Secrets are never printe
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 
@@ -46,8 +47,11 @@ def parse_duration(text: str) -> float:
 CLOUD_OPTIONS_GROUP = "scs_templates.cloud_options"
 
 
-def _cloud_option_modules() -> list[tuple[str, str]]:
-    return sorted((name, module) for _, name, module in entry_points(CLOUD_OPTIONS_GROUP))
+@functools.cache
+def _cloud_option_modules() -> tuple[tuple[str, str], ...]:
+    """(provider, module) of every installed provider's lifecycle options, read once: the
+    parser and the command both ask."""
+    return tuple(sorted((name, module) for _, name, module in entry_points(CLOUD_OPTIONS_GROUP)))
 
 
 def provider_options(parser: argparse.ArgumentParser, *, credentials: bool) -> None:

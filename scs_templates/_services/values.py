@@ -285,11 +285,11 @@ def metrics_server_values(settings: ClusterSettings) -> Values:
 
 
 def ingress_nginx_values(settings: ClusterSettings) -> Values:
-    load_balancer = provider_of(settings).load_balancer_services
-    service: Values = {"type": "LoadBalancer" if load_balancer else "NodePort"}
+    provider = provider_of(settings)
+    service: Values = {"type": "LoadBalancer" if provider.load_balancer_services else "NodePort"}
     controller: Values = {"ingressClassResource": {"default": True}, "service": service}
     if proxy_protocol_active(settings):
-        service["annotations"] = provider_of(settings).proxy_protocol_annotations()
+        service["annotations"] = provider.proxy_protocol_annotations()
         controller["config"] = {"use-proxy-protocol": "true"}
     return {"controller": controller}
 
