@@ -26,6 +26,7 @@ This module imports only the names it exports (no ``from __future__`` either), s
 from scs_templates._core.errors import InputError, ScsTemplatesError, ToolError
 from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
 from scs_templates._lifecycle import DeleteIncomplete, delete, diff, install, status
+from scs_templates._migrate import migrate_kaas_v1
 from scs_templates._render.fleet import render_many
 from scs_templates._render.render import (
     RenderResult,
@@ -38,7 +39,6 @@ from scs_templates._services import apply as apply_services
 from scs_templates._settings import ClusterSettings, SettingsError, load_settings, validate_data
 from scs_templates._settings.schema import settings_schema
 from scs_templates.providers import CloudOptions
-from scs_templates.providers.openstack.migrate import migrate_kaas_v1
 
 __all__ = [
     "CloudOptions",

@@ -18,6 +18,21 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+#: ``apply --help``.
+DESCRIPTION = (
+    "Install or upgrade the cluster of SETTINGS on the management cluster, read the "
+    "workload cluster's kubeconfig from the Secret <cluster>-kubeconfig, then `helmfile "
+    "sync` the standard services (CNI, the provider's cloud controller manager and CSI "
+    "driver, metrics-server, Gateway API, cert-manager, Flux, the deprecated "
+    "ingress-nginx) into the workload "
+    "cluster and the cluster-autoscaler (when a group autoscales) next to the Cluster on "
+    "the management cluster. Only releases whose chart, version or values differ are "
+    "synced: a second run with the same settings changes nothing. Disabled services that "
+    "are deployed are kept unless --force-remove. A CNI switch is refused (exit 2) unless "
+    "--allow-cni-switch. Exit 0 ok, 2 bad input, 1 tool/API failure."
+)
+
+
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``apply``; importing this module stays cheap."""
     # deferred: scs_templates._cli.cmd_lifecycle
@@ -29,17 +44,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     apply = subparsers.add_parser(
         "apply",
         help="install/upgrade the cluster and its standard services (helmfile sync)",
-        description=(
-            "Install or upgrade the cluster of SETTINGS on the management cluster, read the "
-            "workload cluster's kubeconfig from the Secret <cluster>-kubeconfig, then `helmfile "
-            "sync` the standard services (CNI, OpenStack CCM and Cinder CSI, metrics-server, "
-            "Gateway API, cert-manager, Flux, the deprecated ingress-nginx) into the workload "
-            "cluster and the cluster-autoscaler (when a group autoscales) next to the Cluster on "
-            "the management cluster. Only releases whose chart, version or values differ are "
-            "synced: a second run with the same settings changes nothing. Disabled services that "
-            "are deployed are kept unless --force-remove. A CNI switch is refused (exit 2) unless "
-            "--allow-cni-switch. Exit 0 ok, 2 bad input, 1 tool/API failure."
-        ),
+        description=DESCRIPTION,
     )
     cluster_options(apply)
     chart_mirror_option(apply)

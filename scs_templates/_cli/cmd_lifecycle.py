@@ -172,7 +172,7 @@ def _register_delete(subparsers: argparse._SubParsersAction[Any]) -> None:
             "waiting until the cloud controller manager and CSI driver removed their load "
             "balancers and volumes; (b) the Cluster object, waiting until Cluster API has "
             "removed it, then the release, the kept templates and the credentials Secret; "
-            "(c) OpenStack: what is left in the project that belongs to the cluster (load "
+            "(c) what the provider finds left in the cloud that belongs to the cluster (load "
             "balancers, floating IPs, security groups, volumes and snapshots, ports, the "
             "network, server groups, application credentials). Everything removed or kept is "
             "printed. On timeout nothing else is deleted (exit 1). Asks for confirmation "

@@ -39,8 +39,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "a v1 List; -o name: kind.group/name per object). With --output-dir DIR: one "
             "file per object (NN-kind-name.yaml, in helm's order), "
             "written atomically; DIR is replaced as a whole and must hold only .yaml files. "
-            "No credentials: OpenStack's credentials Secret is referenced, never rendered "
-            "(see `openstack appcred create --write-secret`). Exit 0 ok, 2 invalid settings, "
+            "No credentials: the provider's credentials Secret is referenced, never rendered "
+            "(the provider's own commands write it). Exit 0 ok, 2 invalid settings, "
             "1 helm failed."
         ),
     )
@@ -196,7 +196,7 @@ def run_values(args: argparse.Namespace) -> int:
             )
     except OSError as error:
         raise InputError(f"{directory}: {error.strerror or error}") from None
-    chart = chart_for(settings.spec.provider)
+    chart = chart_for(settings.resolved_provider())
     args_list = Helm.template_args(
         settings.metadata.name,
         chart.path,

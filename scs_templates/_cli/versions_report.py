@@ -172,7 +172,7 @@ def markdown(versions: VersionTable | None = None) -> str:
         "### Kubernetes minors",
         "",
         *_md_table(
-            ("minor", "`.x`", "patch from", "upstream", "end of life", "kind image (Docker)"),
+            ("minor", "`.x`", "patch from", "upstream", "end of life", "kind node image"),
             [
                 (row[0], f"`{row[1]}`", row[2], row[3], row[4], f"`{row[5]}`")
                 if "(" not in row[5]

@@ -481,4 +481,4 @@ def _chart_version(settings: ClusterSettings) -> str:
     # deferred: scs_templates._render.charts
     from scs_templates._render.charts import provider_chart_version
 
-    return provider_chart_version(settings.spec.provider)
+    return provider_chart_version(settings.resolved_provider())

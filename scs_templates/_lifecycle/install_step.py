@@ -112,7 +112,7 @@ def install(
     run = _plan(settings, helm, kube, kubeconfig, context, wait=wait, rebase_class=rebase_class)
     if run.cloud_secret is not None and run.client is not None:
         _store_cloud_secret(run, run.client, run.cloud_secret, secrets, progress)
-    chart = chart_for(run.settings.spec.provider)
+    chart = chart_for(provider_of(run.settings))
     release = _upgrade_install(run, chart, secrets, helm_timeout, poll_interval, progress)
     if run.old_class is not None and run.client is not None:
         _leave_class(run.client, run.runner, run.old_class, progress)
@@ -210,10 +210,10 @@ def _store_cloud_secret(
 ) -> None:
     """The provider's credentials Secret, written through the Kubernetes API before helm runs.
 
-    OpenStack: ``secrets`` is the content of the cluster's credentials Secret (clouds.yaml,
-    cloud.conf, cacert), written by :func:`store_credentials`; it is never a helm value, so
-    no release revision holds it. Without ``secrets`` the Secret must already exist (created
-    by an earlier install, or by the user from ``openstack appcred create --write-secret``).
+    ``secrets`` is the content of the cluster's credentials Secret (for example a
+    clouds.yaml), written by :func:`store_credentials`; it is never a helm value, so no
+    release revision holds it. Without ``secrets`` the Secret must already exist (created by
+    an earlier install, or by the user as the provider's ``credentials_hint`` says).
     """
     namespace = run.target.namespace
     if secrets is not None:
@@ -222,12 +222,8 @@ def _store_cloud_secret(
             state_word = "written" if changed else "unchanged"
             progress(f"credentials Secret {namespace}/{name}: {state_word}")
     elif client.secret_data(namespace, name) is None:
-        raise InputError(
-            f"the credentials Secret {namespace}/{name} does not exist: let install "
-            "create a per-cluster application credential (without --skip-openstack), "
-            "pass --clouds-yaml, or apply the manifest of `scs-templates openstack "
-            "appcred create --write-secret FILE` first"
-        )
+        hint = provider_of(run.settings).credentials_hint
+        raise InputError(f"the credentials Secret {namespace}/{name} does not exist: {hint}")
 
 
 def _upgrade_install(

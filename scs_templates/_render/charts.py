@@ -37,6 +37,10 @@ from scs_templates._core.records import record
 from scs_templates._core.shipped import LIBRARY_CHART, chart_version, charts_dir, version_of_chart
 from scs_templates._tools.toolchain import cache_root
 
+TYPE_CHECKING = False  # not typing's: render does not import typing
+if TYPE_CHECKING:
+    from scs_templates.providers import Provider
+
 __all__ = ["LIBRARY_CHART", "ChartRef", "chart_for", "chart_version", "charts_dir"]
 
 #: A source file whose ctime is younger than this may still change within the same
@@ -118,30 +122,35 @@ def _copy_chart(source: Path, target: Path) -> None:
         shutil.copyfile(path, destination)
 
 
-def provider_chart_version(provider: str) -> str:
-    """The version of the provider's cluster chart, wherever its source is (a provider
-    registered for tests keeps its chart outside the shipped folder)."""
+def _provider(provider: str | Provider) -> Provider:
+    """``provider`` itself, or the provider of that name (InputError when unknown): the
+    commands pass the settings' resolved provider, tests and tools may pass a name."""
+    if not isinstance(provider, str):
+        return provider
     # deferred: scs_templates.providers.registry
     from scs_templates.providers import provider as provider_named
 
-    return version_of_chart(provider_named(provider).chart_source(charts_dir()))
+    return provider_named(provider)
 
 
-def chart_for(provider: str) -> ChartRef:
+def provider_chart_version(provider: str | Provider) -> str:
+    """The version of the provider's cluster chart, wherever its source is (a provider
+    registered for tests keeps its chart outside the shipped folder)."""
+    return version_of_chart(_provider(provider).chart_source(charts_dir()))
+
+
+def chart_for(provider: str | Provider) -> ChartRef:
     """The provider's cluster chart, assembled with its library dependency in place.
 
     Fast path: the answer remembered for these exact source files (see the module doc), or,
     when the content-addressed directory exists, the directory after hashing the (small)
     chart sources, without copying anything.
     """
-    # deferred: scs_templates.providers.registry
-    from scs_templates.providers import provider as provider_named
-
-    entry = provider_named(provider)  # InputError when unknown
+    entry = _provider(provider)
     root = charts_dir()
     name = entry.chart
     sources = [entry.chart_source(root), root / LIBRARY_CHART]
-    key = (provider, root, cache_root())
+    key = (entry.name, root, cache_root())
     started = time.time_ns()
     signature = _signature(sources)
     with _memo_lock:

@@ -539,7 +539,7 @@ def _render(
         for index, settings in enumerate(settings_list):
             provider = settings.spec.provider
             if provider not in charts:  # chart_for checks the chart sources on every call
-                charts[provider] = chart_for(provider)
+                charts[provider] = chart_for(settings.resolved_provider())
             cluster = _Cluster(index, prepare_render(settings, charts[provider]))
             clusters.append(cluster)
             yield cluster

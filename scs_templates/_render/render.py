@@ -206,7 +206,7 @@ def prepare_render(settings: ClusterSettings, chart: ChartRef | None = None) -> 
     return RenderJob(
         release=settings.metadata.name,
         namespace=settings.metadata.namespace,
-        chart=chart if chart is not None else chart_for(settings.spec.provider),
+        chart=chart if chart is not None else chart_for(provider_of(settings)),
         kube_version=str(values["kubernetes"]["version"]),
         values=values,
     )

@@ -7,16 +7,24 @@ fails when a model class gains a property or method that its plain twin lacks.
 
 from __future__ import annotations
 
+from scs_templates._settings import plugins
+
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
-    from typing import Protocol
+    from typing import Any, Protocol
 
     class _Named(Protocol):
         """The metadata of a settings document, as far as the mixins read it."""
 
         @property
         def name(self) -> str: ...
+
+    class _Spec(Protocol):
+        """The spec of a settings document, as far as the mixins read it."""
+
+        @property
+        def provider(self) -> str: ...
 
 
 class WorkerGroupDerived:
@@ -37,10 +45,24 @@ class ClusterSettingsDerived:
     __slots__ = ()
     if TYPE_CHECKING:
         metadata: _Named
+        spec: _Spec
 
     @property
     def name(self) -> str:
         return self.metadata.name
+
+    def resolved_provider(self) -> Any:
+        """The provider of this document (``spec.provider``), found in the registry once and
+        kept on the document: validation's rules, the values, the services and the
+        lifecycle all ask this one object (``providers.provider_of`` types it as
+        ``Provider``). Kept where neither equality nor a dump looks (the pydantic class's
+        ``__dict__`` outside its fields, the plain classes' cache slot); a copy whose
+        ``spec.provider`` differs finds its own."""
+        found = getattr(self, "_provider_cache", None)
+        if found is None or found.name != self.spec.provider:
+            found = plugins.provider_named(self.spec.provider)
+            object.__setattr__(self, "_provider_cache", found)
+        return found
 
 
 #: The mixin of each class that has one, by class name (as in the schema's ``$defs``).

@@ -285,12 +285,12 @@ class ControlPlane(SettingsModel):
     )
     machine_type: NonEmptyStr | None = Field(
         default=None,
-        description="Machine type (OpenStack flavor). Required for OpenStack; ignored by "
-        "Docker. KaaS v1 default: SCS-2V-4-20s.",
+        description="Machine type (the cloud's flavor or instance type), where the provider "
+        "has them (see each provider's notes below). KaaS v1 default: SCS-2V-4-20s.",
     )
     zones: list[NonEmptyStr] = Field(
         default_factory=list,
-        description="Zones (OpenStack availability zones) to spread control-plane machines "
+        description="Zones (the cloud's failure domains) to spread control-plane machines "
         "over; empty means the provider's default placement.",
     )
     root_disk_gb: StrictInt = Field(
@@ -301,13 +301,13 @@ class ControlPlane(SettingsModel):
     )
     root_disk_type: NonEmptyStr | None = Field(
         default=None,
-        description="Volume type (OpenStack Cinder) of the root volume; needs rootDiskGB. "
+        description="Volume type of the root volume; needs rootDiskGB. "
         "Empty = the cloud's default type.",
     )
     extra_networks: list[NonEmptyStr] = Field(
         default_factory=list,
-        description="Further networks (OpenStack: name or ID), one more port each after the "
-        "cluster network's; ignored by Docker.",
+        description="Further networks (name or ID), one more port each after the "
+        "cluster network's, where the provider attaches them.",
     )
     image: NonEmptyStr | None = Field(
         default=None,
@@ -347,11 +347,11 @@ class WorkerGroup(WorkerGroupDerived, SettingsModel):
     )
     machine_type: NonEmptyStr | None = Field(
         default=None,
-        description="Machine type (OpenStack flavor). Required for OpenStack; ignored by "
-        "Docker. KaaS v1 default: SCS-2V-4-20s.",
+        description="Machine type (the cloud's flavor or instance type), where the provider "
+        "has them (see each provider's notes below). KaaS v1 default: SCS-2V-4-20s.",
     )
     zone: NonEmptyStr | None = Field(
-        default=None, description="Zone (OpenStack availability zone) of the group's machines."
+        default=None, description="Zone (the cloud's failure domain) of the group's machines."
     )
     labels: dict[LabelKey, LabelValue] = Field(
         default_factory=dict, description="Kubernetes node labels of the group's nodes."
@@ -367,13 +367,13 @@ class WorkerGroup(WorkerGroupDerived, SettingsModel):
     )
     root_disk_type: NonEmptyStr | None = Field(
         default=None,
-        description="Volume type (OpenStack Cinder) of the root volume; needs rootDiskGB. "
+        description="Volume type of the root volume; needs rootDiskGB. "
         "Empty = the cloud's default type.",
     )
     extra_networks: list[NonEmptyStr] = Field(
         default_factory=list,
-        description="Further networks (OpenStack: name or ID), one more port each after the "
-        "cluster network's; ignored by Docker.",
+        description="Further networks (name or ID), one more port each after the "
+        "cluster network's, where the provider attaches them.",
     )
     image: NonEmptyStr | None = Field(
         default=None,
@@ -446,7 +446,7 @@ class Network(SettingsModel):
     pod_cidr: Cidr = Field(default="192.168.0.0/16", description="Pod network.")
     service_cidr: Cidr = Field(default="10.96.0.0/12", description="Service network.")
     node_cidr: Cidr = Field(
-        default="10.8.0.0/20", description="Network of the nodes (the OpenStack subnet)."
+        default="10.8.0.0/20", description="Network of the nodes (the cluster network's subnet)."
     )
     mtu: StrictInt = Field(
         default=0,
@@ -511,8 +511,8 @@ class GatewayAPI(OptionalService):
     proxy_protocol: StrictBool = Field(
         default=False,
         description="Expect the PROXY protocol from the load balancer on every Gateway "
-        "listener (OpenStack, amphora), so Routes see real client addresses; each Gateway "
-        "then needs the Octavia annotation (docs/services.md).",
+        "listener, so Routes see real client addresses, where the provider's load balancers "
+        "speak it; each Gateway then needs the provider's annotation (docs/services.md).",
     )
 
 
@@ -568,8 +568,8 @@ class Services(SettingsModel):
     cni: Cni = Field(default_factory=Cni, description="Container network interface.")
     cloud_controller_manager: Service = Field(
         default_factory=Service,
-        description="OpenStack cloud controller manager (needed: nodes stay uninitialized "
-        "without it on OpenStack).",
+        description="The provider's cloud controller manager, where it has one (its nodes "
+        "stay uninitialized without it).",
     )
     cinder_csi: Service = Field(
         default_factory=Service, description="Cinder CSI driver with the snapshot controller."
@@ -673,7 +673,7 @@ class EtcdBackupS3(SettingsModel):
 class EtcdVolume(SettingsModel):
     size_gib: StrictInt = Field(ge=1, le=1000, description="Size of the etcd volume in GiB.")
     type: NonEmptyStr | None = Field(
-        default=None, description="Volume type (Cinder); empty = the cloud's default type."
+        default=None, description="Volume type; empty = the cloud's default type."
     )
 
 
@@ -708,9 +708,9 @@ class Etcd(SettingsModel):
     )
     volume: EtcdVolume | None = Field(
         default=None,
-        description="Put etcd's data on its own volume (OpenStack: a Cinder volume, formatted "
-        "ext4 and mounted at /var/lib/etcd before kubeadm runs); empty = the root disk. "
-        "Ignored by Docker.",
+        description="Put etcd's data on its own volume (formatted ext4 and mounted at "
+        "/var/lib/etcd before kubeadm runs), where the provider has volumes; empty = the "
+        "root disk.",
     )
     backup_retention: StrictInt = Field(
         default=3,

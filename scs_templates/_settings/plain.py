@@ -50,7 +50,8 @@ _ROOT = "#"
 class PlainSettings:
     """Base of the plain classes: immutable, equal by value, ``model_fields_set`` as pydantic."""
 
-    __slots__ = ("_fields_set",)
+    #: ``_provider_cache``: the document's provider, once resolved (derived.py)
+    __slots__ = ("_fields_set", "_provider_cache")
     _fields_set: frozenset[str]
     #: attribute name -> YAML key, in the schema's (sorted) order, not the model's; nothing on
     #: the happy path depends on it (problems are sorted by position). pydantic: FieldInfo

@@ -19,6 +19,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from scs_templates._settings.model import nested_model, settings_model
+from scs_templates._settings.plugins import installed_providers, shipped_providers
 from scs_templates._versions import table
 
 TEMPLATE = Path(__file__).with_name("settings.md.j2")
@@ -128,8 +129,14 @@ def render_reference(*, shipped: bool = True) -> str:
         )
         for release in versions_table.minors
     ]
+    providers = shipped_providers() if shipped else installed_providers()
+    notes = [
+        (provider.name, [(path, note.replace("|", "\\|")) for path, note in provider.field_notes])
+        for provider in providers
+        if provider.field_notes
+    ]
     return environment.get_template(TEMPLATE.name).render(
-        rows=rows(settings_model(shipped=shipped)), versions=versions
+        rows=rows(settings_model(shipped=shipped)), versions=versions, provider_notes=notes
     )
 
 

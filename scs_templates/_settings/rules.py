@@ -240,7 +240,7 @@ def _unsafe_integers(value: object, path: Path) -> Iterator[Finding]:
 
 def _provider(settings: ClusterSettings) -> SettingsProvider:
     """The settings' provider, as settings validation sees it (:mod:`.plugins`)."""
-    provider: SettingsProvider = plugins.provider_named(settings.spec.provider)
+    provider: SettingsProvider = settings.resolved_provider()
     return provider
 
 
@@ -603,10 +603,14 @@ def _service_warnings(settings: ClusterSettings) -> Iterator[Finding]:
                 "cluster-autoscaler is off: nothing will scale them"
             ),
         )
-    if services.gateway_api.proxy_protocol and not _provider(settings).proxy_protocol(settings):
+    provider = _provider(settings)
+    if services.gateway_api.proxy_protocol and not provider.proxy_protocol(settings):
         yield (
             ("spec", "services", "gatewayAPI", "proxyProtocol"),
-            "ignored: the PROXY protocol needs provider 'openstack' with the amphora load balancer",
+            (
+                f"ignored: the load balancers of provider {provider.name!r} do not speak the "
+                "PROXY protocol here (docs/settings.md, what each provider makes of it)"
+            ),
         )
 
 

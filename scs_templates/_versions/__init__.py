@@ -259,7 +259,10 @@ def parse_table(data: Mapping[str, Any]) -> VersionTable:
         workload_minors=tuple(minor_of(m) for m in capi["workloadMinors"]),
         management_minors=tuple(minor_of(m) for m in capi["managementMinors"]),
         providers={name: _provider(name, p) for name, p in data["providers"].items()},
-        kind_mapper_from=str(data["providers"]["docker"].get("kindMapperFrom", "")),
+        kind_mapper_from=next(
+            (str(p["kindMapperFrom"]) for p in data["providers"].values() if "kindMapperFrom" in p),
+            "",
+        ),
         minors=minors,
         services=services,
     )

@@ -113,8 +113,8 @@ def resolve_version(text: str, kind_node_images: bool = False) -> ResolvedVersio
         newest,
         f"{text} is Kubernetes {version}, and no kind node image is published for it "
         f"(CAPD's table, sigs.k8s.io/cluster-api/test@{_TABLE.kind_mapper_from}, has "
-        f"{release.name} images up to {newest.version}, from kind {newest.kind}): Docker "
-        f"clusters run {used} ({newest.image.split('@', 1)[0]}) and their manifests "
+        f"{release.name} images up to {newest.version}, from kind {newest.kind}): the "
+        f"cluster's kind nodes run {used} ({newest.image.split('@', 1)[0]}) and its manifests "
         f"declare {used}",
     )
 

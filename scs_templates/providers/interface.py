@@ -126,6 +126,11 @@ class Provider:
     #: Its nodes boot published kind node images: the Kubernetes version resolves to a patch
     #: that has one (:func:`scs_templates._versions.kubernetes.resolve_version`).
     kind_node_images: ClassVar[bool] = False
+    #: What the provider makes of neutral settings that mean something of its own, or that it
+    #: ignores: (field path as docs/settings.md writes it, one line), in the reference's
+    #: order. docs/settings.md lists them under the provider's name; the neutral model's
+    #: descriptions never name a provider.
+    field_notes: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     @property
     def chart(self) -> str:
@@ -243,6 +248,10 @@ class Provider:
         API (never a helm value) and delete removes; None without cloud credentials."""
         del settings
         return None
+
+    #: How a user gets the credentials Secret when install is not to write it (install
+    #: refuses to go on without it): the end of that one-line error.
+    credentials_hint: ClassVar[str] = "create it first"
 
     def with_recorded(
         self, settings: ClusterSettings, installed_values: Mapping[str, Any]

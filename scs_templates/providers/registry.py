@@ -48,5 +48,6 @@ def provider(name: str) -> Provider:
 
 
 def provider_of(settings: ClusterSettings) -> Provider:
-    """The provider of a settings document (``spec.provider``)."""
-    return provider(settings.spec.provider)
+    """The provider of a settings document (``spec.provider``), resolved once per document
+    (``ClusterSettings.resolved_provider``)."""
+    return _checked(settings.resolved_provider())

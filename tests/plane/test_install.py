@@ -810,9 +810,9 @@ def test_secrets_are_never_printed(
     assert "cloud 'openstack'" in capsys.readouterr().err
     # told not to touch OpenStack, given no credentials, and no credentials Secret exists
     assert cli("install", settings_file, "--kubeconfig", kubeconfig, "--skip-openstack") == 2
-    assert f"credentials Secret {ns}/capi-demo-cloud-config does not exist" in (
-        capsys.readouterr().err
-    )
+    err = capsys.readouterr().err
+    assert f"credentials Secret {ns}/capi-demo-cloud-config does not exist: let install" in err
+    assert "--write-secret FILE` first" in err  # the provider's credentials_hint
     assert helm.status("demo", namespace=ns) is None  # nothing was installed
     assert (
         cli("install", settings_file, "--kubeconfig", kubeconfig, "--clouds-yaml", str(clouds)) == 0

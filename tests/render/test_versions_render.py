@@ -30,7 +30,8 @@ def test_capd_node_image_for_a_declared_patch_without_an_image_is_accurate() -> 
     loaded = parse_settings_text(text)
     (note,) = [w.message for w in loaded.warnings if "kind node image" in w.message]
     tag = newest.image.split("@", 1)[0]
-    assert f"Docker clusters run {newest.version} ({tag}) and their manifests declare " in note
+    runs = f"the cluster's kind nodes run {newest.version} ({tag}) and its manifests declare "
+    assert runs in note
     assert f"up to {newest.version}, from kind {newest.kind}" in note
     manifests = render(loaded.settings).manifests
     declared = set(re.findall(r"^\s*version: (v1\.37\.\d+)$", manifests, re.MULTILINE))

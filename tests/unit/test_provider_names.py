@@ -18,22 +18,10 @@ from pathlib import Path
 from tests.support import REPO, SHIPPED_PROVIDERS
 
 PACKAGE = REPO / "scs_templates"
-#: file -> how many places still name a provider (what remains of issue #38, item 2: help
-#: texts that name OpenStack as the example, the version updater's provider sources (the CAPO
-#: and CAPD Go modules), the Docker column of the versions report, the KaaS v1 migrate
-#: function in the public API, field descriptions of the settings model).
+#: file -> how many places still name a provider (what remains of issue #38, item 2: the
+#: version updater's provider sources, the CAPO and CAPD Go modules).
 STILL_NAMING: dict[str, int] = {
-    "scs_templates/_cli/cmd_apply.py": 1,
-    "scs_templates/_cli/cmd_lifecycle.py": 1,
-    "scs_templates/_cli/cmd_render.py": 1,
-    "scs_templates/_cli/versions_report.py": 1,
-    "scs_templates/_lifecycle/install_step.py": 1,
     "scs_templates/_maintain/update_versions.py": 7,
-    "scs_templates/_settings/model.py": 12,
-    "scs_templates/_settings/rules.py": 1,
-    "scs_templates/_versions/__init__.py": 1,
-    "scs_templates/_versions/kubernetes.py": 1,
-    "scs_templates/api.py": 1,
 }
 
 

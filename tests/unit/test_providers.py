@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -25,12 +26,15 @@ def test_catalogue_lists_the_shipped_providers_in_model_order() -> None:
     assert [p.chart for p in catalogue.providers()][:2] == ["openstack-cluster", "docker-cluster"]
 
 
-def test_provider_of_follows_spec_provider() -> None:
-    docker = parse_settings_text(
+def _docker_settings() -> Any:
+    return parse_settings_text(
         "apiVersion: scs-templates.scs.community/v1alpha1\nkind: ClusterSettings\n"
         "metadata: {name: dev}\nspec: {provider: docker}\n"
     ).settings
-    assert catalogue.provider_of(docker) is DOCKER
+
+
+def test_provider_of_follows_spec_provider() -> None:
+    assert catalogue.provider_of(_docker_settings()) is DOCKER
 
 
 def test_unknown_provider_names_the_known_ones() -> None:
@@ -163,3 +167,37 @@ def test_cloud_options_come_from_the_clusters_provider_only() -> None:
     assert cloud_options(args, "docker") == CloudOptions()
     with pytest.raises(SystemExit):  # without credentials=True there is no --clouds-yaml
         parser.parse_args(["--clouds-yaml", "x"])
+
+
+@pytest.mark.parametrize("example", ["openstack-production.yaml", "docker-clusterclass.yaml"])
+def test_the_provider_is_resolved_once_per_settings_document(
+    example: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Validation's rules, the values (the ClusterClass name, the chart version) and every
+    later ``provider_of`` ask the one provider object the document resolved: the registry
+    is searched once per document, not per question."""
+    from scs_templates._render.values import build_values
+    from scs_templates._settings import load_settings, plugins
+
+    asked: list[str] = []
+    search = plugins.provider_named
+
+    def counted(name: str) -> object:
+        asked.append(name)
+        return search(name)
+
+    monkeypatch.setattr(plugins, "provider_named", counted)
+    settings = load_settings(REPO / "examples" / example).settings
+    build_values(settings)
+    build_values(settings)
+    resolved = catalogue.provider_of(settings)
+    assert asked == [settings.spec.provider]
+    assert resolved is catalogue.provider(settings.spec.provider)
+
+
+def test_a_copy_naming_another_provider_resolves_its_own() -> None:
+    settings: Any = _docker_settings()
+    assert catalogue.provider_of(settings) is DOCKER
+    spec = settings.spec.model_copy(update={"provider": "openstack"})
+    assert catalogue.provider_of(settings.model_copy(update={"spec": spec})) is OPENSTACK
+    assert catalogue.provider_of(settings) is DOCKER

@@ -400,6 +400,34 @@ def test_literal_image_without_version_warns(body: str) -> None:
     assert [w.message for w in loaded.warnings if "has no {version}" in w.message]
 
 
+@pytest.mark.parametrize(
+    ("provider", "warned"),
+    [
+        ("docker", True),
+        ("openstack\n  openstack:\n    loadBalancerProvider: ovn", True),
+        ("openstack", False),  # amphora, the default, speaks it
+    ],
+)
+def test_a_proxy_protocol_no_load_balancer_speaks_warns_naming_the_provider(
+    provider: str, warned: bool
+) -> None:
+    text = HEAD.replace("provider: docker", f"provider: {provider}") + (
+        "  controlPlane:\n    machineType: m1\n  workers:\n  - name: w\n    machineType: m1\n"
+        "  services:\n    gatewayAPI:\n      proxyProtocol: true\n"
+    )
+    loaded = parse_settings_text(text)
+    found = [w.message for w in loaded.warnings if "PROXY protocol" in w.message]
+    name = provider.split()[0]
+    assert found == (
+        [
+            f"ignored: the load balancers of provider '{name}' do not speak the PROXY "
+            "protocol here (docs/settings.md, what each provider makes of it)"
+        ]
+        if warned
+        else []
+    )
+
+
 def test_image_with_version_placeholder_is_quiet() -> None:
     loaded = parse_settings_text(
         spec("kubernetes:\n  version: 1.36.4\ncontrolPlane:\n  image: kind/{version}-v1.30.0")

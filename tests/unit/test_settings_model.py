@@ -72,6 +72,20 @@ def test_settings_reference_is_in_sync() -> None:
     )
 
 
+def test_each_provider_note_names_a_field_of_the_reference() -> None:
+    """A provider's ``field_notes`` are listed under its name in docs/settings.md: each one
+    must name a field of the reference (a renamed field must not leave a note behind), once,
+    in the reference's order."""
+    from scs_templates._settings.plugins import shipped_providers
+    from scs_templates._settings.reference import rows
+
+    order = [row.path for row in rows()]
+    for provider in shipped_providers():
+        paths = [path for path, _ in provider.field_notes]
+        assert set(paths) <= set(order), (provider.name, set(paths) - set(order))
+        assert paths == sorted(set(paths), key=order.index), provider.name
+
+
 def test_every_field_has_a_description() -> None:
     def walk(node: Any, path: str) -> list[str]:
         missing = []

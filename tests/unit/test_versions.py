@@ -132,7 +132,7 @@ def test_a_patch_without_a_published_image_falls_back_and_says_so() -> None:
     assert f"1.37.x is Kubernetes {release.patch_version}, and no kind node image is " in (
         resolved.note
     )
-    assert f"Docker clusters run {newest.version}" in resolved.note
+    assert f"the cluster's kind nodes run {newest.version}" in resolved.note
     # OpenStack is not affected: the table's patch
     assert str(resolve_version("1.37.x").version) == release.patch_version
     # and validate says so

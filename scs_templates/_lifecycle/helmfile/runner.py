@@ -145,7 +145,7 @@ class Helmfile(HelmfileProcess):
         self, settings: ClusterSettings
     ) -> tuple[dict[str, Any], dict[str, Any], ChartRef]:
         """The state values (without file paths) and helm values for ``settings``."""
-        chart = chart_for(settings.spec.provider)
+        chart = chart_for(settings.resolved_provider())
         values = build_values(settings)
         cluster = {
             "release": settings.metadata.name,

@@ -114,7 +114,7 @@ def build_values(settings: ClusterSettings) -> dict[str, Any]:
             "namespace": settings.metadata.namespace,
             "template": spec.template,
             "infraName": machines.name(),
-            "className": cluster_class_name(provider.name),
+            "className": cluster_class_name(provider),
         },
         "labels": {CLUSTER_LABEL: cluster, MANAGED_BY_LABEL: "Helm"},
         "kubernetes": {"version": str(resolved.version)},
@@ -436,7 +436,7 @@ def _mirror(mirror: RegistryMirror) -> RegistryMirrorValues:
     }
 
 
-def cluster_class_name(provider: str) -> str:
+def cluster_class_name(provider: str | Provider) -> str:
     """The ClusterClass of the ``clusterclass`` template: ``scs-<provider>-v<chart version>``
     (dots as dashes), e.g. ``scs-openstack-v0-1-0``.
 
@@ -448,7 +448,8 @@ def cluster_class_name(provider: str) -> str:
     from scs_templates._render.charts import provider_chart_version
 
     version = provider_chart_version(provider)
-    return naming.fit(f"scs-{provider}-v{version.replace('.', '-').replace('+', '-')}", 63)
+    name = provider if isinstance(provider, str) else provider.name
+    return naming.fit(f"scs-{name}-v{version.replace('.', '-').replace('+', '-')}", 63)
 
 
 def _sorted(value: Any) -> Any:

@@ -44,6 +44,14 @@ class DockerProvider(Provider):
     # kind nodes are containers: their root cannot be remounted
     remountable_root: ClassVar[bool] = False
     kind_node_images: ClassVar[bool] = True
+    field_notes: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("spec.controlPlane.machineType", "Ignored (warned): kind nodes are containers."),
+        ("spec.controlPlane.extraNetworks", "Ignored: one network per node container."),
+        ("spec.workers[].machineType", "Ignored (warned): kind nodes are containers."),
+        ("spec.workers[].extraNetworks", "Ignored: one network per node container."),
+        ("spec.etcd.unsafeFS", "Ignored (warned): a container's root cannot be remounted."),
+        ("spec.etcd.volume", "Ignored (warned): kind nodes have no volumes."),
+    )
     node_name_note: ClassVar[str] = "on Docker the node host name also starts with '<cluster>-'"
 
     def node_name_prefix(self, cluster: str, machine_owner: str) -> str:

@@ -62,6 +62,31 @@ class OpenStackProvider(Provider):
     # CAPO's additionalBlockDevices entry; its device name depends on the image's disk bus
     # (virtio-blk vdX, virtio-scsi sdX): the node finds it by size (scs.etcdDiskScript)
     etcd_volumes: ClassVar[bool] = True
+    credentials_hint: ClassVar[str] = (
+        "let install create a per-cluster application credential (without "
+        "--skip-openstack), pass --clouds-yaml, or apply the manifest of `scs-templates "
+        "openstack appcred create --write-secret FILE` first"
+    )
+    field_notes: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("spec.controlPlane.machineType", "The Nova flavor; required."),
+        ("spec.controlPlane.zones", "Nova availability zones."),
+        ("spec.controlPlane.rootDiskType", "A Cinder volume type."),
+        ("spec.controlPlane.extraNetworks", "Neutron networks, by name or ID."),
+        ("spec.workers[].machineType", "The Nova flavor; required."),
+        ("spec.workers[].zone", "A Nova availability zone."),
+        ("spec.workers[].rootDiskType", "A Cinder volume type."),
+        ("spec.workers[].extraNetworks", "Neutron networks, by name or ID."),
+        ("spec.network.nodeCIDR", "The subnet of the cluster's Neutron network."),
+        ("spec.services.cloudControllerManager", "The OpenStack cloud controller manager."),
+        (
+            "spec.services.gatewayAPI.proxyProtocol",
+            "Only with the amphora load balancer (`spec.openstack.loadBalancerProvider`; "
+            "OVN does not speak it); each Gateway needs the Octavia annotation "
+            "(docs/services.md).",
+        ),
+        ("spec.etcd.volume", "A Cinder volume."),
+        ("spec.etcd.volume.type", "A Cinder volume type."),
+    )
     # nodes stay uninitialized without the cloud controller manager
     node_initializers: ClassVar[tuple[str, ...]] = ("openstack-cloud-controller-manager",)
 

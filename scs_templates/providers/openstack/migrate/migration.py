@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from scs_templates._contract import migration as migration_contract
 from scs_templates._settings.keys import API_VERSION, KIND
 from scs_templates._settings.problems import format_path
 from scs_templates.providers.openstack.migrate.emit import DocumentBuilder
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
 
 Status = Literal["mapped", "obsolete", "secret", "ignored", "unknown"]
 
-DEFAULT_NAME = "testcluster"
-DEFAULT_PREFIX = "capi"
+DEFAULT_NAME = migration_contract.DEFAULT_NAME
+DEFAULT_PREFIX = migration_contract.DEFAULT_PREFIX
 #: The one KaaS v1 MachineDeployment becomes the worker group of this name.
 WORKER_GROUP = "md-0"
 
