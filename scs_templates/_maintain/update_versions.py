@@ -11,14 +11,14 @@
 What it reads (nothing is typed in by hand except ``inputs.json``):
 
 * the Go module proxy (``go list -m -versions``) for the ``k8s.io/kubernetes`` tags and the
-  Cluster API releases; the CAPO release list is refused by the proxy, so newer CAPO tags are
-  probed one by one with ``go mod download``;
+  Cluster API releases;
 * the Cluster API module of the chosen release: ``docs/book/src/reference/versions.md`` (the
   Kubernetes minors it supports for workload and management clusters) and its CRDs, compared
   with the CRD sets in ``../shared/crds``;
-* the Cluster API test module (CAPD): ``infrastructure/kind/mapper.go``, the published kind
-  node images with their digests;
-* the CAPO module: ``metadata.yaml`` (contract) and the compatibility table of its README;
+* each shipped provider's own sources, read by its ``read_versions`` hook (toolkit:
+  :mod:`scs_templates._versions.upstream`): its entry under ``providers``, its rows of
+  ``sources``, the kind node images it publishes for the Kubernetes minors and the CRDs it
+  adds to the Cluster API set;
 * the packaged upstream charts in ``../shared/charts`` (name, version, ``kubeVersion``);
 * ``inputs.json``: upstream end-of-life dates (with the page each was read from), holds
   on service charts (with the reason), the Kubernetes minors upstream tests a chart's
@@ -36,7 +36,6 @@ import argparse
 import datetime
 import difflib
 import json
-import os
 import re
 import sys
 import tarfile
@@ -46,9 +45,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scs_templates._core.process import ProcessTimeout, run
 from scs_templates._core.version_numbers import Minor, minor_text
 from scs_templates._core.version_numbers import exact as stable
+from scs_templates._versions import KindImage
+from scs_templates._versions.upstream import (
+    Go,
+    ProviderVersions,
+    UpdateError,
+    Upstream,
+    contract_of,
+    crd_texts,
+    load_yaml,
+    matching_crd_set,
+    newest_served,
+    release_minor,
+)
+from scs_templates.providers import Provider, shipped_providers
 
 HERE = Path(__file__).resolve().parents[1] / "_versions"  # the table and its inputs
 TABLE_PATH = HERE / "table.json"
@@ -58,21 +70,9 @@ SHARED = REPO.parent / "shared"
 
 K8S_MODULE = "k8s.io/kubernetes"
 CAPI_MODULE = "sigs.k8s.io/cluster-api"
-CAPD_MODULE = "sigs.k8s.io/cluster-api/test"
-CAPO_MODULE = "sigs.k8s.io/cluster-api-provider-openstack"
-GO_TIMEOUT = 600.0
-
-
-class UpdateError(Exception):
-    """A source could not be read or does not say what the table needs."""
 
 
 # --------------------------------------------------------------------------- parsing (pure)
-
-
-def _minor_of(tag: str) -> Minor | None:
-    parsed = stable(tag)
-    return parsed[:2] if parsed else None
 
 
 def newest_patches(tags: Iterable[str]) -> dict[Minor, int]:
@@ -130,72 +130,6 @@ def capi_support(markdown: str, release: str) -> tuple[list[Minor], list[Minor]]
     if not workload:
         raise UpdateError(f"versions.md: no Kubernetes minors for {column_name}")
     return sorted(workload), sorted(management)
-
-
-@dataclass(frozen=True)
-class KindImage:
-    version: tuple[int, int, int]
-    image: str
-    kind: str
-
-
-_MAPPING = re.compile(
-    r'KubernetesVersion:\s*semver\.MustParse\("(?P<version>[^"]+)"\),\s*'
-    r"Mode:\s*\w+,\s*"
-    r'Image:\s*"(?P<image>[^"]+)"'
-)
-_KIND_COMMENT = re.compile(r"//\s*Pre-built images for Kind (v\d+(?:\.\d+)*)")
-
-
-def kind_images(go_source: str) -> list[KindImage]:
-    """The pre-built kind node images of CAPD's mapper.go, in file order (newest kind first)."""
-    images: list[KindImage] = []
-    kind = ""
-    position = 0
-    for match in _MAPPING.finditer(go_source):
-        for comment in _KIND_COMMENT.finditer(go_source, position, match.start()):
-            kind = comment[1]
-        position = match.end()
-        image = match["image"]
-        # The image's own tag is what a node runs (upstream maps 1.27.16 to a v1.27.17 image).
-        version = stable(image.split("@", 1)[0].rsplit(":", 1)[-1])
-        if version is None or "@sha256:" not in image:
-            raise UpdateError(f"mapper.go: unexpected entry {match[0]!r}")
-        images.append(KindImage(version, image, kind))
-    if not images:
-        raise UpdateError("mapper.go: no pre-built images found")
-    return images
-
-
-def capo_capi_compat(readme: str, release: str) -> str:
-    """The CAPI constraint of CAPO ``release``'s minor from its README's table."""
-    parsed = stable(release)
-    if parsed is None:
-        raise UpdateError(f"not a release: {release}")
-    wanted = f"v{parsed[0]}.{parsed[1]}"
-    for line in readme.splitlines():
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if len(cells) == 2 and cells[0] == wanted:
-            return cells[1]
-    raise UpdateError(f"CAPO README: no compatibility row for {wanted}")
-
-
-def contract_of(metadata: str, release: str) -> str:
-    """The contract of ``release``'s minor in a clusterctl metadata.yaml."""
-    parsed = stable(release)
-    if parsed is None:
-        raise UpdateError(f"not a release: {release}")
-    data = _yaml(metadata) or {}
-    for series in data.get("releaseSeries", []):
-        if (series.get("major"), series.get("minor")) == parsed[:2]:
-            return str(series["contract"])
-    raise UpdateError(f"metadata.yaml: no release series for {release}")
-
-
-def _yaml(text: str) -> Any:
-    from ruamel.yaml import YAML  # deferred: ruamel
-
-    return YAML(typ="safe", pure=True).load(text)
 
 
 _COMPARATOR = re.compile(r"(>=|<=|!=|>|<|=|\^|~)?\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-[\w.]+)?")
@@ -271,7 +205,7 @@ def chart_packages(directory: Path) -> list[ChartPackage]:
             handle = archive.extractfile(member)
             if handle is None:
                 raise UpdateError(f"{path.name}: unreadable Chart.yaml")
-            chart = _yaml(handle.read().decode("utf-8"))
+            chart = load_yaml(handle.read().decode("utf-8"))
         packages.append(
             ChartPackage(str(chart["name"]), str(chart["version"]), chart.get("kubeVersion"))
         )
@@ -299,7 +233,7 @@ def support_entry(
 
 
 def _tested(entry: Mapping[str, Any]) -> list[Minor]:
-    return sorted(_minor_of(f"v{m}.0") or (0, 0) for m in entry["minors"])
+    return sorted(release_minor(f"v{m}.0") or (0, 0) for m in entry["minors"])
 
 
 def _follows_kubernetes_minor(chart: str) -> bool:
@@ -386,106 +320,6 @@ def pick_image(releases: Sequence[str], minor: Minor) -> tuple[str, str | None]:
     )
 
 
-def crd_texts(directory: Path) -> dict[str, str]:
-    """CRD file name -> content without comment lines (kustomize/controller-gen headers)."""
-    return {
-        path.name: "\n".join(
-            line
-            for line in path.read_text(encoding="utf-8").splitlines()
-            if not line.startswith("#")
-        )
-        for path in sorted(directory.glob("*.yaml"))
-    }
-
-
-def matching_crd_set(shared_crds: Path, prefix: str, module_crds: Mapping[str, str]) -> str:
-    """The folder of ``shared_crds`` (name starting with ``prefix``) with exactly the CRDs of
-    the module, or "" when none matches."""
-    for folder in sorted(shared_crds.glob(f"{prefix}*"), reverse=True):
-        if folder.is_dir() and crd_texts(folder) == dict(module_crds):
-            return folder.name
-    return ""
-
-
-# --------------------------------------------------------------------------- the Go proxy
-
-
-class Go:
-    """``go list``/``go mod download`` in a throwaway module (the proxy is a package registry)."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.workdir = workdir
-        (workdir / "go.mod").write_text("module scs-templates/versions-probe\n\ngo 1.21\n")
-        self.env = {**os.environ, "GOFLAGS": "-mod=mod", "GO111MODULE": "on"}
-
-    def _go(self, *args: str) -> tuple[int, str, str]:
-        try:
-            done = run(["go", *args], env=self.env, timeout=GO_TIMEOUT, cwd=self.workdir)
-        except ProcessTimeout as error:
-            raise UpdateError(f"go {' '.join(args)}: {error}") from None
-        except OSError as error:
-            raise UpdateError(f"cannot run go: {error}") from None
-        return done.returncode, done.stdout, done.stderr
-
-    def versions(self, module: str) -> list[str] | None:
-        """Every version the proxy lists, or None when it refuses the list."""
-        code, out, err = self._go("list", "-m", "-versions", module)
-        if code != 0:
-            if "403" in err or "404" in err or "410" in err:
-                return None
-            raise UpdateError(f"go list -m -versions {module}: {err.strip()}")
-        return out.split()[1:]
-
-    def download(self, module: str, version: str) -> Path | None:
-        """The module directory of ``module@version``, or None when the proxy does not serve it."""
-        code, out, err = self._go("mod", "download", "-json", f"{module}@{version}")
-        try:
-            info = json.loads(out) if out.strip() else {}
-        except json.JSONDecodeError:
-            info = {}
-        if code == 0 and info.get("Dir"):
-            return Path(info["Dir"])
-        message = str(info.get("Error") or err)
-        if any(code_ in message for code_ in ("403", "404", "410", "unknown revision")):
-            return None
-        raise UpdateError(f"go mod download {module}@{version}: {message.strip()}")
-
-
-def newest_served(go: Go, module: str, listed: Sequence[str]) -> tuple[str, Path]:
-    """The newest stable version of ``listed`` whose module zip the proxy serves."""
-    for version in sorted(
-        (v for v in listed if stable(v)), key=lambda v: stable(v) or (0, 0, 0), reverse=True
-    ):
-        directory = go.download(module, version)
-        if directory is not None:
-            return version, directory
-    raise UpdateError(f"the proxy serves no stable version of {module}")
-
-
-def probe_candidates(known: str) -> list[str]:
-    """The tags tried after ``known``: the next three patches and the next two minors."""
-    major, minor, patch = stable(known) or (0, 0, 0)
-    candidates = [f"v{major}.{minor}.{p}" for p in range(patch + 1, patch + 4)]
-    return candidates + [f"v{major}.{m}.0" for m in range(minor + 1, minor + 3)]
-
-
-def probe_newer(go: Go, module: str, known: str) -> tuple[str, Path]:
-    """From a known release, the newest of the next patches and next minors that is served
-    (for modules whose version list the proxy refuses)."""
-    parsed = stable(known)
-    if parsed is None:
-        raise UpdateError(f"not a release: {known}")
-    best = known
-    directory = go.download(module, known)
-    if directory is None:
-        raise UpdateError(f"{module}@{known} is not served")
-    for candidate in probe_candidates(known):
-        found = go.download(module, candidate)
-        if found is not None and (stable(candidate) or parsed) > (stable(best) or parsed):
-            best, directory = candidate, found
-    return best, directory
-
-
 # --------------------------------------------------------------------------- building
 
 
@@ -495,38 +329,33 @@ def build_table(
     k8s_tags: Sequence[str],
     capi_release: str,
     capi_dir: Path,
-    capd_release: str,
-    capd_dir: Path,
-    capd_crd_dir: Path,
-    capo_release: str,
-    capo_dir: Path,
-    capo_probed: Sequence[str],
+    providers: Mapping[str, ProviderVersions],
     packages: Sequence[ChartPackage],
     shared_crds: Path,
     inputs: Mapping[str, Any],
     releases: Sequence[tuple[str, str]],
 ) -> dict[str, Any]:
-    """The whole table from what was read (pure apart from reading files in the given dirs)."""
+    """The whole table from what was read (pure apart from reading files in the given dirs);
+    ``providers``: what each provider's ``read_versions`` gave, by provider name (taken in
+    name order, so the table does not depend on the order they were read in)."""
     versions_md = (capi_dir / "docs/book/src/reference/versions.md").read_text(encoding="utf-8")
     workload, management = capi_support(versions_md, capi_release)
-    mapper = kind_images((capd_dir / "infrastructure/kind/mapper.go").read_text(encoding="utf-8"))
+    ordered = [providers[name] for name in sorted(providers)]
     proxy_patches = newest_patches(k8s_tags)
     eol_inputs: Mapping[str, Any] = inputs.get("endOfLife", {})
     kubernetes = {
-        minor_text(minor): _kubernetes_entry(minor, mapper, proxy_patches, eol_inputs)
+        minor_text(minor): _kubernetes_entry(minor, ordered, proxy_patches, eol_inputs)
         for minor in workload
     }
-    capo_readme = (capo_dir / "README.md").read_text(encoding="utf-8")
-    module_crds = _module_crds(capi_dir)
-    services = _service_entries(releases, packages, workload, inputs)
+    crds = _module_crds(capi_dir)
+    for contribution in ordered:
+        crds.update(contribution.cluster_api_crds)
     return {
         "_comment": "GENERATED by `python -m scs_templates._maintain.update_versions --write` "
         "from the "
         "sources below and inputs.json; review the diff, never edit by hand.",
         "readOn": today,
-        "sources": _table_sources(
-            today, k8s_tags, workload, capi_release, capd_release, capo_release, capo_probed
-        ),
+        "sources": _table_sources(today, k8s_tags, workload, capi_release, ordered),
         "clusterAPI": {
             "module": CAPI_MODULE,
             "release": capi_release,
@@ -535,15 +364,11 @@ def build_table(
             ),
             "workloadMinors": [minor_text(m) for m in workload],
             "managementMinors": [minor_text(m) for m in management],
-            "crds": matching_crd_set(
-                shared_crds, "cluster-api-v", {**module_crds, **crd_texts(capd_crd_dir)}
-            ),
+            "crds": matching_crd_set(shared_crds, "cluster-api-v", crds),
         },
-        "providers": _providers_entry(
-            capi_release, capd_release, capo_release, capo_dir, capo_readme, shared_crds
-        ),
+        "providers": {name: dict(providers[name].entry) for name in sorted(providers)},
         "kubernetes": kubernetes,
-        "services": services,
+        "services": _service_entries(releases, packages, workload, inputs),
     }
 
 
@@ -567,20 +392,23 @@ def _service_entries(
 
 def _kubernetes_entry(
     minor: Minor,
-    mapper: Sequence[KindImage],
+    providers: Sequence[ProviderVersions],
     proxy_patches: Mapping[Minor, int],
     eol_inputs: Mapping[str, Any],
 ) -> dict[str, Any]:
     """One Kubernetes minor: its newest patch (and the source that named it), its end of
-    life and its kind node images."""
+    life and the kind node images the providers read."""
     key = minor_text(minor)
-    images = [i for i in mapper if i.version[:2] == minor]
     # (patch, preference, source): on a tie the release list is the source named.
     candidates: list[tuple[int, int, str]] = []
     if minor in proxy_patches:
         candidates.append((proxy_patches[minor], 1, "k8s-tags"))
-    if images:
-        candidates.append((max(i.version[2] for i in images), 0, "kind-mapper"))
+    images: list[KindImage] = []
+    for contribution in providers:
+        own = [i for i in contribution.kind_images if release_minor(i.version) == minor]
+        if own:
+            candidates.append((max(i.patch for i in own), 0, contribution.kind_images_source))
+        images += own
     if not candidates:
         raise UpdateError(f"no release of Kubernetes {key} in any source")
     patch, _, source = max(candidates)
@@ -589,25 +417,25 @@ def _kubernetes_entry(
             f"inputs.json has no endOfLife entry for Kubernetes {key}: add its date and "
             "the page it was read from (kubernetes.io/releases/{key}/)"
         )
-    seen: set[tuple[int, int, int]] = set()
-    kind_rows = []
-    for image in sorted(images, key=lambda i: i.version, reverse=True):
-        if image.version in seen:  # rebuilt by a newer kind: the first (newest) wins
-            continue
-        seen.add(image.version)
-        kind_rows.append(
-            {
-                "version": "v{}.{}.{}".format(*image.version),
-                "image": image.image,
-                "kind": image.kind,
-            }
-        )
     return {
         "patch": f"v{key}.{patch}",
         "patchSource": source,
         "endOfLife": eol_inputs[key],
-        "kindImages": kind_rows,
+        "kindImages": _kind_rows(images),
     }
+
+
+def _kind_rows(images: Sequence[KindImage]) -> list[dict[str, str]]:
+    """A minor's ``kindImages``: newest version first, one image per version (an image
+    rebuilt by a newer kind: the first read, the newest kind, wins)."""
+    seen: set[str] = set()
+    rows = []
+    for image in sorted(images, key=lambda i: stable(i.version) or (0, 0, 0), reverse=True):
+        if image.version in seen:
+            continue
+        seen.add(image.version)
+        rows.append({"version": image.version, "image": image.image, "kind": image.kind})
+    return rows
 
 
 def _module_crds(capi_dir: Path) -> dict[str, str]:
@@ -629,19 +457,18 @@ def _table_sources(
     k8s_tags: Sequence[str],
     workload: Sequence[Minor],
     capi_release: str,
-    capd_release: str,
-    capo_release: str,
-    capo_probed: Sequence[str],
+    providers: Sequence[ProviderVersions],
 ) -> dict[str, Any]:
-    """The table's ``sources``: what was read where, and when."""
-    return {
+    """The table's ``sources``: what was read where, and when (the providers' rows after
+    Cluster API's)."""
+    sources: dict[str, Any] = {
         "k8s-tags": {
             "what": "Kubernetes release tags",
             "where": f"Go module proxy: go list -m -versions {K8S_MODULE}",
             "readOn": today,
             "note": "the proxy serves only a subset of the upstream tags",
             "versions": sorted(
-                (t for t in k8s_tags if _minor_of(t) in set(workload)),
+                (t for t in k8s_tags if release_minor(t) in set(workload)),
                 key=lambda t: stable(t) or (0, 0, 0),
             ),
         },
@@ -651,55 +478,18 @@ def _table_sources(
             "where": f"{CAPI_MODULE}@{capi_release} docs/book/src/reference/versions.md",
             "readOn": today,
         },
-        "kind-mapper": {
-            "what": "published kind node images (with digests) that CAPD maps versions to",
-            "where": f"{CAPD_MODULE}@{capd_release} infrastructure/kind/mapper.go",
-            "readOn": today,
-        },
-        "capo": {
-            "what": "CAPO release, contract and Cluster API compatibility",
-            "where": f"{CAPO_MODULE}@{capo_release} metadata.yaml and README.md; the proxy "
-            "refuses the CAPO version list, newer tags probed: " + ", ".join(capo_probed),
-            "readOn": today,
-        },
-        "charts": {
-            "what": "packaged upstream service charts (version, kubeVersion)",
-            "where": "the charts' published packages (newest upstream releases as of the "
-            "date read)",
-            "readOn": today,
-        },
     }
-
-
-def _providers_entry(
-    capi_release: str,
-    capd_release: str,
-    capo_release: str,
-    capo_dir: Path,
-    capo_readme: str,
-    shared_crds: Path,
-) -> dict[str, Any]:
-    """The table's ``providers``: CAPD's and CAPO's release, contract and CRDs."""
-    return {
-        "docker": {
-            "module": CAPD_MODULE,
-            "release": capi_release,
-            "kindMapperFrom": capd_release,
-        },
-        "openstack": {
-            "module": CAPO_MODULE,
-            "release": capo_release,
-            "contract": contract_of(
-                (capo_dir / "metadata.yaml").read_text(encoding="utf-8"), capo_release
-            ),
-            "clusterAPI": capo_capi_compat(capo_readme, capo_release),
-            "crds": matching_crd_set(
-                shared_crds,
-                "cluster-api-provider-openstack-v",
-                crd_texts(capo_dir / "config/crd/bases"),
-            ),
-        },
+    for contribution in providers:
+        for key, row in contribution.sources.items():
+            if key in sources:
+                raise UpdateError(f"two sources of the table are called {key!r}")
+            sources[key] = dict(row)
+    sources["charts"] = {
+        "what": "packaged upstream service charts (version, kubeVersion)",
+        "where": "the charts' published packages (newest upstream releases as of the date read)",
+        "readOn": today,
     }
+    return sources
 
 
 def _service_entry(
@@ -744,6 +534,19 @@ def _service_entry(
     return entry
 
 
+def provider_versions(
+    upstream: Upstream, providers: Iterable[Provider]
+) -> dict[str, ProviderVersions]:
+    """What each provider reads of its upstream sources (``Provider.read_versions``), by
+    name, read in name order; a provider without versions of its own contributes nothing."""
+    found: dict[str, ProviderVersions] = {}
+    for provider in sorted(providers, key=lambda p: p.name):
+        contribution = provider.read_versions(upstream)
+        if contribution is not None:
+            found[provider.name] = contribution
+    return found
+
+
 def read_sources(
     *, today: str, charts: Path, crds: Path, inputs: Mapping[str, Any], current: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -755,38 +558,14 @@ def read_sources(
         k8s_tags = go.versions(K8S_MODULE)
         if k8s_tags is None:
             raise UpdateError(f"the proxy refuses the version list of {K8S_MODULE}")
-        capi_listed = go.versions(CAPI_MODULE) or []
-        capi_release, capi_dir = newest_served(go, CAPI_MODULE, capi_listed)
-        capi_minor = _minor_of(capi_release)
-        capd_listed = [v for v in (go.versions(CAPD_MODULE) or []) if _minor_of(v) == capi_minor]
-        capd_release, capd_dir = newest_served(go, CAPD_MODULE, capd_listed or [capi_release])
-        capd_same = go.download(CAPD_MODULE, capi_release)
-        if capd_same is None:
-            raise UpdateError(f"{CAPD_MODULE}@{capi_release} (the Docker provider) is not served")
-        known = [
-            str(current.get("providers", {}).get("openstack", {}).get("release", "")),
-            str(inputs.get("openstackProviderFrom", "")),
-        ]
-        known_capo = max(
-            (k for k in known if stable(k)), key=lambda k: stable(k) or (0, 0, 0), default=""
-        )
-        if not known_capo:
-            raise UpdateError(
-                "neither table.json nor inputs.json names a CAPO release to probe from"
-            )
-        capo_release, capo_dir = probe_newer(go, CAPO_MODULE, known_capo)
-        probed = probe_candidates(known_capo)
+        capi_release, capi_dir = newest_served(go, CAPI_MODULE, go.versions(CAPI_MODULE) or [])
+        upstream = Upstream(go, capi_release, current, inputs, crds, today)
         return build_table(
             today=today,
             k8s_tags=k8s_tags,
             capi_release=capi_release,
             capi_dir=capi_dir,
-            capd_release=capd_release,
-            capd_dir=capd_dir,
-            capd_crd_dir=capd_same / "infrastructure/docker/config/crd/bases",
-            capo_release=capo_release,
-            capo_dir=capo_dir,
-            capo_probed=probed,
+            providers=provider_versions(upstream, shipped_providers()),
             packages=chart_packages(charts),
             shared_crds=crds,
             inputs=inputs,

@@ -20,7 +20,9 @@ The members, in the order a cluster meets them:
   which of them every later service waits for (``node_initializers``), what the services
   may assume (``load_balancer_services``, ``node_cidr``, ``proxy_protocol`` with
   ``proxy_protocol_annotations``) and what it copies into the workload cluster before they
-  are installed (``prepare_workload``).
+  are installed (``prepare_workload``);
+* its part of the versions table, read from its upstream sources by the maintainer script
+  (``read_versions``).
 
 The defaults describe a provider with no cloud behind it (nothing to prepare or release,
 no load balancers); a provider overrides what differs. A provider added for tests only is
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from scs_templates._versions import Provider as ProviderRelease
     from scs_templates._versions import VersionTable
     from scs_templates._versions.kubernetes import ResolvedVersion
+    from scs_templates._versions.upstream import ProviderVersions, Upstream
 
 __all__ = ["CloudOptions", "Finding", "Management", "Progress", "Provider"]
 
@@ -370,3 +373,14 @@ class Provider:
         Returns a note for the user ("" when done or nothing is needed)."""
         del settings, management, workload
         return ""
+
+    # ----------------------------------------------------------------------- versions table
+
+    def read_versions(self, upstream: Upstream) -> ProviderVersions | None:
+        """Its part of the versions table, read from its upstream sources (the Go module
+        proxy: network) when the maintainer script regenerates the table
+        (``python -m scs_templates._maintain.update_versions``): its ``providers`` entry and
+        ``sources`` rows, the kind node images it adds to the Kubernetes minors and the CRDs
+        it adds to the Cluster API set. None: the table holds nothing of its own."""
+        del upstream
+        return None

@@ -34,7 +34,7 @@ CALICO_POLICY_CRDS = ("tiers.crd.projectcalico.org", "globalnetworkpolicies.crd.
 @functools.cache
 def cilium_module(version: str) -> Path:
     """The directory of the cilium Go module at ``version`` (``1.20.0``), downloaded once."""
-    from scs_templates._maintain.update_versions import Go, UpdateError
+    from scs_templates._versions.upstream import Go, UpdateError
 
     tag = version if version.startswith("v") else f"v{version}"
     try:

@@ -28,6 +28,7 @@ from scs_templates._versions.kubernetes import (
     resolve_version,
     support_warning,
 )
+from scs_templates._versions.upstream import UpdateError
 from tests.support import REPO, versions
 from tests.support.versions import INPUTS, RAW, TABLE_RELEASES, VERSIONS, settings_text
 
@@ -327,7 +328,7 @@ def test_pick_image_never_takes_a_newer_minor() -> None:
     assert maintainer.pick_image(releases, (1, 36)) == ("v1.36.1", None)
     tag, note = maintainer.pick_image(releases, (1, 37))
     assert tag == "v1.36.1" and note and "no release for Kubernetes 1.37" in note
-    with pytest.raises(maintainer.UpdateError):
+    with pytest.raises(UpdateError):
         maintainer.pick_image(releases, (1, 34))
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from scs_templates._versions import Provider as ProviderRelease
     from scs_templates._versions import VersionTable
     from scs_templates._versions.kubernetes import ResolvedVersion
+    from scs_templates._versions.upstream import ProviderVersions, Upstream
     from scs_templates.providers.docker.settings import Docker
 
 __all__ = ["DOCKER", "DockerProvider"]
@@ -122,6 +123,13 @@ class DockerProvider(Provider):
             f"`../shared/crds/{capi.crds}`",
             f"kind images from `{release.module}@{versions.kind_mapper_from}`",
         )
+
+    def read_versions(self, upstream: Upstream) -> ProviderVersions:
+        """CAPD's kind node images, entry and CRDs (:mod:`.versions_source`)."""
+        # deferred: scs_templates.providers.docker.versions_source
+        from scs_templates.providers.docker import versions_source
+
+        return versions_source.read_versions(upstream)
 
 
 DOCKER = DockerProvider()

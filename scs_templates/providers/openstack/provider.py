@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from scs_templates._versions import Provider as ProviderRelease
     from scs_templates._versions import VersionTable
     from scs_templates._versions.kubernetes import ResolvedVersion
+    from scs_templates._versions.upstream import ProviderVersions, Upstream
     from scs_templates.providers.openstack.values_model import (
         OpenStackControlPlaneKeys,
         OpenStackNetworkKeys,
@@ -304,6 +305,13 @@ class OpenStackProvider(Provider):
         from scs_templates.providers.openstack.workload import sync_cloud_config
 
         return sync_cloud_config(settings, management, workload)
+
+    def read_versions(self, upstream: Upstream) -> ProviderVersions:
+        """CAPO's probed release, contract, compatibility and CRDs (:mod:`.versions_source`)."""
+        # deferred: scs_templates.providers.openstack.versions_source
+        from scs_templates.providers.openstack import versions_source
+
+        return versions_source.read_versions(upstream, self.name)
 
 
 OPENSTACK = OpenStackProvider()
