@@ -26,7 +26,7 @@ The members, in the order a cluster meets them:
 
 The defaults describe a provider with no cloud behind it (nothing to prepare or release,
 no load balancers); a provider overrides what differs. A provider added for tests only is
-registered with :func:`scs_templates._render.catalogue.registered_provider`.
+registered with :func:`scs_templates.providers.registered_provider`.
 """
 
 from __future__ import annotations
