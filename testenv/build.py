@@ -44,6 +44,15 @@ from testenv.process import PlaneError, capture, run
 GO_DIR = Path(__file__).resolve().parent / "go"
 #: Bump when the build recipe changes in a way the wrapper modules do not show.
 RECIPE = "1"
+#: The compiler flags of the programs a test runs for seconds (another release's kubeadm and
+#: kube-apiserver, OCCM and the Cinder CSI plugin, the csi-provisioner): no optimisation and
+#: no inlining, so ~25 % fewer CPU seconds of build (the csi-provisioner, empty build cache:
+#: 192 -> 144 CPU s) for the same source, slower only where it computes. The plane, Flux's
+#: controllers (they serve every plane test) and etcdctl (it reuses the plane's etcd
+#: packages) are built optimised.
+QUICK_GCFLAGS = "all=-N -l"
+#: The recipe of another release's programs (:func:`build_release_program`): 2 = QUICK_GCFLAGS.
+RELEASE_RECIPE = "2"
 #: Wall-clock limit of one `go` command (a cold kube-apiserver build on 2 busy cores is ~15 min).
 GO_TIMEOUT = 3600.0
 #: How long a builder waits for another one's build (the plane's cold build holds the lock
@@ -395,15 +404,16 @@ WORKLOAD_MINORS: tuple[tuple[int, int], ...] = (
 )
 
 #: The minors whose REAL kube-apiserver loads every flag and file the all-features example
-#: renders (tests/plane/test_plane_cluster_features.py): the oldest and the newest supported
-#: minor and both sides of every change of that configuration between minors, so every
-#: distinct configuration meets the oldest and the newest kube-apiserver that gets it. The
-#: other minors render a byte-identical configuration
-#: (tests/render/test_apiserver_configurations.py fails when one stops doing so, naming the
-#: minor to add); that each flag, admission plugin and file version exists at every minor
-#: is read from every minor's source (tests/plane/test_apiserver_minors.py). Today:
-#: AuthenticationConfiguration apiserver.config.k8s.io/v1beta1 up to 1.33, v1 from 1.34.
-APISERVER_MINORS: tuple[tuple[int, int], ...] = ((1, 31), (1, 33), (1, 34), (1, 37))
+#: renders (tests/plane/test_plane_cluster_features.py): for each distinct configuration the
+#: oldest minor that renders it, and the newest supported minor, whose kube-apiserver loads
+#: every one of them too. A configuration its oldest and the newest kube-apiserver load is
+#: one every minor between loads: Kubernetes does not remove an API version and bring it
+#: back, and that each flag, admission plugin and file version exists at every minor is read
+#: from every minor's source (tests/plane/test_apiserver_minors.py). The other minors render
+#: a byte-identical configuration (tests/render/test_apiserver_configurations.py fails when
+#: one stops doing so, naming the minor to add). Today: AuthenticationConfiguration
+#: apiserver.config.k8s.io/v1beta1 up to 1.33, v1 from 1.34.
+APISERVER_MINORS: tuple[tuple[int, int], ...] = ((1, 31), (1, 34), (1, 37))
 
 #: The workload version of tests/plane/test_plane_inmemory.py's cluster, whose kubeadm (of the
 #: same minor) validates the bootstrap data of a machine the in-memory backend runs.
@@ -412,47 +422,49 @@ INMEMORY_WALK_MINOR = (1, 36)
 
 def suite_builds() -> list[tuple[str, str]]:
     """``(program, release)`` of every program of another release that the test suite runs,
-    in the order its tests need them: tests/conftest.py runs the modules that need them last
-    and in name order (test_plane_cluster_features: the kube-apiservers, oldest first; then
-    test_plane_inmemory: the kubeadm of its cluster's minor; then test_plane_kubeadm_minors:
-    the other kubeadms, oldest first). The plane's own release is in the plane
-    (:func:`ensure_built`)."""
+    in the order its tests need them (:func:`build_all`): the kubeadm of
+    test_plane_inmemory's cluster, the other kubeadms oldest first (test_plane_kubeadm_minors),
+    then the kube-apiservers oldest first (test_plane_cluster_features). The plane's own
+    release is in the plane (:func:`ensure_built`)."""
     releases = [kubeadm_release(f"{a}.{b}") for a, b in sorted(WORKLOAD_MINORS)]
     apiservers = [kubeadm_release(f"{a}.{b}") for a, b in sorted(APISERVER_MINORS)]
     walk = kubeadm_release("{}.{}".format(*INMEMORY_WALK_MINOR))
     kubeadms = [walk] + [r for r in releases if r != walk]
-    todo = [("kube-apiserver", r) for r in apiservers] + [("kubeadm", r) for r in kubeadms]
+    todo = [("kubeadm", r) for r in kubeadms] + [("kube-apiserver", r) for r in apiservers]
     return [(name, release) for name, release in todo if release != KUBERNETES_VERSION]
 
 
 def build_all(log: Callable[[str], None] = print) -> list[Path]:
     """Everything the test suite runs (``python -m testenv build --all``; ``make test`` runs
-    it in the background), in the order the tiers' last tests need it. The plane and cloud
-    tiers run side by side (tests/support/run_tiers.py), each with its ``extra_builds``
-    modules last (tests/conftest.py): so first the plane, then containerd's registry code
-    (testenv/containerd.py: small, the plane tier's first such module) and etcdctl and
-    etcdutl of the plane's etcd release (testenv/etcdctl.py, for test_node_etcd_defrag: a few
-    seconds on top of the plane's etcd), then what the cloud
-    tier's last modules need: OCCM (testenv/occm.py; test_plane_occm, test_plane_occm_nodes),
-    the Cinder CSI plugin of OCCM's wrapper and the csi-provisioner sidecar of its own
-    wrapper (testenv/csi_provisioner.py; test_plane_openstack_cinder_csi), so that the cloud
-    tier does not wait for the whole build; then the plane tier's, in its modules' name
-    order: the other releases' kube-apiservers of :func:`suite_builds`
-    (test_plane_cluster_features), Flux's controllers (test_plane_flux; their own wrappers
-    and cache key, testenv/flux.py), the kubeadms of :func:`suite_builds`
-    (test_plane_inmemory, test_plane_kubeadm_minors). Returns the paths built or found, in
-    that order (Flux: its cache directory)."""
+    it in the background), in the order the groups of tests/support/run_tiers.py reach the
+    modules that wait for it (marked ``extra_builds``; tests/conftest.py runs them last in
+    each group). The groups run side by side, so on a fresh machine each step comes as early
+    as the first test waiting for it needs it, the cheap ones first:
+
+    1. the plane (every plane and cloud test);
+    2. containerd's registry code (testenv/containerd.py) and etcdctl and etcdutl of the
+       plane's etcd release (testenv/etcdctl.py): small, the first such modules of ``plane``;
+    3. the kubeadm of test_plane_inmemory's cluster (the first of :func:`suite_builds`):
+       ~60 CPU seconds that ``plane`` needs halfway through;
+    4. Flux's controllers (testenv/flux.py): ``plane-2``'s first such module, test_plane_flux,
+       whose tests are the longest of the tail;
+    5. OCCM, the Cinder CSI plugin of OCCM's wrapper and the csi-provisioner sidecar of its
+       own wrapper (testenv/occm.py, testenv/csi_provisioner.py): the cloud group's last
+       modules;
+    6. the rest of :func:`suite_builds`: the other kubeadms (test_plane_kubeadm_minors,
+       ``plane-2`` after Flux's tests), then the kube-apiservers (test_plane_cluster_features,
+       ``plane-2``'s last module).
+
+    Returns the paths built or found, in that order (Flux: its cache directory)."""
     from testenv import containerd, csi_provisioner, etcdctl, flux, occm  # they import this
 
     built = [ensure_built(log), containerd.ensure_built(log), etcdctl.ensure_built(log)]
+    walk, *rest = suite_builds()
+    built.append(build_release_program(*walk, log))
+    built.append(flux.ensure_built(log))
     built.append(occm.ensure_built(log))
     built.append(occm.ensure_csi_built(log))
     built.append(csi_provisioner.ensure_built(log))
-    todo = suite_builds()
-    apiservers = [(name, release) for name, release in todo if name == "kube-apiserver"]
-    built += [build_release_program(name, release, log) for name, release in apiservers]
-    built.append(flux.ensure_built(log))
-    rest = [step for step in todo if step not in apiservers]
     built += [build_release_program(name, release, log) for name, release in rest]
     return built
 
@@ -466,7 +478,7 @@ def release_program_path(name: str, version: str) -> Path:
     """Where :func:`build_release_program` puts program ``name`` of Kubernetes ``version``."""
     if version == KUBERNETES_VERSION:
         return plane_dir() / "bin" / name
-    return cache_root() / name / f"{version}-r{RECIPE}" / name
+    return cache_root() / name / f"{version}-r{RELEASE_RECIPE}" / name
 
 
 #: The Kubernetes programs :func:`build_release_program` builds for another release.
@@ -554,7 +566,7 @@ def _build_release_program(
     nice = build_niceness()
     run([go, "mod", "tidy"], cwd=src, env=env, timeout=GO_TIMEOUT, log=build_log, niceness=nice)
     ldflags = " ".join(("-s", "-w", *_kube_ldflags(version)))
-    flags = ["-trimpath", "-tags", KUBE_TAGS, "-ldflags", ldflags]
+    flags = ["-trimpath", "-tags", KUBE_TAGS, "-gcflags", QUICK_GCFLAGS, "-ldflags", ldflags]
     tmp = target.parent / f".{name}.tmp"
     started = time.monotonic()
     run(

@@ -47,7 +47,7 @@ def version() -> str:
 
 def module_key() -> str:
     """The cache key of the build: the wrapper module's own (:func:`testenv.flux.module_key`)."""
-    return flux.module_key(MODULE_DIR)
+    return flux.module_key(MODULE_DIR, build.QUICK_GCFLAGS)
 
 
 def provisioner_dir() -> Path:
@@ -68,5 +68,12 @@ def ldflags() -> str:
 def ensure_built(log: Callable[[str], None] = print) -> Path:
     """Build the sidecar when it is not cached; return its path."""
     return flux.ensure_program(
-        NAME, PACKAGE, MODULE_DIR, binary(), log, ldflags=ldflags(), root=provisioner_dir()
+        NAME,
+        PACKAGE,
+        MODULE_DIR,
+        binary(),
+        log,
+        ldflags=ldflags(),
+        gcflags=build.QUICK_GCFLAGS,
+        root=provisioner_dir(),
     )

@@ -44,10 +44,12 @@ CONTROLLERS: dict[str, str] = {
 }
 
 
-def module_key(module_dir: Path) -> str:
-    """Hash of one wrapper module (go.mod, go.sum, tools.go) and the recipe: the cache key of
-    the program it builds, independent of the plane's key and of the other programs'."""
-    digest = hashlib.sha256(f"flux recipe {RECIPE}\n".encode())
+def module_key(module_dir: Path, gcflags: str = "") -> str:
+    """Hash of one wrapper module (go.mod, go.sum, tools.go), the recipe and the compiler
+    flags: the cache key of the program it builds, independent of the plane's key and of
+    the other programs'."""
+    recipe = f"flux recipe {RECIPE}\n" + (f"gcflags {gcflags}\n" if gcflags else "")
+    digest = hashlib.sha256(recipe.encode())
     for path in sorted(module_dir.iterdir()):
         if path.name in {"go.mod", "go.sum", "tools.go"}:
             digest.update(f"{module_dir.name}/{path.name}\n".encode())
@@ -93,6 +95,7 @@ def ensure_program(
     log: Callable[[str], None],
     *,
     ldflags: str = "-s -w",
+    gcflags: str = "",
     root: Path | None = None,
 ) -> Path:
     """``target`` (one program of its own wrapper module, e.g. the OCI registry, OCCM), built
@@ -104,7 +107,17 @@ def ensure_program(
         raise PlaneError(f"the Go toolchain (`go`) is not installed: cannot build {name}")
     with build.build_lock(name, log, done=target.is_file):
         if not target.is_file():
-            build_program(go, name, package, module_dir, target, log, ldflags=ldflags, root=root)
+            build_program(
+                go,
+                name,
+                package,
+                module_dir,
+                target,
+                log,
+                ldflags=ldflags,
+                gcflags=gcflags,
+                root=root,
+            )
     return target
 
 
@@ -117,6 +130,7 @@ def build_program(
     log: Callable[[str], None],
     *,
     ldflags: str = "-s -w",
+    gcflags: str = "",
     root: Path | None = None,
 ) -> None:
     """``go build`` ``package`` in its wrapper module into ``target`` (niced, logged to
@@ -130,7 +144,17 @@ def build_program(
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{name}.tmp"
     run(
-        [go, "build", "-trimpath", "-ldflags", ldflags, "-o", str(tmp), package],
+        [
+            go,
+            "build",
+            "-trimpath",
+            *(["-gcflags", gcflags] if gcflags else []),
+            "-ldflags",
+            ldflags,
+            "-o",
+            str(tmp),
+            package,
+        ],
         cwd=module_dir,
         env=build._go_env(),
         timeout=build.GO_TIMEOUT,

@@ -59,7 +59,7 @@ def _go_mod() -> str:
 
 def module_key() -> str:
     """The cache key of the build: the wrapper module's own (:func:`testenv.flux.module_key`)."""
-    return flux.module_key(MODULE_DIR)
+    return flux.module_key(MODULE_DIR, build.QUICK_GCFLAGS)
 
 
 def occm_dir() -> Path:
@@ -94,12 +94,26 @@ def ldflags() -> str:
 def ensure_built(log: Callable[[str], None] = print) -> Path:
     """Build OCCM when it is not cached; return its path."""
     return flux.ensure_program(
-        NAME, PACKAGE, MODULE_DIR, binary(), log, ldflags=ldflags(), root=occm_dir()
+        NAME,
+        PACKAGE,
+        MODULE_DIR,
+        binary(),
+        log,
+        ldflags=ldflags(),
+        gcflags=build.QUICK_GCFLAGS,
+        root=occm_dir(),
     )
 
 
 def ensure_csi_built(log: Callable[[str], None] = print) -> Path:
     """Build the Cinder CSI plugin when it is not cached; return its path."""
     return flux.ensure_program(
-        CSI_NAME, CSI_PACKAGE, MODULE_DIR, csi_binary(), log, ldflags=ldflags(), root=occm_dir()
+        CSI_NAME,
+        CSI_PACKAGE,
+        MODULE_DIR,
+        csi_binary(),
+        log,
+        ldflags=ldflags(),
+        gcflags=build.QUICK_GCFLAGS,
+        root=occm_dir(),
     )

@@ -9,11 +9,13 @@ ready, write the audit log as the policy says, and encrypt Secrets with the key.
 file must stop it, which shows that the check can fail. The encryption key rotation is
 played through with the same server: add, promote, rewrite every Secret, remove.
 
-Per minor (testenv.build.APISERVER_MINORS: every distinct configuration): the all-features example
-rendered at that minor's tested patch is loaded by a real kube-apiserver OF THAT MINOR (the
-plane's own for its minor; the others built from k8s.io/kubernetes ahead by `python -m
-testenv build --all`, or on demand by testenv.build.build_kube_apiserver, and cached like
-the per-minor kubeadm; cost in docs/testing.md, "Every supported minor").
+Per minor of testenv.build.APISERVER_MINORS (each distinct configuration's oldest minor and
+the newest): the all-features example rendered at that minor's tested patch is loaded by a
+real kube-apiserver OF THAT MINOR (the plane's own for its minor; the others built from
+k8s.io/kubernetes ahead by `python -m testenv build --all`, or on demand by
+testenv.build.build_kube_apiserver, and cached like the per-minor kubeadm), and by the
+newest minor's kube-apiserver (the plane's): so each configuration meets the oldest and the
+newest kube-apiserver that can get it (docs/testing.md, "Every supported minor").
 """
 
 from __future__ import annotations
@@ -444,36 +446,48 @@ def kube_apiserver_for(minor: tuple[int, int]) -> Path:
 
 
 #: The supported minors whose REAL kube-apiserver loads the rendered files here
-#: (testenv.build.APISERVER_MINORS: the oldest, the newest and both sides of every change of
-#: the rendered configuration; tests/render/test_apiserver_configurations.py proves the
-#: others render it byte-identically; `python -m testenv build --all` builds them ahead).
+#: (testenv.build.APISERVER_MINORS: the oldest minor of each distinct configuration and the
+#: newest minor; tests/render/test_apiserver_configurations.py proves the others render the
+#: configuration of the nearest older one; `python -m testenv build --all` builds them ahead).
 #: Each one not the plane's is a build of k8s.io/kubernetes at that minor's newest patch
 #: (~450-630 CPU seconds, docs/testing.md "Builds").
 APISERVER_MINORS = build.APISERVER_MINORS
+
+#: (the minor whose configuration is rendered, the minor of the kube-apiserver that loads
+#: it): each minor's own, then every older configuration in the newest kube-apiserver, which
+#: shows no part of it was removed since (a configuration loaded at both ends is loaded
+#: between: Kubernetes does not remove an API version and bring it back).
+LOADS = [(minor, minor) for minor in APISERVER_MINORS] + [
+    (minor, max(APISERVER_MINORS)) for minor in APISERVER_MINORS[:-1]
+]
 
 
 def test_the_apiserver_minors_are_supported_ones() -> None:
     assert set(APISERVER_MINORS) <= set(supported_minors()), "a minor no longer supported"
     assert max(supported_minors()) in APISERVER_MINORS, "the newest minor runs for real"
+    assert tuple(sorted(APISERVER_MINORS)) == APISERVER_MINORS, "oldest first"
 
 
-@pytest.mark.parametrize("minor", APISERVER_MINORS, ids=lambda m: f"{m[0]}.{m[1]}")
+@pytest.mark.parametrize(("minor", "server_minor"), LOADS, ids=lambda m: f"{m[0]}.{m[1]}")
 def test_a_minor_loads_every_rendered_flag_and_file(
-    plane: Plane, tmp_path: Path, minor: tuple[int, int]
+    plane: Plane, tmp_path: Path, minor: tuple[int, int], server_minor: tuple[int, int]
 ) -> None:
-    """The all-features example at the minor's tested patch: its kube-apiserver of that minor
-    starts with EVERY rendered flag and file (admission configuration, audit policy,
-    AuthenticationConfiguration of the version that minor gets, encryption configuration of
-    the resources the example encrypts) and becomes ready; the audit policy is in force."""
+    """The all-features example at the minor's tested patch: a kube-apiserver of
+    ``server_minor`` (that minor itself, or the newest) starts with EVERY rendered flag and
+    file (admission configuration, audit policy, AuthenticationConfiguration of the version
+    that minor gets, encryption configuration of the resources the example encrypts) and
+    becomes ready; the audit policy is in force."""
     from testenv.plane import extra_apiserver
 
     settings, result = render_all_features(minor)
     kcp = next(o for o in result.objects if o["kind"] == "KubeadmControlPlane")
     resources = list(settings.spec.security.encryption_at_rest.resources)
     flags = _feature_flags(kcp["spec"]["kubeadmConfigSpec"], tmp_path, resources)
-    bindir = kube_apiserver_for(minor)
-    with extra_apiserver(plane, f"minor-{minor[0]}-{minor[1]}", flags, bindir=bindir) as server:
+    bindir = kube_apiserver_for(server_minor)
+    name = f"minor-{minor[0]}-{minor[1]}-on-{server_minor[0]}-{server_minor[1]}"
+    with extra_apiserver(plane, name, flags, bindir=bindir) as server:
         version = server.request("GET", "/version")
-        assert (version["major"], version["minor"]) == (str(minor[0]), str(minor[1])), version
+        want = (str(server_minor[0]), str(server_minor[1]))
+        assert (version["major"], version["minor"]) == want, version
         server.create(_secret("audited", "TOP-SECRET-VALUE"), namespace="default")
     _audited_at_metadata((tmp_path / "audit.log").read_text(), "audited", "TOP-SECRET-VALUE")

@@ -111,6 +111,44 @@ def test_every_go_command_runs_niced(fake_go: Path) -> None:
     assert {c["nice"] for c in ran} == {expected}
 
 
+def _gcflags(args: list[str]) -> str | None:
+    return args[args.index("-gcflags") + 1] if "-gcflags" in args else None
+
+
+def test_only_the_programs_a_test_runs_for_seconds_are_built_unoptimised(
+    fake_go: Path,
+) -> None:
+    """Another release's kube-apiserver and kubeadm, OCCM, the Cinder CSI plugin and the
+    csi-provisioner are built with QUICK_GCFLAGS (~25 % fewer CPU seconds) under a key that
+    says so; Flux's controllers, the registry, containerd's code and etcdctl (which reuses
+    the plane's etcd packages) optimised, like the plane (testenv.build._go_build)."""
+    from testenv import csi_provisioner, flux, occm
+    from testenv.__main__ import main
+
+    build.build_kube_apiserver(RELEASE, log=lambda _: None)
+    build.build_kubeadm(RELEASE, log=lambda _: None)
+    cache_all_but_flux()  # the plane's programs: test_build_all_builds_the_flux_controllers...
+    assert main(["build", "--all"]) == 0
+    by_package = {
+        c["args"][-1]: _gcflags(c["args"])  # type: ignore[index]
+        for c in calls(fake_go)
+        if c["args"][0] == "build"  # type: ignore[index]
+    }
+    quick = {
+        "k8s.io/kubernetes/cmd/kube-apiserver",
+        "k8s.io/kubernetes/cmd/kubeadm",
+        occm.PACKAGE,
+        occm.CSI_PACKAGE,
+        csi_provisioner.PACKAGE,
+    }
+    assert quick <= set(by_package)
+    assert {p for p, flags in by_package.items() if flags} == quick
+    assert set(by_package.values()) == {build.QUICK_GCFLAGS, None}
+    assert f"-r{build.RELEASE_RECIPE}" in str(build.release_program_path("kubeadm", RELEASE))
+    assert occm.module_key() != flux.module_key(occm.MODULE_DIR)
+    assert csi_provisioner.module_key() != flux.module_key(csi_provisioner.MODULE_DIR)
+
+
 @pytest.mark.parametrize(
     ("release", "kube_proxy"),
     [("v1.35.4", "v0.35.4"), ("v1.31.14", "v0.31.11")],
@@ -215,11 +253,11 @@ def test_a_signal_to_the_builder_ends_the_go_build_and_its_children(
 
 
 def test_the_suite_builds_cover_every_release_the_tests_run() -> None:
-    """`build --all` makes what the per-minor tests need (their lists live in testenv.build),
-    kube-apiservers first (test_plane_cluster_features runs before the kubeadm tests), then
-    the kubeadm of test_plane_inmemory's cluster, then the others oldest first (the order of
-    test_plane_kubeadm_minors). Each minor's own kubeadm; the kube-apiserver of each minor
-    of APISERVER_MINORS."""
+    """`build --all` makes what the per-minor tests need (their lists live in testenv.build):
+    the kubeadm of test_plane_inmemory's cluster first (the ``plane`` group needs it halfway),
+    then the others oldest first (the order of test_plane_kubeadm_minors), then the
+    kube-apiservers (test_plane_cluster_features, ``plane-2``'s last module). Each minor's own
+    kubeadm; the kube-apiserver of each minor of APISERVER_MINORS."""
     from tests.plane.test_plane_inmemory import FIRST
 
     todo = build.suite_builds()
@@ -234,7 +272,7 @@ def test_the_suite_builds_cover_every_release_the_tests_run() -> None:
     oldest_first = [build.kubeadm_release(f"{a}.{b}") for a, b in sorted(build.WORKLOAD_MINORS)]
     assert kubeadms == [walk] + [r for r in oldest_first if r not in (walk, *plane)]
     names = [n for n, _ in todo]
-    assert names == sorted(names, key=lambda n: n != "kube-apiserver")
+    assert names == sorted(names, key=lambda n: n == "kube-apiserver")
     assert len(set(todo)) == len(todo)
 
 
@@ -257,10 +295,11 @@ def cache_all_but_flux() -> Path:
 def test_build_all_on_a_warm_cache_runs_no_go_command(
     fake_go: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Warm, ``build --all`` only names what it found, in the order the tiers' last tests
-    need it: containerd's registry code, etcdctl (and etcdutl), OCCM, the Cinder CSI plugin,
-    its csi-provisioner sidecar (the cloud tier), the other releases' kube-apiservers,
-    Flux's controllers, the kubeadms (the plane tier), the plane."""
+    """Warm, ``build --all`` only names what it found, in the order the groups' waiting
+    modules need it: containerd's registry code, etcdctl (and etcdutl), the kubeadm of
+    test_plane_inmemory (``plane``), Flux's controllers (``plane-2``), OCCM, the Cinder CSI
+    plugin, its csi-provisioner sidecar (the cloud group), the other kubeadms, the other
+    releases' kube-apiservers (``plane-2``), the plane."""
     from testenv import containerd, csi_provisioner, etcdctl, flux, occm, registry
     from testenv.__main__ import main
 
@@ -272,18 +311,17 @@ def test_build_all_on_a_warm_cache_runs_no_go_command(
         path.write_text("cached")
     assert main(["build", "--all"]) == 0
     printed = capsys.readouterr().out.split()
-    apiservers = [(n, r) for n, r in build.suite_builds() if n == "kube-apiserver"]
-    kubeadms = [(n, r) for n, r in build.suite_builds() if n == "kubeadm"]
-    assert apiservers and kubeadms
+    walk, *rest = build.suite_builds()
+    assert walk[0] == "kubeadm" and rest
     assert printed == [
         str(containerd.binary()),
         str(etcdctl.binary()),
+        str(build.release_program_path(*walk)),
+        str(flux.flux_dir()),
         str(occm.binary()),
         str(occm.csi_binary()),
         str(csi_provisioner.binary()),
-        *[str(build.release_program_path(n, r)) for n, r in apiservers],
-        str(flux.flux_dir()),
-        *[str(build.release_program_path(n, r)) for n, r in kubeadms],
+        *[str(build.release_program_path(n, r)) for n, r in rest],
         str(root),
     ]
     assert calls(fake_go) == []
@@ -294,12 +332,12 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_g
     (and the OCI registry of the OCI chart source test) too, so that a fresh machine does
     not build them in the foreground when tests/plane/test_plane_flux.py starts; each under a key
     of its own wrapper (neither the plane's key nor another controller's: adding
-    kustomize-controller did not rebuild the other two); OCCM right after containerd's code
+    kustomize-controller did not rebuild the other two); OCCM right after Flux
     (tests/cloud/test_plane_occm.py: before, it was not in ``build --all`` and skipped in
     CI), then the Cinder CSI plugin of OCCM's wrapper (test_plane_openstack_cinder_csi)
     under OCCM's key, into OCCM's directory, and its csi-provisioner sidecar under a key of
-    its own wrapper, before the plane tier's programs; etcdctl and etcdutl (of the plane's
-    etcd release) right after containerd's code, under a key of their own wrapper."""
+    its own wrapper; etcdctl and etcdutl (of the plane's etcd release) right after
+    containerd's code, under a key of their own wrapper."""
     from testenv import containerd, csi_provisioner, etcdctl, flux, occm, registry
     from testenv.__main__ import main
 
@@ -329,11 +367,11 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_g
         ".",
         etcdctl.ETCDUTL,
         etcdctl.ETCDCTL,
+        *flux.CONTROLLERS.values(),
+        registry.PACKAGE,
         occm.PACKAGE,
         occm.CSI_PACKAGE,
         csi_provisioner.PACKAGE,
-        *flux.CONTROLLERS.values(),
-        registry.PACKAGE,
     ]
     assert [c["args"][-1] for c in ran] == expected_packages  # type: ignore[index]
     expected = min(19, os.nice(0) + build.DEFAULT_NICENESS)
@@ -372,9 +410,9 @@ def test_the_modules_needing_later_builds_run_last() -> None:
         if LATER_BUILDS.search(path.read_text())
     ]
     assert "test_plane_flux.py" in {path.name for path in modules}
-    # OCCM, the Cinder CSI plugin and its csi-provisioner sidecar come right after the plane
-    # in build_all, before the plane tier's programs: only the cloud tier runs them, so
-    # the cloud tier, side by side with the plane tier, does not wait for the whole build
+    # OCCM, the Cinder CSI plugin and its csi-provisioner sidecar come before the other
+    # kubeadms and kube-apiservers in build_all: only the cloud tier runs them, so the
+    # cloud tier, side by side with the plane groups, does not wait for the whole build
     cloud_builds = re.compile(r"\b(occm_binary|csi_binary|provisioner_binary)\(")
     needing_them = {p.parent.name for p in modules if cloud_builds.search(p.read_text())}
     assert needing_them == {"cloud"}, needing_them
@@ -385,9 +423,8 @@ def test_the_modules_needing_later_builds_run_last() -> None:
 
 
 def test_the_suite_minors_are_every_supported_one() -> None:
-    """Every minor the settings model supports is loaded by its own real kube-apiserver
-    (tests/plane/test_plane_cluster_features.py runs build.WORKLOAD_MINORS) and validated by its
-    own kubeadm (tests/plane/test_plane_kubeadm_minors.py), both built ahead by suite_builds()."""
+    """Every minor the settings model supports is validated by its own kubeadm
+    (tests/plane/test_plane_kubeadm_minors.py), built ahead by suite_builds()."""
     from tests.support.minors import supported_minors
 
     assert set(build.WORKLOAD_MINORS) == set(supported_minors())
