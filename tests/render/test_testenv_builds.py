@@ -119,10 +119,11 @@ def test_only_the_programs_a_test_runs_for_seconds_are_built_unoptimised(
     fake_go: Path,
 ) -> None:
     """Another release's kube-apiserver and kubeadm, OCCM, the Cinder CSI plugin, the
-    csi-provisioner and Flux's controllers are built with QUICK_GCFLAGS (~25 % fewer CPU
-    seconds) under a key that says so; the registry, containerd's code and etcdctl (which
-    reuses the plane's etcd packages) optimised, like the plane (testenv.build._go_build)."""
-    from testenv import csi_provisioner, flux, occm
+    csi-provisioner, Flux's controllers and the OCI registry of the Flux tests are built with
+    QUICK_GCFLAGS (~25 % fewer CPU seconds) under a key that says so; containerd's code and
+    etcdctl (which reuses the plane's etcd packages) optimised, like the plane
+    (testenv.build._go_build)."""
+    from testenv import csi_provisioner, flux, occm, registry
     from testenv.__main__ import main
 
     build.build_kube_apiserver(RELEASE, log=lambda _: None)
@@ -141,6 +142,7 @@ def test_only_the_programs_a_test_runs_for_seconds_are_built_unoptimised(
         occm.CSI_PACKAGE,
         csi_provisioner.PACKAGE,
         *flux.CONTROLLERS.values(),
+        registry.PACKAGE,
     }
     assert quick <= set(by_package)
     assert {p for p, flags in by_package.items() if flags} == quick
