@@ -44,12 +44,13 @@ from testenv.process import PlaneError, capture, run
 GO_DIR = Path(__file__).resolve().parent / "go"
 #: Bump when the build recipe changes in a way the wrapper modules do not show.
 RECIPE = "1"
-#: The compiler flags of the programs a test runs for seconds (another release's kubeadm and
-#: kube-apiserver, OCCM and the Cinder CSI plugin, the csi-provisioner): no optimisation and
-#: no inlining, so ~25 % fewer CPU seconds of build (the csi-provisioner, empty build cache:
-#: 192 -> 144 CPU s) for the same source, slower only where it computes. The plane, Flux's
-#: controllers (they serve every plane test) and etcdctl (it reuses the plane's etcd
-#: packages) are built optimised.
+#: The compiler flags of the programs that only the few tests of their own run (another
+#: release's kubeadm and kube-apiserver, OCCM and the Cinder CSI plugin, the
+#: csi-provisioner, Flux's controllers): no optimisation and no inlining, so ~25 % fewer CPU
+#: seconds of build (the csi-provisioner, empty build cache: 192 -> 144 CPU s) for the same
+#: source, slower only where it computes, and they mostly wait. The plane (it serves every
+#: plane and cloud test) and etcdctl (it reuses the plane's etcd packages) are built
+#: optimised.
 QUICK_GCFLAGS = "all=-N -l"
 #: The recipe of another release's programs (:func:`build_release_program`): 2 = QUICK_GCFLAGS.
 RELEASE_RECIPE = "2"

@@ -63,7 +63,7 @@ def flux_dir() -> Path:
 
 
 def binary(name: str) -> Path:
-    return flux_dir() / f"{name}-{module_key(FLUX_DIR / name)}" / name
+    return flux_dir() / f"{name}-{module_key(FLUX_DIR / name, build.QUICK_GCFLAGS)}" / name
 
 
 def missing() -> list[str]:
@@ -82,7 +82,15 @@ def ensure_built(log: Callable[[str], None] = print) -> Path:
             raise PlaneError("the Go toolchain (`go`) is not installed: cannot build Flux")
         with build.build_lock("the Flux controllers", log, done=lambda: not missing()):
             for name in missing():  # another builder may have made some meanwhile
-                build_program(go, name, CONTROLLERS[name], FLUX_DIR / name, binary(name), log)
+                build_program(
+                    go,
+                    name,
+                    CONTROLLERS[name],
+                    FLUX_DIR / name,
+                    binary(name),
+                    log,
+                    gcflags=build.QUICK_GCFLAGS,
+                )
     registry.ensure_built(log)
     return flux_dir()
 

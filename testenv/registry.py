@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from testenv import flux
+from testenv import build, flux
 from testenv.plane import _die_with_parent, _probe_http, free_port
 from testenv.process import Daemon, PlaneError, wait_for
 
@@ -32,12 +32,17 @@ PACKAGE = "github.com/google/go-containerregistry/cmd/registry"
 
 
 def binary() -> Path:
-    return flux.flux_dir() / f"registry-{flux.module_key(MODULE_DIR)}" / "registry"
+    key = flux.module_key(MODULE_DIR, build.QUICK_GCFLAGS)
+    return flux.flux_dir() / f"registry-{key}" / "registry"
 
 
 def ensure_built(log: Callable[[str], None] = print) -> Path:
-    """Build the registry when it is not cached; return its path."""
-    return flux.ensure_program("registry", PACKAGE, MODULE_DIR, binary(), log)
+    """Build the registry when it is not cached; return its path. Unoptimised like Flux's
+    controllers, built just before it: it then shares their compiled dependencies (built
+    optimised after them, it took 31 s instead of 0.5)."""
+    return flux.ensure_program(
+        "registry", PACKAGE, MODULE_DIR, binary(), log, gcflags=build.QUICK_GCFLAGS
+    )
 
 
 @dataclass

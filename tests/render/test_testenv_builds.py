@@ -118,11 +118,12 @@ def _gcflags(args: list[str]) -> str | None:
 def test_only_the_programs_a_test_runs_for_seconds_are_built_unoptimised(
     fake_go: Path,
 ) -> None:
-    """Another release's kube-apiserver and kubeadm, OCCM, the Cinder CSI plugin and the
-    csi-provisioner are built with QUICK_GCFLAGS (~25 % fewer CPU seconds) under a key that
-    says so; Flux's controllers, the registry, containerd's code and etcdctl (which reuses
-    the plane's etcd packages) optimised, like the plane (testenv.build._go_build)."""
-    from testenv import csi_provisioner, flux, occm
+    """Another release's kube-apiserver and kubeadm, OCCM, the Cinder CSI plugin, the
+    csi-provisioner, Flux's controllers and the OCI registry of the Flux tests are built with
+    QUICK_GCFLAGS (~25 % fewer CPU seconds) under a key that says so; containerd's code and
+    etcdctl (which reuses the plane's etcd packages) optimised, like the plane
+    (testenv.build._go_build)."""
+    from testenv import csi_provisioner, flux, occm, registry
     from testenv.__main__ import main
 
     build.build_kube_apiserver(RELEASE, log=lambda _: None)
@@ -140,6 +141,8 @@ def test_only_the_programs_a_test_runs_for_seconds_are_built_unoptimised(
         occm.PACKAGE,
         occm.CSI_PACKAGE,
         csi_provisioner.PACKAGE,
+        *flux.CONTROLLERS.values(),
+        registry.PACKAGE,
     }
     assert quick <= set(by_package)
     assert {p for p, flags in by_package.items() if flags} == quick
@@ -147,6 +150,8 @@ def test_only_the_programs_a_test_runs_for_seconds_are_built_unoptimised(
     assert f"-r{build.RELEASE_RECIPE}" in str(build.release_program_path("kubeadm", RELEASE))
     assert occm.module_key() != flux.module_key(occm.MODULE_DIR)
     assert csi_provisioner.module_key() != flux.module_key(csi_provisioner.MODULE_DIR)
+    source = flux.FLUX_DIR / "source-controller"
+    assert flux.module_key(source) not in str(flux.binary("source-controller"))
 
 
 @pytest.mark.parametrize(
