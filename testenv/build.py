@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from scs_templates._tools.toolchain import go_build
 from scs_templates._tools.toolchain.install import go_binary as go_binary  # one lookup of `go`
 from testenv.process import PlaneError, capture, run
 
@@ -52,6 +53,10 @@ RECIPE = "1"
 #: plane and cloud test) and etcdctl (it reuses the plane's etcd packages) are built
 #: optimised.
 QUICK_GCFLAGS = "all=-N -l"
+#: Every build here runs as `scs-templates tools install` runs its own (go_build): no DWARF
+#: from the compiler (-gcflags; the linker's -w drops it anyway) and the compiler's collector
+#: off up to a memory limit: ~16 % fewer CPU seconds (kube-apiserver v1.34 from an empty build
+#: cache: 264 -> 221). Neither changes what a program does, so no cache key names them.
 #: The recipe of another release's programs (:func:`build_release_program`): 2 = QUICK_GCFLAGS.
 RELEASE_RECIPE = "2"
 #: Wall-clock limit of one `go` command (a cold kube-apiserver build on 2 busy cores is ~15 min).
@@ -254,8 +259,14 @@ def build_lock(
 
 def _go_env() -> dict[str, str]:
     env = dict(os.environ)
+    env.update(go_build.collector_env(os.environ))
     env.update(CGO_ENABLED="0", GOTOOLCHAIN="local", GOFLAGS="-mod=readonly -buildvcs=false")
     return env
+
+
+def go_gcflags(quick: bool) -> str:
+    """The ``-gcflags`` of a build: :data:`QUICK_GCFLAGS` or optimised, without DWARF."""
+    return go_build.gcflags(QUICK_GCFLAGS if quick else "")
 
 
 def missing() -> list[str]:
@@ -316,7 +327,8 @@ def _build_plane(
 
 def _go_build(go: str, program: Program, bindir: Path, build_log: Path) -> None:
     """``go build`` one program into a temporary name, then rename it into place."""
-    flags = ["-trimpath", "-ldflags", " ".join(("-s", "-w", *program.ldflags))]
+    flags = ["-trimpath", "-gcflags", go_gcflags(quick=False)]
+    flags += ["-ldflags", " ".join(("-s", "-w", *program.ldflags))]
     if program.module == "kubernetes" or program.name == "kubeadm":
         flags += ["-tags", KUBE_TAGS]
     tmp = bindir / f".{program.name}.tmp"
@@ -567,7 +579,8 @@ def _build_release_program(
     nice = build_niceness()
     run([go, "mod", "tidy"], cwd=src, env=env, timeout=GO_TIMEOUT, log=build_log, niceness=nice)
     ldflags = " ".join(("-s", "-w", *_kube_ldflags(version)))
-    flags = ["-trimpath", "-tags", KUBE_TAGS, "-gcflags", QUICK_GCFLAGS, "-ldflags", ldflags]
+    gcflags = go_gcflags(quick=True)
+    flags = ["-trimpath", "-tags", KUBE_TAGS, "-gcflags", gcflags, "-ldflags", ldflags]
     tmp = target.parent / f".{name}.tmp"
     started = time.monotonic()
     run(

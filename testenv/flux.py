@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from scs_templates._tools.toolchain import go_build
 from testenv import build
 from testenv.plane import Plane, _die_with_parent, _probe_http, free_port
 from testenv.process import Daemon, PlaneError, run, wait_for
@@ -156,7 +157,8 @@ def build_program(
             go,
             "build",
             "-trimpath",
-            *(["-gcflags", gcflags] if gcflags else []),
+            "-gcflags",
+            go_build.gcflags(gcflags),
             "-ldflags",
             ldflags,
             "-o",

@@ -84,8 +84,9 @@ def problem(text: str) -> str | None:
     for number, body in enumerate(blocks, start=1):
         where = f"certificate {number} of {len(blocks)}" if len(blocks) > 1 else "the certificate"
         try:
+            # ValueError: a character outside ASCII, which binascii refuses before decoding.
             der = binascii.a2b_base64("".join(body.split()), strict_mode=True)
-        except binascii.Error:
+        except ValueError:  # binascii.Error is one
             return f"{where} is not valid base64 (a line lost or changed in copying?)"
         try:
             _check_der(der)

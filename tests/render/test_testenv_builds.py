@@ -145,8 +145,11 @@ def test_only_the_programs_a_test_runs_for_seconds_are_built_unoptimised(
         registry.PACKAGE,
     }
     assert quick <= set(by_package)
-    assert {p for p, flags in by_package.items() if flags} == quick
-    assert set(by_package.values()) == {build.QUICK_GCFLAGS, None}
+    quick_flags, optimised = build.go_gcflags(quick=True), build.go_gcflags(quick=False)
+    assert {p for p, flags in by_package.items() if flags == quick_flags} == quick
+    assert set(by_package.values()) == {quick_flags, optimised}
+    # No DWARF from the compiler (go_build.NO_DWARF), whatever the optimisation.
+    assert quick_flags == "all=-N -l -dwarf=false" and optimised == "all=-dwarf=false"
     assert f"-r{build.RELEASE_RECIPE}" in str(build.release_program_path("kubeadm", RELEASE))
     assert occm.module_key() != flux.module_key(occm.MODULE_DIR)
     assert csi_provisioner.module_key() != flux.module_key(csi_provisioner.MODULE_DIR)

@@ -37,7 +37,14 @@ from tests.support import REPO, skip_or_fail
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-ENV_VARS = ("SCS_TEMPLATES_HELM", "SCS_TEMPLATES_HELMFILE", "SCS_TEMPLATES_CACHE_DIR", "GO")
+ENV_VARS = (
+    "SCS_TEMPLATES_HELM",
+    "SCS_TEMPLATES_HELMFILE",
+    "SCS_TEMPLATES_CACHE_DIR",
+    "GO",
+    "GOGC",
+    "GOMEMLIMIT",
+)
 
 HELMFILE_OUTPUT = """\
 \u2593\u2593\u2593 helmfile
@@ -263,7 +270,9 @@ record = {{
     "argv": argv,
     "files": sorted(os.listdir(".")),
     "go.sum": open("go.sum").read(),
-    "env": {{k: os.environ.get(k) for k in ("GOFLAGS", "CGO_ENABLED", "GOOS", "GOARCH", "GOWORK")}},
+    "env": {{k: os.environ.get(k) for k in (
+        "GOFLAGS", "CGO_ENABLED", "GOOS", "GOARCH", "GOWORK", "GOGC", "GOMEMLIMIT"
+    )}},
 }}
 with open({log!r}, "a") as log:
     log.write(json.dumps(record) + "\\n")
@@ -318,6 +327,7 @@ def test_install_builds_helm_only_from_the_verified_wrapper(env, go, capsys):
     call = calls[0]
     argv = call["argv"]
     assert argv[:3] == ["build", "-v", "-trimpath"]
+    assert argv[argv.index("-gcflags") + 1] == "all=-dwarf=false"
     assert argv[argv.index("-ldflags") + 1] == (
         "-s -w -X helm.sh/helm/v4/internal/version.version=v4.3.2"
     )
@@ -325,13 +335,19 @@ def test_install_builds_helm_only_from_the_verified_wrapper(env, go, capsys):
     assert call["files"] == ["build.log", "go.mod", "go.sum", "tools.go"]
     assert call["go.sum"] == (pins.GO_DIR / "helm" / "go.sum").read_text()
     goos, goarch = pins.host_platform()
-    assert call["env"] == {
+    env_of_go = dict(call["env"])  # type: ignore[call-overload]
+    collector = (env_of_go.pop("GOGC"), env_of_go.pop("GOMEMLIMIT"))
+    assert env_of_go == {
         "GOFLAGS": "-mod=readonly -buildvcs=false",
         "CGO_ENABLED": "0",
         "GOOS": goos,
         "GOARCH": goarch,
         "GOWORK": "off",
     }
+    # The collector's setting from the memory available at the build (go_build.collector_env).
+    assert collector == (None, None) or (
+        collector[0] == "off" and 1024 <= int(collector[1].removesuffix("MiB")) <= 2048
+    )
     out = capsys.readouterr().out
     assert "helm 4.3.2 (" in out and ": built in " in out and "CPU s)" in out
     assert tool_entries(env["cache"]) == [pins.dirname("helm")]
@@ -343,6 +359,14 @@ def test_install_builds_helm_only_from_the_verified_wrapper(env, go, capsys):
     assert (tool.source, tool.version) == ("cache", "4.3.2")
     link = env["cache"] / "tools" / "bin" / "helm"
     assert link.resolve() == tool.path.resolve()
+
+
+def test_install_keeps_the_callers_own_go_collector_setting(env, go, monkeypatch):
+    """A GOGC of the caller's own reaches `go build` as it is, and no GOMEMLIMIT is added."""
+    monkeypatch.setenv("GOGC", "50")
+    install_tools(names=("helm",))
+    assert go_calls(go)[0]["env"]["GOGC"] == "50"  # type: ignore[index]
+    assert go_calls(go)[0]["env"]["GOMEMLIMIT"] is None  # type: ignore[index]
 
 
 def test_second_install_builds_nothing(env, go, capsys):

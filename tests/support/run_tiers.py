@@ -36,6 +36,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -147,6 +148,18 @@ class SharedPlane:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
         return early
+
+
+#: The property tests' examples in the full suite (``make test``); ``make check`` runs each
+#: test's small default and ``make property`` thousands (SCS_TEMPLATES_PROPERTY_EXAMPLES).
+FULL_SUITE_PROPERTY_EXAMPLES = 400
+
+
+def full_suite_budget(environ: Mapping[str, str]) -> dict[str, str]:
+    """The longer property budget of the full suite, unless the caller set one."""
+    if "SCS_TEMPLATES_PROPERTY_EXAMPLES" in environ:
+        return {}
+    return {"SCS_TEMPLATES_PROPERTY_EXAMPLES": str(FULL_SUITE_PROPERTY_EXAMPLES)}
 
 
 def _start(
@@ -264,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     shared.start()
     for index, group in enumerate(run):
         env = shared.environment() if group.shared_plane else {}
+        env |= full_suite_budget(os.environ)
         _start(group, reports, options.pytest_args, env, live=index == 0)
     code = _wait(run)
     early = shared.stop()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SHARED_PLANE, TIERS, tier_of
-from tests.support import REPO
+from tests.support import REPO, run_tiers
 from tests.support.run_tiers import SECOND_PLANE_GROUP, SLOWEST, Group, SharedPlane, groups, report
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
@@ -105,3 +105,10 @@ def test_the_shared_plane_is_named_to_the_plane_groups_as_pid_and_directory(
     shared.process = Running()  # type: ignore[assignment]
     assert shared.environment() == {SHARED_PLANE: f"4242:{tmp_path / 'shared-plane'}"}
     assert shared.log == tmp_path / "shared-plane.log"
+
+
+def test_the_full_suite_runs_the_property_tests_longer_unless_told() -> None:
+    """`make test` gives the property tests (validate implies render, OnCalendar) a budget
+    ten times that of `make check`; a budget set by the caller (`make property`) wins."""
+    assert run_tiers.full_suite_budget({}) == {"SCS_TEMPLATES_PROPERTY_EXAMPLES": "400"}
+    assert run_tiers.full_suite_budget({"SCS_TEMPLATES_PROPERTY_EXAMPLES": "7"}) == {}

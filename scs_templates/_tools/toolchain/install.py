@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from scs_templates._core.errors import ToolError, ToolNotFoundError
-from scs_templates._tools.toolchain import pins
+from scs_templates._tools.toolchain import go_build, pins
 from scs_templates._tools.toolchain.resolve import (
     ENV_VARS,
     SOURCE_CACHE,
@@ -175,9 +175,10 @@ def build(
     for file in pins.WRAPPER_FILES:
         shutil.copyfile(tool.wrapper / file, source / file)
     binary = directory / name
-    argv = [go, "build", "-v", "-trimpath", "-ldflags", tool.ldflags, "-o", str(binary)]
-    argv.append(tool.package)
+    argv = [go, "build", "-v", "-trimpath", "-gcflags", go_build.gcflags()]
+    argv += ["-ldflags", tool.ldflags, "-o", str(binary), tool.package]
     env = dict(os.environ)
+    env.update(go_build.collector_env(os.environ))
     env.update(
         CGO_ENABLED="0",
         GOOS=target[0],
