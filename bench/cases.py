@@ -83,10 +83,10 @@ def render_cli(runs: int, work: Path) -> dict[str, Any]:
     checks: dict[str, dict[str, Any]] = {}
     for example in EXAMPLES:
         out = work / example.stem
-        done = run_quiet([CLI, "values", str(example), "-o", str(out)], stdout=-1)
+        done = run_quiet([CLI, "values", str(example), "--output-dir", str(out)], stdout=-1)
         command = shlex.split(done.stdout.decode().strip())
         if command[:2] != ["helm", "template"]:
-            raise RuntimeError(f"unexpected command from `values -o`: {command}")
+            raise RuntimeError(f"unexpected command from `values --output-dir`: {command}")
         helm_argv = [bare_helm(), *command[1:]]
         cli_argv = [CLI, "render", str(example)]
         same = (
