@@ -74,6 +74,19 @@ def test_finding3_a_stuck_call_after_the_login_names_the_url_it_waited_for(
     )  # the query (filters) is not part of the endpoint
 
 
+def test_an_abandoned_call_names_the_cloud_it_was_made_for() -> None:
+    """A command may talk to more than one cloud: the line says which, as the login's does."""
+    named = Session()
+    bound_requests(named, LIMIT, who="cloud 'prod'")
+    named.session.stuck.set()
+    try:
+        with pytest.raises(CallAbandoned) as abandoned:
+            named.request("/v3/projects", "GET")
+    finally:
+        named.session.released.set()
+    assert str(abandoned.value).startswith("cloud 'prod': GET http://cloud:5000/v3/projects: ")
+
+
 def test_finding3_after_an_abandoned_call_every_later_call_fails_at_once(session: Any) -> None:
     session.session.stuck.set()
     with pytest.raises(CallAbandoned) as first:

@@ -226,7 +226,7 @@ def credential_authenticates(access: CloudAccess, credential_id: str, secret: Se
     session = ks_session.Session(
         auth=auth, verify=access.verify, timeout=limit + SOCKET_GRACE_SECONDS
     )
-    bound_requests(session, limit)
+    bound_requests(session, limit, who=f"checking application credential {credential_id}")
     try:
         auth.get_auth_ref(session)
     except (ks_exceptions.Unauthorized, ks_exceptions.NotFound, ks_exceptions.Forbidden):

@@ -135,7 +135,7 @@ def open_cloud(cloud: str) -> Connection:
         raise tool_error(f"cloud {cloud!r}: cannot read its configuration", error) from None
     endpoint = str((conn.config.get_auth_args() or {}).get("auth_url") or f"cloud {cloud!r}")
     _quiet_discovery_warning()
-    bound_requests(conn.session, limit)
+    bound_requests(conn.session, limit, who=f"cloud {cloud!r}")
     try:
         bounded(conn.authorize, what=f"cloud {cloud!r}: login at {endpoint}", limit=limit)
     except ToolError:
@@ -175,12 +175,14 @@ def bounded(call: Callable[[], T], *, what: str | Callable[[], str], limit: floa
     return abandonable(call, limit, abandoned, "openstack-call")
 
 
-def bound_requests(session: Any, limit: float) -> None:
+def bound_requests(session: Any, limit: float, *, who: str = "") -> None:
     """Put every request of the keystoneauth ``session`` (every SDK call of a connection:
     its proxies send through ``session.request``) under :func:`bounded`: a call after the
     login is abandoned after ``limit`` seconds too, whether its server never answers or
     trickles a byte a second (which a per-request read timeout never ends). The error names
-    the last URL the call sent; after one abandoned call every later one raises at once."""
+    ``who`` (``cloud 'NAME'``, as the login's does: a command may talk to more than one
+    cloud) and the last URL the call sent; after one abandoned call every later one raises
+    at once."""
     from urllib.parse import urlsplit, urlunsplit  # deferred: urllib.parse
 
     # deferred: scs_templates._core.timeouts
@@ -205,7 +207,8 @@ def bound_requests(session: Any, limit: float) -> None:
         first = len(sent)
 
         def where() -> str:
-            return sent[-1] if len(sent) > first else f"{method} {url}"
+            call = sent[-1] if len(sent) > first else f"{method} {url}"
+            return f"{who}: {call}" if who else call
 
         try:
             return bounded(lambda: request(url, method, *args, **kwargs), what=where, limit=limit)
