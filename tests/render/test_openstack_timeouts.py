@@ -217,7 +217,7 @@ def test_finding3_every_call_after_the_login_is_bounded_by_timeout(
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert len(lines) == 1, lines
-    assert lines[0].startswith("cloud 'faulty': GET "), lines  # which cloud, as the login
+    assert lines[0].startswith("scs-templates: error: cloud 'faulty': GET "), lines  # its cloud
     assert f"{keystone.rsplit('/', 1)[0]}/" in lines[0], lines
     assert f"no answer within {TIMEOUT} s (--timeout)" in lines[0], lines
     assert "login" not in lines[0], lines  # a later call, not the login
