@@ -447,6 +447,38 @@ def test_real_helm_schema_errors_are_stable(tiny_chart: Path) -> None:
     assert len(bullets) == 3 and bullets == sorted(bullets)
 
 
+def test_template_runs_helm_without_collections_up_to_a_backstop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-cluster ``helm template`` is short-lived: no garbage collection, GOMEMLIMIT
+    as the backstop (~25 % of its CPU, runner.TEMPLATE_COLLECTOR); other commands keep Go's
+    default."""
+    monkeypatch.delenv("GOGC", raising=False)
+    monkeypatch.delenv("GOMEMLIMIT", raising=False)
+    d = tmp_path / "h"
+    helm = make_helm(fake_helm(d, stdout="ok"))
+    helm.template("r", Path("/c"), namespace="n", values={}, kube_version="v1.34.1")
+    env = env_of(d)
+    assert (env.get("GOGC"), env.get("GOMEMLIMIT")) == ("off", "256MiB")
+    helm.run(["version"])
+    env = env_of(d)
+    assert "GOGC" not in env and "GOMEMLIMIT" not in env
+
+
+@pytest.mark.parametrize("own", [{"GOGC": "50"}, {"GOMEMLIMIT": "64MiB"}])
+def test_template_keeps_the_callers_own_collector_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own: dict[str, str]
+) -> None:
+    monkeypatch.delenv("GOGC", raising=False)
+    monkeypatch.delenv("GOMEMLIMIT", raising=False)
+    for key, value in own.items():
+        monkeypatch.setenv(key, value)
+    d = tmp_path / "h"
+    make_helm(fake_helm(d)).template("r", Path("/c"), namespace="n", values={}, kube_version="v1")
+    env = env_of(d)
+    assert {key: env[key] for key in ("GOGC", "GOMEMLIMIT") if key in env} == own
+
+
 def test_extra_env_is_added_but_cannot_override_helm_homes(tmp_path: Path) -> None:
     d = tmp_path / "h"
     helm = make_helm(fake_helm(d, stdout="ok"))
