@@ -53,10 +53,6 @@ RECIPE = "1"
 #: plane and cloud test) and etcdctl (it reuses the plane's etcd packages) are built
 #: optimised.
 QUICK_GCFLAGS = "all=-N -l"
-#: Every build here runs as `scs-templates tools install` runs its own (go_build): no DWARF
-#: from the compiler (-gcflags; the linker's -w drops it anyway) and the compiler's collector
-#: off up to a memory limit: ~16 % fewer CPU seconds (kube-apiserver v1.34 from an empty build
-#: cache: 264 -> 221). Neither changes what a program does, so no cache key names them.
 #: The recipe of another release's programs (:func:`build_release_program`): 2 = QUICK_GCFLAGS.
 RELEASE_RECIPE = "2"
 #: Wall-clock limit of one `go` command (a cold kube-apiserver build on 2 busy cores is ~15 min).
@@ -258,6 +254,12 @@ def build_lock(
 
 
 def _go_env() -> dict[str, str]:
+    """The environment of every ``go`` here. Every build runs as ``scs-templates tools
+    install`` runs its own (:mod:`~scs_templates._tools.toolchain.go_build`): no DWARF from
+    the compiler (:func:`go_gcflags`; the linker's ``-w`` drops it anyway) and the compiler's
+    collector off up to a memory limit, ~16 % fewer CPU seconds (kube-apiserver v1.34 from an
+    empty build cache: 264 -> 221). Neither changes what a program does, so no cache key
+    names them."""
     env = dict(os.environ)
     env.update(go_build.collector_env(os.environ))
     env.update(CGO_ENABLED="0", GOTOOLCHAIN="local", GOFLAGS="-mod=readonly -buildvcs=false")

@@ -17,6 +17,7 @@ Both only make a build cheaper; neither changes what the program does:
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 #: The ``-gcflags`` value of every build: no DWARF from the compiler (the linker's ``-w``
@@ -28,6 +29,14 @@ MAX_LIMIT = 2 << 30
 MIN_LIMIT = 1 << 30
 
 MEMINFO = Path("/proc/meminfo")
+#: The variables that set the Go runtime's collector.
+COLLECTOR_VARS = ("GOGC", "GOMEMLIMIT")
+
+
+def callers_collector(environ: Mapping[str, str]) -> bool:
+    """Whether ``environ`` sets the Go collector itself: then no setting of ours joins it
+    (here and for helm, :data:`scs_templates._tools.helm.runner.TEMPLATE_COLLECTOR`)."""
+    return any(name in environ for name in COLLECTOR_VARS)
 
 
 def gcflags(extra: str = "") -> str:
@@ -55,14 +64,14 @@ def available_memory(meminfo: Path = MEMINFO) -> int | None:
 
 
 def collector_env(
-    environ: dict[str, str] | os._Environ[str] = os.environ,
+    environ: Mapping[str, str] = os.environ,
     *,
     available: int | None = None,
     cpus: int | None = None,
 ) -> dict[str, str]:
     """``{"GOGC": "off", "GOMEMLIMIT": "NMiB"}`` for a build, or ``{}`` to keep Go's default
     (the caller set either variable, the memory is unknown or too small)."""
-    if "GOGC" in environ or "GOMEMLIMIT" in environ:
+    if callers_collector(environ):
         return {}
     memory = available_memory() if available is None else available
     if memory is None:
