@@ -52,7 +52,7 @@ RECIPE = "1"
 #: source, slower only where it computes, and they mostly wait. The plane (it serves every
 #: plane and cloud test) and etcdctl (it reuses the plane's etcd packages) are built
 #: optimised.
-QUICK_GCFLAGS = "all=-N -l"
+QUICK_GCFLAGS = go_build.UNOPTIMISED
 #: The recipe of another release's programs (:func:`build_release_program`): 2 = QUICK_GCFLAGS.
 RELEASE_RECIPE = "2"
 #: Wall-clock limit of one `go` command (a cold kube-apiserver build on 2 busy cores is ~15 min).

@@ -355,6 +355,7 @@ def test_install_builds_helm_only_from_the_verified_wrapper(env, go, capsys):
         (env["cache"] / "tools" / pins.dirname("helm") / pins.MARKER_NAME).read_text()
     )
     assert marker["version"] == "4.3.2" and marker["key"] == pins.cache_key("helm", goos, goarch)
+    assert marker["optimised"] is True
     tool = find_helm()
     assert (tool.source, tool.version) == ("cache", "4.3.2")
     link = env["cache"] / "tools" / "bin" / "helm"
@@ -367,6 +368,17 @@ def test_install_keeps_the_callers_own_go_collector_setting(env, go, monkeypatch
     install_tools(names=("helm",))
     assert go_calls(go)[0]["env"]["GOGC"] == "50"  # type: ignore[index]
     assert go_calls(go)[0]["env"]["GOMEMLIMIT"] is None  # type: ignore[index]
+
+
+def test_an_unoptimised_build_says_so_in_its_flags_and_marker(env, go, tmp_path):
+    """``optimise=False`` (the arm64 cross-build test's) adds ``-N -l`` for every package and
+    records it; ``tools install`` never builds that way (the test above)."""
+    binary = install_module.build(
+        "helm", tmp_path / "out", go=os.environ["GO"], goos="linux", goarch="arm64", optimise=False
+    )
+    argv = go_calls(go)[0]["argv"]
+    assert argv[argv.index("-gcflags") + 1] == "all=-N -l -dwarf=false"  # type: ignore[union-attr]
+    assert json.loads((binary.parent / pins.MARKER_NAME).read_text())["optimised"] is False
 
 
 def test_second_install_builds_nothing(env, go, capsys):

@@ -23,6 +23,9 @@ from pathlib import Path
 #: The ``-gcflags`` value of every build: no DWARF from the compiler (the linker's ``-w``
 #: would drop it).
 NO_DWARF = "all=-dwarf=false"
+#: The ``-gcflags`` extra of a build without the compiler's optimisations and inlining (a
+#: program built only to be looked at, or one that mostly waits: the test plane's).
+UNOPTIMISED = "all=-N -l"
 #: At most this much heap per Go process of a build before its collector runs.
 MAX_LIMIT = 2 << 30
 #: Below this per-process share of the available memory, Go's default collector stays.
