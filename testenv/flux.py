@@ -5,15 +5,25 @@ the upstream module at the Flux release's version plus the upstream ``replace`` 
 dependency pinned in ``go.sum``). They live OUTSIDE ``testenv/go/``, and each controller has
 its own cache key (its wrapper and the recipe), so adding or bumping one never invalidates
 the plane's cached binaries nor the other controllers':
-``<cache root>/flux/<name>-<key>/<name>``. The three wrappers require every module they
-share at one version, the newest any of them needs (a patch or minor above what some
-controller's release pins, e.g. k8s.io/api v0.34.1 for source- and helm-controller's
-v0.34.0), so the Go build cache compiles each shared package once for all three: from an
-empty build cache 564 -> 323 CPU s (2026-12-06). tests/unit/test_flux_wrappers.py keeps
-them so; bump a shared module in all three with ``go get`` and ``go mod tidy``.
+``<cache root>/flux/<name>-<key>/<name>``.
+
+They are built like the plane's programs (optimised, :data:`testenv.build.PLANE_GCFLAGS`),
+and the three wrappers and CAPO's (``testenv/go/capo``) require every module they share at
+one version, the newest any of them needs: a patch or minor above what a release pins, e.g.
+``k8s.io/*`` v0.34.10 and controller-runtime v0.22.5 (CAPO v0.14.7's) where the Flux
+release pins v0.34.1 and v0.22.2, and newer go-openapi, kube-openapi and ``golang.org/x``
+modules for CAPO. So the Go build cache compiles each shared package once: the controllers
+reuse the Kubernetes libraries the plane compiled for CAPO and each other's packages. From
+a build cache holding the plane's CAPO, all three take 198 CPU s, where unoptimised on
+their own versions they took 298 (2026-12-06; from an empty build cache, before the three
+shared their versions: 564).
+tests/unit/test_wrapper_versions.py keeps them so; bump a shared module in all four with
+``go get`` and ``go mod tidy`` (CAPO's wrapper: ``go mod tidy -e``, its test-only
+dependencies are not all on the module proxy).
 
 ``python -m testenv build --all`` (``make test``'s background build) builds them after the
-other releases' kube-apiservers, ``--flux`` alone; the Flux tests (tests/plane/test_plane_flux.py,
+plane and the first other release's kubeadm (:func:`testenv.build.build_all`), ``--flux``
+alone; the Flux tests (tests/plane/test_plane_flux.py,
 marked ``extra_builds`` so that they run after the tests the earlier builds serve) build them
 when they are not cached, as the plane fixture builds the plane. Like the plane's builds
 they run niced and under the cache root's build lock (:func:`testenv.build.build_lock`).
@@ -69,7 +79,8 @@ def flux_dir() -> Path:
 
 
 def binary(name: str) -> Path:
-    return flux_dir() / f"{name}-{module_key(FLUX_DIR / name, build.QUICK_GCFLAGS)}" / name
+    key = module_key(FLUX_DIR / name, build.go_gcflags(quick=False))
+    return flux_dir() / f"{name}-{key}" / name
 
 
 def missing() -> list[str]:
@@ -95,7 +106,7 @@ def ensure_built(log: Callable[[str], None] = print) -> Path:
                     FLUX_DIR / name,
                     binary(name),
                     log,
-                    gcflags=build.QUICK_GCFLAGS,
+                    gcflags=build.PLANE_GCFLAGS,
                 )
     registry.ensure_built(log)
     return flux_dir()

@@ -13,11 +13,21 @@ build is niced and holds the cache root's build lock (:func:`testenv.build.build
 cold cost is in docs/testing.md ("Cost on a fresh machine").
 
 ``python -m testenv build --occm`` builds it, and ``build --all`` (``make test``'s background
-build) builds it last but one (then the Cinder CSI plugin, below): it shares little with the
-other builds (v1.36.0 requires ``k8s.io/*`` v0.36.0, gRPC v1.80.0 and OpenTelemetry
-v1.43.0, a set no Kubernetes build of the suite has: ~330 CPU seconds of its own), and
-tests/cloud/test_plane_occm.py, which needs it, is the suite's last module but one. That test
-waits for it or builds it when it is missing, in CI too.
+build) builds it last but one (then the Cinder CSI plugin, below), for
+tests/cloud/test_plane_occm.py, the suite's last module but one. That test waits for it or
+builds it when it is missing, in CI too.
+
+It is built like the plane's programs (optimised, :data:`testenv.build.PLANE_GCFLAGS`), and its
+wrapper requires every module it shares with the plane's Cluster API managers
+(``testenv/go/capi``, ``testenv/go/capd``) at one version, the newest either needs: the
+``k8s.io/*`` libraries at v0.36.3 where the release pins v0.36.0 (``k8s.io/kubernetes``
+v1.36.3 and its staging ``replace`` lines with them), gRPC, OpenTelemetry and
+``golang.org/x`` at Cluster API's versions, and the plane's wrappers take OCCM's newer
+go-openapi, fsnotify and ``golang.org/x/exp``: patch and minor bumps that change neither
+program's behaviour the tests look at. So the Go build cache compiles the Kubernetes
+libraries once, for the plane, and OCCM compiles only its own packages on top
+(tests/unit/test_wrapper_versions.py keeps the versions aligned; docs/testing.md, "Builds",
+has the CPU seconds).
 
 The Cinder CSI plugin (``cmd/cinder-csi-plugin``) is a second command of the same module at
 the same release: the image of Cinder CSI chart 2.36.0 is the same v1.36.0 (its appVersion).
@@ -59,7 +69,7 @@ def _go_mod() -> str:
 
 def module_key() -> str:
     """The cache key of the build: the wrapper module's own (:func:`testenv.flux.module_key`)."""
-    return flux.module_key(MODULE_DIR, build.QUICK_GCFLAGS)
+    return flux.module_key(MODULE_DIR, build.go_gcflags(quick=False))
 
 
 def occm_dir() -> Path:
@@ -100,7 +110,7 @@ def ensure_built(log: Callable[[str], None] = print) -> Path:
         binary(),
         log,
         ldflags=ldflags(),
-        gcflags=build.QUICK_GCFLAGS,
+        gcflags=build.PLANE_GCFLAGS,
         root=occm_dir(),
     )
 
@@ -114,6 +124,6 @@ def ensure_csi_built(log: Callable[[str], None] = print) -> Path:
         csi_binary(),
         log,
         ldflags=ldflags(),
-        gcflags=build.QUICK_GCFLAGS,
+        gcflags=build.PLANE_GCFLAGS,
         root=occm_dir(),
     )

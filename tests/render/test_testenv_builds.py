@@ -118,11 +118,12 @@ def _gcflags(args: list[str]) -> str | None:
 def test_only_the_programs_a_test_runs_for_seconds_are_built_unoptimised(
     fake_go: Path,
 ) -> None:
-    """Another release's kube-apiserver and kubeadm, OCCM, the Cinder CSI plugin, the
-    csi-provisioner, Flux's controllers and the OCI registry of the Flux tests are built with
-    QUICK_GCFLAGS (~25 % fewer CPU seconds) under a key that says so; containerd's code and
-    etcdctl (which reuses the plane's etcd packages) optimised, like the plane
-    (testenv.build._go_build)."""
+    """Another release's kube-apiserver and kubeadm, the csi-provisioner and the OCI registry
+    of the Flux tests are built with QUICK_GCFLAGS (~25 % fewer CPU seconds) under a key
+    that says so; containerd's code, etcdctl (which reuses the plane's etcd packages), OCCM,
+    the Cinder CSI plugin and Flux's controllers (which reuse the plane's Cluster API and
+    CAPO packages) optimised, like the plane (testenv.build._go_build), under a key that says
+    so."""
     from testenv import csi_provisioner, flux, occm, registry
     from testenv.__main__ import main
 
@@ -138,16 +139,15 @@ def test_only_the_programs_a_test_runs_for_seconds_are_built_unoptimised(
     quick = {
         "k8s.io/kubernetes/cmd/kube-apiserver",
         "k8s.io/kubernetes/cmd/kubeadm",
-        occm.PACKAGE,
-        occm.CSI_PACKAGE,
         csi_provisioner.PACKAGE,
-        *flux.CONTROLLERS.values(),
         registry.PACKAGE,
     }
     assert quick <= set(by_package)
     quick_flags, optimised = build.go_gcflags(quick=True), build.go_gcflags(quick=False)
     assert {p for p, flags in by_package.items() if flags == quick_flags} == quick
     assert set(by_package.values()) == {quick_flags, optimised}
+    like_the_plane = {occm.PACKAGE, occm.CSI_PACKAGE, *flux.CONTROLLERS.values()}
+    assert {by_package[p] for p in like_the_plane} == {optimised}
     # No DWARF from the compiler (go_build.NO_DWARF), whatever the optimisation.
     assert quick_flags == "all=-N -l -dwarf=false" and optimised == "all=-dwarf=false"
     assert f"-r{build.RELEASE_RECIPE}" in str(build.release_program_path("kubeadm", RELEASE))
