@@ -272,6 +272,15 @@ def _go_env() -> dict[str, str]:
     return env
 
 
+def required(go_mod: Path, module: str) -> str:
+    """The release of ``module`` that ``go_mod`` requires (``v3.6.16``), on a line of its
+    own or in a ``require`` block."""
+    found = re.search(rf"^\s*(?:require )?{re.escape(module)} (v\S+)", go_mod.read_text(), re.M)
+    if found is None:
+        raise PlaneError(f"{go_mod} does not require {module}")
+    return found.group(1)
+
+
 def go_gcflags(quick: bool) -> str:
     """The ``-gcflags`` of a build: :data:`QUICK_GCFLAGS` or optimised, without DWARF."""
     return go_build.gcflags(QUICK_GCFLAGS if quick else "")

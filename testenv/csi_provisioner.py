@@ -23,12 +23,10 @@ for it or builds it when it is missing, in CI too.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 from testenv import build, flux
-from testenv.process import PlaneError
 
 MODULE_DIR = Path(__file__).resolve().parent / "csi-provisioner"
 MODULE = "github.com/kubernetes-csi/external-provisioner/v5"
@@ -38,11 +36,7 @@ NAME = "csi-provisioner"
 
 def version() -> str:
     """The release the wrapper module requires (``v5.3.0``), read from its go.mod."""
-    text = (MODULE_DIR / "go.mod").read_text()
-    found = re.search(rf"^require {re.escape(MODULE)} (v\S+)$", text, re.MULTILINE)
-    if found is None:
-        raise PlaneError(f"{MODULE_DIR / 'go.mod'} does not require {MODULE}")
-    return found.group(1)
+    return build.required(MODULE_DIR / "go.mod", MODULE)
 
 
 def module_key() -> str:

@@ -14,12 +14,10 @@ adding it did not change the plane's: ``<cache root>/etcdctl/etcdctl-<key>/{etcd
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 from testenv import build, flux
-from testenv.process import PlaneError
 
 MODULE_DIR = Path(__file__).resolve().parent / "etcdctl"
 ETCDCTL = "go.etcd.io/etcd/etcdctl/v3"
@@ -27,17 +25,9 @@ ETCDUTL = "go.etcd.io/etcd/etcdutl/v3"
 NAME = "etcdctl"
 
 
-def required(go_mod: Path, module: str) -> str:
-    """The release of ``module`` that ``go_mod`` requires (``v3.6.16``)."""
-    found = re.search(rf"^\s*(?:require )?{re.escape(module)} (v\S+)", go_mod.read_text(), re.M)
-    if found is None:
-        raise PlaneError(f"{go_mod} does not require {module}")
-    return found.group(1)
-
-
 def version() -> str:
     """The etcdctl release the wrapper builds."""
-    return required(MODULE_DIR / "go.mod", ETCDCTL)
+    return build.required(MODULE_DIR / "go.mod", ETCDCTL)
 
 
 def module_key() -> str:

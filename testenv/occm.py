@@ -40,12 +40,10 @@ its cost on top of OCCM's is in docs/testing.md.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 from testenv import build, flux
-from testenv.process import PlaneError
 
 MODULE_DIR = Path(__file__).resolve().parent / "occm"
 MODULE = "k8s.io/cloud-provider-openstack"
@@ -57,14 +55,7 @@ CSI_NAME = "cinder-csi-plugin"
 
 def version() -> str:
     """The release the wrapper module requires (``v1.36.0``), read from its go.mod."""
-    found = re.search(rf"^require {re.escape(MODULE)} (v\S+)$", _go_mod(), re.MULTILINE)
-    if found is None:
-        raise PlaneError(f"{MODULE_DIR / 'go.mod'} does not require {MODULE}")
-    return found.group(1)
-
-
-def _go_mod() -> str:
-    return (MODULE_DIR / "go.mod").read_text()
+    return build.required(MODULE_DIR / "go.mod", MODULE)
 
 
 def module_key() -> str:

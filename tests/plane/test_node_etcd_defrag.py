@@ -407,6 +407,6 @@ def test_etcdctl_is_of_the_plane_etcd_release() -> None:
     node, the etcd image's own etcdctl talks to its etcd)."""
     from testenv import build, etcdctl
 
-    server = etcdctl.required(build.GO_DIR / "etcd" / "go.mod", "go.etcd.io/etcd/server/v3")
+    server = build.required(build.GO_DIR / "etcd" / "go.mod", "go.etcd.io/etcd/server/v3")
     wrapper = etcdctl.MODULE_DIR / "go.mod"
-    assert etcdctl.version() == etcdctl.required(wrapper, etcdctl.ETCDUTL) == server
+    assert etcdctl.version() == build.required(wrapper, etcdctl.ETCDUTL) == server

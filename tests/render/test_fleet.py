@@ -132,6 +132,35 @@ def test_fleet_error_names_the_cluster(helm_path: Path, monkeypatch: pytest.Monk
     assert "replicas" in str(raised.value)
 
 
+@pytest.mark.parametrize(
+    ("own", "expected"),
+    [({}, fleet.BATCH_ENV), ({"GOGC": "50"}, {}), ({"GOMEMLIMIT": "64MiB"}, {})],
+)
+def test_fleet_batches_keep_the_callers_own_collector_setting(
+    helm_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    own: dict[str, str],
+    expected: dict[str, str],
+) -> None:
+    """A batch's helm collects less often (fleet.BATCH_ENV) unless the caller set GOGC or
+    GOMEMLIMIT itself: then the caller's setting reaches helm untouched."""
+    monkeypatch.delenv("GOGC", raising=False)
+    monkeypatch.delenv("GOMEMLIMIT", raising=False)
+    for key, value in own.items():
+        monkeypatch.setenv(key, value)
+    seen: list[dict[str, str]] = []
+    original = Helm.run
+
+    def recording(self: Helm, args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("what", "").startswith("helm template (fleet batch"):
+            seen.append(dict(kwargs.get("extra_env") or {}))
+        return original(self, args, **kwargs)
+
+    monkeypatch.setattr(Helm, "run", recording)
+    fleet.render_fleet(mixed_fleet(4), jobs=1)
+    assert seen and all(env == expected for env in seen)
+
+
 def test_fleet_starts_helm_while_settings_still_arrive(
     helm_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
