@@ -27,7 +27,7 @@ alone; the Flux tests (tests/plane/test_plane_flux.py,
 marked ``extra_builds`` so that they run after the tests the earlier builds serve) build them
 when they are not cached, as the plane fixture builds the plane. Like the plane's builds
 they run niced and under the cache root's build lock (:func:`testenv.build.build_lock`).
-The measured cost is in docs/performance.md.
+The measured cost is in docs/testing.md ("Builds").
 
 :func:`start_flux` runs them against a running plane with its admin kubeconfig: every
 namespace watched, leader election off, the artifact server of source-controller on a free
