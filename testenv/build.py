@@ -46,13 +46,12 @@ GO_DIR = Path(__file__).resolve().parent / "go"
 #: Bump when the build recipe changes in a way the wrapper modules do not show.
 RECIPE = "1"
 #: The compiler flags of the programs that only the few tests of their own run (another
-#: release's kubeadm and kube-apiserver, the csi-provisioner): no
-#: optimisation and no inlining, so ~25 % fewer CPU seconds of build (the csi-provisioner,
-#: empty build cache: 192 -> 144 CPU s) for the same source, slower only where it computes,
-#: and they mostly wait. The plane (it serves every plane and cloud test), etcdctl (it
-#: reuses the plane's etcd packages), OCCM, the Cinder CSI plugin and Flux's controllers
-#: (they reuse the plane's Cluster API and CAPO packages, :data:`PLANE_GCFLAGS`) are built
-#: optimised.
+#: release's kubeadm and kube-apiserver, the csi-provisioner): no optimisation and no
+#: inlining, so ~25 % fewer CPU seconds of build (the csi-provisioner, empty build cache:
+#: 192 -> 144 CPU s) for the same source, slower only where it computes, and they mostly
+#: wait. The plane (it serves every plane and cloud test), etcdctl (it reuses the plane's
+#: etcd packages), OCCM, the Cinder CSI plugin and Flux's controllers (they reuse the
+#: plane's Cluster API and CAPO packages, :data:`PLANE_GCFLAGS`) are built optimised.
 QUICK_GCFLAGS = go_build.UNOPTIMISED
 #: The extra compiler flags of the plane's programs: none (optimised). Programs built in their
 #: own wrapper with them (OCCM, the Cinder CSI plugin, Flux's controllers) reuse the packages

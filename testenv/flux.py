@@ -16,16 +16,15 @@ modules for CAPO. So the Go build cache compiles each shared package once: the c
 reuse the Kubernetes libraries the plane compiled for CAPO and each other's packages. From
 a build cache holding the plane's CAPO, all three take 198 CPU s, where unoptimised on
 their own versions they took 298 (2026-12-06; from an empty build cache, before the three
-shared their versions: 564).
-tests/unit/test_wrapper_versions.py keeps them so; bump a shared module in all four with
-``go get`` and ``go mod tidy`` (CAPO's wrapper: ``go mod tidy -e``, its test-only
-dependencies are not all on the module proxy).
+shared their versions: 564). tests/unit/test_wrapper_versions.py keeps them so; bump a
+shared module in all four with ``go get`` and ``go mod tidy`` (CAPO's wrapper: ``go mod
+tidy -e``, its test-only dependencies are not all on the module proxy).
 
 ``python -m testenv build --all`` (``make test``'s background build) builds them after the
 plane and the first other release's kubeadm (:func:`testenv.build.build_all`), ``--flux``
-alone; the Flux tests (tests/plane/test_plane_flux.py,
-marked ``extra_builds`` so that they run after the tests the earlier builds serve) build them
-when they are not cached, as the plane fixture builds the plane. Like the plane's builds
+alone; the Flux tests (tests/plane/test_plane_flux.py, marked ``extra_builds`` so that they
+run after the tests the earlier builds serve) build them when they are not cached, as the
+plane fixture builds the plane. Like the plane's builds
 they run niced and under the cache root's build lock (:func:`testenv.build.build_lock`).
 The measured cost is in docs/testing.md ("Builds").
 

@@ -38,7 +38,7 @@ DAEMON_COLLECTOR = {"GOGC": "400", "GOMEMLIMIT": "1GiB"}
 
 def daemon_env(env: dict[str, str]) -> dict[str, str]:
     """``env`` with :data:`DAEMON_COLLECTOR` unless it sets the Go collector itself."""
-    return dict(env) if go_build.callers_collector(env) else env | DAEMON_COLLECTOR
+    return env | go_build.unless_callers(DAEMON_COLLECTOR, env)
 
 
 class PlaneError(RuntimeError):

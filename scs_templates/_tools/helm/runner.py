@@ -36,7 +36,7 @@ from scs_templates._core.timeouts import explicit as explicit_timeout
 from scs_templates._core.timeouts import tool_timeout
 from scs_templates._tools.helm.errors import HelmError, HelmTimeout, error_text, redact
 from scs_templates._tools.toolchain import Tool, find_helm, hermetic_env
-from scs_templates._tools.toolchain.go_build import callers_collector
+from scs_templates._tools.toolchain.go_build import unless_callers
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
@@ -134,7 +134,7 @@ TEMPLATE_COLLECTOR = {"GOGC": "off", "GOMEMLIMIT": "256MiB"}
 
 def template_collector(environ: Mapping[str, str]) -> dict[str, str]:
     """:data:`TEMPLATE_COLLECTOR`, or nothing where ``environ`` sets GOGC or GOMEMLIMIT."""
-    return {} if callers_collector(environ) else dict(TEMPLATE_COLLECTOR)
+    return unless_callers(TEMPLATE_COLLECTOR, environ)
 
 
 class Helm:

@@ -42,6 +42,12 @@ def callers_collector(environ: Mapping[str, str]) -> bool:
     return any(name in environ for name in COLLECTOR_VARS)
 
 
+def unless_callers(setting: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """``setting`` (a collector setting of ours: GOGC, GOMEMLIMIT), or nothing where
+    ``environ`` sets the collector itself (:func:`callers_collector`)."""
+    return {} if callers_collector(environ) else dict(setting)
+
+
 def gcflags(extra: str = "") -> str:
     """``-gcflags`` for all packages: ``extra`` (e.g. ``all=-N -l``) plus :data:`NO_DWARF`."""
     if not extra:
