@@ -3,6 +3,7 @@
     python -m testenv build [--all] [--flux] [--occm] [--kubeadm vX.Y.Z ...]
                             [--kube-apiserver vX.Y.Z ...]
     python -m testenv up --dir DIR
+    python -m testenv align
 
 ``up`` writes DIR/kubeconfig (cluster-admin), prints a line ``ready`` once every manager's
 webhooks answer, and stops everything it started on SIGINT or SIGTERM (exit 0). Errors are
@@ -71,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         "--all",
         action="store_true",
         help="also every other program the test suite runs: the other releases' kubeadm and "
-        "kube-apiserver, Flux's controllers (make test)",
+        "kube-apiserver, Flux's controllers (make test); first the pinned helm, as "
+        "`scs-templates tools install` builds it, whose packages the plane reuses",
     )
     make.add_argument(
         "--flux",
@@ -88,6 +90,11 @@ def main(argv: list[str] | None = None) -> int:
         "and tests/cloud/test_plane_openstack_cinder_csi.py build them when missing)",
     )
     sub.add_parser("where", help="print the cache directory of this tree")
+    sub.add_parser(
+        "align",
+        help="bring the optimised test wrappers to the newest version of each module they "
+        "share (testenv/wrappers.py; after a bump of a wrapper or of the pinned helm)",
+    )
     args = parser.parse_args(argv)
     try:
         if args.command == "up":
@@ -95,6 +102,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "where":
             print(build.plane_dir())
             return 0
+        if args.command == "align":
+            from testenv import wrappers
+
+            for wrapper in wrappers.align(_log):
+                print(wrapper)
+            return 0
+        if args.all:
+            build.ensure_pinned_helm(_log)  # before the plane, which reuses its packages
         root = build.ensure_built(_log)
         if args.all:
             for path in build.build_all(_log)[1:]:

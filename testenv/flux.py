@@ -16,9 +16,11 @@ modules for CAPO. So the Go build cache compiles each shared package once: the c
 reuse the Kubernetes libraries the plane compiled for CAPO and each other's packages. From
 a build cache holding the plane's CAPO, all three take 198 CPU s, where unoptimised on
 their own versions they took 298 (2026-12-06; from an empty build cache, before the three
-shared their versions: 564). tests/unit/test_wrapper_versions.py keeps them so; bump a
-shared module in all four with ``go get`` and ``go mod tidy`` (CAPO's wrapper: ``go mod
-tidy -e``, its test-only dependencies are not all on the module proxy).
+shared their versions: 564). tests/unit/test_wrapper_versions.py keeps them so: the
+Kubernetes libraries by hand in all four (``go get``, ``go mod tidy``; CAPO's wrapper ``go
+mod tidy -e``, its test-only dependencies are not all on the module proxy), every other
+library with ``python -m testenv align`` (testenv/wrappers.py: the newest any optimised
+wrapper or the product's helm and helmfile require).
 
 ``python -m testenv build --all`` (``make test``'s background build) builds them after the
 plane and the first other release's kubeadm (:func:`testenv.build.build_all`), ``--flux``

@@ -21,9 +21,9 @@ It is built like the plane's programs (optimised, :data:`testenv.build.PLANE_GCF
 wrapper requires every module it shares with the plane's Cluster API managers
 (``testenv/go/capi``, ``testenv/go/capd``) at one version, the newest either needs: the
 ``k8s.io/*`` libraries at v0.36.3 where the release pins v0.36.0 (``k8s.io/kubernetes``
-v1.36.3 and its staging ``replace`` lines with them), gRPC, OpenTelemetry and
-``golang.org/x`` at Cluster API's versions, and the plane's wrappers take OCCM's newer
-go-openapi, fsnotify and ``golang.org/x/exp``: patch and minor bumps that change neither
+v1.36.3 and its staging ``replace`` lines with them), and every other library they share
+at the newest any optimised wrapper or the product's helm and helmfile require
+(testenv/wrappers.py, ``python -m testenv align``): patch and minor bumps that change neither
 program's behaviour the tests look at. So the Go build cache compiles the Kubernetes
 libraries once, for the plane, and OCCM compiles only its own packages on top
 (tests/unit/test_wrapper_versions.py keeps the versions aligned; docs/testing.md, "Builds",

@@ -386,6 +386,35 @@ def test_build_all_builds_the_flux_controllers_niced_under_their_own_keys(fake_g
     assert {c["nice"] for c in ran} == {expected}
 
 
+def test_build_all_builds_the_pinned_helm_first_as_tools_install_does(
+    fake_go: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``build --all`` resolves the pinned helm before the plane, as ``scs-templates tools
+    install`` does: with none on PATH or in the tools cache it builds helm from the
+    product's wrapper, with the plane's compiler flags (the plane's Kubernetes programs then
+    reuse its compiled packages: the Go build cache shares a package only between builds
+    with the same flags); a helm that cannot be built stops the run with one line before the
+    plane's first ``go``."""
+    from scs_templates._core.cachedir import ENV_CACHE_DIR
+    from scs_templates._tools.toolchain import pins
+    from testenv.__main__ import main
+
+    monkeypatch.delenv("SCS_TEMPLATES_HELM", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "product-cache"))
+    assert main(["build", "--all"]) == 1
+    ran = calls(fake_go)
+    assert [c["args"][-1] for c in ran] == [pins.go_tool("helm").package]
+    args: list[str] = ran[0]["args"]  # type: ignore[assignment]
+    assert "-trimpath" in args
+    assert args[args.index("-gcflags") + 1] == build.go_gcflags(quick=False)
+    errors = capsys.readouterr().err.splitlines()
+    assert errors[-1].startswith("testenv: the pinned helm: "), errors
+
+
 def test_a_controller_s_key_is_its_own_wrapper_s(tmp_path: Path) -> None:
     """A changed wrapper changes that controller's key only."""
     from testenv import flux
@@ -520,3 +549,32 @@ def test_the_csi_provisioner_is_the_sidecar_the_cinder_csi_chart_runs() -> None:
     assert image["tag"] == csi_provisioner.version() == "v5.3.0"
     go_mod = (csi_provisioner.MODULE_DIR / "go.mod").read_text()
     assert "replace k8s.io/client-go => k8s.io/client-go v0.33.0" in go_mod
+
+
+def test_align_asks_go_again_for_the_version_a_conflict_names(tmp_path: Path) -> None:
+    """``go get`` refuses a version below what another module asked for requires;
+    ``python -m testenv align`` asks again with the version go names, then tidies; an error
+    that is no such conflict ends it with go's message. A ``go`` TEST DOUBLE: the real one
+    would need the module proxy and a real conflict of the day."""
+    from testenv import wrappers
+
+    record = tmp_path / "calls"
+    go = tmp_path / "go"
+    go.write_text(
+        f"#!{sys.executable}\nimport pathlib, sys\n"
+        f"with pathlib.Path({str(record)!r}).open('a') as calls:\n"
+        "    calls.write(' '.join(sys.argv[1:]) + '\\n')\n"
+        "if 'b.io/y@v1.1.0' in sys.argv:\n"
+        "    sys.exit('go: a.io/x@v2.0.0 requires b.io/y@v1.2.0, not b.io/y@v1.1.0')\n"
+        "if 'c.io/z@v1.0.0' in sys.argv:\n"
+        "    sys.exit('go: c.io/z@v1.0.0: 403 This module version is not available')\n"
+    )
+    go.chmod(0o755)
+    wrappers._get(str(go), tmp_path, {"a.io/x": "v2.0.0", "b.io/y": "v1.1.0"})
+    assert record.read_text().splitlines() == [
+        "get a.io/x@v2.0.0 b.io/y@v1.1.0",
+        "get a.io/x@v2.0.0 b.io/y@v1.2.0",
+        "mod tidy -e",
+    ]
+    with pytest.raises(build.PlaneError, match="403 This module version is not available"):
+        wrappers._get(str(go), tmp_path, {"c.io/z": "v1.0.0"})
