@@ -281,8 +281,9 @@ def required(go_mod: Path, module: str) -> str:
 
 
 def go_gcflags(quick: bool) -> str:
-    """The ``-gcflags`` of a build: :data:`QUICK_GCFLAGS` or optimised, without DWARF."""
-    return go_build.gcflags(QUICK_GCFLAGS if quick else "")
+    """The ``-gcflags`` of a build: :data:`QUICK_GCFLAGS` or :data:`PLANE_GCFLAGS` (optimised),
+    without DWARF: one spelling for the builds and for the cache keys that name them."""
+    return go_build.gcflags(QUICK_GCFLAGS if quick else PLANE_GCFLAGS)
 
 
 def missing() -> list[str]:
