@@ -108,12 +108,12 @@ def main(argv: list[str] | None = None) -> int:
             for wrapper in wrappers.align(_log):
                 print(wrapper)
             return 0
-        if args.all:
-            build.ensure_pinned_helm(_log)  # before the plane, which reuses its packages
-        root = build.ensure_built(_log)
-        if args.all:
-            for path in build.build_all(_log)[1:]:
+        if args.all:  # the pinned helm, the plane, then the rest (build.build_all's order)
+            root, *rest = build.build_all(_log)
+            for path in rest:
                 print(path, flush=True)
+        else:
+            root = build.ensure_built(_log)
         for version in args.kubeadm:
             print(build.build_kubeadm(version, _log))
         for version in args.kube_apiserver:

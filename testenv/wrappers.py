@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from scs_templates._tools.toolchain import pins
+from testenv import containerd, etcdctl, flux, occm
 from testenv.build import GO_DIR, GO_TIMEOUT, go_binary
 from testenv.process import PlaneError, capture
 
@@ -30,10 +31,10 @@ TESTENV = Path(__file__).resolve().parent
 #: Every test wrapper built optimised (testenv.build.PLANE_GCFLAGS).
 OPTIMISED: tuple[Path, ...] = (
     *sorted(path for path in GO_DIR.iterdir() if (path / "go.mod").is_file()),
-    TESTENV / "occm",
-    *sorted(path.parent for path in (TESTENV / "flux").glob("*/go.mod")),
-    TESTENV / "containerd",
-    TESTENV / "etcdctl",
+    occm.MODULE_DIR,
+    *(flux.FLUX_DIR / name for name in sorted(flux.CONTROLLERS)),
+    containerd.MODULE_DIR,
+    etcdctl.MODULE_DIR,
 )
 #: The product's wrappers, built optimised by ``tools install``: read, never changed here.
 PRODUCT: tuple[Path, ...] = (pins.go_tool("helm").wrapper, pins.go_tool("helmfile").wrapper)
