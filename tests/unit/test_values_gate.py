@@ -22,7 +22,13 @@ from bench.fleetgen import fleet_settings
 from scs_templates._render import fleet
 from scs_templates._render.charts import chart_for
 from scs_templates._render.values import build_values
-from scs_templates._render.values.gate import Unsupported, compile_gate, values_gate
+from scs_templates._render.values.gate import (
+    DRAFT_07,
+    Unsupported,
+    compile_gate,
+    dependency_keys,
+    values_gate,
+)
 from scs_templates._settings import validate_data
 from tests.support.values_gate import chart_path, near_misses, real_values
 
@@ -69,6 +75,26 @@ def test_the_gate_refuses_what_it_cannot_decide() -> None:
     ):
         with pytest.raises(Unsupported):
             compile_gate(schema)
+
+
+def test_a_subcharts_values_are_left_to_helm(tmp_path: Path) -> None:
+    """helm checks what a subchart's key holds against the subchart's own schema (the
+    library's takes only ``global``), which the gate does not compile: the gate accepts
+    there only what helm itself puts there, so it never accepts what that schema refuses."""
+    for provider in ("openstack", "docker"):
+        assert dependency_keys(chart_path(provider)) == {"scs-cluster-common"}
+        gate = values_gate(chart_path(provider))
+        values = next(v for p, v in real_values() if p == provider)
+        assert gate is not None and gate(values)
+        assert VALIDATORS[provider].is_valid(values)
+        for wrong in ({"global": {}, "zz": None}, {"global": 1}, []):
+            assert not gate({**values, "scs-cluster-common": wrong}), wrong
+        assert gate({k: v for k, v in values.items() if k != "scs-cluster-common"})
+    (tmp_path / "values.schema.json").write_text(json.dumps({"$schema": DRAFT_07}))
+    (tmp_path / "Chart.yaml").write_text("name: c\ndependencies:\n- {name: a, alias: b}\n")
+    assert dependency_keys(tmp_path) == {"b"}
+    (tmp_path / "Chart.yaml").write_text("name: c\ndependencies: {name: a}\n")
+    assert values_gate(tmp_path) is None  # not a chart helm would read: no gate
 
 
 def test_regular_expressions_where_python_and_go_differ() -> None:

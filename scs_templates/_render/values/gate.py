@@ -18,7 +18,11 @@ the schema stays the one source of the rules (it is generated,
   in Go's RE2 (Python's ASCII ``\\s`` also holds the vertical tab); fastjsonschema reads its
   ``$`` as the end of the text, as Go does;
 * numbers compared as JSON numbers (``1`` equals ``1.0``, a boolean is never a number), as
-  fastjsonschema and gojsonschema both do.
+  fastjsonschema and gojsonschema both do;
+* the values of a dependency (the key of a subchart, e.g. the library ``scs-cluster-common``)
+  are checked by helm against the subchart's own schema, which the gate does not compile:
+  it accepts there only what helm itself puts there in a plain render (``{"global": {}}``),
+  or nothing.
 
 ``tests/unit/test_values_gate.py`` proves it: every example's and benchmark cluster's values pass,
 and for generated near-misses what the gate accepts, both the ``jsonschema`` package and
@@ -34,7 +38,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Check", "Unsupported", "compile_gate", "values_gate"]
+__all__ = ["Check", "Unsupported", "compile_gate", "dependency_keys", "values_gate"]
 
 Check = Callable[[Any], bool]
 
@@ -114,6 +118,45 @@ def compile_gate(schema: dict[str, Any]) -> Check:
     return gate
 
 
+#: What helm puts under a subchart's key in a plain render: all the gate accepts there.
+SUBCHART_VALUES: dict[str, Any] = {"global": {}}
+
+
+def dependency_keys(chart: Path) -> frozenset[str]:
+    """The values keys of the dependencies in ``chart``'s Chart.yaml (alias, else name);
+    raises :class:`Unsupported` when Chart.yaml cannot be read as a chart's."""
+    from ruamel.yaml import YAML  # deferred: ruamel.yaml
+    from ruamel.yaml.error import YAMLError  # deferred: ruamel.yaml
+
+    try:
+        meta = YAML(typ="safe").load((chart / "Chart.yaml").read_text(encoding="utf-8"))
+    except (OSError, YAMLError) as error:
+        raise Unsupported(f"Chart.yaml: {error}") from None
+    dependencies = meta.get("dependencies") if isinstance(meta, dict) else None
+    if not isinstance(dependencies or [], list):
+        raise Unsupported("Chart.yaml: dependencies is not a list")
+    keys = [d.get("alias") or d.get("name") for d in dependencies or [] if isinstance(d, dict)]
+    names = [key for key in keys if isinstance(key, str)]
+    if len(names) < len(keys):
+        raise Unsupported("Chart.yaml: a dependency without a name")
+    return frozenset(names)
+
+
+def _without_subchart_values(check: Check, keys: frozenset[str]) -> Check:
+    """``check``, refusing values that give a subchart more than helm itself does."""
+    if not keys:
+        return check
+
+    def gate(values: Any) -> bool:
+        if isinstance(values, dict) and any(
+            key in values and values[key] != SUBCHART_VALUES for key in keys
+        ):
+            return False
+        return check(values)
+
+    return gate
+
+
 @lru_cache(maxsize=32)
 def values_gate(chart: Path) -> Check | None:
     """The gate for the values of the chart in folder ``chart``; None without a schema or
@@ -122,6 +165,7 @@ def values_gate(chart: Path) -> Check | None:
     if not file.is_file():
         return None
     try:
-        return compile_gate(json.loads(file.read_text(encoding="utf-8")))
+        check = compile_gate(json.loads(file.read_text(encoding="utf-8")))
+        return _without_subchart_values(check, dependency_keys(chart))
     except (Unsupported, ValueError):
         return None
