@@ -4,11 +4,11 @@ A Keystone behind an authenticating proxy answers ``GET /v3`` with 401: keystone
 re-authenticated inside its discovery and took its own non-reentrant lock again, and
 ``openstack preflight`` and ``appcred create`` hung for ever, whatever ``--timeout`` said.
 Now the login and every later call run where a stuck call can be abandoned: a fault is exit
-1 with one line naming the endpoint, within the timeout. A server that trickles a byte a
-second never trips a per-request read timeout: only the wall clock ends that call.
+1 with one line naming the endpoint, within the timeout. A server that trickles a byte at a
+time never trips a per-request read timeout: only the wall clock ends that call.
 
 The cloud is :class:`FaultyKeystone`, a named fault-injection double on loopback that
-answers every request with 401, with 500, never, or a byte a second for ever (``trickle``);
+answers every request with 401, with 500, never, or a byte at a time for ever (``trickle``);
 or, with ``after_login``, serves the login (discovery and a token whose catalog points at
 itself) and injects the fault into every later call. The CLI runs in a subprocess so that a
 hang (the bug) is a failed test, not a stuck suite. tests/cloud/test_openstack_timeouts.py
@@ -33,7 +33,9 @@ from tests.support import answer_json, answer_trickling, serving_in_thread
 
 pytest.importorskip("openstack", reason="openstacksdk is not installed")
 
-TIMEOUT = 3  # --timeout of the runs: the test stays fast
+TIMEOUT = 1  # --timeout of the runs (the shortest): the test stays fast
+#: --timeout where the login must succeed first: a second more for it on a loaded machine.
+AFTER_LOGIN_TIMEOUT = 2
 #: A hang that the fix would have ended long before this is the bug itself.
 HANG = 30
 
@@ -83,9 +85,10 @@ def _discovery(base: str) -> bytes:
 class FaultyKeystone(BaseHTTPRequestHandler):
     """FAULT-INJECTION DOUBLE of Keystone: every request gets the server's ``fault``:
     ``401`` (an authenticating proxy in front), ``500`` (a broken service), ``never``
-    (accepts the connection and never answers) or ``trickle`` (headers, then one byte of
-    the body a second, never the last). With ``after_login`` the login is served (discovery
-    and a token, :func:`_token`) and every other request gets the fault."""
+    (accepts the connection and never answers) or ``trickle`` (headers, then the body a
+    byte at a time, never the last: ``answer_trickling``). With ``after_login`` the login
+    is served (discovery and a token, :func:`_token`) and every other request gets the
+    fault."""
 
     fault = "401"
     after_login = False
@@ -172,10 +175,10 @@ COMMANDS = pytest.mark.parametrize(
 
 
 def _run_bounded(
-    env: dict[str, str], settings_file: Path, command: list[str]
+    env: dict[str, str], settings_file: Path, command: list[str], timeout: int = TIMEOUT
 ) -> tuple[subprocess.CompletedProcess[str], float]:
-    """The CLI with ``--timeout TIMEOUT``, and the seconds it took (a hang fails the test)."""
-    argv = [sys.executable, "-m", "scs_templates._cli.main", "--timeout", str(TIMEOUT)]
+    """The CLI with ``--timeout timeout``, and the seconds it took (a hang fails the test)."""
+    argv = [sys.executable, "-m", "scs_templates._cli.main", "--timeout", str(timeout)]
     started = time.monotonic()
     try:
         done = subprocess.run(
@@ -187,7 +190,7 @@ def _run_bounded(
             check=False,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"{' '.join(command)} hung for {HANG} s despite --timeout {TIMEOUT}")
+        pytest.fail(f"{' '.join(command)} hung for {HANG} s despite --timeout {timeout}")
     return done, time.monotonic() - started
 
 
@@ -211,15 +214,15 @@ def test_finding3_every_call_after_the_login_is_bounded_by_timeout(
 ) -> None:
     """The login succeeds; the first call after it (Neutron's discovery for the preflight,
     the listing of application credentials for ``appcred create``) never ends or trickles a
-    byte a second, which the per-request read timeout alone never ended: the wall clock
+    byte at a time, which the per-request read timeout alone never ended: the wall clock
     ends it, exit 1, one line naming the URL it waited for, the preflight stopped there."""
-    done, took = _run_bounded(cloud_env, settings_file, command)
+    done, took = _run_bounded(cloud_env, settings_file, command, AFTER_LOGIN_TIMEOUT)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert len(lines) == 1, lines
     assert lines[0].startswith("scs-templates: error: cloud 'faulty': GET "), lines  # its cloud
     assert f"{keystone.rsplit('/', 1)[0]}/" in lines[0], lines
-    assert f"no answer within {TIMEOUT} s (--timeout)" in lines[0], lines
+    assert f"no answer within {AFTER_LOGIN_TIMEOUT} s (--timeout)" in lines[0], lines
     assert "login" not in lines[0], lines  # a later call, not the login
     assert "not-a-real-pass" not in done.stdout + done.stderr
-    assert took < TIMEOUT + 15, took  # one call's wall clock and the start of Python
+    assert took < AFTER_LOGIN_TIMEOUT + 15, took  # one call's wall clock and Python's start

@@ -371,17 +371,23 @@ def answer_json(
     handler.wfile.write(body)
 
 
+#: How often :func:`answer_trickling` sends its next byte: a quarter of the shortest
+#: ``--timeout`` the tests give (1 s), so no per-read timeout ever fires and only a wall
+#: clock ends the call.
+TRICKLE_EVERY = 0.25
+
+
 def answer_trickling(handler: Any, released: threading.Event, hang: float) -> None:
     """An HTTP double's answer that never completes in time: a 200 announcing a megabyte
-    of JSON, then one byte a second (no read timeout ever fires) until ``released`` or
-    ``hang`` seconds are over, or the client gives up."""
+    of JSON, then one byte every :data:`TRICKLE_EVERY` seconds (no read timeout ever
+    fires) until ``released`` or ``hang`` seconds are over, or the client gives up."""
     handler.send_response(200)
     handler.send_header("Content-Type", "application/json")
     handler.send_header("Content-Length", str(1 << 20))
     handler.end_headers()
     handler.wfile.flush()
     deadline = time.monotonic() + hang
-    while not released.wait(1.0) and time.monotonic() < deadline:
+    while not released.wait(TRICKLE_EVERY) and time.monotonic() < deadline:
         try:
             handler.wfile.write(b" ")
             handler.wfile.flush()
