@@ -70,15 +70,19 @@ def requirements(text: str) -> dict[str, str]:
     return {path: version for path, version in REQUIRE.findall(text) if path not in replaced}
 
 
-def semver_key(version: str) -> tuple[int, int, int, bool, str]:
-    """A module version's order: a release after its pre-releases and pseudo-versions
-    (``v1.36.12`` after ``v1.36.12-0.20260120151049-f2248ac996af``), whose timestamps order
-    them among themselves."""
+def semver_key(version: str) -> tuple[int, int, int, bool, tuple[tuple[int, int | str], ...]]:
+    """A module version's order, Semantic Versioning's precedence as Go's module code has it:
+    a release after its pre-releases and pseudo-versions (``v1.36.12`` after
+    ``v1.36.12-0.20260120151049-f2248ac996af``, whose timestamps order them among
+    themselves); pre-release identifiers compared one by one, numeric ones as numbers and
+    before alphanumeric ones (``-rc.9`` before ``-rc.10``)."""
     found = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)(?:-([^+]*))?(?:\+incompatible)?", version)
     if found is None:
         raise ValueError(f"not a module version: {version}")
     major, minor, patch, pre = found.groups()
-    return int(major), int(minor), int(patch), pre is None, pre or ""
+    parts = pre.split(".") if pre else []
+    identifiers = tuple((0, int(part)) if part.isdigit() else (1, part) for part in parts)
+    return int(major), int(minor), int(patch), pre is None, identifiers
 
 
 def by_module(wrappers: tuple[Path, ...]) -> dict[str, dict[Path, str]]:

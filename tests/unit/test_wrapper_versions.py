@@ -51,6 +51,23 @@ def test_a_release_sorts_after_its_pseudo_versions() -> None:
     assert sorted(reversed(ordered), key=semver_key) == ordered
 
 
+def test_pre_releases_sort_by_semantic_versioning() -> None:
+    """Numeric identifiers as numbers, before alphanumeric ones; fewer identifiers first;
+    a pseudo-version after the pre-release it is based on (Go's ``vX.Y.Z-pre.0.stamp-hash``)."""
+    ordered = [
+        "v2.0.0-alpha",
+        "v2.0.0-alpha.1",
+        "v2.0.0-alpha.beta",
+        "v2.0.0-beta.2",
+        "v2.0.0-rc.9",
+        "v2.0.0-rc.10",
+        "v2.0.0-rc.10.0.20260120151049-f2248ac996af",
+        "v2.0.0",
+    ]
+    assert sorted(reversed(ordered), key=semver_key) == ordered
+    assert semver_key("v2.0.0+incompatible") == semver_key("v2.0.0")
+
+
 @pytest.mark.parametrize("group", sorted(GROUPS))
 def test_wrappers_built_alike_share_one_version_of_every_common_module(group: str) -> None:
     modules = by_module(GROUPS[group])
