@@ -450,7 +450,7 @@ def kube_apiserver_for(minor: tuple[int, int]) -> Path:
 #: newest minor; tests/render/test_apiserver_configurations.py proves the others render the
 #: configuration of the nearest older one; `python -m testenv build --all` builds them ahead).
 #: Each one not the plane's is a build of k8s.io/kubernetes at that minor's newest patch
-#: (~450-630 CPU seconds, docs/testing.md "Builds").
+#: (~150 CPU seconds after that release's kubeadm, docs/testing.md "Builds").
 APISERVER_MINORS = build.APISERVER_MINORS
 
 #: (the minor whose configuration is rendered, the minor of the kube-apiserver that loads
