@@ -53,7 +53,8 @@ demo: setup
 
 # The programs that read what we write (tests/render/test_node_tools.py, test_completion.py): shellcheck,
 # systemd-analyze (systemd), cloud-init, zsh and fish, from Debian. Installed only in CI (CI=true), where
-# the tests must not skip; elsewhere their tests skip and say this command. policy-rc.d
+# the tests must not skip (`make test`, `check` and each tier that reads them ask for them); elsewhere
+# their tests skip and say this command. policy-rc.d
 # (exit 101) keeps the packages' services from starting while apt installs them.
 NODE_TOOLS := shellcheck:shellcheck systemd-analyze:systemd cloud-init:cloud-init zsh:zsh fish:fish
 node-tools:
@@ -90,19 +91,19 @@ plane: $(STAMP)
 
 # The fast loop: everything that needs no Go program and no OpenStack service, on both cores.
 JOBS ?= 2
-check: setup test-plugins lint typecheck
+check: setup test-plugins node-tools lint typecheck
 	$(BIN)/python -m pytest -n $(JOBS) tests/unit tests/render $(PYTEST_ARGS)
 
 test-unit: $(STAMP) test-plugins
 	$(BIN)/python -m pytest -n $(JOBS) tests/unit $(PYTEST_ARGS)
 
-test-render: setup test-plugins
+test-render: setup test-plugins node-tools
 	$(BIN)/python -m pytest -n $(JOBS) tests/render $(PYTEST_ARGS)
 
-test-plane: setup test-plugins plane
+test-plane: setup test-plugins node-tools plane
 	$(BIN)/python -m pytest tests/plane $(PYTEST_ARGS)
 
-test-cloud: setup test-plugins plane
+test-cloud: setup test-plugins node-tools plane
 	$(BIN)/python -m pytest tests/cloud $(PYTEST_ARGS)
 
 # The full suite. Every Go program the tests run (the plane, then the other releases'
