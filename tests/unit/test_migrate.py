@@ -18,6 +18,7 @@ from ruamel.yaml import YAML
 
 from scs_templates._cli.main import main
 from scs_templates._core.errors import InputError
+from scs_templates._settings.loader import compose_yaml
 from scs_templates._settings.validate import validate_data
 from scs_templates._versions.kubernetes import SUPPORTED_MINORS
 from scs_templates.providers.openstack.migrate import (
@@ -28,6 +29,7 @@ from scs_templates.providers.openstack.migrate import (
     targets,
 )
 from scs_templates.providers.openstack.migrate.network import PROXY
+from scs_templates.providers.openstack.migrate.reading import _nodes
 from tests.support import REPO
 
 DATA = REPO / "tests" / "data" / "kaas-v1"
@@ -478,6 +480,35 @@ def test_finding10_migrate_never_copies_a_secret_through_a_yaml_alias(
     assert f"{path}:{BASE.count(chr(10)) + line}: " in err
     assert "the value of the secret OPENSTACK_CLOUD_" in err
     assert out == ""
+
+
+def alias_bomb(levels: int, width: int) -> str:
+    """A flow value of ``levels`` nested anchors, each list ``width`` aliases of the one
+    before: a few hundred bytes whose values, aliases expanded, number ``width ** levels``."""
+    value = "&a0 [" + ", ".join(["x"] * width) + "]"
+    for level in range(1, levels + 1):
+        value = f"&a{level} [{value}, " + ", ".join([f"*a{level - 1}"] * (width - 1)) + "]"
+    return value
+
+
+def test_the_reader_walks_each_node_once() -> None:
+    """An alias is the anchored node itself once composed: the walk behind the secret check
+    visits it once, so an alias bomb costs the time of its text, not of its expansion
+    (``migrate`` hung on one: 9 levels of 9 aliases are 387 million values)."""
+    root = compose_yaml(f"K: {alias_bomb(10, 3)}\n")
+    nodes = _nodes(root)
+    assert len({id(node) for node in nodes}) == len(nodes) < 100  # 265722 before
+
+
+def test_an_alias_bomb_is_read_like_any_other_value() -> None:
+    """Under a key that takes one value: refused as nested; under a secret: never read."""
+    bomb = alias_bomb(9, 9)
+    with pytest.raises(InputError, match="WORKER_MACHINE_COUNT: nested lists or maps are not"):
+        migrate(BASE + f"WORKER_MACHINE_COUNT: {bomb}\n")
+    secret = report(migrate(BASE + f"OPENSTACK_CLOUD_YAML_B64: {bomb}\n"))
+    assert secret["OPENSTACK_CLOUD_YAML_B64"].startswith(
+        "OPENSTACK_CLOUD_YAML_B64: secret, not copied ("
+    )
 
 
 # --------------------------------------------------------------------------- errors

@@ -106,16 +106,22 @@ def _refuse_kubernetes_document(root: Any, file: str) -> None:
     )
 
 
-def _nodes(node: Any) -> list[Any]:
-    """``node`` and every node below it (aliases are the anchored node itself once composed)."""
-    found = [node]
-    if node.id == "sequence":
-        for item in node.value:
-            found += _nodes(item)
-    elif node.id == "mapping":
-        for key, value in node.value:
-            found += _nodes(key) + _nodes(value)
-    return found
+def _nodes(root: Any) -> list[Any]:
+    """``root`` and every node below it, each once, in document order. Once composed an alias
+    is the anchored node itself: walking it again for every alias took the time of the
+    expansion, not of the text (aliases of aliases: an alias bomb hung ``migrate``)."""
+    found: dict[int, Any] = {}
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if id(node) in found:
+            continue
+        found[id(node)] = node
+        if node.id == "sequence":
+            todo += reversed(node.value)
+        elif node.id == "mapping":
+            todo += reversed([child for pair in node.value for child in pair])
+    return list(found.values())
 
 
 def _secret_nodes(root: Any, secret_keys: Collection[str]) -> dict[int, str]:
