@@ -15,18 +15,16 @@ from __future__ import annotations
 
 import os
 import re
-import warnings
-from typing import Any
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from ruamel.yaml import YAML
 
 from scs_templates._core.errors import InputError
 from scs_templates._settings import SettingsError, parse_settings_text
-from scs_templates._settings.loader import decode
+from scs_templates._settings.loader import YamlSyntaxError, compose_yaml, decode
 from scs_templates.providers.openstack.migrate import migrate_kaas_v1
-from scs_templates.providers.openstack.migrate.key_table import KEY_TABLE
+from scs_templates.providers.openstack.migrate.kaas_v1 import _SECRET_KEYS
+from scs_templates.providers.openstack.migrate.reading import _nodes, _secret_nodes
 from tests.support import EXAMPLES, REPO
 
 CORPUS_DIR = REPO / "tests" / "fuzz_corpus"
@@ -91,47 +89,26 @@ def test_settings_loader_never_fails_otherwise(raw: bytes) -> None:
 
 #: The seeds' secret (``OPENSTACK_CLOUD_YAML_B64: c2VjcmV0``, base64 of "secret").
 SECRET = "c2VjcmV0"
-SECRET_KEYS = frozenset(info.key for info in KEY_TABLE if info.status == "secret")
 SECRET_LINE = re.compile(rf"[ \t]*\w+_B64[ \t]*:[ \t]*{SECRET}[ \t]*")
 
 
-def _scalars(root: Any) -> list[Any]:
-    """Every scalar node below ``root``, each once (an alias is the node it names); a loop,
-    not recursion: the corpus nests deeper than Python's stack."""
-    found, seen, todo = [], set(), [root]
-    while todo:
-        node = todo.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.id == "scalar":
-            found.append(node)
-        else:
-            todo += (
-                node.value if node.id == "sequence" else [n for pair in node.value for n in pair]
-            )
-    return found
-
-
 def held_only_as_a_secret(text: str) -> bool:
-    """True when :data:`SECRET` is in ``text`` only as secret keys' values (an alias of one
-    included): then no message may quote it. A mutation can splice it into another key or
-    value, which a message may quote (an invalid DNS server): no leak. Where the text is not
-    YAML, only the seeds' own shape of line counts as a secret's."""
+    """True when :data:`SECRET` is in ``text`` only within secret keys' values (an alias of
+    one included), as the reader composes it: then no message may quote it. A mutation can
+    splice it into another key or value, which a message may quote (an invalid DNS server):
+    no leak. Where the text is not YAML, only the seeds' own shape of line counts."""
     try:
-        with warnings.catch_warnings():  # ruamel warns of a reused anchor name
-            warnings.simplefilter("ignore")
-            root = YAML().compose(text)
-    except Exception:  # not YAML: the reader refuses it with a syntax error
+        root = compose_yaml(text, name_aliases=False)
+    except YamlSyntaxError:  # the reader refuses it with a syntax error
         lines = text.splitlines()
         return all(SECRET_LINE.fullmatch(line) for line in lines if SECRET in line)
     if root is None or root.id != "mapping":
         return SECRET not in text
-    secret_values = {id(v) for k, v in root.value if k.id == "scalar" and k.value in SECRET_KEYS}
-    holders = [node for node in _scalars(root) if SECRET in str(node.value)]
+    secrets = _secret_nodes(root, _SECRET_KEYS)
+    holders = [n for n in _nodes(root) if n.id == "scalar" and SECRET in str(n.value)]
     held = sum(str(node.value).count(SECRET) for node in holders)
     # each occurrence in a secret's value: none in a comment, a tag or another scalar
-    return held == text.count(SECRET) and all(id(node) in secret_values for node in holders)
+    return held == text.count(SECRET) and all(id(node) in secrets for node in holders)
 
 
 @FUZZ
