@@ -535,8 +535,6 @@ marks = [("start", clock(), cpu())]
 def mark(name):
     marks.append((name, clock(), cpu()))
 import argparse
-from scs_templates._cli.deferred_inspect import import_dataclasses
-import_dataclasses()  # as cli.main.main does before building a command's parser
 from scs_templates._cli.main import build_parser, modules_for
 argv = ["render", sys.argv[1]]
 args = build_parser(modules_for(argv)).parse_args(argv)

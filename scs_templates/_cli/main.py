@@ -281,11 +281,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(f"{PROG} {__version__}\n")
         raise SystemExit(0)
     outline = arguments in _OUTLINE_ARGV
-    if not outline:  # a command: its modules use dataclasses (--help alone needs none)
-        # deferred: scs_templates._cli.deferred_inspect
-        from scs_templates._cli.deferred_inspect import import_dataclasses
-
-        import_dataclasses()
     parser = build_parser(modules_for(arguments), outline=outline)
     args = parser.parse_args(arguments)
     if not getattr(args, "func", None):

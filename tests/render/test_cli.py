@@ -101,16 +101,6 @@ def test_render_imports_neither_tempfile_nor_hashlib() -> None:
     assert not loaded & {"tempfile", "random", "hashlib"}
 
 
-@pytest.mark.parametrize("command", ["render", "validate", "values"])
-def test_commands_import_no_inspect(command: str) -> None:
-    """dataclasses is imported with inspect deferred (cli/deferred_inspect.py) and every
-    dataclass on these paths has a docstring, so inspect (with ast, dis, tokenize: ~12 ms of
-    CPU) is never loaded: a record without a docstring makes this fail (issue #19)."""
-    loaded = _modules_after([command, str(EXAMPLES[0])])
-    assert "dataclasses" in loaded
-    assert not loaded & {"inspect", "ast", "dis", "tokenize"}
-
-
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
 @pytest.mark.parametrize("command", ["render", "validate", "values"])
 def test_commands_import_no_typing(command: str, example: Path) -> None:
