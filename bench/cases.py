@@ -36,7 +36,7 @@ def bare_helm() -> str:
     """The helm binary of the bare sides (see :data:`BARE_HELM_ENV`)."""
     import os
 
-    from scs_templates._tools.toolchain import find_helm
+    from scs_templates._tools.toolchain.resolve import find_helm
 
     return os.environ.get(BARE_HELM_ENV) or str(find_helm().path)
 
@@ -61,7 +61,7 @@ SCALING_SIZES = (10, 100, 500, 2000)
 
 
 def _helm_env(home: Path) -> dict[str, str]:
-    from scs_templates._tools.toolchain import hermetic_env
+    from scs_templates._tools.toolchain.resolve import hermetic_env
 
     return hermetic_env(home)
 
@@ -140,7 +140,7 @@ def library(runs: int, work: Path) -> dict[str, Any]:
     from scs_templates._render.charts import chart_for
     from scs_templates._render.render import kube_version_of, render, split_documents
     from scs_templates._render.values import build_values
-    from scs_templates._settings import load_settings
+    from scs_templates._settings.validate import load_settings
     from scs_templates._tools.helm import Helm
 
     settings = load_settings(MINIMAL).settings
@@ -189,7 +189,7 @@ def _helmfile_yaml(directory: Path, count: int) -> tuple[Path, list[list[str]]]:
     from scs_templates._render.charts import chart_for
     from scs_templates._render.render import kube_version_of
     from scs_templates._render.values import build_values
-    from scs_templates._settings import validate_data
+    from scs_templates._settings.validate import validate_data
     from scs_templates._tools.helm import Helm
 
     helm = bare_helm()
@@ -242,7 +242,7 @@ def fleet(runs: int, work: Path, count: int) -> dict[str, Any]:
     parallel processes as CPUs."""
     import os
 
-    from scs_templates._tools.toolchain import ensure_tool
+    from scs_templates._tools.toolchain.install import ensure_tool
 
     files = [str(p) for p in write_fleet(work / "settings", count)]
     helmfile_file, commands = _helmfile_yaml(work, count)
@@ -329,9 +329,9 @@ def helm_batch_parts(runs: int, work: Path) -> dict[str, Any]:
     )
     from scs_templates._render.render import kube_version_of
     from scs_templates._render.values import build_values
-    from scs_templates._settings import validate_data
+    from scs_templates._settings.validate import validate_data
     from scs_templates._tools.helm import Helm
-    from scs_templates._tools.toolchain import find_helm
+    from scs_templates._tools.toolchain.resolve import find_helm
 
     settings = [
         validate_data(d).settings
@@ -450,7 +450,7 @@ def _batches(files: list[str]) -> list[dict[str, Any]]:
     from scs_templates._render.charts import chart_for
     from scs_templates._render.fleet import plan_batches
     from scs_templates._render.render import kube_version_of
-    from scs_templates._settings import load_settings
+    from scs_templates._settings.validate import load_settings
 
     prepared = []
     for file in files:
@@ -735,7 +735,7 @@ def rollout(runs: int, work: Path) -> dict[str, Any]:
     """Template renames of each settings change, against the minimum."""
     del runs, work
     from scs_templates._render.fleet import render_fleet
-    from scs_templates._settings import validate_data
+    from scs_templates._settings.validate import validate_data
 
     def render_objects(documents: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
         settings = [validate_data(d).settings for d in documents]

@@ -40,7 +40,7 @@ def main(argv: list[str]) -> int:
         print("bench/priority.py: needs root (a negative nice)", file=sys.stderr)
         return 2
     from bench.cases import BARE_HELM_ENV
-    from scs_templates._tools.toolchain import find_helm
+    from scs_templates._tools.toolchain.resolve import find_helm
 
     real = find_helm().path
     with tempfile.TemporaryDirectory(prefix="scs-bench-priority-") as scratch:

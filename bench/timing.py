@@ -108,7 +108,7 @@ def _version(argv: Sequence[str]) -> str:
 
 def machine() -> dict[str, Any]:
     """What the numbers were measured on."""
-    from scs_templates._tools.toolchain import find_helm, find_helmfile
+    from scs_templates._tools.toolchain.resolve import find_helm, find_helmfile
 
     helm = find_helm()
     helmfile = find_helmfile()

@@ -35,10 +35,12 @@ from scs_templates._render.render import (
     write_manifests,
 )
 from scs_templates._render.values import build_values
-from scs_templates._services import apply as apply_services
-from scs_templates._settings import ClusterSettings, SettingsError, load_settings, validate_data
+from scs_templates._services.deploy import apply as apply_services
+from scs_templates._settings.model import ClusterSettings
+from scs_templates._settings.problems import SettingsError
 from scs_templates._settings.schema import settings_schema
-from scs_templates.providers import CloudOptions
+from scs_templates._settings.validate import load_settings, validate_data
+from scs_templates.providers.interface import CloudOptions
 
 __all__ = [
     "CloudOptions",

@@ -63,11 +63,13 @@ def provider_options(parser: argparse.ArgumentParser, *, credentials: bool) -> N
 
 def cloud_options(args: argparse.Namespace, provider: str) -> Any:
     """The options of the cluster's ``provider`` as its
-    :class:`~scs_templates.providers.CloudOptions` (defaults when it has none)."""
+    :class:`~scs_templates.providers.interface.CloudOptions` (defaults when it has none)."""
     for name, module in _cloud_option_modules():
         if name == provider:
             return load(module).cloud_options(args)
-    from scs_templates.providers import CloudOptions  # deferred: scs_templates.providers.interface
+    from scs_templates.providers.interface import (
+        CloudOptions,  # deferred: scs_templates.providers.interface
+    )
 
     return CloudOptions()
 

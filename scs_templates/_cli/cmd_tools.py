@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from scs_templates._tools.toolchain import Tool
+    from scs_templates._tools.toolchain.resolve import Tool
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -71,7 +71,9 @@ def _add_cache_dir(parser: argparse.ArgumentParser) -> None:
 
 
 def _install(args: argparse.Namespace) -> int:
-    from scs_templates._tools.toolchain import install_tools  # deferred: scs_templates._tools
+    from scs_templates._tools.toolchain.install import (
+        install_tools,  # deferred: scs_templates._tools
+    )
 
     def progress(line: str) -> None:
         print(line, flush=True)
@@ -88,11 +90,11 @@ def _install(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from scs_templates._core.errors import ToolError  # deferred: scs_templates._core.errors
 
-    # deferred: scs_templates._tools.toolchain
-    from scs_templates._tools.toolchain import ENV_HELMFILE, find_helm, find_helmfile
-
     # deferred: scs_templates._tools.toolchain.install
     from scs_templates._tools.toolchain.install import describe_source
+
+    # deferred: scs_templates._tools.toolchain
+    from scs_templates._tools.toolchain.resolve import ENV_HELMFILE, find_helm, find_helmfile
 
     cache_dir: Path | None = args.cache_dir
     # helmfile is built lazily (the first helmfile command): its absence is no failure here,

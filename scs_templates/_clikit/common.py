@@ -1,6 +1,6 @@
 """Helpers every command shares: loading settings files the same way everywhere.
 
-Problems are not printed here: a :class:`~scs_templates._settings.SettingsError` propagates
+Problems are not printed here: a :class:`~scs_templates._settings.problems.SettingsError` propagates
 to :func:`scs_templates._cli.main.main`, which prints one line per problem and exits 2.
 Warnings never fail a command; they go to stderr, one line each.
 """
@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from pathlib import Path
 
-    from scs_templates._settings import LoadedSettings, Problem
+    from scs_templates._settings.problems import Problem
+    from scs_templates._settings.validate import LoadedSettings
 
 
 def print_warnings(loaded: LoadedSettings) -> None:
@@ -120,7 +121,9 @@ def load_each(
 
 def load_many(paths: Iterable[str]) -> list[LoadedSettings]:
     """Load several files; one SettingsError with the problems of ALL invalid files."""
-    from scs_templates._settings import SettingsError  # deferred: scs_templates._settings.problems
+    from scs_templates._settings.problems import (
+        SettingsError,  # deferred: scs_templates._settings.problems
+    )
 
     problems: list[Problem] = []
     found = list(load_each(paths, problems))

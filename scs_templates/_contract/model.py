@@ -2,7 +2,7 @@
 
 The values builders (:mod:`scs_templates._render.values`) return :data:`ClusterValues`; the
 provider's keys of ``controlPlane``, ``workers[]`` and ``network`` and its own top-level
-sections are its part (:attr:`scs_templates.providers.Provider.values_model`). Each
+sections are its part (:attr:`scs_templates.providers.interface.Provider.values_model`). Each
 chart's ``values.schema.json`` is generated from both (:mod:`scs_templates._render.values.schema`);
 see :mod:`scs_templates._contract.contract` for how a type says what.
 """

@@ -81,7 +81,7 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     An empty text (helm's stderr after nearly every successful run) is returned at once:
     there is nothing to replace, and the encodings of the secrets (shlex, urllib's quoting,
     JSON) are not worked out, so ``render`` does not import shlex
-    (``tests/render/test_lazy.py::test_render_path_imports_none_of_the_trimmed_modules``)."""
+    (``tests/render/test_cli.py::test_render_path_imports_none_of_the_trimmed_modules``)."""
     if not text:
         return text
     forms: set[str] = set()

@@ -308,7 +308,9 @@ def cluster_objects(
 
     # deferred: scs_templates._render.values.class_release
     from scs_templates._render.values.class_release import class_release_of, cluster_release_values
-    from scs_templates.providers import provider_of  # deferred: scs_templates.providers.registry
+    from scs_templates.providers.registry import (
+        provider_of,  # deferred: scs_templates.providers.registry
+    )
 
     chart = provider_of(settings).chart
     values = build_values(settings)
@@ -358,7 +360,9 @@ class _Collected:
 def _required_secrets(settings: ClusterSettings) -> list[str]:
     """The Secrets the operator creates on the management cluster for the cluster release
     (names and what goes in them, never content)."""
-    from scs_templates.providers import provider_of  # deferred: scs_templates.providers.registry
+    from scs_templates.providers.registry import (
+        provider_of,  # deferred: scs_templates.providers.registry
+    )
 
     required: list[str] = []
     required.extend(provider_of(settings).gitops_secrets(settings))

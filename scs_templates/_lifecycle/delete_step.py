@@ -35,7 +35,8 @@ from scs_templates._tools.kube.wait import (
     quiet,
     wait_until_gone,
 )
-from scs_templates.providers import CloudOptions, provider_of
+from scs_templates.providers.interface import CloudOptions
+from scs_templates.providers.registry import provider_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from scs_templates._lifecycle.workload_cleanup import WorkloadReport
     from scs_templates._settings.model import ClusterSettings
     from scs_templates._tools.helm import Helm, ReleaseInfo
-    from scs_templates.providers import Provider
+    from scs_templates.providers.interface import Provider
 
 __all__ = [
     "KEPT_KINDS",
@@ -111,7 +112,7 @@ def delete(
     snapshots, leftover ports and network, server groups, the per-cluster application credential,
     also one the credentials Secret held, read before (b) removed it:
     :func:`scs_templates.providers.openstack.provision.release_cluster_resources`), touching the
-    cloud as ``cloud`` allows (default :class:`~scs_templates.providers.CloudOptions`);
+    cloud as ``cloud`` allows (default :class:`~scs_templates.providers.interface.CloudOptions`);
     ``cloud_progress`` receives what the provider did (default: ``progress``).
 
     ``workload`` is a client of the workload cluster (default: from the Cluster's

@@ -32,8 +32,9 @@ from scs_templates._tools.kube.wait import (
     quiet,
     wait_for_cluster,
 )
-from scs_templates.providers import CloudOptions, Management, provider_of
 from scs_templates.providers.credentials import store_credentials
+from scs_templates.providers.interface import CloudOptions, Management
+from scs_templates.providers.registry import provider_of
 
 if TYPE_CHECKING:
     from scs_templates._render.charts import ChartRef
@@ -87,8 +88,8 @@ def install(
     Without ``secrets`` the settings' provider prepares the cluster first, as
     ``scs-templates install`` does (OpenStack: the preflight checks, a per-cluster
     application credential - reused while it works - and the server groups), touching the
-    cloud as ``cloud`` allows (default :class:`~scs_templates.providers.CloudOptions`: yes,
-    with the settings' cloud entry; ``touch=False`` is ``--skip-openstack``).
+    cloud as ``cloud`` allows (default :class:`CloudOptions`: yes, with the settings' cloud
+    entry; ``touch=False`` is ``--skip-openstack``).
     ``cloud_progress`` receives what the provider did (default: ``progress``).
 
     Then, in order: the version guard (:func:`_plan`; ``rebase_class`` lets a topology
@@ -159,8 +160,8 @@ def _plan(
     """The connections, the values, and the version guard on the installed release.
 
     An upgrade first puts what the installed release recorded into the settings
-    (:meth:`~scs_templates.providers.Provider.with_recorded`; OpenStack: the cloud cluster
-    name its load balancers and volumes carry). A topology cluster (template
+    (:meth:`~scs_templates.providers.interface.Provider.with_recorded`; OpenStack: the cloud
+    cluster name its load balancers and volumes carry). A topology cluster (template
     ``clusterclass``) stays on its installed ClusterClass: an install that would move it onto
     another one is refused unless ``rebase_class`` (:func:`check_class_change`).
     """

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from scs_templates._lifecycle.delete_step import KEPT_KINDS
 from scs_templates._lifecycle.target import CLUSTER_LABEL, kept, release_objects, target_of
 from scs_templates._tools.kube import ObjectRef
-from scs_templates.providers import provider_of
+from scs_templates.providers.registry import provider_of
 
 if TYPE_CHECKING:
     from scs_templates._lifecycle.template_prune import PruneResult

@@ -60,7 +60,8 @@ from scs_templates._versions.upstream import (
     newest_served,
     release_minor,
 )
-from scs_templates.providers import Provider, shipped_providers
+from scs_templates.providers.interface import Provider
+from scs_templates.providers.registry import shipped_providers
 
 HERE = Path(__file__).resolve().parents[1] / "_versions"  # the table and its inputs
 TABLE_PATH = HERE / "table.json"

@@ -35,11 +35,11 @@ from pathlib import Path
 from scs_templates._core.digest import sha256
 from scs_templates._core.records import record
 from scs_templates._core.shipped import LIBRARY_CHART, chart_version, charts_dir, version_of_chart
-from scs_templates._tools.toolchain import cache_root
+from scs_templates._tools.toolchain.resolve import cache_root
 
 TYPE_CHECKING = False  # not typing's: render does not import typing
 if TYPE_CHECKING:
-    from scs_templates.providers import Provider
+    from scs_templates.providers.interface import Provider
 
 __all__ = ["LIBRARY_CHART", "ChartRef", "chart_for", "chart_version", "charts_dir"]
 
@@ -128,7 +128,7 @@ def _provider(provider: str | Provider) -> Provider:
     if not isinstance(provider, str):
         return provider
     # deferred: scs_templates.providers.registry
-    from scs_templates.providers import provider as provider_named
+    from scs_templates.providers.registry import provider as provider_named
 
     return provider_named(provider)
 

@@ -28,7 +28,7 @@ from scs_templates._render.charts import chart_for
 from scs_templates._render.values import build_values
 from scs_templates._tools.helm import Helm
 from scs_templates._versions.kubernetes import resolve_version
-from scs_templates.providers import provider_of
+from scs_templates.providers.registry import provider_of
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 

@@ -191,7 +191,7 @@ _COMMON: tuple[ServiceInfo, ...] = (
 
 
 #: Every release ``apply`` knows, in install order: the CNI, each provider's own releases
-#: (:meth:`scs_templates.providers.Provider.services`, in the providers' order), the rest.
+#: (:meth:`scs_templates.providers.interface.Provider.services`, in the providers' order), the rest.
 CATALOGUE: tuple[ServiceInfo, ...] = (
     *_NETWORK,
     *(info for provider in providers() for info in provider.services()),

@@ -45,7 +45,7 @@ from scs_templates._services.releases import (
     plan_releases,
     state_of,
 )
-from scs_templates.providers import provider_of
+from scs_templates.providers.registry import provider_of
 
 if TYPE_CHECKING:
     from scs_templates._lifecycle import InstallResult
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings
     from scs_templates._tools.helm import Helm, ReleaseInfo
     from scs_templates._tools.kube import KubeClient
-    from scs_templates.providers import CloudOptions
+    from scs_templates.providers.interface import CloudOptions
 
 __all__ = [
     "CNI_RELEASES",
@@ -354,7 +354,9 @@ def _apply_services(
     from scs_templates._services.runner import ServicesHelmfile  # deferred: ruamel
     from scs_templates._tools.helm import Helm  # deferred: scs_templates._tools.helm
     from scs_templates._tools.kube import KubeClient  # deferred: scs_templates._tools.kube
-    from scs_templates._tools.toolchain import find_helm  # deferred: scs_templates._tools.toolchain
+    from scs_templates._tools.toolchain.resolve import (
+        find_helm,  # deferred: scs_templates._tools.toolchain
+    )
 
     helm_tool = find_helm() if helmfile is None else helmfile.helm
     helm = Helm(helm_tool, kubeconfig=path)

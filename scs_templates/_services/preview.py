@@ -1,6 +1,6 @@
 """``scs-templates services render``: the workload cluster's service manifests, offline.
 
-What it renders is exactly what :func:`scs_templates._services.apply` installs into a new
+What it renders is exactly what :func:`scs_templates._services.deploy.apply` installs into a new
 workload cluster: the same releases (:func:`plan_releases` with nothing deployed), the same
 chart sources (``spec.services.chartMirror`` honoured; a local ``file://`` mirror needs no
 network at all), the same values, through the same helmfile state file. It adds what

@@ -24,7 +24,7 @@ from scs_templates._services.values import deep_merge
 from scs_templates._settings.keys import name_for
 from scs_templates._settings.model import ClusterSettings, Service
 from scs_templates._versions.kubernetes import resolve_version
-from scs_templates.providers import provider_of
+from scs_templates.providers.registry import provider_of
 
 __all__ = [
     "MIRROR_REPOSITORY",

@@ -25,7 +25,7 @@ from scs_templates._core import atomic, process
 from scs_templates._lifecycle.helmfile import helmfile_dir
 from scs_templates._tools.helm.runner import _secret_strings
 from scs_templates._tools.helmfile import HelmfileError, HelmfileProcess
-from scs_templates._tools.toolchain import Tool
+from scs_templates._tools.toolchain.resolve import Tool
 
 __all__ = ["SERVICES_FILE", "ServicesHelmfile", "services_file"]
 

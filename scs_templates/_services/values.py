@@ -32,7 +32,7 @@ Decisions worth knowing (see ``docs/services.md``):
   nginx waiting for a PROXY header that never comes would break every connection).
 * A provider's own releases (OpenStack: the cloud controller manager, Cinder CSI and the
   snapshot controller) have their builders in the provider's package
-  (:meth:`scs_templates.providers.Provider.services`).
+  (:meth:`scs_templates.providers.interface.Provider.services`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from scs_templates._core import naming
 from scs_templates._versions import table
 from scs_templates._versions.kubernetes import resolve_version
-from scs_templates.providers import provider_of
+from scs_templates.providers.registry import provider_of
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 

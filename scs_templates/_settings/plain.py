@@ -18,7 +18,7 @@ not need them: it takes this path.
 The objects answer what the values builders and the cross-field rules read (attributes,
 ``model_fields_set``, ``type(x).model_fields``), compare equal field by field and are
 immutable; they are not pydantic models (no ``model_dump``): the library's
-:func:`~scs_templates._settings.load_settings` keeps returning model instances, only the
+:func:`~scs_templates._settings.validate.load_settings` keeps returning model instances, only the
 commands above ask for these. ``tests/unit/test_settings_plain.py`` proves that they build the
 same values, rule findings and fields-set as the model instances, for the examples, the
 benchmark fleet and generated documents, and that the path imports no pydantic.

@@ -1,7 +1,7 @@
 """The provider registry: every installed provider, found through one entry-point group.
 
 A provider is a plug-in: a distribution declares an object implementing
-:class:`scs_templates.providers.Provider` under the entry-point group :data:`GROUP`
+:class:`scs_templates.providers.interface.Provider` under the entry-point group :data:`GROUP`
 (``scs-templates`` itself declares OpenStack and Docker in its pyproject.toml), and this
 module finds it by name. The settings layer looks a provider up here, by the name in
 ``spec.provider``, without importing any provider module: the entry point is loaded at run

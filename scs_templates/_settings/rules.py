@@ -6,7 +6,7 @@
 They run after the structural validation succeeded and return every problem at once, each
 with the path of the field to fix. Warnings (deprecated or questionable settings) are
 returned separately: they never fail a render. Each provider adds its own rules
-(:meth:`scs_templates.providers.Provider.errors` and ``warnings``), run after these.
+(:meth:`scs_templates.providers.interface.Provider.errors` and ``warnings``), run after these.
 """
 
 from __future__ import annotations

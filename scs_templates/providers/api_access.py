@@ -129,7 +129,9 @@ def api_access_plan(settings: ClusterSettings) -> ApiAccessPlan:
         allowed.append(net.node_cidr)
         allowed.extend(access.management_cidrs)
     sources = tuple(dict.fromkeys(allowed))
-    from scs_templates.providers import provider_of  # deferred: scs_templates.providers.registry
+    from scs_templates.providers.registry import (
+        provider_of,  # deferred: scs_templates.providers.registry
+    )
 
     mechanism, port = provider_of(settings).api_access_enforcement(settings)
     if access.mode == "open":

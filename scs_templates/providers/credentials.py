@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from scs_templates._core.errors import InputError
 from scs_templates._core.labels import KEEP_ANNOTATION, credentials_secret_labels
-from scs_templates.providers import provider_of
+from scs_templates.providers.registry import provider_of
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 

@@ -23,19 +23,14 @@ from ruamel.yaml import YAML
 
 from scs_templates._cli.main import main
 from scs_templates._core.errors import ToolError
-from scs_templates._settings import parse_settings_text
-from scs_templates.providers.openstack import (
-    Secret,
-    credentials_secret_data,
-    ensure_app_credential,
-    ensure_cluster_credentials,
-    find_app_credential,
-    run_preflight,
-)
+from scs_templates._settings.validate import parse_settings_text
 from scs_templates.providers.openstack.appcred import (
     create_app_credential,
     credential_authenticates,
     delete_app_credential,
+    ensure_app_credential,
+    ensure_cluster_credentials,
+    find_app_credential,
 )
 from scs_templates.providers.openstack.capo_names import (
     CAPO_SECGROUP_DESCRIPTION,
@@ -43,11 +38,13 @@ from scs_templates.providers.openstack.capo_names import (
     capo_network_name,
     capo_security_group_names,
 )
-from scs_templates.providers.openstack.connection import cloud_access
+from scs_templates.providers.openstack.connection import Secret, cloud_access
+from scs_templates.providers.openstack.credentials_secret import credentials_secret_data
 from scs_templates.providers.openstack.leftovers import (
     CINDER_CSI_CLUSTER_PROPERTY,
     clean_project_leftovers,
 )
+from scs_templates.providers.openstack.preflight import run_preflight
 from tests.support import openstack_settings, openstack_settings_text, skip_or_fail
 from tests.support.openstack_fixtures import Tenant, external_network, make_tenant, running_stack
 from tests.support.openstack_stack import REGION, Stack
@@ -264,7 +261,7 @@ def test_separate_workload_credential(conn: Any) -> None:
     assert credentials.cluster.credential.id not in data["cloud.conf"]
     again = ensure_cluster_credentials(conn, settings, existing=data)
     assert not again.cluster.created and not again.workload.created  # type: ignore[union-attr]
-    from scs_templates.providers.openstack import delete_cluster_credentials
+    from scs_templates.providers.openstack.appcred import delete_cluster_credentials
 
     assert delete_cluster_credentials(conn, settings) == {
         f"capi-{cluster}-appcred.default": True,
@@ -281,7 +278,7 @@ def test_clusters_of_one_name_in_two_namespaces_have_their_own_credentials(conn:
     credential (the namespace is in the name); re-ensuring reuses each one's own, and
     deleting one cluster's never touches the other's. Before, both were
     ``capi-$CLUSTER-appcred``: the second install replaced the first cluster's credential."""
-    from scs_templates.providers.openstack import delete_cluster_credentials
+    from scs_templates.providers.openstack.appcred import delete_cluster_credentials
 
     cluster = _unique("twin")
     a = openstack_settings(cluster, "10.63.0.0/20", namespace="team-a")
@@ -308,12 +305,12 @@ def test_credentials_named_by_earlier_versions_are_still_found(conn: Any) -> Non
     described as its cluster's is still that cluster's: reused while the Secret's secret
     works, deleted with the cluster, and replaced under the new name when it no longer
     works. The same name described as another namespace's cluster is left alone."""
-    from scs_templates.providers.openstack import delete_cluster_credentials
     from scs_templates.providers.openstack.appcred import (
         AppCredential,
         ClusterCredentials,
         EnsuredCredential,
         cluster_credentials_in_keystone,
+        delete_cluster_credentials,
         legacy_generation_name,
     )
 
@@ -834,7 +831,10 @@ def test_cloud_access_reads_the_cloud_entry(conn: Any, demo: Tenant) -> None:
 def test_server_groups_need_a_compute_endpoint(conn: Any) -> None:
     """The local stack has no Nova: creation refuses clearly, deletion reports absence."""
     from scs_templates._core.errors import ToolError
-    from scs_templates.providers.openstack import delete_server_groups, ensure_server_groups
+    from scs_templates.providers.openstack.servergroups import (
+        delete_server_groups,
+        ensure_server_groups,
+    )
 
     settings = openstack_settings("sg", "10.77.0.0/24")
     with pytest.raises(ToolError, match="no compute endpoint in the service catalog"):

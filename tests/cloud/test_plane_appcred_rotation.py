@@ -30,7 +30,7 @@ import pytest
 
 from scs_templates import _lifecycle as lifecycle
 from scs_templates._cli.main import main
-from scs_templates._settings import ClusterSettings
+from scs_templates._settings.model import ClusterSettings
 from scs_templates._tools.kube import KubeClient
 from scs_templates.providers.openstack.appcred import (
     WORKLOAD_SUFFIX,

@@ -49,7 +49,8 @@ from ruamel.yaml import YAML
 
 from scs_templates import _lifecycle as lifecycle
 from scs_templates import api
-from scs_templates._settings import ClusterSettings, parse_settings_text
+from scs_templates._settings.model import ClusterSettings
+from scs_templates._settings.validate import parse_settings_text
 from scs_templates._tools.helm import Helm
 from scs_templates._tools.kube import KubeClient
 from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret

@@ -77,7 +77,7 @@ from tests.support.openstack_workload import (
 from tests.support.workload_cluster import NODES, WorkloadCluster, apply, workload_cluster
 
 if TYPE_CHECKING:
-    from scs_templates._settings import ClusterSettings
+    from scs_templates._settings.model import ClusterSettings
     from scs_templates._tools.helm import Helm
     from testenv import Plane
     from tests.support.openstack_stack import Stack

@@ -18,7 +18,7 @@ import yaml
 
 from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
 from scs_templates._services.catalogue import service_info
-from scs_templates._settings import load_settings
+from scs_templates._settings.validate import load_settings
 from scs_templates._tools.helm import Helm
 from tests.support import EXAMPLES, real_charts, render_crds_from_real_charts
 from tests.support.cni_crds import chart_crds, install_crds

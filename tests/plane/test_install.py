@@ -33,7 +33,7 @@ from scs_templates._core.errors import InputError, ToolError
 from scs_templates._render.render import render
 from scs_templates._tools.helm import Helm
 from scs_templates._tools.kube import KubeClient
-from scs_templates._tools.toolchain import Tool
+from scs_templates._tools.toolchain.resolve import Tool
 from scs_templates._versions.kubernetes import KubernetesVersion, ResolvedVersion, resolve_version
 from tests.support import REPO, helm_tool, inmemory, settings_from_text
 from tests.support.inmemory import BOOTSTRAP, CAPI, INFRA, KCP_API

@@ -21,8 +21,7 @@ import pytest
 from scs_templates._services.catalogue import default_version, service_info
 from scs_templates._services.releases import service_releases
 from scs_templates._services.serverside import rendered_objects
-from scs_templates._settings import ClusterSettings
-from scs_templates._settings.model import settings_model
+from scs_templates._settings.model import ClusterSettings, settings_model
 from scs_templates._versions import table
 from tests.support import services_settings
 from tests.support.cni_crds import calico_policy_crds, cilium_policy_crd, install_crds

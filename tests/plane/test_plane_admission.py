@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scs_templates import api
-from scs_templates._settings import load_settings
+from scs_templates._settings.validate import load_settings
 from scs_templates._tools.helm import Helm
 from tests.support import EXAMPLES
 from tests.support.scenarios import CASES, settings_for

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from scs_templates import _lifecycle as lifecycle
-from scs_templates._settings import parse_settings_text
 from scs_templates._settings.model import ClusterSettings
+from scs_templates._settings.validate import parse_settings_text
 from scs_templates._tools.helm import Helm
 from scs_templates._tools.kube import KubeClient
-from scs_templates.providers import CloudOptions
+from scs_templates.providers.interface import CloudOptions
 from tests.support import REPO, pinned_helm
 
 if TYPE_CHECKING:

@@ -172,7 +172,7 @@ class Walk:
         import re
 
         from scs_templates._services.values import kubelet_csr_approver_values
-        from scs_templates.providers import provider_of
+        from scs_templates.providers.registry import provider_of
 
         settings = settings_from_text(text)
         regex = re.compile(kubelet_csr_approver_values(settings)["providerRegex"])

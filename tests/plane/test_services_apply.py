@@ -34,7 +34,7 @@ from ruamel.yaml import YAML
 
 from scs_templates._core.errors import InputError
 from scs_templates._services.catalogue import service_info
-from scs_templates._settings import ClusterSettings
+from scs_templates._settings.model import ClusterSettings
 from tests.support import autoscaled, services_settings
 from tests.support.workload_cluster import NoHooksHelmfile
 
@@ -188,7 +188,7 @@ def cli_helmfile(monkeypatch: pytest.MonkeyPatch) -> type[WaitDroppingHelmfile]:
 
 
 def run_apply(clusters: Clusters, settings: ClusterSettings, **options: Any) -> Any:
-    from scs_templates._services import apply
+    from scs_templates._services.deploy import apply
 
     return apply(
         settings,
@@ -258,7 +258,7 @@ def test_apply_sync_is_idempotent_keeps_disabled_and_force_removes(
 
 
 def test_apply_refuses_a_cni_switch_unless_allowed(clusters: Clusters, chart_mirror: Path) -> None:
-    from scs_templates._services import CniSwitchError
+    from scs_templates._services.deploy import CniSwitchError
 
     run_apply(clusters, services_settings("docker", chartMirror=str(chart_mirror)))
     calico = services_settings("docker", chartMirror=str(chart_mirror), cni={"type": "calico"})
@@ -349,7 +349,7 @@ def test_apply_installs_the_cluster_release_first(
     cluster chart for real needs the Cluster API CRDs and controllers (the session plane,
     test_plane_lifecycle.py); here only the order and the arguments are the question."""
     from scs_templates import _lifecycle as lifecycle
-    from scs_templates._services import apply
+    from scs_templates._services.deploy import apply
 
     calls: list[dict[str, Any]] = []
 

@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates._services import service_releases
-from scs_templates._settings import ClusterSettings, parse_settings_text
+from scs_templates._services.releases import service_releases
+from scs_templates._settings.model import ClusterSettings
+from scs_templates._settings.validate import parse_settings_text
 from scs_templates._tools.helm import Helm
 from tests import support
 from tests.support import REPO, real_charts
@@ -346,7 +347,7 @@ def test_keep_on_disable_force_remove_and_the_cni_guard(
     """On a real workload API server: a second apply changes nothing (the server-side
     Gateway API CRDs included); a disabled service is kept, removed with --force-remove;
     the Gateway API CRDs survive both; a CNI switch is refused before anything changes."""
-    from scs_templates._services import CniSwitchError
+    from scs_templates._services.deploy import CniSwitchError
 
     namespace = plane.namespace("svc")
     small = {"certManager": {"enabled": False}, "flux": {"enabled": False}}

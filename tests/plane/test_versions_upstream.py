@@ -20,9 +20,9 @@ import pytest
 from scs_templates._maintain import update_versions as maintainer
 from scs_templates._versions import TABLE_PATH
 from scs_templates._versions.upstream import Go, UpdateError, Upstream
-from scs_templates.providers import shipped_providers
 from scs_templates.providers.docker import versions_source as capd
 from scs_templates.providers.openstack import versions_source as capo
+from scs_templates.providers.registry import shipped_providers
 from tests.support import SHARED, skip_or_fail, versions
 from tests.support.versions import INPUTS, RAW, TABLE_RELEASES, VERSIONS
 

@@ -13,7 +13,7 @@ from tests.support import skip_or_fail
 def helm_path() -> Path:
     """The path of the helm that ``render`` finds (skip, or fail in CI, without one)."""
     from scs_templates._core.errors import ToolNotFoundError
-    from scs_templates._tools.toolchain import find_helm
+    from scs_templates._tools.toolchain.resolve import find_helm
 
     try:
         return find_helm().path

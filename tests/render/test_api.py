@@ -24,7 +24,7 @@ def test_importing_the_api_stays_light() -> None:
 
 def test_the_documented_example_tool_runs(tmp_path: Path) -> None:
     from scs_templates._core.errors import ToolNotFoundError
-    from scs_templates._tools.toolchain import find_helm
+    from scs_templates._tools.toolchain.resolve import find_helm
 
     try:
         find_helm()

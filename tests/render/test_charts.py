@@ -24,13 +24,14 @@ import scs_templates._render.charts as charts_module
 from scs_templates._render.catalogue import TEMPLATES, catalogue, template_names
 from scs_templates._render.charts import LIBRARY_CHART, chart_for
 from scs_templates._render.values import build_values
-from scs_templates._settings import SettingsError, load_settings
 from scs_templates._settings.model import TEMPLATES as MODEL_TEMPLATES
 from scs_templates._settings.model import ClusterSettings
-from scs_templates._tools.toolchain import cache_root
+from scs_templates._settings.problems import SettingsError
+from scs_templates._settings.validate import load_settings
+from scs_templates._tools.toolchain.resolve import cache_root
 from scs_templates._versions.kubernetes import TESTED_PATCHES, resolve_version
-from scs_templates.providers import provider_names, shipped_providers
 from scs_templates.providers.openstack.values import credentials_secret_name
+from scs_templates.providers.registry import provider_names, shipped_providers
 from tests.support import (
     EXAMPLES,
     REPO,
@@ -69,7 +70,7 @@ def _chart_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 def helm_path() -> Path:
     """The pinned helm's path (skip, or fail in CI, when it is not installed)."""
     from scs_templates._core.errors import ToolNotFoundError
-    from scs_templates._tools.toolchain import find_helm
+    from scs_templates._tools.toolchain.resolve import find_helm
 
     try:
         return find_helm(cache_dir=TOOLS_CACHE).path

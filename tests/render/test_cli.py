@@ -401,3 +401,16 @@ def test_console_script_reports_output_it_could_not_write() -> None:
         )
     assert done.returncode == 2
     assert b"cannot write to standard output" in done.stderr
+
+
+#: What a successful ``render`` does not need (issue #19, docs/performance.md "One render"):
+#: shlex only quotes a secret for redaction, and helm's stderr of a successful run is empty,
+#: so secrets.redact returns at once (and --debug's command line imports it itself).
+RENDER_NEVER_IMPORTS = {"shlex"}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
+def test_render_path_imports_none_of_the_trimmed_modules(example: Path) -> None:
+    loaded = _modules_after(["render", str(example)])
+    assert {"scs_templates", "ruamel"} <= loaded
+    assert not loaded & RENDER_NEVER_IMPORTS, sorted(loaded & RENDER_NEVER_IMPORTS)

@@ -14,7 +14,7 @@ import pytest
 
 from scs_templates._core.errors import InputError
 from scs_templates._render.values import build_values
-from scs_templates._settings import ClusterSettings
+from scs_templates._settings.model import ClusterSettings
 from scs_templates.providers.openstack.leftovers import occm_load_balancer_prefix
 from scs_templates.providers.openstack.services import cinder_csi_values, occm_values
 from scs_templates.providers.openstack.values import (

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from scs_templates import api
-from scs_templates._settings import SettingsError, certificates, validate_data
+from scs_templates._settings import certificates
 from scs_templates._settings.model import ClusterSettings
-from scs_templates._settings.problems import format_path
+from scs_templates._settings.problems import SettingsError, format_path
+from scs_templates._settings.validate import validate_data
 from scs_templates._tools.helm import Helm
 from tests import support
 from tests.support import pinned_helm

@@ -165,7 +165,7 @@ def test_etcd_backup_s3_refuses_what_the_script_cannot_use(
     """Plain HTTP (a snapshot holds every Secret of the cluster), a path in the endpoint,
     keys that a client would encode or normalise ('..', '//'), a bad bucket or region, no
     Secret, and an upload without the local snapshot it uploads: refused, naming the field."""
-    from scs_templates._settings import SettingsError
+    from scs_templates._settings.problems import SettingsError
 
     with pytest.raises(SettingsError) as refused:
         settings_of({"provider": "docker", "etcd": etcd})

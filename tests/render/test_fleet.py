@@ -29,8 +29,8 @@ from scs_templates._cli.main import main
 from scs_templates._render import fleet
 from scs_templates._render.charts import ChartRef, chart_for
 from scs_templates._render.render import RenderJob, kube_version_of, render
-from scs_templates._settings import load_settings, validate_data
 from scs_templates._settings.model import ClusterSettings
+from scs_templates._settings.validate import load_settings, validate_data
 from scs_templates._tools.helm import Helm, HelmError
 from tests.support import EXAMPLES, helmfile_tool
 from tests.support.strategies import settings_documents

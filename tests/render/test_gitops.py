@@ -26,7 +26,7 @@ from scs_templates._core.labels import CLASS_LABEL
 from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
 from scs_templates._gitops.layout import HEADER
 from scs_templates._services.releases import service_releases
-from scs_templates._settings import load_settings
+from scs_templates._settings.validate import load_settings
 from scs_templates._tools.helm import Helm
 from tests.support import (
     EXAMPLES,

@@ -16,7 +16,7 @@ import pytest
 
 from scs_templates._tools.helm import Helm, HelmError, HelmTimeout, ReleaseInfo
 from scs_templates._tools.helm.errors import error_text, redact
-from scs_templates._tools.toolchain import Tool
+from scs_templates._tools.toolchain.resolve import Tool
 from tests.support import process_gone, skip_or_fail
 
 SECRET = "s3cr3t-Passw0rd-value"
@@ -387,7 +387,7 @@ def test_unsupported_major_is_refused(tmp_path: Path, version: str) -> None:
 
 def real_helm() -> Helm:
     from scs_templates._core.errors import ToolNotFoundError
-    from scs_templates._tools.toolchain import find_helm
+    from scs_templates._tools.toolchain.resolve import find_helm
 
     try:
         return Helm(find_helm())
@@ -497,7 +497,7 @@ def test_finding11_offline_render_with_debug_never_hands_kubeconfig_to_helm(
     TEST DOUBLE wrapper that records its environment first; KUBECONFIG is not in it."""
     from scs_templates._cli.main import main
     from scs_templates._core.errors import ToolNotFoundError
-    from scs_templates._tools.toolchain import find_helm
+    from scs_templates._tools.toolchain.resolve import find_helm
     from tests.support import EXAMPLES
 
     try:

@@ -18,7 +18,7 @@ from scs_templates import api
 from scs_templates._core.errors import ToolNotFoundError
 from scs_templates._lifecycle.helmfile import Helmfile, HelmfileError, helmfile_dir
 from scs_templates._render.render import split_documents
-from scs_templates._tools.toolchain import Tool, find_helm
+from scs_templates._tools.toolchain.resolve import Tool, find_helm
 from scs_templates._versions.kubernetes import TESTED_PATCHES
 from tests.support import EXAMPLES, REPO, helmfile_tool, skip_or_fail
 
@@ -95,7 +95,7 @@ def test_helmfile_gets_the_named_helmfile_without_a_build(
 ) -> None:
     """The default helmfile goes through ensure_tool (built on first use); a supported one
     named by SCS_TEMPLATES_HELMFILE is taken as it is, version checked, nothing built."""
-    from scs_templates._tools.toolchain import clear_version_cache
+    from scs_templates._tools.toolchain.resolve import clear_version_cache
 
     double = tmp_path / "helmfile"
     double.write_text("#!/bin/sh\n# TEST DOUBLE for helmfile\necho 'Version  v1.8.0'\n")

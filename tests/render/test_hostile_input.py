@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from scs_templates._cli.main import main
-from scs_templates._settings import SettingsError, parse_settings_text
 from scs_templates._settings.loader import MAX_ALIASES, MAX_DEPTH, MAX_VALUES
+from scs_templates._settings.problems import SettingsError
+from scs_templates._settings.validate import parse_settings_text
 from tests.support import EXAMPLES, REPO
 
 

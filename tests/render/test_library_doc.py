@@ -21,7 +21,7 @@ def test_library_md_examples_run_as_doctests(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from scs_templates._core.errors import ToolNotFoundError
-    from scs_templates._tools.toolchain import find_helm
+    from scs_templates._tools.toolchain.resolve import find_helm
 
     try:
         find_helm()

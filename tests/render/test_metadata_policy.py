@@ -22,8 +22,7 @@ from scs_templates._gitops.objects import cluster_objects
 from scs_templates._render.charts import charts_dir
 from scs_templates._services.releases import ServiceRelease, service_releases
 from scs_templates._services.serverside import rendered_objects
-from scs_templates._settings import ClusterSettings
-from scs_templates._settings.model import settings_model
+from scs_templates._settings.model import ClusterSettings, settings_model
 from tests.support import services_settings
 
 METADATA = "169.254.169.254/32"

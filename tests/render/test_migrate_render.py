@@ -32,7 +32,7 @@ def test_cli_proxy_profile_reaches_the_nodes(
     rendered bootstrap templates give containerd and kubelet the KaaS v1 proxy, with the
     profile's NO_PROXY entries and the cluster's own."""
     from scs_templates import api
-    from scs_templates._settings import load_settings
+    from scs_templates._settings.validate import load_settings
     from tests.support import pinned_helm
 
     profile = tmp_path / "proxy.sh"

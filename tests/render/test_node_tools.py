@@ -251,7 +251,7 @@ def test_etcd_backup_directory_refuses_what_the_script_cannot_use(directory: str
     """etcd.backupDirectory goes into etcd-defrag.sh as it is: a relative path, the root,
     etcd's own data directory (or one under it), '..', and anything the shell would read
     (space, $, quotes) are refused, naming the field."""
-    from scs_templates._settings import SettingsError
+    from scs_templates._settings.problems import SettingsError
     from tests.support import settings_of
 
     spec = {"provider": "docker", "etcd": {"backupDirectory": directory}}

@@ -27,7 +27,7 @@ from scs_templates._core import atomic
 from scs_templates._core.errors import InputError
 from scs_templates._core.signals import Terminated
 from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
-from scs_templates._settings import load_settings
+from scs_templates._settings.validate import load_settings
 from tests.support import REPO, render_crds_from_real_charts, wait_for
 
 DEV = REPO / "examples" / "docker-dev.yaml"  # cluster default/dev

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from scs_templates import providers
 from scs_templates._render.catalogue import catalogue
-from scs_templates._settings import SettingsError, parse_settings_text
+from scs_templates._settings.problems import SettingsError
+from scs_templates._settings.validate import parse_settings_text
+from scs_templates.providers import registry as providers
 from tests.support import skip_or_fail
 
 # --------------------------------------------------------------------------- a new provider

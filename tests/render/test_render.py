@@ -18,7 +18,7 @@ from scs_templates import api
 from scs_templates._cli.main import main
 from scs_templates._core.errors import InputError, ToolNotFoundError
 from scs_templates._render.render import split_documents
-from scs_templates._tools.toolchain import clear_version_cache, find_helm, hermetic_env
+from scs_templates._tools.toolchain.resolve import clear_version_cache, find_helm, hermetic_env
 from tests.support import EXAMPLES, REPO, skip_or_fail
 
 pytestmark = pytest.mark.usefixtures("no_tool_overrides")

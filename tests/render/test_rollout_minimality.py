@@ -18,8 +18,8 @@ import pytest
 from bench.rollout import SCENARIOS, Outcome, run_scenarios
 from scs_templates._core.errors import ToolNotFoundError
 from scs_templates._render.render import render
-from scs_templates._settings import validate_data
-from scs_templates._tools.toolchain import find_helm
+from scs_templates._settings.validate import validate_data
+from scs_templates._tools.toolchain.resolve import find_helm
 from tests.support import skip_or_fail
 
 

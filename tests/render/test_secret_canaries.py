@@ -152,7 +152,7 @@ def test_install_stores_only_the_clusters_own_cloud_entry(world: dict[str, Path]
     (spec.openstack.cloud) and never the file's other clouds. The release values hold no
     credential at all (the chart references the Secret, written through the API)."""
     from scs_templates._render.values import build_values
-    from scs_templates._settings import load_settings
+    from scs_templates._settings.validate import load_settings
     from scs_templates.providers.openstack.provision import secrets_from_files
 
     settings = load_settings(OPENSTACK).settings

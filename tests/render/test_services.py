@@ -17,17 +17,17 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from scs_templates._services import (
-    deep_merge,
-    service_catalogue,
+from scs_templates._services.catalogue import service_catalogue, service_info
+from scs_templates._services.releases import (
+    chart_source,
+    normalize_version,
     service_releases,
     services_state_values,
 )
-from scs_templates._services.catalogue import service_info
-from scs_templates._services.releases import chart_source, normalize_version
-from scs_templates._services.values import METRICS_SERVER_ARGS
-from scs_templates._settings import ClusterSettings, SettingsError, parse_settings_text
-from scs_templates._settings.model import settings_model
+from scs_templates._services.values import METRICS_SERVER_ARGS, deep_merge
+from scs_templates._settings.model import ClusterSettings, settings_model
+from scs_templates._settings.problems import SettingsError
+from scs_templates._settings.validate import parse_settings_text
 from scs_templates.providers.openstack.services import PROXY_PROTOCOL_ANNOTATION
 from tests import support
 from tests.support import REPO, autoscaled, real_charts, services_settings
@@ -864,7 +864,7 @@ def test_scale_from_zero_labels_reach_clusterclass_machine_deployments(provider:
 
 def test_ingress_nginx_is_deprecated_on_enable_and_in_migrate() -> None:
     from scs_templates._settings import rules
-    from scs_templates.providers.openstack.migrate import migrate_kaas_v1
+    from scs_templates.providers.openstack.migrate.kaas_v1 import migrate_kaas_v1
 
     enabled = services_settings(ingressNginx={"enabled": True})
     found = [m for _, m in rules.warnings(enabled) if "ingress-nginx is deprecated" in m]

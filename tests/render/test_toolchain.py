@@ -20,18 +20,18 @@ import pytest
 
 from scs_templates._cli.main import main
 from scs_templates._core.errors import ToolError, ToolNotFoundError
-from scs_templates._tools.toolchain import (
+from scs_templates._tools.toolchain import install as install_module
+from scs_templates._tools.toolchain import pins
+from scs_templates._tools.toolchain.install import install_tools
+from scs_templates._tools.toolchain.resolve import (
     Tool,
     cache_root,
     clear_version_cache,
     find_helm,
     find_helmfile,
-    install_tools,
-    pins,
     tool_version,
     tools_dir,
 )
-from scs_templates._tools.toolchain import install as install_module
 from tests.support import REPO, skip_or_fail
 
 if TYPE_CHECKING:

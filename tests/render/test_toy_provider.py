@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from scs_templates._settings.reference import render_reference
-from scs_templates.providers import provider_names, shipped_providers
+from scs_templates.providers.registry import provider_names, shipped_providers
 from tests.support import REPO, crd_validation, in_ci, skip_or_fail
 
 TOY = """\

@@ -27,9 +27,10 @@ from ruamel.yaml import YAML
 
 from scs_templates._core.errors import ToolNotFoundError
 from scs_templates._render.render import render
-from scs_templates._settings import SettingsError, validate_data
+from scs_templates._settings.problems import SettingsError
+from scs_templates._settings.validate import validate_data
 from scs_templates._tools.helm import Helm
-from scs_templates._tools.toolchain import find_helm
+from scs_templates._tools.toolchain.resolve import find_helm
 from tests.support import EXAMPLES, skip_or_fail
 
 EXAMPLES_PER_RUN = int(os.environ.get("SCS_TEMPLATES_PROPERTY_EXAMPLES", "40"))

@@ -17,7 +17,8 @@ import pytest
 from ruamel.yaml import YAML
 
 from scs_templates._cli.main import main
-from scs_templates._settings import SettingsError, validate_data
+from scs_templates._settings.problems import SettingsError
+from scs_templates._settings.validate import validate_data
 from scs_templates._versions.kubernetes import TESTED_PATCHES
 
 MINOR, NEWEST = max(TESTED_PATCHES), TESTED_PATCHES[max(TESTED_PATCHES)]

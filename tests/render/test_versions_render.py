@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from scs_templates._settings import parse_settings_text
+from scs_templates._settings.validate import parse_settings_text
 
 # --------------------------------------------------------------------------- table rules
 from tests.support.versions import VERSIONS, settings_text

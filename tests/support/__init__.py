@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from scs_templates.providers import shipped_providers
+from scs_templates.providers.registry import shipped_providers
 
 if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings
-    from scs_templates._tools.toolchain import Tool
+    from scs_templates._tools.toolchain.resolve import Tool
     from testenv import Plane
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,14 +51,14 @@ def settings_of(
     spec: Mapping[str, Any], name: str = "demo", namespace: str = "default", *, file: str = ""
 ) -> ClusterSettings:
     """Validated settings from a spec dict (the path a settings file takes after YAML)."""
-    from scs_templates._settings import validate_data
+    from scs_templates._settings.validate import validate_data
 
     return validate_data(settings_data(spec, name, namespace), file=file).settings
 
 
 def settings_from_text(text: str) -> ClusterSettings:
     """Validated settings from the YAML text of a settings file."""
-    from scs_templates._settings import parse_settings_text
+    from scs_templates._settings.validate import parse_settings_text
 
     return parse_settings_text(text).settings
 
@@ -149,7 +149,7 @@ def pinned_helm() -> Any:
     """The library's Helm runner over the pinned helm (skip, or fail in CI, when absent)."""
     from scs_templates._core.errors import ToolNotFoundError
     from scs_templates._tools.helm import Helm
-    from scs_templates._tools.toolchain import find_helm
+    from scs_templates._tools.toolchain.resolve import find_helm
 
     try:
         return Helm(find_helm())
@@ -162,7 +162,7 @@ def helm_tool() -> Tool:
     """The REAL pinned helm, for tests that run helm against a real API server; skip (fail in
     CI) when it is not installed."""
     from scs_templates._core.errors import ScsTemplatesError
-    from scs_templates._tools.toolchain import find_helm
+    from scs_templates._tools.toolchain.resolve import find_helm
 
     try:
         return find_helm()
@@ -175,7 +175,7 @@ def helmfile_tool() -> Tool:
     """The REAL pinned helmfile, built now when missing (as a helmfile command does: minutes,
     once); skip (fail in CI) when it cannot be had (no Go)."""
     from scs_templates._core.errors import ScsTemplatesError
-    from scs_templates._tools.toolchain import ensure_tool
+    from scs_templates._tools.toolchain.install import ensure_tool
 
     try:
         return ensure_tool("helmfile")

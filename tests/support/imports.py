@@ -8,12 +8,10 @@ so it imports the standard library only and takes the repository root as an argu
 A module's *closure* is what importing it loads: itself, its parent packages, and, transitively,
 what their module-level imports load. Imports inside functions, inside ``if TYPE_CHECKING:``
 and under ``if __name__ == "__main__":`` are not module level. ``from pkg import name`` loads
-``pkg`` and, when ``pkg.name`` is a module, that module too; when ``pkg`` exports ``name``
-lazily (``scs_templates/_core/lazy.py`` ``exports``), the submodule that holds it. Importing a
-package alone loads none of its lazy exports. A module outside the package (the standard
-library, a third-party distribution) is a node whose own imports are not read: importing
-``a.b`` records ``a`` and ``a.b``, so a third-party package appears under its top-level name
-(pydantic, yaml, openstack, kubernetes, ...).
+``pkg`` and, when ``pkg.name`` is a module, that module too. A module outside the package
+(the standard library, a third-party distribution) is a node whose own imports are not read:
+importing ``a.b`` records ``a`` and ``a.b``, so a third-party package appears under its
+top-level name (pydantic, yaml, openstack, kubernetes, ...).
 """
 
 from __future__ import annotations
@@ -158,35 +156,6 @@ def statements(tree: ast.Module) -> Iterator[Statement]:
     yield from walk(tree, (), False, False, False)
 
 
-def lazy_exports(tree: ast.Module) -> dict[str, str]:
-    """name -> submodule (relative) for a package ``__init__`` that calls
-    ``exports(__name__, {submodule: (name, ...)})``, directly or through a module-level name."""
-    tables: dict[str, ast.expr] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                tables[target.id] = node.value
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
-            tables[node.target.id] = node.value
-    found: dict[str, str] = {}
-    for call in ast.walk(tree):
-        if not (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Name)
-            and call.func.id == "exports"
-            and len(call.args) == 2
-        ):
-            continue
-        table = call.args[1]
-        if isinstance(table, ast.Name):
-            table = tables.get(table.id, table)
-        homes = ast.literal_eval(table)
-        for submodule, names in homes.items():
-            found.update(dict.fromkeys(names, submodule))
-    return found
-
-
 class Package:
     """The modules of one package under ``root``, their imports and their closures."""
 
@@ -197,11 +166,6 @@ class Package:
         self.trees = {
             name: ast.parse(path.read_text(encoding="utf-8"), str(path))
             for name, path in self.modules.items()
-        }
-        self.lazy = {
-            name: lazy_exports(tree)
-            for name, tree in self.trees.items()
-            if self.modules[name].name == "__init__.py"
         }
         self._closures: dict[str, frozenset[str]] = {}
 
@@ -218,13 +182,10 @@ class Package:
             return loaded
         module = resolve(name, node, self.modules[name].name == "__init__.py")
         loaded.update(prefixes(module))
-        lazy = self.lazy.get(module, {})
         for alias in node.names:
             submodule = f"{module}.{alias.name}"
             if submodule in self.modules:
                 loaded.add(submodule)
-            elif alias.name in lazy:
-                loaded.update(prefixes(f"{module}.{lazy[alias.name]}"))
         return loaded
 
     @cached_property

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypedDict
 
 import pytest
 
-from scs_templates import providers as catalogue
 from scs_templates._contract.contract import S, ValuesModel
 from scs_templates._tools.helm import Helm
+from scs_templates.providers import registry as catalogue
 from scs_templates.providers.docker import DockerProvider
 from tests.support import REPO, helm_tool
 

@@ -70,7 +70,7 @@ from typing import Any
 
 from uv import find_uv_bin
 
-from scs_templates._tools.toolchain import cache_root
+from scs_templates._tools.toolchain.resolve import cache_root
 from tests.support import REPO
 
 REQUIREMENTS = REPO / ".ci" / "openstack-stack-requirements.txt"

@@ -37,7 +37,8 @@ import pytest
 
 from scs_templates import _lifecycle as lifecycle
 from scs_templates._cli.main import main
-from scs_templates._settings import ClusterSettings, parse_settings_text
+from scs_templates._settings.model import ClusterSettings
+from scs_templates._settings.validate import parse_settings_text
 from scs_templates._tools.kube import KubeClient
 from scs_templates.providers.openstack.appcred import (
     credential_authenticates,

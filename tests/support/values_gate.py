@@ -15,7 +15,7 @@ from bench.fleetgen import fleet_settings
 from scs_templates._render import fleet
 from scs_templates._render.charts import chart_for
 from scs_templates._render.values import build_values
-from scs_templates._settings import load_settings, validate_data
+from scs_templates._settings.validate import load_settings, validate_data
 from tests.support import EXAMPLES
 
 

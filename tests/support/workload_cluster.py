@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates import api
 from scs_templates._services.runner import ServicesHelmfile
-from scs_templates._settings import ClusterSettings
+from scs_templates._settings.model import ClusterSettings
 from scs_templates._tools.helm import Helm
 
 if TYPE_CHECKING:
@@ -436,7 +436,7 @@ def empty_workload(plane: Plane, name: str, directory: Path) -> Iterator[KubeCli
 def apply(cluster: WorkloadCluster, settings: ClusterSettings, **options: Any) -> Any:
     """``services apply`` of ``settings`` onto ``cluster`` as the CLI runs it, without waiting
     and without helm hooks (no kubelet here: :class:`NoHooksHelmfile`)."""
-    from scs_templates._services import apply as apply_services
+    from scs_templates._services.deploy import apply as apply_services
 
     return apply_services(
         settings,

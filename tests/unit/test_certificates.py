@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from scs_templates._settings import SettingsError, certificates, validate_data
+from scs_templates._settings import certificates
+from scs_templates._settings.problems import SettingsError
+from scs_templates._settings.validate import validate_data
 
 NON_ASCII = "-----BEGIN CERTIFICATE-----\u00a1-----END CERTIFICATE-----"
 

@@ -73,19 +73,16 @@ def test_the_checker_finds_missing_wrong_and_unnecessary_deferrals(tmp_path: Pat
     assert "`# deferred: kubernetes`" in problems[0]
 
 
-def test_the_closure_leaves_out_type_checking_functions_and_lazy_exports(tmp_path: Path) -> None:
+def test_the_closure_leaves_out_type_checking_and_functions(tmp_path: Path) -> None:
     """Only what importing a module runs is in its closure: not ``if TYPE_CHECKING:`` imports,
-    not function bodies, not a package's lazy exports until a name of them is imported; a
-    submodule imported by ``from pkg import module`` is, and so are parent packages."""
+    not function bodies; a submodule imported by ``from pkg import module`` is, and so are
+    parent packages."""
     _package(
         tmp_path,
         {
-            "pkg/__init__.py": (
-                "from pkg.core.lazy import exports\n"
-                "__getattr__, __dir__ = exports(__name__, {'model': ('Model',)})\n"
-            ),
+            "pkg/__init__.py": "",
             "pkg/core/__init__.py": "",
-            "pkg/core/lazy.py": "def exports(name, homes): ...\n",
+            "pkg/core/util.py": "def helper(): ...\n",
             "pkg/model.py": "import pydantic\n",
             "pkg/typed.py": (
                 "TYPE_CHECKING = False\n"
@@ -94,12 +91,12 @@ def test_the_closure_leaves_out_type_checking_functions_and_lazy_exports(tmp_pat
                 "def f():\n"
                 "    import yaml\n"
             ),
-            "pkg/eager.py": "from pkg import Model\n",
-            "pkg/sub.py": "from pkg.core import lazy\n",
+            "pkg/eager.py": "from pkg.model import Model\n",
+            "pkg/sub.py": "from pkg.core import util\n",
         },
     )
     package = Package(tmp_path, "pkg")
     assert "pydantic" not in package.closure("pkg")
     assert not {"pydantic", "yaml"} & package.closure("pkg.typed")
     assert {"pkg.model", "pydantic"} <= package.closure("pkg.eager")
-    assert {"pkg", "pkg.core", "pkg.core.lazy"} <= package.closure("pkg.sub")
+    assert {"pkg", "pkg.core", "pkg.core.util"} <= package.closure("pkg.sub")

@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scs_templates._core.errors import InputError
-from scs_templates._settings import SettingsError, parse_settings_text
 from scs_templates._settings.loader import YamlSyntaxError, compose_yaml, decode
-from scs_templates.providers.openstack.migrate import migrate_kaas_v1
-from scs_templates.providers.openstack.migrate.kaas_v1 import _SECRET_KEYS
+from scs_templates._settings.problems import SettingsError
+from scs_templates._settings.validate import parse_settings_text
+from scs_templates.providers.openstack.migrate.kaas_v1 import _SECRET_KEYS, migrate_kaas_v1
 from scs_templates.providers.openstack.migrate.reading import _nodes, _secret_nodes
 from tests.support import EXAMPLES, REPO
 

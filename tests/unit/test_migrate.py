@@ -21,12 +21,11 @@ from scs_templates._core.errors import InputError
 from scs_templates._settings.loader import compose_yaml
 from scs_templates._settings.validate import validate_data
 from scs_templates._versions.kubernetes import SUPPORTED_MINORS
-from scs_templates.providers.openstack.migrate import (
+from scs_templates.providers.openstack.migrate import flow, targets
+from scs_templates.providers.openstack.migrate.kaas_v1 import (
     KEY_TABLE,
     MigrationResult,
-    flow,
     migrate_kaas_v1,
-    targets,
 )
 from scs_templates.providers.openstack.migrate.network import PROXY
 from scs_templates.providers.openstack.migrate.reading import _nodes

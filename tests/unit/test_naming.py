@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from scs_templates._core import naming
 from scs_templates._render.values import TEMPLATE_BASE_LIMIT, build_values
-from scs_templates._settings import SettingsError, validate_data
+from scs_templates._settings.problems import SettingsError
+from scs_templates._settings.validate import validate_data
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 

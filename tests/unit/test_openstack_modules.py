@@ -87,13 +87,13 @@ def test_the_openstack_commands_leave_the_secret_manifest_to_the_library() -> No
 
 
 def _stored_settings() -> Any:
-    from scs_templates._settings import load_settings
+    from scs_templates._settings.validate import load_settings
 
     return load_settings(REPO / "examples" / "openstack-all-features.yaml").settings
 
 
 def test_the_secret_manifest_round_trips_through_the_library(tmp_path: Path) -> None:
-    from scs_templates.providers import openstack
+    from scs_templates.providers.openstack import credentials_secret as openstack
     from scs_templates.providers.openstack.connection import Secret
 
     settings = _stored_settings()
@@ -126,7 +126,7 @@ def test_the_secret_manifest_round_trips_through_the_library(tmp_path: Path) -> 
 def test_a_bad_secret_manifest_is_refused_naming_the_file(
     tmp_path: Path, content: str, message: str
 ) -> None:
-    from scs_templates.providers.openstack import read_secret_manifest
+    from scs_templates.providers.openstack.credentials_secret import read_secret_manifest
 
     path = tmp_path / "old.yaml"
     path.write_text(content)
@@ -136,7 +136,7 @@ def test_a_bad_secret_manifest_is_refused_naming_the_file(
 
 
 def test_base64_data_is_read_back(tmp_path: Path) -> None:
-    from scs_templates.providers.openstack import read_secret_manifest
+    from scs_templates.providers.openstack.credentials_secret import read_secret_manifest
 
     path = tmp_path / "old.yaml"
     path.write_text("kind: Secret\ndata:\n  cacert: cGVt\nstringData:\n  cloud.conf: x\n")
@@ -146,7 +146,7 @@ def test_base64_data_is_read_back(tmp_path: Path) -> None:
 def test_credentials_files_are_read_as_every_input_file(tmp_path: Path) -> None:
     """Bytes that are not UTF-8 were a UnicodeDecodeError (a traceback) and a FIFO without a
     writer blocked for ever; both are one InputError naming the file, as for settings."""
-    from scs_templates.providers.openstack import read_secret_manifest
+    from scs_templates.providers.openstack.credentials_secret import read_secret_manifest
 
     binary = tmp_path / "latin1.yaml"
     binary.write_bytes(b"kind: Secret\nstringData:\n  x: caf\xe9\n")

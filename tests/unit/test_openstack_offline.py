@@ -8,13 +8,12 @@ from __future__ import annotations
 import pytest
 from ruamel.yaml import YAML
 
-from scs_templates._settings import parse_settings_text
-from scs_templates.providers.openstack import (
-    Secret,
+from scs_templates._settings.validate import parse_settings_text
+from scs_templates.providers.openstack.connection import CloudAccess, Secret
+from scs_templates.providers.openstack.credentials_secret import (
     credentials_secret_data,
     parse_credentials_secret,
 )
-from scs_templates.providers.openstack.connection import CloudAccess
 from tests.support import openstack_settings
 
 # --------------------------------------------------------------------------- no stack needed
@@ -92,7 +91,7 @@ def test_secret_content_round_trip() -> None:
 def test_wanted_server_groups_follow_the_settings(
     anti_affinity: str, expected: list[tuple[str, str]]
 ) -> None:
-    from scs_templates.providers.openstack import wanted_server_groups
+    from scs_templates.providers.openstack.servergroups import wanted_server_groups
 
     text = (
         "apiVersion: scs-templates.scs.community/v1alpha1\nkind: ClusterSettings\n"

@@ -9,7 +9,7 @@ import pytest
 
 from scs_templates._core.entry_points import entry_points
 from scs_templates._settings import plugins
-from scs_templates.providers import provider_names, shipped_providers
+from scs_templates.providers.registry import provider_names, shipped_providers
 
 
 def _dist(where: Path, folder: str, text: str) -> None:

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from scs_templates import providers as catalogue
 from scs_templates._core.errors import InputError
-from scs_templates._settings import parse_settings_text
-from scs_templates.providers import Provider
+from scs_templates._settings.validate import parse_settings_text
+from scs_templates.providers import registry as catalogue
 from scs_templates.providers.docker import DOCKER
-from scs_templates.providers.openstack import OPENSTACK
+from scs_templates.providers.interface import Provider
+from scs_templates.providers.openstack.provider import OPENSTACK
 from tests.support import REPO, SHIPPED_PROVIDERS
 
 PACKAGE = REPO / "scs_templates"
@@ -157,7 +157,7 @@ def test_cloud_options_come_from_the_clusters_provider_only() -> None:
     import argparse
 
     from scs_templates._cli.cmd_lifecycle import cloud_options, provider_options
-    from scs_templates.providers import CloudOptions
+    from scs_templates.providers.interface import CloudOptions
 
     parser = argparse.ArgumentParser()
     provider_options(parser, credentials=False)
@@ -177,7 +177,8 @@ def test_the_provider_is_resolved_once_per_settings_document(
     later ``provider_of`` ask the one provider object the document resolved: the registry
     is searched once per document, not per question."""
     from scs_templates._render.values import build_values
-    from scs_templates._settings import load_settings, plugins
+    from scs_templates._settings import plugins
+    from scs_templates._settings.validate import load_settings
 
     asked: list[str] = []
     search = plugins.provider_named

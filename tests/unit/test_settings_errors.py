@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from scs_templates._cli.main import main
-from scs_templates._settings import SettingsError, load_settings, parse_settings_text
+from scs_templates._settings.problems import SettingsError
+from scs_templates._settings.validate import load_settings, parse_settings_text
 
 HEAD = """apiVersion: scs-templates.scs.community/v1alpha1
 kind: ClusterSettings
@@ -439,7 +440,8 @@ def test_a_comment_ruamel_cannot_place_is_a_syntax_error_with_its_place() -> Non
     """Found by a generated document (tests/unit/test_yaml_composers.py): ruamel.yaml raised
     NotImplementedError ("overlap in comment"), which the CLI reported as an internal error
     (exit 1) instead of the file's problem (exit 2)."""
-    from scs_templates._settings import SettingsError, parse_settings_text
+    from scs_templates._settings.problems import SettingsError
+    from scs_templates._settings.validate import parse_settings_text
 
     with pytest.raises(SettingsError, match=r"1:4.*a comment here cannot be read"):
         parse_settings_text("a: #|+\n  keep\n\nb: |-\n  strip\n", file="x.yaml")

@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from bench.fleetgen import fleet_settings
-from scs_templates._settings import fastpath, load_settings
+from scs_templates._settings import fastpath
 from scs_templates._settings.loader import parse_yaml
 from scs_templates._settings.model import ClusterSettings, settings_model
+from scs_templates._settings.validate import load_settings
 from tests.support import EXAMPLES
 from tests.support.strategies import settings_documents
 
@@ -117,7 +118,7 @@ def test_the_check_never_accepts_what_pydantic_refuses(document: dict[str, Any])
 
 
 def test_errors_still_come_from_pydantic_with_positions(tmp_path: Path) -> None:
-    from scs_templates._settings import SettingsError
+    from scs_templates._settings.problems import SettingsError
 
     file = tmp_path / "bad.yaml"
     file.write_text(

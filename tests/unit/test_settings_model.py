@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from scs_templates._cli.main import main
-from scs_templates._settings import load_settings, parse_settings_text, validate_data
 from scs_templates._settings.dump import dump_settings
 from scs_templates._settings.reference import render_reference
 from scs_templates._settings.schema import schema_text, settings_schema
+from scs_templates._settings.validate import load_settings, parse_settings_text, validate_data
 from scs_templates._versions.kubernetes import TESTED_PATCHES, parse_version
 from tests.support import EXAMPLES, REPO
 from tests.support.strategies import settings_documents

@@ -15,7 +15,8 @@ from jsonschema import Draft7Validator
 
 from scs_templates._core.labels import credentials_secret_labels
 from scs_templates._render.values import build_values
-from scs_templates._settings import SettingsError, load_settings
+from scs_templates._settings.problems import SettingsError
+from scs_templates._settings.validate import load_settings
 from scs_templates._versions import table
 from scs_templates._versions.kubernetes import TESTED_PATCHES
 from scs_templates.providers.openstack.values import server_groups

@@ -18,7 +18,8 @@ from scs_templates._render.values.schema import (
     schema_text,
     write_chart_schemas,
 )
-from scs_templates.providers import Provider, shipped_providers
+from scs_templates.providers.interface import Provider
+from scs_templates.providers.registry import shipped_providers
 from tests.support import REPO
 from tests.support.inmemory import INMEMORY, SCHEMA
 
@@ -203,7 +204,7 @@ def test_a_model_with_a_union_is_refused() -> None:
 
 def test_the_providers_part_is_typed_models() -> None:
     """The OpenStack chart's keys come from its models, the common ones from ClusterValues."""
-    from scs_templates.providers.openstack import OPENSTACK
+    from scs_templates.providers.openstack.provider import OPENSTACK
     from scs_templates.providers.openstack.values_model import OpenStackWorkerKeys
 
     schema = chart_values_schema(OPENSTACK)

@@ -29,7 +29,7 @@ from scs_templates._render.values.gate import (
     dependency_keys,
     values_gate,
 )
-from scs_templates._settings import validate_data
+from scs_templates._settings.validate import validate_data
 from tests.support.values_gate import chart_path, near_misses, real_values
 
 VALIDATORS = {

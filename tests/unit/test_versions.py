@@ -19,7 +19,7 @@ from scs_templates._core import version_numbers
 from scs_templates._maintain import update_versions as maintainer
 from scs_templates._services.catalogue import CATALOGUE, default_version, service_info
 from scs_templates._services.releases import service_releases
-from scs_templates._settings import parse_settings_text
+from scs_templates._settings.validate import parse_settings_text
 from scs_templates._versions import parse_table
 from scs_templates._versions.kubernetes import (
     DEFAULT_VERSION,

@@ -13,7 +13,7 @@ import pytest
 from scs_templates._maintain import update_versions as maintainer
 from scs_templates._versions import KindImage
 from scs_templates._versions.upstream import Go, ProviderVersions, UpdateError, Upstream
-from scs_templates.providers import Provider
+from scs_templates.providers.interface import Provider
 
 VERSIONS_MD = """\
 ### Core provider

@@ -54,7 +54,7 @@ from scs_templates._tools.helmfile import (
     HelmfileTimeout,
 )
 from scs_templates._tools.kube import KubeClient
-from scs_templates._tools.toolchain import Tool
+from scs_templates._tools.toolchain.resolve import Tool
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from scs_templates._render.charts import ChartRef
     from scs_templates._settings.model import ClusterSettings
     from scs_templates._tools.kube.wait import Progress
-    from scs_templates.providers import CloudOptions
+    from scs_templates.providers.interface import CloudOptions
 
 log = logging.getLogger(__name__)
 

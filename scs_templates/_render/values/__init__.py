@@ -62,7 +62,7 @@ if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI'
         WorkerGroup,
     )
     from scs_templates._versions.kubernetes import KubernetesVersion, ResolvedVersion
-    from scs_templates.providers import Provider
+    from scs_templates.providers.interface import Provider
 
 __all__ = [
     "CLUSTERCTL_MOVE_LABEL",
@@ -98,7 +98,9 @@ def build_values(settings: ClusterSettings) -> dict[str, Any]:
     Raises ValueError when the Kubernetes version does not resolve (settings validation
     reports that earlier, with the field's position).
     """
-    from scs_templates.providers import provider_of  # deferred: scs_templates.providers.registry
+    from scs_templates.providers.registry import (
+        provider_of,  # deferred: scs_templates.providers.registry
+    )
 
     spec = settings.spec
     provider = provider_of(settings)

@@ -2,7 +2,7 @@
 
 The source is typed models (:mod:`scs_templates._contract.contract`): the values every chart
 takes, :data:`scs_templates._contract.model.ClusterValues`, written once, and each provider's
-part (:attr:`scs_templates.providers.Provider.values_model`: its keys of ``controlPlane``,
+part (:attr:`scs_templates.providers.interface.Provider.values_model`: its keys of ``controlPlane``,
 ``workers[]`` and ``network``, its top-level sections). The values builders return the
 same models, so mypy holds them to the contract that helm holds the values to.
 Each provider chart's ``values.schema.json`` (draft-07, closed objects: helm validates the
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from scs_templates._core.atomic import write_file
 
 if TYPE_CHECKING:
-    from scs_templates.providers import Provider
+    from scs_templates.providers.interface import Provider
 
 __all__ = ["chart_values_schema", "common_schema", "schema_text", "write_chart_schemas"]
 
@@ -99,7 +99,7 @@ def write_chart_schemas(charts: Path | None = None) -> list[Path]:
     from scs_templates._render.charts import charts_dir  # deferred: scs_templates._render.charts
 
     # deferred: scs_templates.providers.registry
-    from scs_templates.providers import shipped_providers
+    from scs_templates.providers.registry import shipped_providers
 
     root = charts if charts is not None else charts_dir()
     changed = []

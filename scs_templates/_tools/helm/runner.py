@@ -35,8 +35,8 @@ from scs_templates._core.tempdirs import private_dir
 from scs_templates._core.timeouts import explicit as explicit_timeout
 from scs_templates._core.timeouts import tool_timeout
 from scs_templates._tools.helm.errors import HelmError, HelmTimeout, error_text, redact
-from scs_templates._tools.toolchain import Tool, find_helm, hermetic_env
 from scs_templates._tools.toolchain.go_build import unless_callers
+from scs_templates._tools.toolchain.resolve import Tool, find_helm, hermetic_env
 
 TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 

@@ -209,10 +209,11 @@ def _load(args: argparse.Namespace) -> ClusterSettings:
 
 def _loaded(args: argparse.Namespace) -> LoadedSettings:
     """The settings file with its positions (for messages that point at a line)."""
-    from scs_templates.providers import provider_of  # deferred: scs_templates.providers.registry
-
     # deferred: scs_templates.providers.openstack.provider
-    from scs_templates.providers.openstack import OPENSTACK
+    from scs_templates.providers.openstack.provider import OPENSTACK
+    from scs_templates.providers.registry import (
+        provider_of,  # deferred: scs_templates.providers.registry
+    )
 
     loaded = load_args(args)
     settings = loaded.settings

@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, credentials: bool) -> None
 
 
 def cloud_options(args: argparse.Namespace) -> CloudOptions:
-    """The options as the provider's :class:`~scs_templates.providers.CloudOptions` (the
+    """The options as the provider's :class:`~scs_templates.providers.interface.CloudOptions` (the
     files' content is read here and never printed)."""
     # deferred: scs_templates.providers.interface
     from scs_templates.providers.interface import CloudOptions

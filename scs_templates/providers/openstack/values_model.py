@@ -148,7 +148,8 @@ OpenStackRef = Annotated[
 ]
 
 
-#: The OpenStack part of the contract (:attr:`scs_templates.providers.Provider.values_model`).
+#: The OpenStack part of the contract
+#: (:attr:`scs_templates.providers.interface.Provider.values_model`).
 VALUES_MODEL = ValuesModel(
     control_plane=OpenStackControlPlaneKeys,
     worker=OpenStackWorkerKeys,

@@ -68,7 +68,9 @@ def _migrate(args: argparse.Namespace) -> int:
 
     # deferred: scs_templates._core.textinput
     from scs_templates._core.textinput import display_name
-    from scs_templates.providers.openstack.migrate import migrate_kaas_v1  # deferred: ruamel
+    from scs_templates.providers.openstack.migrate.kaas_v1 import (
+        migrate_kaas_v1,  # deferred: ruamel
+    )
 
     # deferred: scs_templates.providers.openstack.migrate.reading
     from scs_templates.providers.openstack.migrate.reading import read_input

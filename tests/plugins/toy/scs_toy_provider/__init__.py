@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from scs_templates.providers import Finding, Provider
+from scs_templates.providers.interface import Finding, Provider
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
