@@ -8,7 +8,7 @@ folders complete paths (docs/install.md says how to install the script).
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
 if TYPE_CHECKING:
     import argparse
     from typing import Any

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from scs_templates._clikit.common import cluster_options, load_args, usage
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
 if TYPE_CHECKING:
     import argparse
     from typing import Any

@@ -14,7 +14,7 @@ import sys
 
 from scs_templates._clikit.common import load_each, path_argument
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Iterator

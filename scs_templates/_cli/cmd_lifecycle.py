@@ -16,7 +16,7 @@ import sys
 from scs_templates._clikit.common import cluster_options, load_args, poll_option
 from scs_templates._core.entry_points import entry_points, load
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
 if TYPE_CHECKING:
     import argparse
     from typing import Any, TextIO

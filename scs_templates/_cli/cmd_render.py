@@ -20,7 +20,7 @@ from scs_templates._clikit.output import (
     values_yaml,
 )
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable

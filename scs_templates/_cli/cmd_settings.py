@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -7,7 +7,7 @@ import sys
 
 from scs_templates._clikit.common import path_argument, usage
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -19,7 +19,7 @@ from scs_templates._core.errors import ScsTemplatesError
 
 # Not ``typing.TYPE_CHECKING``: ``--version`` and ``--help`` must not pay for importing
 # typing or argparse (mypy treats any name TYPE_CHECKING as true).
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Sequence

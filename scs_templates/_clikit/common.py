@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Iterable, Iterator

@@ -7,7 +7,7 @@ cache key, the tools cache key) on every CLI call (issue #19). 3.11 names the mo
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hashlib import sha256

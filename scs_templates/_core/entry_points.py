@@ -13,7 +13,7 @@ import os
 import sys
 from importlib import import_module
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing
+TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any

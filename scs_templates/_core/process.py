@@ -22,10 +22,9 @@ import signal
 import subprocess
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from scs_templates._core.records import record
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence

@@ -26,21 +26,13 @@ import operator
 import reprlib
 import sys
 import threading
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+from typing import TYPE_CHECKING, dataclass_transform
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, TypeVar, dataclass_transform
+    from typing import Any, TypeVar
 
     _T = TypeVar("_T")
-else:
-
-    def dataclass_transform(**_options: object) -> Callable[[object], object]:
-        """typing's decorator only tells type checkers that ``record`` makes dataclasses;
-        at run time it would only set ``__dataclass_transform__``, and importing typing for
-        it costs every command (``tests/render/test_cli.py::test_commands_import_no_typing``)."""
-        return lambda function: function
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[object], tuple[Any, ...]]:

@@ -18,8 +18,7 @@ import json
 import re
 import sys
 import threading
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import logging

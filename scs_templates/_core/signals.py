@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import re
 import threading
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TypeVar

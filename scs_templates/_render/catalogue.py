@@ -11,10 +11,10 @@ once, in the settings model's ``TemplateName`` (``spec.template`` needs it as a 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from scs_templates._core.records import record
 from scs_templates.providers.registry import providers
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from scs_templates._settings.model import TemplateName

@@ -31,13 +31,13 @@ import shutil
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scs_templates._core.digest import sha256
 from scs_templates._core.records import record
 from scs_templates._core.shipped import LIBRARY_CHART, chart_version, charts_dir, version_of_chart
 from scs_templates._tools.toolchain.resolve import cache_root
 
-TYPE_CHECKING = False  # not typing's: render does not import typing
 if TYPE_CHECKING:
     from scs_templates.providers.interface import Provider
 

@@ -19,16 +19,15 @@ from __future__ import annotations
 import base64
 import datetime
 import json
+from typing import TYPE_CHECKING, Literal
 
 from scs_templates._core import naming
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._core.labels import CLUSTER_LABEL, CLUSTERCTL_MOVE_LABEL
 from scs_templates._core.records import record
 
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
-
 if TYPE_CHECKING:
-    from typing import Any, Literal
+    from typing import Any
 
     from scs_templates._settings.model import ClusterSettings
     from scs_templates._tools.kube import KubeClient
@@ -51,19 +50,8 @@ SECRET_KEY = "encryption-config.yaml"  # noqa: S105 - a key name, not a password
 PROVIDER = "secretbox"
 KEY_BYTES = 32
 
-if TYPE_CHECKING:
-    RotationStep = Literal["add", "promote", "remove"]
+RotationStep = Literal["add", "promote", "remove"]
 Key = tuple[str, str]  # (name, base64 secret)
-
-
-def __getattr__(name: str) -> object:
-    """``RotationStep`` for callers at run time, made when first asked for: the values of
-    every render read this module, and typing (which ``Literal`` needs) is not imported."""
-    if name == "RotationStep":
-        from typing import Literal  # deferred: typing
-
-        return Literal["add", "promote", "remove"]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def secret_name(settings: ClusterSettings) -> str:

@@ -8,7 +8,7 @@ control-plane node as 0600 files that etcd-defrag.sh reads (docs/maintenance.md)
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from scs_templates._contract.model import BackupUpload, Defrag

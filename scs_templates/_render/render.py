@@ -18,6 +18,7 @@ import functools
 import re
 from dataclasses import field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ruamel.yaml import YAML
 
@@ -29,8 +30,6 @@ from scs_templates._render.values import build_values
 from scs_templates._tools.helm import Helm
 from scs_templates._versions.kubernetes import resolve_version
 from scs_templates.providers.registry import provider_of
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

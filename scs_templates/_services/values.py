@@ -39,13 +39,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from scs_templates._core import naming
 from scs_templates._versions import table
 from scs_templates._versions.kubernetes import resolve_version
 from scs_templates.providers.registry import provider_of
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from typing import Any

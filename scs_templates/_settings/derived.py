@@ -7,9 +7,9 @@ fails when a model class gains a property or method that its plain twin lacks.
 
 from __future__ import annotations
 
-from scs_templates._settings import plugins
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+from scs_templates._settings import plugins
 
 if TYPE_CHECKING:
     from typing import Any, Protocol

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import InputError
 from scs_templates._settings.loader import Positions, parse_yaml_marked, read_text
 from scs_templates._settings.problems import Path, Problem, SettingsError, format_path
 from scs_templates._settings.validate import LoadedSettings, load_settings, validate_data
 
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 if TYPE_CHECKING:
     from typing import Any
 

@@ -27,10 +27,9 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path as FsPath
+from typing import TYPE_CHECKING
 
 from scs_templates._settings.problems import Path, Problem, SettingsError
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from typing import Any

@@ -11,10 +11,9 @@ names only, never content.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from scs_templates._settings.model import S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY
-
-TYPE_CHECKING = False  # not typing's: the render path does not import typing
 
 if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings

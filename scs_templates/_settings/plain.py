@@ -28,12 +28,11 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from typing import TYPE_CHECKING
 
 from scs_templates._settings import fastpath
 from scs_templates._settings.derived import MIXINS
 from scs_templates._settings.keys import KIND, name_for
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from collections.abc import Callable

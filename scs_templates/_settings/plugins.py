@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
+from typing import TYPE_CHECKING
 
 from scs_templates._core.entry_points import entry_points, load
 from scs_templates._core.errors import InputError
 
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 if TYPE_CHECKING:
     from typing import Any
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from scs_templates._core import naming
 from scs_templates._core.errors import InputError
@@ -22,8 +23,6 @@ from scs_templates._settings import certificates, plugins, strict
 from scs_templates._settings.keys import alias_for
 from scs_templates._settings.problems import Path
 from scs_templates._versions.kubernetes import parse_version, resolve_version, support_warning
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping

@@ -15,11 +15,10 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from scs_templates._settings import calendar
 from scs_templates._settings.problems import Path
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings

@@ -12,14 +12,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path as FsPath
+from typing import TYPE_CHECKING
 
 from scs_templates._core.records import record
 from scs_templates._settings import plugins, rules
 from scs_templates._settings.keys import API_VERSION, KIND
 from scs_templates._settings.loader import Positions, parse_yaml_marked, read_text
 from scs_templates._settings.problems import Path, Problem, SettingsError, did_you_mean
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:  # pydantic and the model classes: only where a file is not plainly valid
     from typing import Any

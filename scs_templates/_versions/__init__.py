@@ -19,12 +19,11 @@ import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scs_templates._core.records import record
 from scs_templates._core.version_numbers import Minor
 from scs_templates._core.version_numbers import minor as minor_of
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from typing import Any

@@ -17,14 +17,13 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scs_templates._core.process import ProcessTimeout, run
 from scs_templates._core.records import record
 from scs_templates._core.version_numbers import Minor
 from scs_templates._core.version_numbers import exact as stable
 from scs_templates._versions import KindImage
-
-TYPE_CHECKING = False  # not typing's, as everywhere in the package
 
 if TYPE_CHECKING:
     from typing import Any

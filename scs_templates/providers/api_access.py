@@ -24,10 +24,9 @@ IPs to a non-empty list itself).
 from __future__ import annotations
 
 import ipaddress
+from typing import TYPE_CHECKING
 
 from scs_templates._core.records import record
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:  # the render path stays pydantic-free (tests/unit/test_settings_plain.py)
     from typing import Literal

@@ -8,12 +8,11 @@ annotations.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import InputError
 from scs_templates._core.labels import KEEP_ANNOTATION, credentials_secret_labels
 from scs_templates.providers.registry import provider_of
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings

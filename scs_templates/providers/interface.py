@@ -34,13 +34,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scs_templates._core import naming
 from scs_templates._core.records import record
 from scs_templates._settings.problems import Path as FieldPath
 from scs_templates._settings.rules import Finding
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from typing import Any, ClassVar

@@ -8,7 +8,7 @@ proxy, a node is never initialised without it.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from scs_templates._contract.model import Proxy

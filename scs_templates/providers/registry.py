@@ -7,11 +7,12 @@ checks what it loads against the full interface.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from scs_templates._settings import plugins as _plugins
 from scs_templates._settings.plugins import provider_names, registered_provider
 from scs_templates.providers.interface import Provider
 
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings
 

@@ -85,7 +85,7 @@ def test_the_closure_leaves_out_type_checking_and_functions(tmp_path: Path) -> N
             "pkg/core/util.py": "def helper(): ...\n",
             "pkg/model.py": "import pydantic\n",
             "pkg/typed.py": (
-                "TYPE_CHECKING = False\n"
+                "from typing import TYPE_CHECKING\n"
                 "if TYPE_CHECKING:\n"
                 "    import pydantic\n"
                 "def f():\n"

@@ -26,6 +26,7 @@ decided by the provider (:mod:`scs_templates.providers`), never by comparing nam
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from scs_templates._core import naming
 from scs_templates._core.labels import CLUSTER_LABEL as CLUSTER_LABEL
@@ -35,8 +36,6 @@ from scs_templates._render import encryption, etcd_backup
 from scs_templates._versions.kubernetes import resolve_version
 from scs_templates.providers.api_access import api_access_plan
 from scs_templates.providers.proxy import proxy_values
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI's happy path
     from typing import Any

@@ -12,10 +12,9 @@ helm's documentation explains. Two adjustments make it fit for logs, tests and C
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import ToolError
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

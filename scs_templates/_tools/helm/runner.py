@@ -27,6 +27,7 @@ import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scs_templates._core import process
 from scs_templates._core.errors import ToolError, ToolNotFoundError
@@ -37,8 +38,6 @@ from scs_templates._core.timeouts import tool_timeout
 from scs_templates._tools.helm.errors import HelmError, HelmTimeout, error_text, redact
 from scs_templates._tools.toolchain.go_build import unless_callers
 from scs_templates._tools.toolchain.resolve import Tool, find_helm, hermetic_env
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from typing import Any

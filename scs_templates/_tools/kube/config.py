@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import InputError
 
-TYPE_CHECKING = False  # not typing's: nothing here needs typing at run time
 if TYPE_CHECKING:
     from typing import Any
 

@@ -7,10 +7,9 @@ containers whose root file system cannot be remounted.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from scs_templates.providers.interface import Finding, Provider
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from typing import ClassVar

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from scs_templates._clikit.common import path_argument
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (see _cli/main.py)
+TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
 if TYPE_CHECKING:
     import argparse
 

@@ -16,9 +16,10 @@ OpenStack's: the Docker provider has no metadata service, so the release is Open
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from scs_templates.providers.openstack.section import section
 
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 if TYPE_CHECKING:
     from typing import Any
 

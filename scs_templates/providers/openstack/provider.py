@@ -10,6 +10,7 @@ the cloud controller manager first, ``cloud.conf`` copied into the workload clus
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import ToolError
 from scs_templates.providers.interface import (
@@ -23,8 +24,6 @@ from scs_templates.providers.interface import (
 from scs_templates.providers.openstack import rules as os_rules
 from scs_templates.providers.openstack import values as os_values
 from scs_templates.providers.openstack.section import section
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from typing import Any, ClassVar

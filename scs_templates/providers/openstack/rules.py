@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from scs_templates._settings.keys import alias_for
 from scs_templates._versions import table
 from scs_templates._versions.kubernetes import parse_version
 from scs_templates.providers.openstack.section import section
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings

@@ -4,7 +4,8 @@ the neutral model's type does not know. Light: the render path imports it withou
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings
     from scs_templates.providers.openstack.settings import OpenStack

@@ -16,6 +16,7 @@ the snapshot controller brings.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from scs_templates._contract.services import PACKAGED, ServiceInfo, default_chart_version
 from scs_templates._core.shipped import chart_version
@@ -23,8 +24,6 @@ from scs_templates.providers.openstack import metadata_policy
 from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
 from scs_templates.providers.openstack.values import cloud_cluster_name
 from scs_templates.providers.proxy import proxy_env
-
-TYPE_CHECKING = False  # not typing's: the render and validate paths do not import typing
 
 if TYPE_CHECKING:
     from typing import Any

@@ -8,7 +8,7 @@ from scs_templates._clikit.common import path_argument
 from scs_templates._clikit.examples import examples_block
 from scs_templates._clikit.output import format_option, output_format
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (see cli/main.py)
+TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
 if TYPE_CHECKING:
     import argparse
     from pathlib import Path
