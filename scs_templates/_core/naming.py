@@ -7,6 +7,8 @@ shortens with a hash suffix, never leaving a trailing '-'.
 
 from __future__ import annotations
 
+from itertools import groupby
+
 MAX_NAME = 63
 # Cluster API appends "-xxxxx" to a MachineDeployment for its MachineSets and another
 # "-xxxxx" for Machines, and the Machine name becomes the server and node host name.
@@ -116,7 +118,6 @@ def shape_pattern(shape: str) -> str:
     """A regular expression (Go RE2 and Python alike) for the names of ``shape``: its fixed
     parts literally, each run of random characters as ``[a-z0-9]{n}``. Names are DNS-1123
     (``[-a-z0-9.]``): '.' is the one character to escape."""
-    from itertools import groupby  # deferred: itertools
 
     parts = []
     for random, run in groupby(shape, key=lambda char: char == RANDOM):

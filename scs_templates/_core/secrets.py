@@ -18,6 +18,9 @@ import json
 import re
 import sys
 import threading
+import urllib.parse
+import warnings
+from importlib.machinery import PathFinder
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -58,7 +61,6 @@ def encodings(secret: str) -> set[str]:
     line)."""
     # deferred: shlex
     import shlex  # here: reading settings (validate, render) registers no secret
-    import urllib.parse  # deferred: urllib.parse
 
     forms = {secret}
     forms.add(json.dumps(secret)[1:-1])
@@ -169,7 +171,6 @@ class LogFilter:
         """Install when ``logging`` is first imported or a warning is first shown: until
         then nothing can log (an unconfigured logging prints nothing below warnings, and
         nothing is configured before it is imported), so nothing needs redacting."""
-        import warnings  # deferred: warnings
 
         self._finder = _InstallOnImport(self)
         sys.meta_path.insert(0, self._finder)
@@ -183,8 +184,6 @@ class LogFilter:
 
     def uninstall_hooks(self) -> None:
         if self._finder is not None:
-            import warnings  # deferred: warnings
-
             if self._finder in sys.meta_path:
                 sys.meta_path.remove(self._finder)
             warnings.showwarning = self._showwarning
@@ -214,7 +213,6 @@ class _InstallOnImport:
         sys.meta_path.remove(self)
         owner = self.owner
         owner._finder = None
-        from importlib.machinery import PathFinder  # deferred: importlib.machinery
 
         spec = PathFinder.find_spec(name, path, target)
         if spec is None or spec.loader is None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -52,7 +53,6 @@ def handled() -> Iterator[None]:
     The first signal raises; further ones while the command unwinds are ignored, so the
     clean-up itself is not interrupted.
     """
-    import threading  # deferred: threading
 
     if threading.current_thread() is not threading.main_thread():
         yield

@@ -14,6 +14,8 @@ import re
 import threading
 from typing import TYPE_CHECKING
 
+from scs_templates._core.errors import InputError
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TypeVar
@@ -62,8 +64,6 @@ def explicit() -> float | None:
     try:
         return parse_duration(text)
     except ValueError as error:
-        from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
-
         raise InputError(f"{ENV_VAR}={text!r}: {error}") from None
 
 

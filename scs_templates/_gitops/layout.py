@@ -50,6 +50,8 @@ from scs_templates._gitops.objects import (
     GitopsOptions,
     cluster_objects,
 )
+from scs_templates._lifecycle import check_class_change, check_template_change
+from scs_templates._render.values.class_release import TOPOLOGY_TEMPLATE
 
 if TYPE_CHECKING:
     from scs_templates._gitops.crds import ServerSideRenderer
@@ -400,9 +402,6 @@ def _check_release_change(folder: Path, objects: ClusterObjects, key: str, *, re
     :class:`InputError` before anything is written."""
     from ruamel.yaml import YAML  # deferred: ruamel
 
-    # deferred: scs_templates._lifecycle
-    from scs_templates._lifecycle import check_class_change, check_template_change
-
     stem = f"helmrelease-{objects.name}"
     path = folder / f"{stem}.yaml"
     if not _replaceable(path):
@@ -424,8 +423,6 @@ def _check_class_in_release(
     which ``dependsOn`` it, would wait forever. ``install`` hands such a class over; Flux
     cannot (docs/upgrades.md). Only for the same class: with ``--rebase-class`` the new
     class's HelmRelease owns nothing yet."""
-    # deferred: scs_templates._render.values.class_release
-    from scs_templates._render.values.class_release import TOPOLOGY_TEMPLATE
 
     was, now = installed.get("cluster"), values.get("cluster")
     if not isinstance(was, Mapping) or not isinstance(now, Mapping):

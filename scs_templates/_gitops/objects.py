@@ -26,6 +26,13 @@ from scs_templates._core.labels import (
 )
 from scs_templates._core.naming import kubeconfig_secret, per_cluster
 from scs_templates._gitops import crds
+from scs_templates._render.charts import provider_chart_version
+from scs_templates._render.encryption import secret_name
+from scs_templates._render.values import build_values
+from scs_templates._render.values.class_release import class_release_of, cluster_release_values
+from scs_templates.providers.registry import (
+    provider_of,
+)
 
 if TYPE_CHECKING:
     from scs_templates._gitops.crds import RepoLocation, ServerSideRenderer
@@ -304,13 +311,6 @@ def cluster_objects(
     and a Kustomization (:mod:`scs_templates._gitops.crds`); ``render`` renders its objects
     (default: the pinned helmfile, as ``services render``), ``repo`` is where Flux finds DIR.
     """
-    from scs_templates._render.values import build_values  # deferred: scs_templates._render.values
-
-    # deferred: scs_templates._render.values.class_release
-    from scs_templates._render.values.class_release import class_release_of, cluster_release_values
-    from scs_templates.providers.registry import (
-        provider_of,  # deferred: scs_templates.providers.registry
-    )
 
     chart = provider_of(settings).chart
     values = build_values(settings)
@@ -360,15 +360,10 @@ class _Collected:
 def _required_secrets(settings: ClusterSettings) -> list[str]:
     """The Secrets the operator creates on the management cluster for the cluster release
     (names and what goes in them, never content)."""
-    from scs_templates.providers.registry import (
-        provider_of,  # deferred: scs_templates.providers.registry
-    )
 
     required: list[str] = []
     required.extend(provider_of(settings).gitops_secrets(settings))
     if settings.spec.security.encryption_at_rest.enabled:
-        from scs_templates._render.encryption import secret_name  # deferred: scs_templates._render
-
         required.append(
             f"{secret_name(settings)} (encryption-at-rest key: `scs-templates encryption-key "
             "create`)"
@@ -482,7 +477,5 @@ def _add_server_side(
 
 def _chart_version(settings: ClusterSettings) -> str:
     """The version of the settings' provider chart, wherever the provider keeps its source."""
-    # deferred: scs_templates._render.charts
-    from scs_templates._render.charts import provider_chart_version
 
     return provider_chart_version(settings.resolved_provider())

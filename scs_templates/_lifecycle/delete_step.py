@@ -25,6 +25,7 @@ from scs_templates._lifecycle.target import (
     release_objects,
     target_of,
 )
+from scs_templates._lifecycle.workload_cleanup import WorkloadUnreadable, clean_workload
 from scs_templates._render.values import build_values
 from scs_templates._render.values.class_release import class_release_of
 from scs_templates._tools.kube import KubeClient, ObjectRef
@@ -35,6 +36,7 @@ from scs_templates._tools.kube.wait import (
     quiet,
     wait_until_gone,
 )
+from scs_templates._tools.kube.workload_kubeconfig import private_kubeconfig
 from scs_templates.providers.interface import CloudOptions
 from scs_templates.providers.registry import provider_of
 
@@ -330,8 +332,6 @@ def _remove_class(
 
 def _clean_workload(step: _Step, workload: KubeClient | None) -> WorkloadReport | None:
     """Step (a) of delete on the workload cluster, when it can be reached."""
-    # deferred: scs_templates._lifecycle.workload_cleanup
-    from scs_templates._lifecycle.workload_cleanup import WorkloadUnreadable, clean_workload
 
     target, notes, progress = step.target, step.notes, step.progress
 
@@ -382,8 +382,6 @@ def _with_workload_client(
             f"{target.namespace}/{kubeconfig_secret(target.cluster)} (never came up?); skipped"
         )
         return None
-    # deferred: scs_templates._tools.kube.workload_kubeconfig
-    from scs_templates._tools.kube.workload_kubeconfig import private_kubeconfig
 
     with private_kubeconfig(text) as path:
         try:

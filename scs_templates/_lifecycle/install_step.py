@@ -21,6 +21,7 @@ from scs_templates._lifecycle.version_guard import (
     values_kubernetes_version,
 )
 from scs_templates._render import encryption
+from scs_templates._render.charts import chart_for
 from scs_templates._render.values import build_values
 from scs_templates._render.values.class_release import class_release_of, cluster_release_values
 from scs_templates._tools.kube import ObjectRef
@@ -103,7 +104,6 @@ def install(
     credentials Secret is missing, HelmError/ToolError (exit 1) when helm or the API fails,
     and ToolError when ``wait`` times out. ``helm_timeout`` is helm's own ``--timeout``.
     """
-    from scs_templates._render.charts import chart_for  # deferred: scs_templates._render.charts
 
     if kube is None and kubeconfig is None and helm is not None:
         # the API of the management cluster that the given helm installs into

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from scs_templates._lifecycle.delete_step import KEPT_KINDS
 from scs_templates._lifecycle.target import CLUSTER_LABEL, kept, release_objects, target_of
+from scs_templates._lifecycle.template_prune import prune_templates
 from scs_templates._tools.kube import ObjectRef
 from scs_templates.providers.registry import provider_of
 
@@ -30,8 +31,6 @@ def prune_superseded_templates(
     """Remove the cluster's kept templates that are not in the release's current manifest
     and that no Cluster API object uses any more
     (:mod:`scs_templates._lifecycle.template_prune`)."""
-    # deferred: scs_templates._lifecycle.template_prune
-    from scs_templates._lifecycle.template_prune import prune_templates
 
     target = target_of(settings)
     objects = release_objects(helm.get_manifest(target.release, namespace=target.namespace))

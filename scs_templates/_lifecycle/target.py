@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any
 from scs_templates._core.errors import ToolError
 from scs_templates._core.labels import KEEP_ANNOTATION
 from scs_templates._render.values import CLUSTER_LABEL
+from scs_templates._tools.helm import Helm
 from scs_templates._tools.kube import KubeClient, ObjectRef
 from scs_templates._tools.kube.client import CLUSTER_API_VERSION
+from scs_templates._tools.kube.config import check_kubeconfig
 
 if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings
-    from scs_templates._tools.helm import Helm
 
 __all__ = [
     "CLUSTER_LABEL",
@@ -52,10 +53,6 @@ def helm_of(helm: Helm | None, kubeconfig: str | None, context: str | None) -> H
     "release not installed", exit 0; issue #41)."""
     if helm is not None:
         return helm
-    from scs_templates._tools.helm import Helm  # deferred: scs_templates._tools.helm
-
-    # deferred: scs_templates._tools.kube.config
-    from scs_templates._tools.kube.config import check_kubeconfig
 
     check_kubeconfig(kubeconfig, context)  # InputError (exit 2), as the commands, not helm's
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import ToolError
 from scs_templates._tools.kube import ObjectRef
+from scs_templates._tools.removal import remove_all
 
 if TYPE_CHECKING:
     from scs_templates._tools.kube import KubeClient
@@ -186,7 +187,6 @@ def clean_workload(
     if dry_run:
         report.deleted = list(plan.delete)
         return report
-    from scs_templates._tools.removal import remove_all  # deferred: scs_templates._tools.removal
 
     watched = [*plan.delete, *plan.await_pvs]
     removal = remove_all(

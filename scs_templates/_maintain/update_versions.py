@@ -47,6 +47,7 @@ from typing import Any
 
 from scs_templates._core.version_numbers import Minor, minor_text
 from scs_templates._core.version_numbers import exact as stable
+from scs_templates._services.catalogue import CATALOGUE
 from scs_templates._versions import KindImage
 from scs_templates._versions.upstream import (
     Go,
@@ -240,7 +241,6 @@ def _tested(entry: Mapping[str, Any]) -> list[Minor]:
 def _follows_kubernetes_minor(chart: str) -> bool:
     """The chart's release line follows the Kubernetes minor (chart 2.M.x is for Kubernetes
     1.M): its catalogue row says so (a provider's cloud integrations)."""
-    from scs_templates._services.catalogue import CATALOGUE  # deferred: scs_templates._services
 
     return any(info.chart == chart and info.follows_kubernetes_minor for info in CATALOGUE)
 
@@ -552,7 +552,6 @@ def read_sources(
     *, today: str, charts: Path, crds: Path, inputs: Mapping[str, Any], current: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Read every source (network: the Go module proxy) and build the table."""
-    from scs_templates._services.catalogue import CATALOGUE  # deferred: scs_templates._services
 
     with tempfile.TemporaryDirectory(prefix="scs-versions-") as temp:
         go = Go(Path(temp))

@@ -37,6 +37,7 @@ from scs_templates._core.digest import sha256
 from scs_templates._core.records import record
 from scs_templates._core.shipped import LIBRARY_CHART, chart_version, charts_dir, version_of_chart
 from scs_templates._tools.toolchain.resolve import cache_root
+from scs_templates.providers.registry import provider as provider_named
 
 if TYPE_CHECKING:
     from scs_templates.providers.interface import Provider
@@ -127,8 +128,6 @@ def _provider(provider: str | Provider) -> Provider:
     commands pass the settings' resolved provider, tests and tools may pass a name."""
     if not isinstance(provider, str):
         return provider
-    # deferred: scs_templates.providers.registry
-    from scs_templates.providers.registry import provider as provider_named
 
     return provider_named(provider)
 

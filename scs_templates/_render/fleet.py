@@ -64,6 +64,7 @@ from ruamel.yaml import YAML
 from scs_templates._core.errors import ToolError
 from scs_templates._render.charts import ChartRef, chart_for
 from scs_templates._render.render import RenderJob, RenderResult, prepare_render
+from scs_templates._render.values.gate import values_gate
 from scs_templates._tools.helm import Helm, HelmError
 from scs_templates._tools.toolchain.go_build import unless_callers
 
@@ -363,8 +364,6 @@ def values_checked_by_gate(chart: ChartRef, values: dict[str, dict[str, Any]]) -
     shared = shared_libraries(source)
     if shared is None or not shared.no_defaults or not _shares_libraries(shared, values.values()):
         return False
-    # deferred: scs_templates._render.values.gate
-    from scs_templates._render.values.gate import values_gate
 
     gate = values_gate(source)
     given = umbrella_values(chart, values).values()

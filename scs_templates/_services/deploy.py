@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from scs_templates import _lifecycle as lifecycle
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._core.naming import kubeconfig_secret
+from scs_templates._lifecycle.target import target_of
 from scs_templates._services import serverside
 from scs_templates._services.catalogue import CATALOGUE
 from scs_templates._services.releases import (
@@ -45,14 +47,26 @@ from scs_templates._services.releases import (
     plan_releases,
     state_of,
 )
+from scs_templates._tools.helm import Helm, HelmError
+from scs_templates._tools.helm.runner import _release_from_row
+from scs_templates._tools.kube import KubeClient
+from scs_templates._tools.kube.config import check_kubeconfig
+from scs_templates._tools.kube.wait import poll
+from scs_templates._tools.kube.workload_kubeconfig import (
+    private_kubeconfig,
+    read_workload_kubeconfig,
+    wait_for_workload_kubeconfig,
+)
+from scs_templates._tools.toolchain.resolve import (
+    find_helm,
+)
 from scs_templates.providers.registry import provider_of
 
 if TYPE_CHECKING:
     from scs_templates._lifecycle import InstallResult
     from scs_templates._services.runner import ServicesHelmfile
     from scs_templates._settings.model import ClusterSettings
-    from scs_templates._tools.helm import Helm, ReleaseInfo
-    from scs_templates._tools.kube import KubeClient
+    from scs_templates._tools.helm import ReleaseInfo
     from scs_templates.providers.interface import CloudOptions
 
 __all__ = [
@@ -173,9 +187,6 @@ def _deployed_releases(
     helm: Helm, *, timeout: float, poll_interval: float, progress: Progress | None
 ) -> dict[str, ReleaseInfo]:
     """Catalogue releases deployed in the workload cluster (retries while the API is down)."""
-    from scs_templates._tools.helm import HelmError  # deferred: scs_templates._tools.helm
-    from scs_templates._tools.helm.runner import _release_from_row  # deferred: scs_templates._tools
-    from scs_templates._tools.kube.wait import poll  # deferred: scs_templates._tools.kube.wait
 
     args = ["list", "--all-namespaces", "--max", "10000", "-o", "json"]  # helm 4: every status
     if helm.kubeconfig is not None:
@@ -250,16 +261,9 @@ def apply(
     Raises :class:`CniSwitchError` (exit 2) on a refused CNI switch, InputError for a
     local mirror that lacks charts, ToolError/HelmError/HelmfileError (exit 1) otherwise.
     """
-    from scs_templates._tools.kube import KubeClient  # deferred: scs_templates._tools.kube
-
-    # deferred: scs_templates._tools.kube.workload_kubeconfig
-    from scs_templates._tools.kube.workload_kubeconfig import private_kubeconfig
 
     say = progress or (lambda text: None)
     if kube is None:  # a missing kubeconfig fails here, before anything is said or done
-        # deferred: scs_templates._tools.kube.config
-        from scs_templates._tools.kube.config import check_kubeconfig
-
         check_kubeconfig(kubeconfig, context)
     options = (force_remove, allow_cni_switch, dry_run, wait, api_timeout, poll_interval)
     run = _Apply(settings, kubeconfig, context, *options, say)
@@ -308,7 +312,6 @@ def _install_cluster(
 ) -> InstallResult:
     """Step 1: the cluster release, without waiting for ``Available`` (nodes only become
     Ready once the CNI the services bring runs)."""
-    from scs_templates import _lifecycle as lifecycle  # deferred: scs_templates._lifecycle
 
     run.say(f"installing/upgrading the cluster release {run.settings.metadata.name}")
     return lifecycle.install(
@@ -326,10 +329,6 @@ def _install_cluster(
 def _workload_kubeconfig(run: _Apply, client: KubeClient, timeout: float) -> str | None:
     """Step 2: the workload cluster's kubeconfig Cluster API wrote; waited for, unless a dry
     run (None: the workload cluster does not exist yet)."""
-    from scs_templates._tools.kube.workload_kubeconfig import (  # deferred: scs_templates._tools
-        read_workload_kubeconfig,
-        wait_for_workload_kubeconfig,
-    )
 
     settings, say = run.settings, run.say
     namespace = settings.metadata.namespace
@@ -352,11 +351,6 @@ def _apply_services(
     """Step 3, while the workload kubeconfig is at ``path``: plan every release against what is
     deployed, then apply and sync only the changed ones."""
     from scs_templates._services.runner import ServicesHelmfile  # deferred: ruamel
-    from scs_templates._tools.helm import Helm  # deferred: scs_templates._tools.helm
-    from scs_templates._tools.kube import KubeClient  # deferred: scs_templates._tools.kube
-    from scs_templates._tools.toolchain.resolve import (
-        find_helm,  # deferred: scs_templates._tools.toolchain
-    )
 
     helm_tool = find_helm() if helmfile is None else helmfile.helm
     helm = Helm(helm_tool, kubeconfig=path)
@@ -489,7 +483,6 @@ def _default_kubeconfig() -> str:
 def _with_recorded(settings: ClusterSettings, management: Helm) -> ClusterSettings:
     """``settings`` with what the cluster's release on the management cluster recorded and
     the services must keep (OpenStack: the cloud cluster name of OCCM and Cinder CSI)."""
-    from scs_templates._lifecycle.target import target_of  # deferred: scs_templates._lifecycle
 
     target = target_of(settings)
     if management.status(target.release, namespace=target.namespace) is None:
@@ -500,7 +493,6 @@ def _with_recorded(settings: ClusterSettings, management: Helm) -> ClusterSettin
 
 def _management_releases(helm: Helm, settings: ClusterSettings) -> dict[str, ReleaseInfo]:
     """This cluster's management-side service releases (cluster-autoscaler) that exist."""
-    from scs_templates._tools.helm.runner import _release_from_row  # deferred: scs_templates._tools
 
     names = {
         management_release_name(settings, info) for info in CATALOGUE if info.target == "management"

@@ -40,9 +40,9 @@ from scs_templates._services.releases import (
     plan_releases,
     state_of,
 )
+from scs_templates._services.runner import ServicesHelmfile
 
 if TYPE_CHECKING:
-    from scs_templates._services.runner import ServicesHelmfile
     from scs_templates._settings.model import ClusterSettings
 
 __all__ = ["TARGETS", "ServicesRender", "render_services", "write_services"]
@@ -105,8 +105,6 @@ def render_services(
     Raises InputError (exit 2) when a local chart mirror lacks a chart, HelmfileError
     (exit 1) when helmfile or helm fail (e.g. upstream repositories without network).
     """
-    # deferred: scs_templates._services.runner
-    from scs_templates._services.runner import ServicesHelmfile
 
     releases = plan_releases(settings, frozenset(), False)
     check_local_mirror(releases, settings.spec.services.chart_mirror)

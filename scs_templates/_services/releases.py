@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlparse
 from scs_templates._core import naming
 from scs_templates._core.errors import InputError
 from scs_templates._core.version_numbers import exact
+from scs_templates._render.charts import charts_dir
 from scs_templates._services.catalogue import CATALOGUE, ServiceInfo, default_version, service_info
 from scs_templates._services.values import deep_merge
 from scs_templates._settings.keys import name_for
@@ -245,8 +246,6 @@ def chart_source(info: ServiceInfo, version: str, mirror: str | None) -> ChartSo
     """The chart reference of ``info`` at ``version``, from upstream or from ``mirror``; a
     chart of ours is the package's own folder (``charts/<chart>``: no mirror holds it)."""
     if info.packaged:
-        from scs_templates._render.charts import charts_dir  # deferred: scs_templates._render
-
         return ChartSource("package", str(charts_dir() / info.chart), None)
     if mirror:
         directory = local_mirror_dir(mirror)

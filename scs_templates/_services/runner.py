@@ -23,6 +23,7 @@ from typing import Any
 
 from scs_templates._core import atomic, process
 from scs_templates._lifecycle.helmfile import helmfile_dir
+from scs_templates._services.fetch_hint import fetch_failure
 from scs_templates._tools.helm.runner import _secret_strings
 from scs_templates._tools.helmfile import HelmfileError, HelmfileProcess
 from scs_templates._tools.toolchain.resolve import Tool
@@ -176,8 +177,6 @@ class ServicesHelmfile(HelmfileProcess):
 def _raise_fetch_failure(error: HelmfileError, state: Mapping[str, Any]) -> None:
     """Raise the one-line message of :mod:`~scs_templates._services.fetch_hint` when
     ``error`` is a chart that could not be fetched (nothing otherwise)."""
-    # deferred: scs_templates._services.fetch_hint
-    from scs_templates._services.fetch_hint import fetch_failure
     from scs_templates._services.releases import STATE_KEY  # deferred: pydantic
 
     services = state.get(STATE_KEY)

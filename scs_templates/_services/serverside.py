@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from scs_templates._services.catalogue import CATALOGUE
 from scs_templates._services.releases import STATE_KEY, ServiceRelease, state_of
+from scs_templates._tools.kube import ObjectRef
 
 if TYPE_CHECKING:
     from scs_templates._services.runner import ServicesHelmfile
@@ -91,7 +92,6 @@ def compare(
     ``unchanged`` when every one exists, was applied by us, carries the rendered labels
     and annotations (the Gateway API CRDs name their bundle version and channel there) and,
     for a CRD, the rendered ``spec.versions``, else ``upgrade``."""
-    from scs_templates._tools.kube import ObjectRef  # deferred: scs_templates._tools.kube
 
     manager = release.info.field_manager
     rendered = list(objects)

@@ -28,9 +28,13 @@ see the same messages either way.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scs_templates._core.errors import ScsTemplatesError
+from scs_templates._core.shipped import shipped_dir
+from scs_templates._settings import _schema_check
 from scs_templates._settings.refused import Refused
 
 if TYPE_CHECKING:
@@ -87,8 +91,6 @@ class Unsupported(Exception):
 def schema_file() -> Path:
     """The published schema: in the wheel's data, or ``schemas/`` of a source checkout
     (:func:`scs_templates._core.shipped.shipped_dir`, the one lookup of both)."""
-    from scs_templates._core.errors import ScsTemplatesError  # deferred: scs_templates._core.errors
-    from scs_templates._core.shipped import shipped_dir  # deferred: scs_templates._core.shipped
 
     try:
         return shipped_dir("schemas", "the published settings schema", SCHEMA_NAME) / SCHEMA_NAME
@@ -114,8 +116,6 @@ def _exact(value: Any) -> bool:
 
 def check(data: Any) -> bool:
     """True when the generated check accepts ``data`` (then pydantic would too)."""
-    # deferred: scs_templates._settings._schema_check
-    from scs_templates._settings import _schema_check
 
     if not _exact(data):
         return False
@@ -132,7 +132,6 @@ def check(data: Any) -> bool:
 def _pattern(text: str) -> str:
     """``text`` for Python's ``re`` as pydantic reads it: ``$`` the end of the text (as
     ``\\Z``: Python's ``$`` also matches before a final line break), ASCII text only."""
-    import re  # deferred: re
 
     return _ASCII_ONLY + "(?:" + re.sub(r"(?<!\\)\$", r"\\Z", text) + ")"
 

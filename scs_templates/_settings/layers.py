@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import InputError
+from scs_templates._core.textinput import display_name
 from scs_templates._settings.loader import Positions, parse_yaml_marked, read_text
 from scs_templates._settings.problems import Path, Problem, SettingsError, format_path
 from scs_templates._settings.validate import LoadedSettings, load_settings, validate_data
@@ -52,8 +53,6 @@ def load_layers(
         raise InputError("no settings file: give SETTINGS or -f FILE")
     if len(files) == 1 and not sets and not overrides:
         return load_settings(files[0], plain=plain)
-    # deferred: scs_templates._core.textinput
-    from scs_templates._core.textinput import display_name
 
     texts: list[tuple[str, str]] = []
     problems: list[Problem] = []

@@ -29,6 +29,9 @@ import re
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING
 
+from _ruamel_yaml import CParser  # type: ignore[import-not-found]  # ruamel.yaml.clib
+
+from scs_templates._core import textinput
 from scs_templates._settings.problems import Path, Problem, SettingsError
 
 if TYPE_CHECKING:
@@ -68,7 +71,6 @@ def read_text(path: FsPath | str) -> str:
 
     Devices, FIFOs and sockets are refused (see :mod:`scs_templates._core.textinput`).
     """
-    from scs_templates._core import textinput  # deferred: scs_templates._core.textinput
 
     try:
         return textinput.read_text(
@@ -86,7 +88,6 @@ _NOT_BINARY = "a YAML text file"
 def decode(raw: bytes, file: str) -> str:
     """The text of a settings file's bytes ``raw`` (read from ``file``), as :func:`read_text`
     decodes it."""
-    from scs_templates._core import textinput  # deferred: scs_templates._core.textinput
 
     try:
         return textinput.decode_text(raw, _NOT_BINARY)
@@ -212,8 +213,6 @@ def _libyaml_composer() -> Any:
     pure-Python composer gives). Raises ImportError without the C extension."""
     global _LIBYAML
     if _LIBYAML is None:
-        # deferred: _ruamel_yaml
-        from _ruamel_yaml import CParser  # type: ignore[import-not-found]  # ruamel.yaml.clib
         from ruamel.yaml.resolver import VersionedResolver  # deferred: ruamel
 
         class LibyamlComposer(CParser, VersionedResolver):  # type: ignore[misc]

@@ -15,7 +15,9 @@ from pathlib import Path as FsPath
 from typing import TYPE_CHECKING
 
 from scs_templates._core.records import record
-from scs_templates._settings import plugins, rules
+from scs_templates._core.secrets import redact
+from scs_templates._core.textinput import STDIN_NAME, display_name
+from scs_templates._settings import plain, plugins, rules
 from scs_templates._settings.keys import API_VERSION, KIND
 from scs_templates._settings.loader import Positions, parse_yaml_marked, read_text
 from scs_templates._settings.problems import Path, Problem, SettingsError, did_you_mean
@@ -47,8 +49,6 @@ def load_settings(path: str | FsPath, *, plain: bool = False) -> LoadedSettings:
     ``plain``: the settings of a valid file are :mod:`.plain` objects, not model instances
     (the commands that only read them; errors are the same either way).
     """
-    # deferred: scs_templates._core.textinput
-    from scs_templates._core.textinput import display_name
 
     text = read_text(path)
     return parse_settings_text(text, file=display_name(str(path)), plain=plain)
@@ -143,8 +143,6 @@ def _refuse_unreadable(data: Any, file: str, earlier: list[Problem], problem: _P
     foreign = _foreign_document(data) if header else None
     if foreign is not None:  # not a settings file at all: say what it is and what to do
         key, what, command = foreign
-        # deferred: scs_templates._core.textinput
-        from scs_templates._core.textinput import STDIN_NAME
 
         name = "-" if file == STDIN_NAME else file or "FILE"
         raise SettingsError(
@@ -193,7 +191,6 @@ def _validated(
 
 
 def _plain(data: Any) -> ClusterSettings | None:
-    from scs_templates._settings import plain  # deferred: scs_templates._settings.plain
 
     settings: ClusterSettings | None = plain.validate(data)
     return settings
@@ -341,7 +338,6 @@ def _unechoed_pattern_help() -> dict[str, str]:
 def _translate(error: ValidationError) -> list[tuple[Path, str]]:
     """pydantic's errors as (path, message); every message redacted (URL userinfo,
     registered secrets) because messages quote the values."""
-    from scs_templates._core.secrets import redact  # deferred: scs_templates._core.secrets
 
     return [(path, redact(message)) for path, message in _translate_raw(error)]
 

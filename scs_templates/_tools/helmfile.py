@@ -23,6 +23,7 @@ from scs_templates._core.errors import ToolError
 from scs_templates._core.timeouts import tool_timeout
 from scs_templates._tools.helm.errors import error_text, redact, shorten
 from scs_templates._tools.helm.runner import _default_home
+from scs_templates._tools.toolchain.install import ensure_tool
 from scs_templates._tools.toolchain.resolve import Tool, find_helm, hermetic_env
 
 log = logging.getLogger(__name__)
@@ -60,8 +61,6 @@ def error_message(stderr: str) -> str:
 def _helmfile() -> Tool:
     """The helmfile to run; built now (minutes, once) when it is nowhere yet: helmfile is
     built lazily, the first time a helmfile command needs it (docs/toolchain.md)."""
-    # deferred: scs_templates._tools.toolchain.install
-    from scs_templates._tools.toolchain.install import ensure_tool
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)

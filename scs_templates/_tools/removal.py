@@ -16,6 +16,8 @@ from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from scs_templates._tools.kube.wait import poll
+
 T = TypeVar("T")
 
 __all__ = ["Removal", "remove_all"]
@@ -68,7 +70,6 @@ def remove_all(
     _delete_each(items, delete, gone, result)
     if present is None:
         return result
-    from scs_templates._tools.kube.wait import poll  # deferred: scs_templates._tools.kube.wait
 
     pending = [*result.deleted, *result.absent, *also_await]
     if not pending:

@@ -27,6 +27,9 @@ import ipaddress
 from typing import TYPE_CHECKING
 
 from scs_templates._core.records import record
+from scs_templates.providers.registry import (
+    provider_of,
+)
 
 if TYPE_CHECKING:  # the render path stays pydantic-free (tests/unit/test_settings_plain.py)
     from typing import Literal
@@ -128,9 +131,6 @@ def api_access_plan(settings: ClusterSettings) -> ApiAccessPlan:
         allowed.append(net.node_cidr)
         allowed.extend(access.management_cidrs)
     sources = tuple(dict.fromkeys(allowed))
-    from scs_templates.providers.registry import (
-        provider_of,  # deferred: scs_templates.providers.registry
-    )
 
     mechanism, port = provider_of(settings).api_access_enforcement(settings)
     if access.mode == "open":

@@ -56,9 +56,10 @@ class CannedHelmfile:
 
 @pytest.fixture
 def canned(monkeypatch: pytest.MonkeyPatch) -> None:
-    import scs_templates._services.runner
+    """The preview's helmfile (where ``render_services`` takes it from) is the canned one."""
+    import scs_templates._services.preview
 
-    monkeypatch.setattr(scs_templates._services.runner, "ServicesHelmfile", CannedHelmfile)
+    monkeypatch.setattr(scs_templates._services.preview, "ServicesHelmfile", CannedHelmfile)
 
 
 def test_each_document_names_its_target_cluster(canned: None) -> None:

@@ -36,6 +36,9 @@ from scs_templates._render import encryption, etcd_backup
 from scs_templates._versions.kubernetes import resolve_version
 from scs_templates.providers.api_access import api_access_plan
 from scs_templates.providers.proxy import proxy_values
+from scs_templates.providers.registry import (
+    provider_of,
+)
 
 if TYPE_CHECKING:  # built from model instances or the plain objects of the CLI's happy path
     from typing import Any
@@ -97,9 +100,6 @@ def build_values(settings: ClusterSettings) -> dict[str, Any]:
     Raises ValueError when the Kubernetes version does not resolve (settings validation
     reports that earlier, with the field's position).
     """
-    from scs_templates.providers.registry import (
-        provider_of,  # deferred: scs_templates.providers.registry
-    )
 
     spec = settings.spec
     provider = provider_of(settings)

@@ -23,7 +23,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scs_templates._contract.contract import json_schema, object_part
 from scs_templates._core.atomic import write_file
+from scs_templates._render.charts import charts_dir
+from scs_templates.providers.registry import shipped_providers
 
 if TYPE_CHECKING:
     from scs_templates.providers.interface import Provider
@@ -37,7 +40,6 @@ _ID = "https://scs.community/scs-templates/charts/{chart}/values.schema.json"
 def common_schema() -> dict[str, Any]:
     """The part of the contract every provider chart shares: the schema of
     :data:`~scs_templates._contract.model.ClusterValues` with its ``definitions``."""
-    from scs_templates._contract.contract import json_schema  # deferred: scs_templates._contract
     from scs_templates._contract.model import DEFINITIONS, ClusterValues  # deferred: pydantic
 
     definitions: dict[str, Any] = {}
@@ -52,7 +54,6 @@ def _extend(target: dict[str, Any], model: type | None, definitions: dict[str, A
     """Add the keys of a provider's ``TypedDict`` to an object schema."""
     if model is None:
         return
-    from scs_templates._contract.contract import object_part  # deferred: scs_templates._contract
 
     part = object_part(model, definitions)
     target["required"] = [*target["required"], *part.get("required", [])]
@@ -61,7 +62,6 @@ def _extend(target: dict[str, Any], model: type | None, definitions: dict[str, A
 
 def chart_values_schema(provider: Provider) -> dict[str, Any]:
     """The complete values schema of ``provider``'s chart."""
-    from scs_templates._contract.contract import object_part  # deferred: scs_templates._contract
 
     common = common_schema()
     model = provider.values_model
@@ -96,10 +96,6 @@ def schema_text(provider: Provider) -> str:
 
 def write_chart_schemas(charts: Path | None = None) -> list[Path]:
     """Write the schema of every shipped provider's chart; return the files changed."""
-    from scs_templates._render.charts import charts_dir  # deferred: scs_templates._render.charts
-
-    # deferred: scs_templates.providers.registry
-    from scs_templates.providers.registry import shipped_providers
 
     root = charts if charts is not None else charts_dir()
     changed = []

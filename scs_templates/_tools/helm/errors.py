@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import ToolError
+from scs_templates._core.secrets import redact as redact_all
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -57,8 +58,6 @@ class HelmTimeout(HelmError):
 def redact(text: str, secrets: Iterable[str]) -> str:
     """Replace every form of each secret string by ``<redacted>``: raw, JSON-escaped (helm
     echoes its JSON input), shell-quoted, URL-encoded; see :mod:`scs_templates._core.secrets`."""
-    # deferred: scs_templates._core.secrets
-    from scs_templates._core.secrets import redact as redact_all
 
     return redact_all(text, secrets)
 

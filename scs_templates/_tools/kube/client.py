@@ -7,8 +7,10 @@ Plural resource names come from the API's discovery documents (cached per client
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,7 +20,9 @@ from urllib.parse import quote
 
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._core.naming import kubeconfig_secret
+from scs_templates._core.timeouts import abandonable, explicit
 from scs_templates._tools.kube.cluster import ClusterState, cluster_state
+from scs_templates._tools.kube.config import check_kubeconfig
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -41,7 +45,6 @@ def request_timeout() -> tuple[float, float]:
     """(connect, read) seconds of one API request: :data:`REQUEST_TIMEOUT`, each at most
     the user's ``--timeout``/``SCS_TEMPLATES_TIMEOUT``
     (:func:`scs_templates._core.timeouts.explicit`)."""
-    from scs_templates._core.timeouts import explicit  # deferred: scs_templates._core.timeouts
 
     knob = explicit()
     if knob is None:
@@ -51,7 +54,6 @@ def request_timeout() -> tuple[float, float]:
 
 def _unreachable(error: BaseException, timeout: tuple[float, float]) -> str:
     """Why a request got no answer, in words (not urllib3's pool and object reprs)."""
-    import re  # deferred: re
 
     from urllib3.exceptions import MaxRetryError, NewConnectionError  # deferred: urllib3
     from urllib3.exceptions import TimeoutError as Urllib3Timeout  # deferred: urllib3
@@ -131,8 +133,6 @@ class KubeClient:
         from kubernetes import client, config  # deferred: kubernetes
 
         self._client_module = client
-        # deferred: scs_templates._tools.kube.config
-        from scs_templates._tools.kube.config import check_kubeconfig
 
         path = kubeconfig or os.environ.get("KUBECONFIG") or str(Path.home() / ".kube" / "config")
         self.kubeconfig = path
@@ -212,9 +212,6 @@ class KubeClient:
         The call is abandoned after :data:`WALL_CLOCK_GRACE` more than its longest socket
         timeout (:func:`~scs_templates._core.timeouts.abandonable`)."""
         from urllib3.exceptions import HTTPError as Urllib3Error  # deferred: urllib3
-
-        # deferred: scs_templates._core.timeouts
-        from scs_templates._core.timeouts import abandonable
 
         if path != "/version":
             self.check_api()
@@ -408,7 +405,6 @@ class KubeClient:
 
         The values are credentials: callers must never print or log them.
         """
-        import base64  # deferred: base64
 
         found = self.get(ObjectRef("v1", "Secret", namespace, name))
         if found is None:
@@ -455,7 +451,6 @@ class KubeClient:
         Replacing sets exactly ``labels`` and ``annotations`` (earlier ones, e.g. helm's
         ownership annotations, are dropped).
         """
-        import base64  # deferred: base64
 
         data = {k: base64.b64encode(v.encode()).decode() for k, v in sorted(string_data.items())}
         ref = ObjectRef("v1", "Secret", namespace, name)

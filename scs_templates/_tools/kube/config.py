@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scs_templates._core import textinput
 from scs_templates._core.errors import InputError
 
 if TYPE_CHECKING:
@@ -92,7 +93,6 @@ def check_kubeconfig(kubeconfig: str | None, context: str | None = None) -> None
 
 def _document(path: str, source: str) -> dict[str, Any] | None:
     """The kubeconfig at ``path`` as a mapping; None when the file does not exist."""
-    from scs_templates._core import textinput  # deferred: scs_templates._core.textinput
 
     if source != "--kubeconfig" and not Path(path).exists():
         return None  # a missing file in $KUBECONFIG's list is skipped, as kubectl does

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import ToolError
 from scs_templates._core.naming import kubeconfig_secret
+from scs_templates._tools.kube.wait import poll
 
 if TYPE_CHECKING:
     from scs_templates._tools.kube import KubeClient
@@ -42,7 +43,6 @@ def wait_for_workload_kubeconfig(
     progress: Callable[[str], None] | None = None,
 ) -> str:
     """Poll until the Secret ``<cluster>-kubeconfig`` exists; ToolError after ``timeout``."""
-    from scs_templates._tools.kube.wait import poll  # deferred: scs_templates._tools.kube.wait
 
     secret = f"{namespace}/{kubeconfig_secret(cluster)}"
 

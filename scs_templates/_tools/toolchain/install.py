@@ -34,6 +34,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from scs_templates._core import process
 from scs_templates._core.errors import ToolError, ToolNotFoundError
 from scs_templates._tools.toolchain import go_build, pins
 from scs_templates._tools.toolchain.resolve import (
@@ -239,7 +240,6 @@ def _go_build(
     argv: list[str], cwd: Path, env: dict[str, str], what: str, report: Progress
 ) -> tuple[float, float]:
     """Run ``go build -v``: its package lines go to a log, a terminal sees a live count."""
-    from scs_templates._core import process  # deferred: scs_templates._core.process
 
     log = cwd / "build.log"
     live = sys.stderr.isatty()

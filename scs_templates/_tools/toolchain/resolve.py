@@ -12,16 +12,18 @@ are cached in-process keyed by path, mtime and size: replacing a binary invalida
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shutil
 from pathlib import Path
 
-from scs_templates._core import version_numbers
+from scs_templates._core import process, version_numbers
 from scs_templates._core.cachedir import ENV_CACHE_DIR as ENV_CACHE_DIR  # re-exported
 from scs_templates._core.cachedir import cache_dir
 from scs_templates._core.errors import ToolError, ToolNotFoundError
 from scs_templates._core.records import record
+from scs_templates._core.timeouts import tool_timeout
 from scs_templates._core.version_numbers import Version
 from scs_templates._tools.toolchain import pins
 
@@ -166,7 +168,6 @@ def _versions_path() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def _disk_versions() -> dict[str, object]:
-    import json  # deferred: json
 
     try:
         data = json.loads(_versions_path().read_text(encoding="utf-8"))
@@ -176,7 +177,6 @@ def _disk_versions() -> dict[str, object]:
 
 
 def _remember_version(key: str, version: str) -> None:
-    import json  # deferred: json
     import tempfile  # deferred: tempfile
 
     known = dict(_disk_versions())
@@ -212,8 +212,6 @@ def _cached_version(path: str, mtime_ns: int, size: int, kind: str) -> str:
         argv = [path, "version"]
     else:
         raise ValueError(f"unknown tool {kind!r}")
-    from scs_templates._core import process  # deferred: scs_templates._core.process
-    from scs_templates._core.timeouts import tool_timeout  # deferred: scs_templates._core.timeouts
 
     limit = tool_timeout(VERSION_TIMEOUT_SECONDS)
     # deferred: tempfile

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import ToolError
 from scs_templates._core.naming import in_namespace, resource_name
+from scs_templates._core.timeouts import tool_timeout
 from scs_templates.providers.openstack.connection import (
     CALL_TIMEOUT_SECONDS,
     SOCKET_GRACE_SECONDS,
@@ -214,8 +215,6 @@ def credential_authenticates(access: CloudAccess, credential_id: str, secret: Se
     from keystoneauth1 import exceptions as ks_exceptions  # deferred: keystoneauth1
     from keystoneauth1 import session as ks_session  # deferred: keystoneauth1
     from keystoneauth1.identity import v3  # deferred: keystoneauth1
-
-    from scs_templates._core.timeouts import tool_timeout  # deferred: scs_templates._core.timeouts
 
     auth = v3.ApplicationCredential(
         auth_url=access.auth_url,

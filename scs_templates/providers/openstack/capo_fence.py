@@ -27,10 +27,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import ToolError
+from scs_templates._tools.kube import ObjectRef
+from scs_templates._tools.kube.wait import elapsed, poll
 
 if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings
-    from scs_templates._tools.kube import KubeClient, ObjectRef
+    from scs_templates._tools.kube import KubeClient
 
 INFRA_API_VERSION = "infrastructure.cluster.x-k8s.io/v1beta1"
 CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
@@ -44,7 +46,6 @@ FENCE_ATTEMPTS = 5
 def cluster_objects(kube: KubeClient, settings: ClusterSettings) -> list[ObjectRef]:
     """The cluster's OpenStackClusters (Cluster API labels them with the cluster's name);
     none where the management cluster does not serve the kind."""
-    from scs_templates._tools.kube import ObjectRef  # deferred: scs_templates._tools.kube
 
     if not kube.serves(INFRA_API_VERSION, "OpenStackCluster"):
         return []
@@ -124,7 +125,6 @@ def wait_for_capo(
 ) -> None:
     """Wait until CAPO has reconciled every fenced OpenStackCluster (:func:`reconciled`);
     ToolError naming CAPO's last word on each one that it did not reconcile in time."""
-    from scs_templates._tools.kube.wait import elapsed, poll  # deferred: scs_templates._tools.kube
 
     def pending() -> list[tuple[ObjectRef, Mapping[str, Any] | None]]:
         left = []

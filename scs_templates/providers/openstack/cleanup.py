@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from scs_templates._tools.removal import remove_all
 from scs_templates.providers.openstack.capo_names import (
     CAPO_SECGROUP_DESCRIPTION,
     capo_description,
@@ -198,7 +199,6 @@ def _delete_ports(
 ) -> None:
     """Delete the leftover ports; one that cannot be deleted is reported (with what to do
     about a port only an admin may delete) and joins ``remaining``: it blocks what it uses."""
-    from scs_templates._tools.removal import remove_all  # deferred: scs_templates._tools.removal
 
     ports_of = {item.id: port for port, item in zip(doomed, port_items, strict=True)}
     removal = remove_all(

@@ -9,12 +9,16 @@ at that point.
 from __future__ import annotations
 
 import hmac
+import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
+from scs_templates._core import secrets as secret_text
 from scs_templates._core.errors import InputError, ToolError
+from scs_templates._core.timeouts import abandonable, inside_abandonable, tool_timeout
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
@@ -86,7 +90,6 @@ def redact(text: str, secrets: Iterable[Secret | str | None]) -> str:
     """Replace every form of every secret value in ``text``
     (:func:`scs_templates._core.secrets.redact`:
     raw, JSON-escaped, shell-quoted, URL-encoded, URL userinfo, registered secrets)."""
-    from scs_templates._core import secrets as secret_text  # deferred: scs_templates._core.secrets
 
     values = [s.reveal() if isinstance(s, Secret) else s for s in secrets]
     return secret_text.redact(text, values).replace(secret_text.REDACTED, REDACTED)
@@ -119,8 +122,6 @@ def open_cloud(cloud: str) -> Connection:
     import openstack  # deferred: openstack
     from openstack.config import exceptions as config_exceptions  # deferred: openstack
 
-    from scs_templates._core.timeouts import tool_timeout  # deferred: scs_templates._core.timeouts
-
     limit = tool_timeout(CALL_TIMEOUT_SECONDS)
     try:  # api_timeout: the connect and read timeouts of every request of this connection
         conn = openstack.connect(cloud=cloud, api_timeout=limit + SOCKET_GRACE_SECONDS)
@@ -148,7 +149,6 @@ def open_cloud(cloud: str) -> Connection:
 def _quiet_discovery_warning() -> None:
     """keystoneauth warns when identity discovery fails, then the login fails: the one error
     line says it already (``--debug`` keeps the warning)."""
-    import logging  # deferred: logging
 
     if not logging.getLogger("scs_templates").isEnabledFor(logging.DEBUG):
         logging.getLogger("keystoneauth.identity.generic.base").setLevel(logging.ERROR)
@@ -164,7 +164,6 @@ def bounded(call: Callable[[], T], *, what: str | Callable[[], str], limit: floa
     then never trips a socket's read timeout. No socket timeout ends either, so the call
     runs where it can be abandoned (:func:`~scs_templates._core.timeouts.abandonable`).
     """
-    from scs_templates._core.timeouts import abandonable  # deferred: scs_templates._core.timeouts
 
     def abandoned() -> CallAbandoned:
         where = what() if callable(what) else what
@@ -183,10 +182,6 @@ def bound_requests(session: Any, limit: float, *, who: str = "") -> None:
     ``who`` (``cloud 'NAME'``, as the login's does: a command may talk to more than one
     cloud) and the last URL the call sent; after one abandoned call every later one raises
     at once."""
-    from urllib.parse import urlsplit, urlunsplit  # deferred: urllib.parse
-
-    # deferred: scs_templates._core.timeouts
-    from scs_templates._core.timeouts import inside_abandonable
 
     request = session.request
     transport = session.session  # the requests.Session under keystoneauth
@@ -226,7 +221,6 @@ _AUTH_SECRET_KEYS = ("password", "application_credential_secret", "token", "pass
 def _register_auth_secrets(conn: Connection) -> None:
     """Every message from now on redacts this cloud's credential (see
     scs_templates._core.secrets)."""
-    from scs_templates._core import secrets as secret_text  # deferred: scs_templates._core.secrets
 
     auth = conn.config.get_auth_args() or {}
     secret_text.register(*(str(auth[key]) for key in _AUTH_SECRET_KEYS if auth.get(key)))

@@ -10,13 +10,16 @@ Secrets travel as :class:`~scs_templates.providers.openstack.connection.Secret`.
 
 from __future__ import annotations
 
+import base64
 import io
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scs_templates._core import atomic, secrets, textinput
 from scs_templates._core.errors import InputError
+from scs_templates._core.labels import credentials_secret_labels
 from scs_templates.providers.openstack.connection import CloudAccess, Secret
 from scs_templates.providers.openstack.section import section
 from scs_templates.providers.openstack.values import (
@@ -127,8 +130,6 @@ def single_cloud_clouds_yaml(text: str, cloud_name: str) -> str | None:
     """
     from ruamel.yaml import YAML  # deferred: ruamel
     from ruamel.yaml.error import YAMLError  # deferred: ruamel
-
-    from scs_templates._core import secrets  # deferred: scs_templates._core.secrets
 
     try:
         document = YAML(typ="safe").load(text)
@@ -254,7 +255,6 @@ def read_credentials_file(path: Path, *, kind: str, named: str | None = None) ->
     InputError ``<named>: <reason>`` (``named`` defaults to the path); ``kind`` is what the
     file should be (``a clouds.yaml``), for the reason. The content is never in a message.
     """
-    from scs_templates._core import textinput  # deferred: scs_templates._core.textinput
 
     name = str(path)
     try:  # a file called "-" is that file, not standard input
@@ -335,9 +335,6 @@ def secret_manifest(settings: ClusterSettings, data: Mapping[str, Secret]) -> Se
     from ruamel.yaml import YAML  # deferred: ruamel
     from ruamel.yaml.scalarstring import LiteralScalarString  # deferred: ruamel
 
-    # deferred: scs_templates._core.labels
-    from scs_templates._core.labels import credentials_secret_labels
-
     manifest = {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -361,7 +358,6 @@ def write_secret_manifest(
 ) -> None:
     """Write :func:`secret_manifest` to ``path``: 0600, atomic (temp + rename); InputError
     naming the path when it cannot be written."""
-    from scs_templates._core import atomic  # deferred: scs_templates._core.atomic
 
     atomic.write_file(path.expanduser(), secret_manifest(settings, data).reveal(), private=True)
 
@@ -370,7 +366,6 @@ def read_secret_manifest(path: Path) -> dict[str, str]:
     """``stringData`` (and base64 ``data``) of a Kubernetes Secret manifest file, such as
     :func:`write_secret_manifest` wrote: the ``existing`` credentials of
     :func:`scs_templates.providers.openstack.appcred.ensure_cluster_credentials`."""
-    import base64  # deferred: base64
 
     from ruamel.yaml import YAML  # deferred: ruamel
     from ruamel.yaml.error import YAMLError  # deferred: ruamel

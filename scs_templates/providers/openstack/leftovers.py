@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
+from scs_templates._tools.removal import remove_all
 from scs_templates.providers.openstack.capo_names import capo_description
 from scs_templates.providers.openstack.cloud_report import CloudItem, report_lines
 from scs_templates.providers.openstack.connection import (
@@ -258,7 +259,6 @@ class _Remover:
     ) -> None:
         """Delete each (a 404: already gone), note failures; wait when ``present`` lists
         what is still there (the service deletes asynchronously)."""
-        from scs_templates._tools.removal import remove_all  # deferred: scs_templates._tools
 
         result = remove_all(
             items,

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from scs_templates._versions.kubernetes import parse_version
 from scs_templates.providers.openstack.capo_names import (
     CAPO_SECGROUP_DESCRIPTION,
     capo_description,
@@ -396,8 +397,6 @@ def _flavors(ctx: _Context) -> Iterator[CheckResult]:
 def _image_resolver(settings: ClusterSettings) -> Callable[[str | None], str]:
     """A machine's image name: its override or ``spec.openstack.image``, with ``{version}``
     replaced by the resolved Kubernetes version."""
-    # deferred: scs_templates._versions.kubernetes
-    from scs_templates._versions.kubernetes import parse_version
 
     spec = settings.spec
     try:

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import ToolError
+from scs_templates.providers.api_access import DEFAULT_API_PORT, OVN_RESTRICTED_API_PORT
 from scs_templates.providers.interface import (
     CloudOptions,
     Finding,
@@ -173,8 +174,6 @@ class OpenStackProvider(Provider):
         return [(("spec", "openstack", "image"), section(settings).image)]
 
     def api_access_enforcement(self, settings: ClusterSettings) -> tuple[str, int]:
-        # deferred: scs_templates.providers.api_access
-        from scs_templates.providers.api_access import DEFAULT_API_PORT, OVN_RESTRICTED_API_PORT
 
         if section(settings).load_balancer_provider == "ovn":
             return "security-group", OVN_RESTRICTED_API_PORT

@@ -16,7 +16,32 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import InputError, ToolError
+from scs_templates.providers.openstack.appcred import (
+    cluster_credentials_in_keystone,
+    delete_cluster_credentials,
+    ensure_cluster_credentials,
+    kept_legacy_credentials,
+)
+from scs_templates.providers.openstack.cleanup import cleanup_cluster_network
+from scs_templates.providers.openstack.connection import open_cloud
+from scs_templates.providers.openstack.credentials_secret import (
+    cloud_conf_from_clouds_yaml,
+    credentials_secret_data,
+    credentials_secret_name,
+    single_cloud_clouds_yaml,
+)
+from scs_templates.providers.openstack.leftovers import (
+    block_storage_api,
+    clean_project_leftovers,
+    load_balancer_api,
+)
+from scs_templates.providers.openstack.preflight import run_preflight
 from scs_templates.providers.openstack.section import section
+from scs_templates.providers.openstack.servergroups import (
+    delete_server_groups,
+    ensure_server_groups,
+)
+from scs_templates.providers.openstack.values import CACERT_KEY, CLOUD_CONF_KEY, CLOUDS_YAML_KEY
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
@@ -53,21 +78,6 @@ def cluster_secrets(
     credentials Secret on the management cluster is read so a credential that still
     authenticates is reused (no churn, no new secret on every install).
     """
-    # deferred: scs_templates.providers.openstack.appcred
-    from scs_templates.providers.openstack.appcred import ensure_cluster_credentials
-
-    # deferred: scs_templates.providers.openstack.connection
-    from scs_templates.providers.openstack.connection import open_cloud
-    from scs_templates.providers.openstack.credentials_secret import (
-        credentials_secret_data,
-        credentials_secret_name,
-    )  # deferred: scs_templates.providers.openstack.credentials_secret
-
-    # deferred: scs_templates.providers.openstack.preflight
-    from scs_templates.providers.openstack.preflight import run_preflight
-
-    # deferred: scs_templates.providers.openstack.servergroups
-    from scs_templates.providers.openstack.servergroups import ensure_server_groups
 
     existing = kube.secret_data(settings.metadata.namespace, credentials_secret_name(settings))
     conn = open_cloud(os_cloud or section(settings).cloud)
@@ -103,13 +113,6 @@ def secrets_from_files(
     ``--clouds-yaml``: only the entry spec.openstack.cloud is kept (the user's other clouds
     and their passwords never reach the Secret or the release values); cloud.conf is derived
     from the same entry."""
-    from scs_templates.providers.openstack.credentials_secret import (
-        cloud_conf_from_clouds_yaml,
-        single_cloud_clouds_yaml,
-    )  # deferred: scs_templates.providers.openstack.credentials_secret
-
-    # deferred: scs_templates.providers.openstack.values
-    from scs_templates.providers.openstack.values import CACERT_KEY, CLOUD_CONF_KEY, CLOUDS_YAML_KEY
 
     os_settings = section(settings)
     own_entry = single_cloud_clouds_yaml(clouds_yaml, os_settings.cloud)
@@ -154,11 +157,6 @@ def release_cluster_resources(
     Returns problems (empty when everything is clean). Idempotent: a second run finds
     nothing to do. ``conn`` defaults to a connection to ``os_cloud``.
     """
-    # deferred: scs_templates.providers.openstack.connection
-    from scs_templates.providers.openstack.connection import open_cloud
-
-    # deferred: scs_templates.providers.openstack.servergroups
-    from scs_templates.providers.openstack.servergroups import delete_server_groups
 
     own = conn is None
     if conn is None:
@@ -181,13 +179,6 @@ def _release_project(
     """What the workload cluster's controllers left in the project (:mod:`.leftovers`), then
     the leftover ports and the network (:mod:`.cleanup`); returns the problems of both.
     ``keep``: the volumes and snapshots are kept."""
-    # deferred: scs_templates.providers.openstack.cleanup
-    from scs_templates.providers.openstack.cleanup import cleanup_cluster_network
-    from scs_templates.providers.openstack.leftovers import (
-        block_storage_api,
-        clean_project_leftovers,
-        load_balancer_api,
-    )  # deferred: scs_templates.providers.openstack.leftovers
 
     leftovers = clean_project_leftovers(
         conn,
@@ -214,11 +205,6 @@ def _release_credentials(
 ) -> None:
     """The cluster's application credentials (a legacy-named one only when ``held``); the
     legacy ones that cannot be told to be the cluster's are reported, kept."""
-    from scs_templates.providers.openstack.appcred import (
-        cluster_credentials_in_keystone,
-        delete_cluster_credentials,
-        kept_legacy_credentials,
-    )  # deferred: scs_templates.providers.openstack.appcred
 
     if dry_run:
         for members in cluster_credentials_in_keystone(conn, settings, held).values():

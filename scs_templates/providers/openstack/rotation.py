@@ -48,6 +48,11 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._core.labels import CREDENTIAL_ID_ANNOTATION
+from scs_templates._tools.kube import KubeClient as Client
+from scs_templates._tools.kube import ObjectRef
+from scs_templates._tools.kube.wait import elapsed, poll
+from scs_templates._tools.kube.workload_kubeconfig import private_kubeconfig
+from scs_templates.providers.credentials import store_credentials
 from scs_templates.providers.openstack import capo_fence
 from scs_templates.providers.openstack.appcred import (
     CLUSTER_SUFFIX,
@@ -59,6 +64,7 @@ from scs_templates.providers.openstack.appcred import (
     generation_name,
 )
 from scs_templates.providers.openstack.capo_fence import CLUSTER_NAME_LABEL, INFRA_API_VERSION
+from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
 from scs_templates.providers.openstack.connection import cloud_access
 from scs_templates.providers.openstack.credential_records import (
     AppCredential,
@@ -71,14 +77,16 @@ from scs_templates.providers.openstack.credentials_secret import (
     credentials_secret_name,
     parse_credentials_secret,
 )
+from scs_templates.providers.openstack.provision import manages_credentials
 from scs_templates.providers.openstack.section import section
 from scs_templates.providers.openstack.values import CLOUD_CONF_KEY, CLOUDS_YAML_KEY
+from scs_templates.providers.openstack.workload import sync_cloud_config
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
 
     from scs_templates._settings.model import ClusterSettings
-    from scs_templates._tools.kube import KubeClient, ObjectRef
+    from scs_templates._tools.kube import KubeClient
 
 Progress = Callable[[str], None]
 
@@ -205,8 +213,6 @@ def rotate_credentials(
 def _stored_credentials(settings: ClusterSettings, kube: KubeClient) -> dict[str, StoredCredential]:
     """The credentials the cluster's Secret holds, by key; refused (exit 2) when scs-templates
     does not manage them, the Secret is missing, or it holds no application credential."""
-    # deferred: scs_templates.providers.openstack.provision
-    from scs_templates.providers.openstack.provision import manages_credentials
 
     namespace = settings.metadata.namespace
     where = f"{namespace}/{credentials_secret_name(settings)}"
@@ -313,8 +319,6 @@ class _Rotation:
             section(self.settings).cloud, access, cluster, ensured(WORKLOAD_SUFFIX)
         )
         content = credentials_secret_data(credentials, self.settings)
-        # deferred: scs_templates.providers.credentials
-        from scs_templates.providers.credentials import store_credentials
 
         revealed = {k: v.reveal() for k, v in sorted(content.items())}
         store_credentials(self.kube, self.settings, revealed)
@@ -355,8 +359,6 @@ class _Rotation:
                 "are not listed"
             )
             return
-        # deferred: scs_templates.providers.openstack.cloud_config
-        from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
 
         self.report.workload_secret = f"kube-system/{CLOUD_CONFIG_SECRET}"
         self.report.restarted = _restart_consumers(
@@ -399,7 +401,6 @@ def _request_reconcile(
 ) -> list[str]:
     """Annotate the cluster's OpenStackCluster and OpenStackMachines: an update makes CAPO
     reconcile them now, and each reconcile reads the Secret afresh."""
-    from scs_templates._tools.kube import ObjectRef  # deferred: scs_templates._tools.kube
 
     namespace = settings.metadata.namespace
     selector = f"{CLUSTER_NAME_LABEL}={settings.name}"
@@ -425,10 +426,6 @@ def _workload_client(
     if given is not None:
         yield given
         return
-    from scs_templates._tools.kube import KubeClient as Client  # deferred: scs_templates._tools
-
-    # deferred: scs_templates._tools.kube.workload_kubeconfig
-    from scs_templates._tools.kube.workload_kubeconfig import private_kubeconfig
 
     text = kube.cluster_kubeconfig(settings.metadata.namespace, settings.name)
     if text is None:
@@ -492,13 +489,6 @@ def _restart_consumers(
     progress: Progress,
 ) -> list[str]:
     """Rewrite ``kube-system/cloud-config``, restart what mounts it, wait for the rollouts."""
-    from scs_templates._tools.kube import ObjectRef  # deferred: scs_templates._tools.kube
-
-    # deferred: scs_templates.providers.openstack.cloud_config
-    from scs_templates.providers.openstack.cloud_config import CLOUD_CONFIG_SECRET
-
-    # deferred: scs_templates.providers.openstack.workload
-    from scs_templates.providers.openstack.workload import sync_cloud_config
 
     consumers = [
         ObjectRef("apps/v1", kind, "kube-system", str(obj["metadata"]["name"]))
@@ -533,7 +523,6 @@ def _wait_for_rollouts(
 ) -> None:
     """Until every restarted consumer's rollout has finished; on timeout the old credential
     is kept (exit 1): they may still use it."""
-    from scs_templates._tools.kube.wait import elapsed, poll  # deferred: scs_templates._tools.kube
 
     def pending() -> list[str]:
         left = []

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import ToolError
 from scs_templates.providers.openstack.connection import error_summary, has_service
+from scs_templates.providers.openstack.values import server_groups
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
@@ -41,8 +42,6 @@ class ServerGroupAction:
 
 def wanted_server_groups(settings: ClusterSettings) -> list[tuple[str, str]]:
     """(name, policy) pairs the rendered machine templates reference, in a stable order."""
-    # deferred: scs_templates.providers.openstack.values
-    from scs_templates.providers.openstack.values import server_groups
 
     return server_groups(settings)
 

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from scs_templates._core import naming
+from scs_templates._core.errors import InputError
+from scs_templates.providers.api_access import api_access_plan
 from scs_templates.providers.openstack.section import section
 
 if TYPE_CHECKING:
@@ -126,8 +128,6 @@ def worker_values(settings: ClusterSettings, group: WorkerGroup) -> OpenStackWor
 
 def network_values(settings: ClusterSettings) -> OpenStackNetworkKeys:
     """The node network CAPO creates, and who may reach the API load balancer."""
-    # deferred: scs_templates.providers.api_access
-    from scs_templates.providers.api_access import api_access_plan
 
     net = settings.spec.network
     return {
@@ -147,8 +147,6 @@ def credentials_secret_name(settings: ClusterSettings) -> str:
 def openstack_values(settings: ClusterSettings) -> OpenStackSection:
     """The ``openstack`` section of the values. The credentials Secret is only referenced:
     the library writes it through the Kubernetes API, never as a helm value."""
-    # deferred: scs_templates.providers.api_access
-    from scs_templates.providers.api_access import api_access_plan
 
     os_settings = section(settings)
     metadata = os_settings.server_metadata
@@ -221,7 +219,6 @@ def with_recorded_cloud_cluster_name(
     made before the record existed, so that an upgrade never renames what OCCM and Cinder
     CSI created (load balancers and volumes keep their names). An explicit
     ``openstack.cloudClusterName`` that differs is refused (InputError, exit 2)."""
-    from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
 
     recorded_section = installed.get(RECORDED_KEY[0])
     recorded = (

@@ -9,6 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scs_templates._core.labels import CLUSTER_LABEL, MANAGED_BY_LABEL, MANAGER
+from scs_templates.providers.openstack.cloud_config import (
+    CLOUD_CONFIG_CA_KEY,
+    CLOUD_CONFIG_SECRET,
+    with_ca_file,
+    with_internal_network,
+)
 from scs_templates.providers.openstack.values import (
     CACERT_KEY,
     CLOUD_CONF_KEY,
@@ -32,12 +38,6 @@ def sync_cloud_config(
 
     The content is a credential: it moves API to API and is never printed or written to disk.
     """
-    from scs_templates.providers.openstack.cloud_config import (
-        CLOUD_CONFIG_CA_KEY,
-        CLOUD_CONFIG_SECRET,
-        with_ca_file,
-        with_internal_network,
-    )  # deferred: scs_templates.providers.openstack.cloud_config
 
     services = settings.spec.services
     if not (services.cloud_controller_manager.enabled or services.cinder_csi.enabled):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import InputError
 from scs_templates._settings.problems import SettingsError, did_you_mean, format_path
+from scs_templates._settings.validate import parse_settings_text
 from scs_templates.providers.openstack.migrate.emit import dump
 from scs_templates.providers.openstack.migrate.key_table import KEY_TABLE, KEYS
 from scs_templates.providers.openstack.migrate.migration import (
@@ -60,8 +61,6 @@ def migrate_kaas_v1(
     of a known key has the wrong shape (``FILE:LINE: KEY: message``, one line per problem),
     or when the result would not validate. Secret values never appear in any message.
     """
-    # deferred: scs_templates._settings.validate
-    from scs_templates._settings.validate import parse_settings_text
 
     entries = read_entries(text, file, _SECRET_KEYS)
     if not any(entry.key in KEYS for entry in entries):

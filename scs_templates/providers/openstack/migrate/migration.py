@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from scs_templates._contract import migration as migration_contract
+from scs_templates._core.naming import in_namespace, resource_name
 from scs_templates._settings.keys import API_VERSION, KIND
 from scs_templates._settings.problems import format_path
+from scs_templates.providers.openstack.appcred import CLUSTER_SUFFIX
 from scs_templates.providers.openstack.migrate.emit import DocumentBuilder
 
 if TYPE_CHECKING:
@@ -125,11 +127,6 @@ class Migration:
         return None
 
     def header(self, source: str) -> list[str]:
-        # deferred: scs_templates._core.naming
-        from scs_templates._core.naming import in_namespace, resource_name
-
-        # deferred: scs_templates.providers.openstack.appcred
-        from scs_templates.providers.openstack.appcred import CLUSTER_SUFFIX
 
         kaas_v1 = resource_name(self.prefix, self.name, CLUSTER_SUFFIX)
         appcred = in_namespace(kaas_v1, "$NAMESPACE")

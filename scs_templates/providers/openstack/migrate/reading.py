@@ -11,7 +11,10 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from scs_templates._core import textinput
 from scs_templates._core.errors import InputError
+from scs_templates._settings.keys import API_VERSION, KIND
+from scs_templates._settings.loader import YamlSyntaxError, compose_yaml
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,8 +36,6 @@ class Entry:
 
 def read_entries(text: str, file: str, secret_keys: Collection[str]) -> list[Entry]:
     """The keys of a clusterctl.yaml in file order; the values of ``secret_keys`` are not read."""
-    # deferred: scs_templates._settings.loader
-    from scs_templates._settings.loader import YamlSyntaxError, compose_yaml
 
     if "\x00" in text:
         raise InputError(f"{file}: binary data, not a KaaS v1 clusterctl.yaml")
@@ -88,7 +89,6 @@ def _refuse_kubernetes_document(root: Any, file: str) -> None:
     }
     if len(header) < 2:
         return
-    from scs_templates._settings.keys import API_VERSION, KIND  # deferred: scs_templates._settings
 
     if header["kind"] == KIND:
         raise InputError(
@@ -164,7 +164,6 @@ def read_input(path: Path | str) -> str:
     At most :data:`MAX_INPUT_BYTES` are read; devices and FIFOs are refused
     (:mod:`scs_templates._core.textinput`).
     """
-    from scs_templates._core import textinput  # deferred: scs_templates._core.textinput
 
     try:
         return textinput.read_text(
