@@ -11,7 +11,7 @@ The cloud is :class:`FaultyKeystone`, a named fault-injection double on loopback
 answers every request with 401, with 500, never, or a byte at a time for ever (``trickle``);
 or, with ``after_login``, serves the login (discovery and a token whose catalog points at
 itself) and injects the fault into every later call. The CLI runs in a subprocess so that a
-hang (the bug) is a failed test, not a stuck suite. tests/cloud/test_openstack_timeouts.py
+hang (the bug) is a failed test, not a stuck suite. tests/cloud/test_openstack_timeouts_real.py
 proves the same against the real Keystone and Neutron.
 """
 
