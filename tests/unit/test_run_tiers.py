@@ -112,3 +112,14 @@ def test_the_full_suite_runs_the_property_tests_longer_unless_told() -> None:
     ten times that of `make check`; a budget set by the caller (`make property`) wins."""
     assert run_tiers.full_suite_budget({}) == {"SCS_TEMPLATES_PROPERTY_EXAMPLES": "400"}
     assert run_tiers.full_suite_budget({"SCS_TEMPLATES_PROPERTY_EXAMPLES": "7"}) == {}
+
+
+def test_no_two_test_modules_share_a_name() -> None:
+    """The tier folders are not packages, so pytest imports each test module by its file
+    name: two of one name make a bare ``pytest`` (every tier in one run) stop at collection
+    ('import file mismatch'), although ``make test``, which runs the tiers apart, passes."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted((REPO / "tests").rglob("test_*.py")):
+        if "plugins" not in path.relative_to(REPO).parts:
+            seen.setdefault(path.name, []).append(path.relative_to(REPO).as_posix())
+    assert not {name: paths for name, paths in seen.items() if len(paths) > 1}
