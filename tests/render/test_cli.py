@@ -13,6 +13,7 @@ import pytest
 from scs_templates import __version__
 from scs_templates._cli.main import main
 from tests.support import EXAMPLES, REPO
+from tests.support.imports import package_modules
 
 HEAVY = ("kubernetes", "openstack", "keystoneauth1")
 
@@ -35,8 +36,8 @@ def test_unknown_option_exits_2() -> None:
     assert exited.value.code == 2
 
 
-def _modules_after(args: list[str]) -> set[str]:
-    """Run the CLI in a fresh interpreter and list the top-level modules it imported."""
+def _loaded_modules(args: list[str]) -> set[str]:
+    """Run the CLI in a fresh interpreter and list every module it imported."""
     code = (
         "import json, sys\n"
         "from scs_templates._cli.main import main\n"
@@ -45,13 +46,18 @@ def _modules_after(args: list[str]) -> set[str]:
         "except SystemExit:\n"
         "    pass\n"
         "sys.stdout.flush()\n"
-        "print('\\nMODULES=' + json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
+        "print('\\nMODULES=' + json.dumps(sorted(sys.modules)))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     line = result.stdout.rsplit("MODULES=", 1)[1]
     return set(json.loads(line))
+
+
+def _modules_after(args: list[str]) -> set[str]:
+    """The top-level modules (packages) the CLI imported for ``args``."""
+    return {name.split(".")[0] for name in _loaded_modules(args)}
 
 
 @pytest.mark.parametrize(
@@ -78,39 +84,6 @@ def test_version_and_help_import_only_what_they_print() -> None:
     none of the commands' imports (typing, pathlib) is loaded (issue #19: start-up)."""
     assert not _modules_after(["--version"]) & {"argparse", "typing", "signal"}
     assert not _modules_after(["--help"]) & {"typing", "pathlib", "signal"}
-
-
-def test_typing_is_kept_off_only_where_help_goes() -> None:
-    """``TYPE_CHECKING = False`` (not typing's) is written by exactly the modules ``--help``
-    imports that need type-only imports: typing would cost ``--help`` ~3 ms (+11 %, #38) of
-    a 30 ms target. Everywhere else typing's own ``TYPE_CHECKING`` is used, so the idiom
-    cannot spread where it buys nothing (docs/development.md)."""
-    code = (
-        "import io, json, sys\n"
-        "from scs_templates._cli.main import main\n"
-        "sys.stdout = io.StringIO()\n"
-        "try:\n"
-        "    main(['--help'])\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "sys.stderr.write('MODULES=' + json.dumps(sorted(sys.modules)))\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
-    )
-    on_help = set(json.loads(result.stderr.rsplit("MODULES=", 1)[1]))
-    idiom, guarded = set(), set()
-    for path in sorted((REPO / "scs_templates").rglob("*.py")):
-        module = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
-        text = path.read_text(encoding="utf-8")
-        if "\nTYPE_CHECKING = False" in text:
-            idiom.add(module)
-        if "\nif TYPE_CHECKING:" in text:
-            guarded.add(module)
-    assert idiom == guarded & on_help, {
-        "the idiom off --help's path": sorted(idiom - on_help),
-        "typing's TYPE_CHECKING on it": sorted(guarded & on_help - idiom),
-    }
     # validate of a valid file: no suggestion words (difflib), no name shortening
     # (hashlib), no secret registered (shlex)
     # nor shutil (with bz2, lzma, zlib, fnmatch): the commands' parsers get help_width too
@@ -119,6 +92,25 @@ def test_typing_is_kept_off_only_where_help_goes() -> None:
         "hashlib",
         "shlex",
         "shutil",
+    }
+
+
+def test_typing_is_kept_off_only_where_help_goes() -> None:
+    """``TYPE_CHECKING = False`` (not typing's) is written by exactly the modules ``--help``
+    imports that need type-only imports: typing would cost ``--help`` ~3 ms (+11 %, #38) of
+    a 30 ms target. Everywhere else typing's own ``TYPE_CHECKING`` is used, so the idiom
+    cannot spread where it buys nothing (docs/development.md)."""
+    on_help = _loaded_modules(["--help"])
+    idiom, guarded = set(), set()
+    for module, path in package_modules(REPO).items():
+        text = path.read_text(encoding="utf-8")
+        if "\nTYPE_CHECKING = False" in text:
+            idiom.add(module)
+        if "\nif TYPE_CHECKING:" in text:
+            guarded.add(module)
+    assert idiom == guarded & on_help, {
+        "the idiom off --help's path": sorted(idiom - on_help),
+        "typing's TYPE_CHECKING on it": sorted(guarded & on_help - idiom),
     }
 
 
@@ -142,6 +134,8 @@ def test_rotation_step_is_a_literal_at_run_time() -> None:
 
     assert typing.get_origin(encryption.RotationStep) is typing.Literal
     assert typing.get_args(encryption.RotationStep) == ("add", "promote", "remove")
+    with pytest.raises(AttributeError):
+        encryption.NoSuchName  # noqa: B018
 
 
 @pytest.mark.parametrize("columns", ["40", "80", "132"])

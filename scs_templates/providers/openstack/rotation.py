@@ -48,8 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._core.labels import CREDENTIAL_ID_ANNOTATION
-from scs_templates._tools.kube import KubeClient as Client
-from scs_templates._tools.kube import ObjectRef
+from scs_templates._tools.kube import KubeClient, ObjectRef
 from scs_templates._tools.kube.wait import elapsed, poll
 from scs_templates._tools.kube.workload_kubeconfig import private_kubeconfig
 from scs_templates.providers.credentials import store_credentials
@@ -86,7 +85,6 @@ if TYPE_CHECKING:
     from openstack.connection import Connection
 
     from scs_templates._settings.model import ClusterSettings
-    from scs_templates._tools.kube import KubeClient
 
 Progress = Callable[[str], None]
 
@@ -433,7 +431,7 @@ def _workload_client(
         return
     with private_kubeconfig(text) as path:
         try:
-            opened = Client(str(path))
+            opened = KubeClient(str(path))
         except InputError:
             yield None
             return
