@@ -10,13 +10,15 @@ progress to stderr. The workload kubeconfig is never printed.
 
 from __future__ import annotations
 
-import sys
+import argparse
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
-if TYPE_CHECKING:
-    import argparse
-    from typing import Any
-
+from scs_templates._clikit.arguments import (
+    chart_mirror_option,
+    cluster_options,
+    parse_duration,
+    poll_option,
+    provider_options,
+)
 
 #: ``apply --help``.
 DESCRIPTION = (
@@ -33,14 +35,8 @@ DESCRIPTION = (
 )
 
 
-def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``apply``; importing this module stays cheap."""
-    # deferred: scs_templates._cli.cmd_lifecycle
-    from scs_templates._cli.cmd_lifecycle import parse_duration, provider_options
-
-    # deferred: scs_templates._clikit.common
-    from scs_templates._clikit.common import chart_mirror_option, cluster_options, poll_option
-
     apply = subparsers.add_parser(
         "apply",
         help="install/upgrade the cluster and its standard services (helmfile sync)",
@@ -82,51 +78,4 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     provider_options(apply, credentials=True)
     poll_option(apply)
-    apply.set_defaults(func=run_apply)
-
-
-def run_apply(args: argparse.Namespace) -> int:
-    # deferred: scs_templates._cli.cmd_lifecycle
-    from scs_templates._cli.cmd_lifecycle import ProgressLine, _note, cloud_options, print_pruned
-    from scs_templates._clikit.common import load_args  # deferred: scs_templates._clikit.common
-    from scs_templates._services.deploy import apply  # deferred: pydantic
-
-    loaded = load_args(args)
-    progress = ProgressLine()
-    try:
-        result = apply(
-            loaded.settings,
-            kubeconfig=args.kubeconfig,
-            context=args.context,
-            cloud=cloud_options(args, loaded.settings.spec.provider),
-            cloud_progress=_note,
-            force_remove=args.force_remove,
-            allow_cni_switch=args.allow_cni_switch,
-            dry_run=args.dry_run,
-            install_cluster=not args.services_only,
-            wait=not args.no_wait,
-            kubeconfig_timeout=args.timeout,
-            poll_interval=args.poll_interval,
-            progress=progress,
-        )
-    finally:
-        progress.done()
-    if result.cluster is not None:
-        release = result.cluster.release
-        print(
-            f"cluster release {release.name} in namespace {release.namespace}: "
-            f"revision {release.revision}, {release.status}"
-        )
-        print_pruned(result.cluster.pruned)
-    for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
-    prefix = "would " if result.dry_run else ""
-    for plan in result.plan:
-        print(prefix + plan.line())
-    if not result.dry_run:
-        print(
-            f"services: synced {', '.join(result.synced)}"
-            if result.synced
-            else "services: nothing to change"
-        )
-    return 0
+    apply.set_defaults(func="scs_templates._cli.run.apply:run_apply")

@@ -8,10 +8,7 @@ folders complete paths (docs/install.md says how to install the script).
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
-if TYPE_CHECKING:
-    import argparse
-    from typing import Any
+import argparse
 
 SHELLS = ("bash", "zsh", "fish")
 #: Metavars of arguments that name a file (completed as paths) or a folder.
@@ -19,7 +16,7 @@ FILE_METAVARS = frozenset({"SETTINGS", "FILE", "CLUSTERCTL_YAML"})
 DIR_METAVARS = frozenset({"DIR"})
 
 
-def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``completion``; importing this module stays cheap."""
     completion = subparsers.add_parser(
         "completion",
@@ -30,38 +27,4 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "after an upgrade. See docs/install.md.",
     )
     completion.add_argument("shell", metavar="SHELL", choices=SHELLS, help="bash, zsh or fish")
-    completion.set_defaults(func=run_completion)
-
-
-def run_completion(args: argparse.Namespace) -> int:
-    # deferred: scs_templates._cli.cmd_render
-    from scs_templates._cli.cmd_render import write_stdout
-
-    write_stdout(script(args.shell))
-    return 0
-
-
-def script(shell: str) -> str:
-    """The completion script of the whole command line for ``shell``."""
-    import shtab  # deferred: shtab
-
-    from scs_templates._cli.main import build_parser  # deferred: scs_templates._cli.main
-
-    parser = build_parser()
-    _mark_paths(parser, shtab.FILE, shtab.DIRECTORY)
-    text: str = shtab.complete(parser, shell=shell)
-    return text if text.endswith("\n") else text + "\n"
-
-
-def _mark_paths(parser: argparse.ArgumentParser, file: Any, directory: Any) -> None:
-    """Tell shtab which arguments complete as files or folders (by their metavar)."""
-    import argparse  # deferred: argparse
-
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in dict.fromkeys(action.choices.values()):
-                _mark_paths(sub, file, directory)
-        elif action.metavar in FILE_METAVARS:
-            action.complete = file  # type: ignore[attr-defined]
-        elif action.metavar in DIR_METAVARS:
-            action.complete = directory  # type: ignore[attr-defined]
+    completion.set_defaults(func="scs_templates._cli.run.completion:run_completion")

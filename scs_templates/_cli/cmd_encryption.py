@@ -6,15 +6,12 @@ Secret's keys (or no Secret exists), 1 when the API fails.
 
 from __future__ import annotations
 
-from scs_templates._clikit.common import cluster_options, load_args, usage
+import argparse
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
-if TYPE_CHECKING:
-    import argparse
-    from typing import Any
+from scs_templates._clikit.arguments import cluster_options, usage
 
 
-def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     group = subparsers.add_parser(
         "encryption-key",
         help="show or rotate the key that encrypts the cluster's Secrets in etcd",
@@ -32,10 +29,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "Secret is never touched. Needed when the cluster is delivered by `gitops`.",
     )
     cluster_options(create)
-    create.set_defaults(func=run_create)
+    create.set_defaults(func="scs_templates._cli.run.encryption:run_create")
     status = actions.add_parser("status", help="the key names, the write key first")
     cluster_options(status)
-    status.set_defaults(func=run_status)
+    status.set_defaults(func="scs_templates._cli.run.encryption:run_status")
     rotate = actions.add_parser(
         "rotate",
         help="one rotation step, then a control-plane rollout",
@@ -47,49 +44,4 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     cluster_options(rotate)
     rotate.add_argument("--step", required=True, choices=("add", "promote", "remove"))
-    rotate.set_defaults(func=run_rotate)
-
-
-def _client(args: argparse.Namespace) -> Any:
-    from scs_templates._tools.kube import KubeClient  # deferred: scs_templates._tools.kube
-
-    return KubeClient(args.kubeconfig, args.context)
-
-
-def run_create(args: argparse.Namespace) -> int:
-    from scs_templates._render import encryption  # deferred: scs_templates._render.encryption
-
-    settings = load_args(args).settings
-    name = f"{settings.metadata.namespace}/{encryption.secret_name(settings)}"
-    with _client(args) as kube:
-        created = encryption.ensure_secret(kube, settings)
-    print(f"created the encryption key Secret {name}" if created else f"{name} exists; kept")
-    return 0
-
-
-def run_status(args: argparse.Namespace) -> int:
-    from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
-    from scs_templates._render import encryption  # deferred: scs_templates._render.encryption
-
-    settings = load_args(args).settings
-    name = encryption.secret_name(settings)
-    with _client(args) as kube:
-        data = kube.secret_data(settings.metadata.namespace, name)
-    if data is None or encryption.SECRET_KEY not in data:
-        raise InputError(f"no encryption Secret {settings.metadata.namespace}/{name}")
-    names = encryption.key_names(data[encryption.SECRET_KEY])
-    print(f"Secret {settings.metadata.namespace}/{name}: keys {', '.join(names)} (write key first)")
-    return 0
-
-
-def run_rotate(args: argparse.Namespace) -> int:
-    from scs_templates._render import encryption  # deferred: scs_templates._render.encryption
-
-    settings = load_args(args).settings
-    with _client(args) as kube:
-        result = encryption.rotate(kube, settings, args.step)
-    print(
-        f"step {result.step}: keys {', '.join(result.keys)} (write key first); control plane "
-        f"rolls out (rollout.after {result.rollout_after}); wait until it is done"
-    )
-    return 0
+    rotate.set_defaults(func="scs_templates._cli.run.encryption:run_rotate")

@@ -10,19 +10,12 @@ network). Heavy imports happen inside the command so ``--help`` stays fast.
 
 from __future__ import annotations
 
-import sys
+import argparse
 
-from scs_templates._clikit.common import chart_mirror_option, load_many, path_argument
-
-TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
-if TYPE_CHECKING:
-    import argparse
-    from typing import Any
-
-    from scs_templates._settings.model import ClusterSettings
+from scs_templates._clikit.arguments import chart_mirror_option, path_argument
 
 
-def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``gitops``; importing this module stays cheap."""
     gitops = subparsers.add_parser(
         "gitops",
@@ -47,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     gitops.add_argument("settings", metavar="SETTINGS", nargs="+", help="cluster settings files")
     _chart_source_options(gitops)
     _layout_options(gitops)
-    gitops.set_defaults(func=run_gitops)
+    gitops.set_defaults(func="scs_templates._cli.run.gitops:run_gitops")
 
 
 def _chart_source_options(gitops: argparse.ArgumentParser) -> None:
@@ -108,70 +101,3 @@ def _layout_options(gitops: argparse.ArgumentParser) -> None:
         "on the management cluster: `scs-templates delete` deletes a cluster); refused for a "
         "folder holding files gitops did not write",
     )
-
-
-def run_gitops(args: argparse.Namespace) -> int:
-    import re  # deferred: re
-
-    from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
-
-    # deferred: scs_templates._gitops
-    from scs_templates._gitops import GitopsOptions, parse_chart_source, write_gitops
-
-    if not re.fullmatch(r"(?:[0-9]+(?:ms|s|m|h))+", args.interval):
-        raise InputError(f"--interval: {args.interval!r} is not a duration such as 10m or 1h30m")
-    options = GitopsOptions(
-        chart_source=parse_chart_source(
-            args.chart_source, args.chart_ref, plain_http=args.plain_http
-        ),
-        interval=args.interval,
-        services=not args.no_services,
-        rebase_class=args.rebase_class,
-        render_mirror=args.chart_mirror,
-    )
-    fleet = [loaded.settings for loaded in load_many(args.settings)]
-    if options.services:
-        _note_rendered_charts(fleet, args.chart_mirror)
-    result = write_gitops(
-        args.directory,
-        fleet,
-        options,
-        source=args.source,
-        path=args.path,
-        prune=args.prune,
-    )
-    for key in result.written:
-        print(f"wrote {key}")
-        for secret in result.required_secrets[key]:
-            print(f"  needs Secret {key.split('/')[0]}/{secret}")
-    for key in result.kept:
-        print(f"kept {key} (not given; --prune removes its folder)")
-    for key in result.pruned:
-        print(f"pruned {key} (its objects stay on the management cluster)")
-    return 0
-
-
-def _note_rendered_charts(fleet: list[ClusterSettings], mirror: str | None) -> None:
-    """Flag the one step of ``gitops`` that reads a chart (and so, without a local
-    ``--chart-mirror``, the network): the releases it renders itself."""
-    # deferred: pydantic
-    from scs_templates._services.releases import from_mirror, local_mirror_dir, service_releases
-
-    seen: set[str] = set()
-    for settings in fleet:
-        for release in service_releases(settings):
-            if not release.info.server_side:
-                continue
-            source = from_mirror(release, mirror)
-            if source.source is None or source.source.repository is None:
-                continue  # a local mirror: offline
-            repository = source.source.repository
-            where = f"{'oci://' if repository.oci else ''}{repository.url}"
-            line = (
-                f"scs-templates: note: gitops renders {release.name} itself (chart "
-                f"{release.chart_name} {release.version} from {where}): the one step that "
-                "reads a chart; --chart-mirror file:///DIR keeps gitops offline"
-            )
-            if line not in seen and (mirror is None or local_mirror_dir(mirror) is None):
-                seen.add(line)
-                print(line, file=sys.stderr)

@@ -6,19 +6,14 @@ a chart, 1 when helmfile or helm fail (e.g. upstream chart repositories without 
 
 from __future__ import annotations
 
-from scs_templates._clikit.common import chart_mirror_option, load_args, usage
+import argparse
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
-if TYPE_CHECKING:
-    import argparse
-    from typing import Any
+from scs_templates._cli.cmd_render import render_arguments
+from scs_templates._clikit.arguments import chart_mirror_option, usage
 
 
-def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``services render``; importing this module stays cheap."""
-    # deferred: scs_templates._cli.cmd_render
-    from scs_templates._cli.cmd_render import render_arguments
-
     services = subparsers.add_parser(
         "services",
         help="preview the standard services of the workload cluster",
@@ -55,32 +50,4 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "workload` or `# target: management`; the cluster-autoscaler runs next to the "
         "Cluster on the management cluster)",
     )
-    render.set_defaults(func=run_services_render)
-
-
-def run_services_render(args: argparse.Namespace) -> int:
-    # deferred: scs_templates._cli.cmd_render
-    from scs_templates._cli.cmd_render import objects_format, print_or_write
-    from scs_templates._clikit.output import objects_text  # deferred: scs_templates._clikit.output
-
-    output = objects_format(args)
-    loaded = load_args(args)
-    from scs_templates._render.render import check_output_dir  # deferred: ruamel
-
-    # deferred: pydantic
-    from scs_templates._services.preview import render_services, write_services
-
-    if args.output_dir is not None:
-        check_output_dir(args.output_dir)  # before helmfile runs; the write checks again
-
-    result = render_services(loaded.settings)
-    chosen = result.selected(args.target)
-    return print_or_write(
-        lambda: objects_text(
-            result.marked(args.target),
-            [result.objects[i] for i in chosen] if output != "yaml" else (),
-            output,
-        ),
-        args.output_dir,
-        lambda: write_services(result, args.output_dir, args.target),
-    )
+    render.set_defaults(func="scs_templates._cli.run.services:run_services_render")

@@ -14,7 +14,7 @@ import sys
 from functools import cache
 
 from scs_templates import __version__
-from scs_templates._core.entry_points import entry_points
+from scs_templates._core.entry_points import entry_points, load
 from scs_templates._core.errors import ScsTemplatesError
 
 # Not ``typing.TYPE_CHECKING``: ``--version`` and ``--help`` must not pay for importing
@@ -103,8 +103,7 @@ _OUTLINE_ARGV: tuple[list[str], ...] = ([], ["--help"], ["-h"])
 
 
 def _tool_timeout(text: str) -> float:
-    # deferred: scs_templates._cli.cmd_lifecycle
-    from scs_templates._cli.cmd_lifecycle import parse_duration
+    from scs_templates._clikit.arguments import parse_duration  # deferred: argparse
 
     return parse_duration(text)
 
@@ -313,7 +312,10 @@ def _run(args: argparse.Namespace) -> int:
     from scs_templates._core.signals import Terminated, exit_code
 
     try:
-        result = args.func(args)
+        func = args.func
+        if isinstance(func, str):  # "module:function", the command's implementation
+            func = load(func)
+        result = func(args)
         sys.stdout.flush()  # a full or closed stdout must fail here, not at interpreter exit
     except ScsTemplatesError as error:
         _traceback(args)

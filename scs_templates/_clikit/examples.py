@@ -3,9 +3,7 @@ for the shipped commands (scs_templates/_cli/examples.py) and a provider's own."
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+from collections.abc import Sequence
 
 
 def examples_block(lines: Sequence[str]) -> str:

@@ -5,53 +5,26 @@ kubectl, helm and clusterctl users read ``-o`` as a format (``-o yaml``, ``-o js
 ``render-fleet`` and ``migrate`` read it as a folder (or file), so ``render -o json`` made a
 folder named ``json``. Now a format name is a format; any other value still works as the
 folder (file) for one release, with a deprecation warning on stderr that names the new
-option (docs/upgrades.md). Nothing here is imported by ``--help``.
+option (docs/upgrades.md). The options themselves are declared in :mod:`.arguments`; this
+module reads them and writes what the commands print.
 """
 
 from __future__ import annotations
 
 import io
+import json
+import os
+import re
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
+from scs_templates._clikit.arguments import OBJECT_FORMATS
+from scs_templates._core.errors import InputError
+
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Mapping, Sequence
-    from typing import Any
-
-#: The formats of a command that prints Kubernetes objects (kubectl's names).
-OBJECT_FORMATS = ("yaml", "json", "name")
-#: The formats of a command that prints a report (status, versions, describe).
-REPORT_FORMATS = ("text", "yaml", "json")
-
-
-def report_format_option(parser: argparse.ArgumentParser, note: str = "") -> None:
-    """``-o/--output text|yaml|json`` of a command that prints a report (``note``: what
-    yaml and json hold, appended to the help)."""
-    parser.add_argument(
-        "-o",
-        "--output",
-        choices=REPORT_FORMATS,
-        default="text",
-        metavar="FORMAT",
-        help=f"output format: text|yaml|json (default: text{note})",
-    )
-
-
-def format_option(
-    parser: argparse.ArgumentParser,
-    formats: Sequence[str],
-    *,
-    default: str,
-    legacy: str = "",
-) -> None:
-    """``-o/--output FORMAT``; ``legacy``: what a non-format value meant before (``DIR`` or
-    ``FILE``), still accepted with a warning."""
-    text = f"output format: {'|'.join(formats)} (default: {default})"
-    if legacy:
-        target = "--output-dir DIR" if legacy == "DIR" else "--output-file FILE"
-        text += f"; -o {legacy} is deprecated, use {target}"
-    parser.add_argument("-o", "--output", dest="output", metavar="FORMAT", help=text)
+    from collections.abc import Callable, Mapping, Sequence
 
 
 def output_format(
@@ -64,8 +37,6 @@ def output_format(
     """The format ``-o`` names; with ``legacy`` (``DIR`` or ``FILE``) any other value is the
     old folder/file, moved to ``args.output_dir``/``args.output_file`` with a warning.
     InputError (exit 2) for an unknown format."""
-    from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
-
     value: str | None = args.output
     if value is None:
         return default
@@ -78,8 +49,6 @@ def output_format(
     )
     if getattr(args, attribute, None) is not None:
         raise InputError(f"-o {value}: not an output format, and {option} is given too")
-    from pathlib import Path  # deferred: pathlib
-
     print(
         f"scs-templates: warning: -o {legacy} is deprecated (-o is the output format: "
         f"{'|'.join(formats)}); use {option} {value}",
@@ -96,8 +65,6 @@ def objects_text(manifests: str, objects: Sequence[Mapping[str, Any]], output: s
         return manifests
     if output == "name":
         return "".join(object_name(obj) + "\n" for obj in objects)
-    import json  # deferred: json
-
     document = {"apiVersion": "v1", "kind": "List", "items": list(objects)}
     return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"
 
@@ -116,16 +83,12 @@ def data_text(data: Any, output: str) -> str:
     """Plain data (a command's report) as ``json`` (indented) or ``yaml`` (block style, in
     the data's own key order)."""
     if output == "json":
-        import json  # deferred: json
-
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     return values_yaml(data)
 
 
 def values_yaml(values: Any) -> str:
     """Values as YAML 1.2 with strings quoted where a YAML 1.1 reader would misread them."""
-    import re  # deferred: re
-
     from ruamel.yaml import YAML  # deferred: ruamel
 
     traps = re.compile(
@@ -145,3 +108,44 @@ def values_yaml(values: Any) -> str:
     stream = io.StringIO()
     yaml.dump(values, stream)
     return stream.getvalue()
+
+
+def write_stdout(text: str) -> None:
+    """Write to stdout so that ``| head`` ends us quietly.
+
+    On a closed pipe, stdout is pointed at /dev/null before the error propagates (``main``
+    turns it into exit 0); otherwise the interpreter's final flush would fail again and
+    print a traceback-like message.
+    """
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+        raise
+
+
+def objects_format(args: argparse.Namespace) -> str:
+    """``-o FORMAT`` of a command that prints objects (``-o DIR``: deprecated, the folder);
+    a format other than yaml with ``--output-dir`` is refused (the files are YAML)."""
+    output = output_format(args, OBJECT_FORMATS, default="yaml", legacy="DIR")
+    if output != "yaml" and args.output_dir is not None:
+        raise InputError(f"-o {output} prints to standard output; --output-dir writes YAML files")
+    return output
+
+
+def print_or_write(
+    text: Callable[[], str], output_dir: Path | None, write: Callable[[], list[Path]]
+) -> int:
+    """``text()`` on stdout, or (with ``--output-dir DIR``) ``write()`` the files and say
+    how many."""
+    if output_dir is None:
+        write_stdout(text())
+        return 0
+    paths = write()
+    print(f"wrote {len(paths)} manifests to {output_dir}", file=sys.stderr)
+    return 0

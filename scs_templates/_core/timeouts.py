@@ -10,10 +10,10 @@ process group is ended. Durations: ``90``, ``90s``, ``10m``, ``1h30m``.
 from __future__ import annotations
 
 import os
-import re
 import threading
 from typing import TYPE_CHECKING
 
+from scs_templates._core.durations import parse_duration
 from scs_templates._core.errors import InputError
 
 if TYPE_CHECKING:
@@ -26,20 +26,7 @@ ENV_VAR = "SCS_TEMPLATES_TIMEOUT"
 
 #: Set in the thread of an :func:`abandonable` call.
 _abandonable_thread = threading.local()
-_DURATION = re.compile(r"^\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?\s*$")
 _override: float | None = None
-
-
-def parse_duration(text: str) -> float:
-    """``30m``, ``1h30m``, ``90s`` or ``90`` (seconds) -> seconds; ValueError otherwise."""
-    match = _DURATION.match(text)
-    if not text.strip() or not match or not any(match.groups()):
-        raise ValueError(f"{text!r} is not a duration (e.g. 30m, 1h, 90s)")
-    hours, minutes, seconds = (int(part or 0) for part in match.groups())
-    total = hours * 3600 + minutes * 60 + seconds
-    if total <= 0:
-        raise ValueError("the duration must be positive")
-    return float(total)
 
 
 def set_override(seconds: float | None) -> None:

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scs_templates import _lifecycle as lifecycle
-from scs_templates._cli.cmd_lifecycle import ProgressLine, parse_duration
 from scs_templates._cli.main import main
+from scs_templates._cli.run.lifecycle import ProgressLine
+from scs_templates._clikit.arguments import parse_duration
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._render.render import render
 from scs_templates._tools.helm import Helm

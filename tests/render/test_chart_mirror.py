@@ -117,7 +117,7 @@ def test_services_render_reads_a_local_chart_mirror_from_the_option(
 def test_gitops_flags_the_one_step_that_reads_a_chart(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from scs_templates._cli.cmd_gitops import _note_rendered_charts
+    from scs_templates._cli.run.gitops import _note_rendered_charts
 
     settings = load_settings(PRODUCTION).settings
     _note_rendered_charts([settings, settings], None)

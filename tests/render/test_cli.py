@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,6 +16,9 @@ from scs_templates import __version__
 from scs_templates._cli.main import main
 from tests.support import EXAMPLES, REPO
 from tests.support.imports import package_modules
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 HEAVY = ("kubernetes", "openstack", "keystoneauth1")
 
@@ -93,6 +98,44 @@ def test_version_and_help_import_only_what_they_print() -> None:
         "shlex",
         "shutil",
     }
+
+
+def _command_parsers(
+    parser: argparse.ArgumentParser, words: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every command's parser (and its sub-commands'), with the words that reach it."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in sorted(action.choices.items()):
+                yield (*words, name), sub
+                yield from _command_parsers(sub, (*words, name))
+
+
+def test_each_command_names_the_function_that_runs_it() -> None:
+    """A command's parser names what runs it as ``module:function`` (a string), so that
+    building every parser (``--help``) imports none of what the commands do (#38); a command
+    group without an action prints its usage (the one callable allowed: ``usage``)."""
+    from scs_templates._cli.main import build_parser
+    from scs_templates._core.entry_points import load
+
+    named = {}
+    for words, sub in _command_parsers(build_parser()):
+        func = sub.get_default("func")
+        if isinstance(func, str):
+            named[" ".join(words)] = func
+            assert callable(load(func)), func
+        else:
+            assert sub._subparsers is not None, f"{' '.join(words)}: func={func!r}"
+    assert named["render"] == "scs_templates._cli.run.render:run_render"
+    assert named["openstack preflight"].startswith("scs_templates.providers.openstack.cli_run:")
+    assert len(named) >= 25, sorted(named)
+
+
+def test_help_imports_no_command_implementation() -> None:
+    """``--help`` (every parser built) loads no module of what a command does."""
+    loaded = _loaded_modules(["--help"])
+    assert not {m for m in loaded if m.startswith("scs_templates._cli.run") or "cli_run" in m}
+    assert "scs_templates._cli.cmd_render" in loaded
 
 
 def test_typing_is_kept_off_only_where_help_goes() -> None:

@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-from scs_templates._cli.cmd_completion import script
 from scs_templates._cli.main import build_parser, command_modules
+from scs_templates._cli.run.completion import script
 from tests.support import skip_or_fail
 
 COMMANDS = sorted(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]

@@ -349,7 +349,7 @@ def test_an_unknown_option_reports_the_usage_of_its_command(
 def test_gitops_help_and_exit_code_agree_when_a_tool_underneath_fails(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import scs_templates._gitops
+    import scs_templates._cli.run.gitops
     from scs_templates._lifecycle.helmfile import HelmfileError
 
     with pytest.raises(SystemExit):
@@ -366,7 +366,7 @@ def test_gitops_help_and_exit_code_agree_when_a_tool_underneath_fails(
             stderr="Error: boom",
         )
 
-    monkeypatch.setattr(scs_templates._gitops, "write_gitops", failing)
+    monkeypatch.setattr(scs_templates._cli.run.gitops, "write_gitops", failing)
     argv = ["gitops", str(tmp_path / "fleet"), str(DOCKER), "--chart-source", "oci://r.example/c"]
     code, _out, err = run(capsys, *argv)
     assert code == 1

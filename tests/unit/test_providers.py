@@ -156,7 +156,8 @@ def test_the_service_catalogue_is_the_network_then_each_providers_own_then_the_c
 def test_cloud_options_come_from_the_clusters_provider_only() -> None:
     import argparse
 
-    from scs_templates._cli.cmd_lifecycle import cloud_options, provider_options
+    from scs_templates._cli.run.lifecycle import cloud_options
+    from scs_templates._clikit.arguments import provider_options
     from scs_templates.providers.interface import CloudOptions
 
     parser = argparse.ArgumentParser()

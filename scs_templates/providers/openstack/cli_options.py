@@ -8,7 +8,7 @@ cheap: every parser of those commands adds these options.
 
 from __future__ import annotations
 
-from scs_templates._clikit.common import path_argument
+from scs_templates._clikit.arguments import path_argument
 
 TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
 if TYPE_CHECKING:

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import sys
+import argparse
 
-from scs_templates._clikit.common import path_argument
+#: The example block of each command's help (the key: its words after scs-templates).
+from scs_templates._clikit.arguments import format_option, path_argument
 from scs_templates._clikit.examples import examples_block
-from scs_templates._clikit.output import format_option, output_format
-
-TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
-if TYPE_CHECKING:
-    import argparse
-    from pathlib import Path
-    from typing import Any
-
 
 #: The example block of each command's help (the key: its words after scs-templates).
 EXAMPLES: dict[str, tuple[str, ...]] = {
@@ -21,7 +14,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
 }
 
 
-def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``migrate``; importing this module stays cheap."""
     parser = subparsers.add_parser(
         "migrate",
@@ -60,45 +53,4 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="write the settings to FILE instead of stdout (refuses to overwrite)",
     )
     format_option(parser, ("yaml",), default="yaml", legacy="FILE")
-    parser.set_defaults(func=_migrate)
-
-
-def _migrate(args: argparse.Namespace) -> int:
-    from scs_templates._core.errors import InputError  # deferred: scs_templates._core.errors
-
-    # deferred: scs_templates._core.textinput
-    from scs_templates._core.textinput import display_name
-    from scs_templates.providers.openstack.migrate.kaas_v1 import (
-        migrate_kaas_v1,  # deferred: ruamel
-    )
-
-    # deferred: scs_templates.providers.openstack.migrate.reading
-    from scs_templates.providers.openstack.migrate.reading import read_input
-
-    output_format(args, ("yaml",), default="yaml", legacy="FILE")
-    text = read_input(args.file)
-    profile = read_input(args.proxy_profile) if args.proxy_profile else None
-    result = migrate_kaas_v1(
-        text,
-        name=args.name,
-        prefix=args.prefix,
-        file=display_name(args.file),
-        proxy_profile=profile,
-        proxy_file=display_name(args.proxy_profile) if args.proxy_profile else "proxy.sh",
-    )
-    output: Path | None = args.output_file
-    if output is not None:
-        from scs_templates._core import atomic  # deferred: scs_templates._core.atomic
-
-        try:  # complete before the name appears: a full disk never leaves an empty FILE
-            atomic.create_file(output, result.text)
-        except FileExistsError:
-            raise InputError(f"{output}: exists already; not overwritten") from None
-        except OSError as error:
-            raise InputError(f"{output}: cannot write: {error.strerror}") from None
-    else:
-        sys.stdout.write(result.text)
-        sys.stdout.flush()
-    for line in result.report_lines:
-        print(line, file=sys.stderr)
-    return 0
+    parser.set_defaults(func="scs_templates.providers.openstack.migrate.cli_run:_migrate")
