@@ -1,5 +1,7 @@
 """The ``scs-templates`` command line interface.
 
-Each subcommand lives in its own ``cmd_*.py`` module exposing ``register(subparsers)``; the
-modules import their heavy dependencies inside the handler so ``--help`` stays cheap.
+Each command group has a ``cmd_*.py`` module exposing ``register(subparsers)``, which only
+builds its parsers; each parser names the function that runs its command
+(``"scs_templates._cli.run.render:run_render"``), imported when the command runs
+(:mod:`scs_templates._cli.run`). So ``--help`` builds every parser and imports no command.
 """

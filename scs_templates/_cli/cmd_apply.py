@@ -36,7 +36,7 @@ DESCRIPTION = (
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``apply``; importing this module stays cheap."""
+    """Add ``apply`` (what runs each is named, not imported)."""
     apply = subparsers.add_parser(
         "apply",
         help="install/upgrade the cluster and its standard services (helmfile sync)",

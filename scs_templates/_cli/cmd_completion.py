@@ -17,7 +17,7 @@ DIR_METAVARS = frozenset({"DIR"})
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``completion``; importing this module stays cheap."""
+    """Add ``completion`` (what runs each is named, not imported)."""
     completion = subparsers.add_parser(
         "completion",
         help="print the shell completion script (bash, zsh or fish)",

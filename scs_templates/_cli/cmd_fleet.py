@@ -4,8 +4,8 @@ Exit codes follow :mod:`scs_templates._cli.main`: 0 success, 2 invalid settings 
 (every problem of every file printed, one per line, and every cluster defined twice), 1 when
 helm fails. All or nothing: with any bad file nothing is written or printed, unless
 ``--keep-going`` (then the good clusters are, and the exit code is still 2). ``-o DIR`` is
-replaced as a whole (:func:`scs_templates._render.render.write_fleet`). Heavy imports happen inside
-the command so ``--help`` stays fast.
+replaced as a whole (:func:`scs_templates._render.render.write_fleet`). What the command
+does: :mod:`scs_templates._cli.run.fleet`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from scs_templates._clikit.arguments import path_argument
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``render-fleet``; importing this module stays cheap."""
+    """Add ``render-fleet`` (what runs each is named, not imported)."""
     fleet = subparsers.add_parser(
         "render-fleet",
         help="render many clusters at once (one helm process per batch of clusters)",

@@ -5,7 +5,8 @@ arguments, 1 when a tool underneath (helm, helmfile) failed. The objects are dat
 renders the charts on the management cluster. The one exception, flagged on stderr: the
 releases written as plain files (the Gateway API CRDs, gitops/crds.py) are rendered here with
 helmfile, from ``--chart-mirror`` (``file:///DIR``: offline) or else from their source (the
-network). Heavy imports happen inside the command so ``--help`` stays fast.
+network). What the command does:
+:mod:`scs_templates._cli.run.gitops`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from scs_templates._clikit.arguments import chart_mirror_option, path_argument
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``gitops``; importing this module stays cheap."""
+    """Add ``gitops`` (what runs each is named, not imported)."""
     gitops = subparsers.add_parser(
         "gitops",
         help="write a Flux repository layout: cluster and service HelmReleases",

@@ -14,7 +14,7 @@ from scs_templates._clikit.arguments import cluster_options, path_argument, repo
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``kubeconfig`` and ``describe``; importing this module stays cheap."""
+    """Add ``kubeconfig`` and ``describe`` (what runs each is named, not imported)."""
     kubeconfig = subparsers.add_parser(
         "kubeconfig",
         help="print or write the workload cluster's admin kubeconfig",

@@ -24,7 +24,7 @@ EXIT_DIFFERENCES = 3
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``install``, ``status``, ``diff`` and ``delete``; importing stays cheap."""
+    """Add ``install``, ``status``, ``diff`` and ``delete`` (each names what runs it)."""
     _register_install(subparsers)
     _register_status(subparsers)
     _register_diff(subparsers)

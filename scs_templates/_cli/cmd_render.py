@@ -20,7 +20,7 @@ from scs_templates._clikit.arguments import (
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``render``, ``values`` and ``templates``; importing this module stays cheap."""
+    """Add ``render``, ``values`` and ``templates`` (what runs each is named, not imported)."""
     render = subparsers.add_parser(
         "render",
         help="render the cluster's Cluster API manifests (offline, deterministic)",

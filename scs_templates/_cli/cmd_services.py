@@ -13,7 +13,7 @@ from scs_templates._clikit.arguments import chart_mirror_option, usage
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``services render``; importing this module stays cheap."""
+    """Add ``services render`` (what runs each is named, not imported)."""
     services = subparsers.add_parser(
         "services",
         help="preview the standard services of the workload cluster",

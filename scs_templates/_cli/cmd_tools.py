@@ -8,7 +8,7 @@ from scs_templates._clikit.arguments import path_argument, usage
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``tools install`` and ``tools status``; importing this module stays cheap."""
+    """Add ``tools install`` and ``tools status`` (what runs each is named, not imported)."""
     tools = subparsers.add_parser(
         "tools",
         help="build or inspect the helm/helmfile toolchain",

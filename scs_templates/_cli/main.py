@@ -7,6 +7,7 @@ underneath failed. Errors are one line on stderr; a traceback only with ``--debu
 from __future__ import annotations
 
 import atexit
+import errno
 import gc
 import importlib
 import os
@@ -427,8 +428,6 @@ class _ClosedStdout:
     """Stands in for ``sys.stdout`` when the process was started with stdout closed."""
 
     def write(self, _text: str) -> int:
-        import errno  # deferred: errno
-
         error = OSError(errno.EBADF, "standard output is closed")
         error.stdout = True  # type: ignore[attr-defined]
         raise error

@@ -7,7 +7,6 @@ heavier; what the commands do with the options lives in :mod:`.common` and :mod:
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import sys
 from collections.abc import Sequence
@@ -140,20 +139,13 @@ def parse_duration(text: str) -> float:
 
 
 #: The entry-point group of the providers' options of the lifecycle commands: the name is the
-#: provider, the value a module with ``add_arguments(parser, *, credentials)`` and
-#: ``cloud_options(args)`` (docs/architecture.md, "Adding a provider").
+#: provider, the value a module with ``add_arguments(parser, *, credentials)``; what they ask
+#: for, the provider's ``cloud_options(args)`` reads (docs/architecture.md, "Adding a provider").
 CLOUD_OPTIONS_GROUP = "scs_templates.cloud_options"
-
-
-@functools.cache
-def cloud_option_modules() -> tuple[tuple[str, str], ...]:
-    """(provider, module) of every installed provider's lifecycle options, read once: the
-    parser and the command both ask."""
-    return tuple(sorted((name, module) for _, name, module in entry_points(CLOUD_OPTIONS_GROUP)))
 
 
 def provider_options(parser: argparse.ArgumentParser, *, credentials: bool) -> None:
     """Each installed provider's options of install, apply (``credentials``: also where the
     cluster's credentials come from) and delete: how they may touch its cloud."""
-    for _, module in cloud_option_modules():
+    for _, _, module in sorted(entry_points(CLOUD_OPTIONS_GROUP), key=lambda point: point[1]):
         load(module).add_arguments(parser, credentials=credentials)

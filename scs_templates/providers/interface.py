@@ -42,6 +42,7 @@ from scs_templates._settings.problems import Path as FieldPath
 from scs_templates._settings.rules import Finding
 
 if TYPE_CHECKING:
+    import argparse
     from typing import Any, ClassVar
 
     from pydantic import BaseModel
@@ -254,6 +255,13 @@ class Provider:
     #: How a user gets the credentials Secret when install is not to write it (install
     #: refuses to go on without it): the end of that one-line error.
     credentials_hint: ClassVar[str] = "create it first"
+
+    def cloud_options(self, args: argparse.Namespace) -> CloudOptions:
+        """What the provider's options of install, apply and delete ask for (the options
+        its module in the entry-point group ``scs_templates.cloud_options`` added to those
+        parsers). The default: no options, touch the cloud."""
+        del args
+        return CloudOptions()
 
     def with_recorded(
         self, settings: ClusterSettings, installed_values: Mapping[str, Any]

@@ -8,13 +8,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from scs_templates import _lifecycle as lifecycle
 from scs_templates._cli.cmd_lifecycle import EXIT_DIFFERENCES
-from scs_templates._clikit.arguments import cloud_option_modules
 from scs_templates._clikit.common import load_args
 from scs_templates._clikit.output import data_text
-from scs_templates._core.entry_points import load
 from scs_templates._core.errors import InputError
 from scs_templates._lifecycle.target import helm_of
 from scs_templates._tools.kube.config import check_kubeconfig
+from scs_templates.providers import registry
 from scs_templates.providers.interface import CloudOptions
 
 if TYPE_CHECKING:
@@ -23,14 +22,10 @@ if TYPE_CHECKING:
     from scs_templates._lifecycle import DeleteResult, Target
 
 
-def cloud_options(args: argparse.Namespace, provider: str) -> Any:
-    """The options of the cluster's ``provider`` as its
-    :class:`~scs_templates.providers.interface.CloudOptions` (defaults when it has none)."""
-    for name, module in cloud_option_modules():
-        if name == provider:
-            return load(module).cloud_options(args)
-
-    return CloudOptions()
+def cloud_options(args: argparse.Namespace, provider: str) -> CloudOptions:
+    """The options of the cluster's ``provider`` (:meth:`Provider.cloud_options
+    <scs_templates.providers.interface.Provider.cloud_options>`)."""
+    return registry.provider(provider).cloud_options(args)
 
 
 def _note(line: str) -> None:

@@ -2,21 +2,19 @@
 the cluster's credentials come from and whether the cloud may be touched.
 
 Found through the entry-point group ``scs_templates.cloud_options`` (the entry point's name
-is the provider's), so the lifecycle commands never name a provider. Importing it stays
-cheap: every parser of those commands adds these options.
+is the provider's), so the lifecycle commands never name a provider. It only declares the
+options (every parser of those commands adds them, ``--help`` too); what they ask for,
+:meth:`~scs_templates.providers.openstack.provider.OpenStackProvider.cloud_options`
+reads.
 """
 
 from __future__ import annotations
 
+import argparse
+
 from scs_templates._clikit.arguments import path_argument
 
-TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
-if TYPE_CHECKING:
-    import argparse
-
-    from scs_templates.providers.interface import CloudOptions
-
-__all__ = ["add_arguments", "cloud_options"]
+__all__ = ["add_arguments"]
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, credentials: bool) -> None:
@@ -47,34 +45,4 @@ def add_arguments(parser: argparse.ArgumentParser, *, credentials: bool) -> None
         "--skip-openstack",
         action="store_true",
         help="OpenStack: do not touch the cloud (no credentials, server groups or cleanup)",
-    )
-
-
-def cloud_options(args: argparse.Namespace) -> CloudOptions:
-    """The options as the provider's :class:`~scs_templates.providers.interface.CloudOptions` (the
-    files' content is read here and never printed)."""
-    # deferred: scs_templates.providers.interface
-    from scs_templates.providers.interface import CloudOptions
-
-    # deferred: scs_templates.providers.openstack.credentials_secret
-    from scs_templates.providers.openstack.credentials_secret import read_credentials_file
-
-    # deferred: scs_templates.providers.openstack.values
-    from scs_templates.providers.openstack.values import CACERT_KEY, CLOUDS_YAML_KEY
-
-    credentials: dict[str, str] | None = None
-    if getattr(args, "clouds_yaml", None) is not None:
-        cacert = None
-        if args.cacert is not None:
-            cacert = read_credentials_file(
-                args.cacert, kind="a CA bundle", named=f"--cacert {args.cacert}"
-            )
-        clouds_yaml = read_credentials_file(
-            args.clouds_yaml, kind="a clouds.yaml", named=f"--clouds-yaml {args.clouds_yaml}"
-        )
-        credentials = {CLOUDS_YAML_KEY: clouds_yaml}
-        if cacert is not None:
-            credentials[CACERT_KEY] = cacert
-    return CloudOptions(
-        touch=not args.skip_openstack, account=args.os_cloud, credentials=credentials
     )

@@ -27,6 +27,7 @@ from scs_templates.providers.openstack import values as os_values
 from scs_templates.providers.openstack.section import section
 
 if TYPE_CHECKING:
+    import argparse
     from typing import Any, ClassVar
 
     from pydantic import BaseModel
@@ -161,6 +162,30 @@ class OpenStackProvider(Provider):
     def credentials_secret_name(self, settings: ClusterSettings) -> str | None:
         return os_values.credentials_secret_name(settings)
 
+    def cloud_options(self, args: argparse.Namespace) -> CloudOptions:
+        """``--os-cloud``, ``--skip-openstack`` and (install, apply) ``--clouds-yaml`` with
+        ``--cacert`` (:mod:`.cli_options`); the files' content is read here and never
+        printed."""
+        # deferred: scs_templates.providers.openstack.credentials_secret
+        from scs_templates.providers.openstack.credentials_secret import read_credentials_file
+
+        credentials: dict[str, str] | None = None
+        if getattr(args, "clouds_yaml", None) is not None:
+            cacert = None
+            if args.cacert is not None:
+                cacert = read_credentials_file(
+                    args.cacert, kind="a CA bundle", named=f"--cacert {args.cacert}"
+                )
+            clouds_yaml = read_credentials_file(
+                args.clouds_yaml, kind="a clouds.yaml", named=f"--clouds-yaml {args.clouds_yaml}"
+            )
+            credentials = {os_values.CLOUDS_YAML_KEY: clouds_yaml}
+            if cacert is not None:
+                credentials[os_values.CACERT_KEY] = cacert
+        return CloudOptions(
+            touch=not args.skip_openstack, account=args.os_cloud, credentials=credentials
+        )
+
     def with_recorded(
         self, settings: ClusterSettings, installed_values: Mapping[str, Any]
     ) -> ClusterSettings:
@@ -174,7 +199,6 @@ class OpenStackProvider(Provider):
         return [(("spec", "openstack", "image"), section(settings).image)]
 
     def api_access_enforcement(self, settings: ClusterSettings) -> tuple[str, int]:
-
         if section(settings).load_balancer_provider == "ovn":
             return "security-group", OVN_RESTRICTED_API_PORT
         return "load-balancer", DEFAULT_API_PORT

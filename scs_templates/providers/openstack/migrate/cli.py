@@ -15,7 +15,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``migrate``; importing this module stays cheap."""
+    """Add ``migrate`` (what runs each is named, not imported)."""
     parser = subparsers.add_parser(
         "migrate",
         epilog=examples_block(EXAMPLES["migrate"]),
