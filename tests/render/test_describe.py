@@ -242,9 +242,9 @@ class FakeKube:
 
 @pytest.fixture
 def fake_kube(monkeypatch: pytest.MonkeyPatch) -> type[FakeKube]:
-    import scs_templates._tools.kube
+    import scs_templates._cli.run.inspect
 
-    monkeypatch.setattr(scs_templates._tools.kube, "KubeClient", FakeKube)
+    monkeypatch.setattr(scs_templates._cli.run.inspect, "KubeClient", FakeKube)
     yield FakeKube
     secrets.forget_all()
 
