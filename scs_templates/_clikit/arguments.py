@@ -7,6 +7,7 @@ heavier; what the commands do with the options lives in :mod:`.common` and :mod:
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Sequence
@@ -144,8 +145,15 @@ def parse_duration(text: str) -> float:
 CLOUD_OPTIONS_GROUP = "scs_templates.cloud_options"
 
 
+@functools.cache
+def _cloud_option_modules() -> tuple[str, ...]:
+    """The module of every installed provider's lifecycle options (by provider), read once:
+    install, apply and delete all add them (``--help`` builds the three)."""
+    return tuple(module for _, module in sorted(p[1:] for p in entry_points(CLOUD_OPTIONS_GROUP)))
+
+
 def provider_options(parser: argparse.ArgumentParser, *, credentials: bool) -> None:
     """Each installed provider's options of install, apply (``credentials``: also where the
     cluster's credentials come from) and delete: how they may touch its cloud."""
-    for _, _, module in sorted(entry_points(CLOUD_OPTIONS_GROUP), key=lambda point: point[1]):
+    for module in _cloud_option_modules():
         load(module).add_arguments(parser, credentials=credentials)

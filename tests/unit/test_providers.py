@@ -203,3 +203,28 @@ def test_a_copy_naming_another_provider_resolves_its_own() -> None:
     spec = settings.spec.model_copy(update={"provider": "openstack"})
     assert catalogue.provider_of(settings.model_copy(update={"spec": spec})) is OPENSTACK
     assert catalogue.provider_of(settings) is DOCKER
+
+
+def test_the_lifecycle_options_group_is_read_once_for_every_parser(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """install, apply and delete each add the providers' options; reading the entry points
+    (every ``*.dist-info`` on sys.path) once serves all three, as ``--help`` builds them."""
+    from scs_templates._cli.main import build_parser
+    from scs_templates._clikit import arguments
+
+    groups: list[str] = []
+
+    def counted(group: str) -> Iterator[tuple[str, str, str]]:
+        groups.append(group)
+        return entry_points(group)
+
+    entry_points = arguments.entry_points
+    monkeypatch.setattr(arguments, "entry_points", counted)
+    arguments._cloud_option_modules.cache_clear()
+    try:
+        parser = build_parser()
+    finally:
+        arguments._cloud_option_modules.cache_clear()
+    assert groups.count(arguments.CLOUD_OPTIONS_GROUP) == 1
+    assert "--os-cloud" in parser._subparsers._group_actions[0].choices["delete"].format_help()  # type: ignore[union-attr]
