@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from scs_templates._cli.run.lifecycle import ProgressLine, _note, cloud_options, print_pruned
+from scs_templates._cli.run.lifecycle import ProgressLine, cloud_options, print_pruned, to_stderr
 from scs_templates._clikit.common import load_args
 from scs_templates._services.deploy import apply
 
@@ -22,7 +22,7 @@ def run_apply(args: argparse.Namespace) -> int:
             kubeconfig=args.kubeconfig,
             context=args.context,
             cloud=cloud_options(args, loaded.settings.spec.provider),
-            cloud_progress=_note,
+            cloud_progress=to_stderr,
             force_remove=args.force_remove,
             allow_cni_switch=args.allow_cni_switch,
             dry_run=args.dry_run,

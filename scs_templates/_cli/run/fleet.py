@@ -24,7 +24,6 @@ def run_render_fleet(args: argparse.Namespace) -> int:
     """Files are loaded while helm already renders the first full batches; nothing is
     printed or written before every file has loaded, and (unless ``--keep-going``) nothing
     at all when a file is bad or a cluster is defined twice."""
-
     if args.output is not None:
         output_format(args, ("yaml",), default="yaml", legacy="DIR")
         args.stdout = args.output_dir is None

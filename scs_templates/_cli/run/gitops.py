@@ -54,7 +54,6 @@ def run_gitops(args: argparse.Namespace) -> int:
 def _note_rendered_charts(fleet: list[ClusterSettings], mirror: str | None) -> None:
     """Flag the one step of ``gitops`` that reads a chart (and so, without a local
     ``--chart-mirror``, the network): the releases it renders itself."""
-
     seen: set[str] = set()
     for settings in fleet:
         for release in service_releases(settings):

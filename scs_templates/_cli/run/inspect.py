@@ -48,7 +48,6 @@ _CREDENTIAL_FIELDS = ("client-key-data", "client-certificate-data", "token", "pa
 def register_kubeconfig(text: str) -> None:
     """Register the credentials of a kubeconfig (keys, tokens) as secrets: from here on no
     message or log line shows them, whatever goes wrong."""
-
     try:
         data = YAML(typ="safe").load(text)
     except YAMLError:

@@ -28,7 +28,7 @@ def cloud_options(args: argparse.Namespace, provider: str) -> CloudOptions:
     return registry.provider(provider).cloud_options(args)
 
 
-def _note(line: str) -> None:
+def to_stderr(line: str) -> None:
     print(line, file=sys.stderr)
 
 
@@ -90,7 +90,7 @@ def run_install(args: argparse.Namespace) -> int:
             kubeconfig=args.kubeconfig,
             context=args.context,
             cloud=cloud,
-            cloud_progress=_note,
+            cloud_progress=to_stderr,
             wait=args.wait,
             timeout=args.timeout,
             poll_interval=args.poll_interval,

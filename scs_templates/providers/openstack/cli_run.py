@@ -182,7 +182,6 @@ def _cleanup(args: argparse.Namespace) -> int:
 def _check_writable(path: Path) -> None:
     """Refuse an unwritable ``--write-secret`` BEFORE any credential is created: afterwards
     its secret could not be saved (OpenStack shows a secret only once) and would be lost."""
-
     target = path.expanduser()
     if target.is_dir():
         raise InputError(f"--write-secret {path}: is a directory")
