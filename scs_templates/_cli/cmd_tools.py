@@ -40,14 +40,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--force", action="store_true", help="build even if a usable binary is already there"
     )
     install.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
-    install.set_defaults(func="scs_templates._cli.run.tools:_install")
+    install.set_defaults(func="scs_templates._cli.run.tools:run_install")
 
     status = actions.add_parser(
         "status",
         help="show which helm/helmfile binaries are used, their versions and sources",
     )
     _add_cache_dir(status)
-    status.set_defaults(func="scs_templates._cli.run.tools:_status")
+    status.set_defaults(func="scs_templates._cli.run.tools:run_status")
 
 
 def _add_cache_dir(parser: argparse.ArgumentParser) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scs_templates._clikit.common import load_args
 from scs_templates._core.errors import InputError
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     import argparse
 
 
-def _client(args: argparse.Namespace) -> Any:
+def _client(args: argparse.Namespace) -> KubeClient:
     return KubeClient(args.kubeconfig, args.context)
 
 

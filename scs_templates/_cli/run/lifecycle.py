@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from scs_templates import _lifecycle as lifecycle
 from scs_templates._cli.cmd_lifecycle import EXIT_DIFFERENCES
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import argparse
 
     from scs_templates._lifecycle import DeleteResult, Target
+    from scs_templates._tools.helm import Helm
 
 
 def cloud_options(args: argparse.Namespace, provider: str) -> CloudOptions:
@@ -62,7 +63,7 @@ def _without_clock(text: str) -> str:
     return re.sub(r" \[[0-9ms]+\]$", "", text)
 
 
-def _helm(args: argparse.Namespace) -> Any:
+def _helm(args: argparse.Namespace) -> Helm:
     """helm for the management cluster, once its server is known to be a Kubernetes API."""
     # a missing or broken kubeconfig (or --context) is exit 2, not helm's failure
     check_kubeconfig(args.kubeconfig, args.context)
@@ -115,19 +116,10 @@ def run_install(args: argparse.Namespace) -> int:
     return 0
 
 
-def _release_of(args: argparse.Namespace) -> dict[str, Any]:
-    """What ``status`` and ``diff`` ask the management cluster about: the release of the
-    settings, through the helm and API of the command line."""
-    return {
-        "settings": load_args(args).settings,
-        "helm": _helm(args),
-        "kubeconfig": args.kubeconfig,
-        "context": args.context,
-    }
-
-
 def run_status(args: argparse.Namespace) -> int:
-    result = lifecycle.status(**_release_of(args))
+    result = lifecycle.status(
+        load_args(args).settings, helm=_helm(args), kubeconfig=args.kubeconfig, context=args.context
+    )
     if args.output != "text":
         sys.stdout.write(data_text(result.to_dict(), args.output))
         return 0
@@ -151,7 +143,9 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    result = lifecycle.diff(**_release_of(args))
+    result = lifecycle.diff(
+        load_args(args).settings, helm=_helm(args), kubeconfig=args.kubeconfig, context=args.context
+    )
     for change in result.changes:
         note = f" ({change.note})" if change.note else ""
         print(f"{change.change}: {change.key}{note}")

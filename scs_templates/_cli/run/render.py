@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 def run_render(args: argparse.Namespace) -> int:
     output = objects_format(args)
     loaded = load_args(args, plain=True)
-
     if args.output_dir is not None:
         check_output_dir(args.output_dir)  # before helm runs; write_manifests checks again
     result = render(loaded.settings)

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 def run_services_render(args: argparse.Namespace) -> int:
     output = objects_format(args)
     loaded = load_args(args)
-
     if args.output_dir is not None:
         check_output_dir(args.output_dir)  # before helmfile runs; the write checks again
 

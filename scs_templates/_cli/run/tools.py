@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-def _install(args: argparse.Namespace) -> int:
+def run_install(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(line, flush=True)
 
@@ -29,7 +29,7 @@ def _install(args: argparse.Namespace) -> int:
     return 0
 
 
-def _status(args: argparse.Namespace) -> int:
+def run_status(args: argparse.Namespace) -> int:
     cache_dir: Path | None = args.cache_dir
     # helmfile is built lazily (the first helmfile command): its absence is no failure here,
     # unless SCS_TEMPLATES_HELMFILE names one that is wrong

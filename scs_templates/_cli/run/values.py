@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from typing import TYPE_CHECKING
 
 from scs_templates._clikit.common import load_args
-from scs_templates._clikit.output import output_format, values_yaml, write_stdout
+from scs_templates._clikit.output import data_text, output_format, write_stdout
 from scs_templates._core import atomic
 from scs_templates._core.errors import InputError
 from scs_templates._render.charts import chart_for
@@ -28,10 +27,7 @@ def run_values(args: argparse.Namespace) -> int:
     settings = loaded.settings
     values = build_values(settings)
     if args.output_dir is None:
-        if output == "json":
-            write_stdout(json.dumps(values, indent=2, ensure_ascii=False) + "\n")
-        else:
-            write_stdout(values_yaml(values))
+        write_stdout(data_text(values, output))
         return 0
 
     directory: Path = args.output_dir
@@ -47,9 +43,7 @@ def run_values(args: argparse.Namespace) -> int:
         )
     try:
         with atomic.folder_made(directory):  # a failed write leaves no empty folder
-            atomic.write_file(
-                file, json.dumps(values, indent=2, ensure_ascii=False) + "\n", private=True
-            )
+            atomic.write_file(file, data_text(values, "json"), private=True)
     except OSError as error:
         raise InputError(f"{directory}: {error.strerror or error}") from None
     chart = chart_for(settings.resolved_provider())

@@ -76,7 +76,7 @@ def _register_appcred(actions: argparse._SubParsersAction[argparse.ArgumentParse
         help="delete the cluster's credential(s); deleting again is harmless",
     )
     _common(delete)
-    delete.set_defaults(func="scs_templates.providers.openstack.cli_run:_appcred_delete")
+    delete.set_defaults(func="scs_templates.providers.openstack.cli_run:run_appcred_delete")
     _register_appcred_rotate(appcred_actions)
 
 
@@ -110,7 +110,7 @@ def _register_appcred_create(
         help="a credentials Secret manifest from an earlier run whose secrets are reused "
         "(default: the --write-secret FILE when it exists)",
     )
-    create.set_defaults(func="scs_templates.providers.openstack.cli_run:_appcred_create")
+    create.set_defaults(func="scs_templates.providers.openstack.cli_run:run_appcred_create")
 
 
 def _register_appcred_rotate(
@@ -150,7 +150,7 @@ def _register_appcred_rotate(
         "OCCM and Cinder CSI restarts (default 600)",
     )
     poll_option(rotate)
-    rotate.set_defaults(func="scs_templates.providers.openstack.cli_run:_appcred_rotate")
+    rotate.set_defaults(func="scs_templates.providers.openstack.cli_run:run_appcred_rotate")
 
 
 def _register_checks(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -167,7 +167,7 @@ def _register_checks(actions: argparse._SubParsersAction[argparse.ArgumentParser
         ),
     )
     _common(preflight)
-    preflight.set_defaults(func="scs_templates.providers.openstack.cli_run:_preflight")
+    preflight.set_defaults(func="scs_templates.providers.openstack.cli_run:run_openstack_preflight")
 
     cleanup = actions.add_parser(
         "cleanup",
@@ -178,7 +178,7 @@ def _register_checks(actions: argparse._SubParsersAction[argparse.ArgumentParser
     cleanup.add_argument(
         "--dry-run", action="store_true", help="list what would be deleted; change nothing"
     )
-    cleanup.set_defaults(func="scs_templates.providers.openstack.cli_run:_cleanup")
+    cleanup.set_defaults(func="scs_templates.providers.openstack.cli_run:run_cleanup")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

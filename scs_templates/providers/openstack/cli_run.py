@@ -57,7 +57,7 @@ def _connect(args: argparse.Namespace, settings: ClusterSettings) -> Any:
     return open_cloud(args.os_cloud or section(settings).cloud)
 
 
-def _appcred_create(args: argparse.Namespace) -> int:
+def run_appcred_create(args: argparse.Namespace) -> int:
     settings = _load(args)
     if not section(settings).application_credential.per_cluster:
         print(
@@ -102,7 +102,7 @@ def _appcred_create(args: argparse.Namespace) -> int:
     return 0
 
 
-def _appcred_delete(args: argparse.Namespace) -> int:
+def run_appcred_delete(args: argparse.Namespace) -> int:
     settings = _load(args)
     conn = _connect(args, settings)
     try:
@@ -118,7 +118,7 @@ def _appcred_delete(args: argparse.Namespace) -> int:
     return 0
 
 
-def _appcred_rotate(args: argparse.Namespace) -> int:
+def run_appcred_rotate(args: argparse.Namespace) -> int:
     settings = _load(args)
 
     def progress(line: str) -> None:
@@ -143,7 +143,7 @@ def _appcred_rotate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _preflight(args: argparse.Namespace) -> int:
+def run_openstack_preflight(args: argparse.Namespace) -> int:
     loaded = _loaded(args)
     conn = _connect(args, loaded.settings)
     try:
@@ -167,7 +167,7 @@ def _preflight(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def _cleanup(args: argparse.Namespace) -> int:
+def run_cleanup(args: argparse.Namespace) -> int:
     settings = _load(args)
     conn = _connect(args, settings)
     try:

@@ -53,4 +53,4 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="write the settings to FILE instead of stdout (refuses to overwrite)",
     )
     format_option(parser, ("yaml",), default="yaml", legacy="FILE")
-    parser.set_defaults(func="scs_templates.providers.openstack.migrate.cli_run:_migrate")
+    parser.set_defaults(func="scs_templates.providers.openstack.migrate.cli_run:run_migrate")

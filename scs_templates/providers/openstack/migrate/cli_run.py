@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-def _migrate(args: argparse.Namespace) -> int:
+def run_migrate(args: argparse.Namespace) -> int:
     output_format(args, ("yaml",), default="yaml", legacy="FILE")
     text = read_input(args.file)
     profile = read_input(args.proxy_profile) if args.proxy_profile else None

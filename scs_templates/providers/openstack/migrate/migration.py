@@ -127,7 +127,6 @@ class Migration:
         return None
 
     def header(self, source: str) -> list[str]:
-
         kaas_v1 = resource_name(self.prefix, self.name, CLUSTER_SUFFIX)
         appcred = in_namespace(kaas_v1, "$NAMESPACE")
         left_out = [

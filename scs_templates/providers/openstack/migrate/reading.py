@@ -36,7 +36,6 @@ class Entry:
 
 def read_entries(text: str, file: str, secret_keys: Collection[str]) -> list[Entry]:
     """The keys of a clusterctl.yaml in file order; the values of ``secret_keys`` are not read."""
-
     if "\x00" in text:
         raise InputError(f"{file}: binary data, not a KaaS v1 clusterctl.yaml")
     if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
