@@ -1,4 +1,6 @@
-"""What each command does: one module per command module of :mod:`scs_templates._cli`.
+"""What each command does: a module per command module of :mod:`scs_templates._cli`, and one
+per command where the commands of a module import different things (render, values,
+templates).
 
 A ``cmd_*.py`` module only declares its commands' arguments and names the function that
 runs each (``set_defaults(func="scs_templates._cli.run.render:run_render")``); the CLI
