@@ -73,7 +73,7 @@ def run_render_fleet(args: argparse.Namespace) -> int:
 def _output(args: argparse.Namespace, results: list[Any]) -> None:
     """The clusters' manifests on stdout, or the fleet folder replaced as a whole."""
     if args.stdout:
-        write_stdout("".join(results))
+        write_stdout(*results)
         return
 
     directory: Path = args.output_dir
