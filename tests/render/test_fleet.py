@@ -101,6 +101,17 @@ def test_generated_fleets_equal_single_renders(
     assert texts == [render(one).manifests for one in fleet_list]
 
 
+def test_a_named_fleet_names_each_result_as_it_arrives(helm_path: Path) -> None:
+    """``render-fleet --output-dir`` names the files of each batch while helm renders the
+    others: every result comes back with its file names known (and they are the names of
+    the cluster's own render)."""
+    del helm_path
+    settings = [load_settings(f).settings for f in EXAMPLES[:3]]
+    results = fleet.render_fleet(settings, jobs=2, named=True)
+    assert all("_file_names" in r.__dict__ for r in results)
+    assert [r.file_names() for r in results] == [render(s).file_names() for s in settings]
+
+
 def test_fleet_really_batches(helm_path: Path) -> None:
     settings = mixed_fleet(20)
     batches = fleet.plan_batches(

@@ -17,7 +17,8 @@ import pytest
 from scs_templates import api
 from scs_templates._cli.main import main
 from scs_templates._core.errors import InputError, ToolNotFoundError
-from scs_templates._render.render import split_documents
+from scs_templates._render.charts import ChartRef
+from scs_templates._render.render import RenderResult, object_file_names, split_documents
 from scs_templates._tools.toolchain.resolve import clear_version_cache, find_helm, hermetic_env
 from tests.support import EXAMPLES, REPO, skip_or_fail
 
@@ -281,20 +282,50 @@ def test_cli_templates_lists_catalogue(capsys: pytest.CaptureFixture[str]) -> No
         assert line.split()[:3] == [row.template, row.provider, row.chart]
 
 
-def test_objects_are_parsed_only_when_used() -> None:
-    """Printing or counting documents must not pay for YAML parsing (performance.md:
-    "One render")."""
-    from scs_templates._render.charts import ChartRef
-    from scs_templates._render.render import RenderResult
-
-    result = RenderResult.from_manifests(
+def helm_output(manifests: str) -> RenderResult:
+    """A result of ``manifests`` as helm's output (no helm run)."""
+    return RenderResult.from_manifests(
         release="r",
         namespace="n",
         chart=ChartRef("c", "0.1.0", Path("/c")),
         kube_version="v1.34.1",
         values={},
-        manifests="---\n# Source: c/a.yaml\n- not an object\n---\n# only a comment\n",
+        manifests=manifests,
     )
+
+
+def test_file_names_let_the_parsed_objects_go() -> None:
+    """Naming parses each document for its kind and name but keeps no parsed object: a fleet
+    written to a folder held every cluster's objects until the last file was written
+    (docs/performance.md, design of the fleet)."""
+    result = helm_output(
+        "---\nkind: Namespace\nmetadata: {name: a}\n---\nkind: Secret\nmetadata:\n  name: B c\n"
+    )
+    assert result.file_names() == ["01-namespace-a.yaml", "02-secret-b-c.yaml"]
+    assert "objects" not in result.__dict__
+    assert object_file_names(result.objects) == result.file_names()
+
+
+def test_each_thread_parses_with_its_own_loader() -> None:
+    """One ruamel YAML instance per thread (reused: a new one costs a quarter of a load);
+    an instance must never load in two threads at once."""
+    import threading
+
+    from scs_templates._render.render import _loader
+
+    here = _loader()
+    assert _loader() is here
+    there: list[object] = []
+    thread = threading.Thread(target=lambda: there.append(_loader()))
+    thread.start()
+    thread.join()
+    assert there and there[0] is not here
+
+
+def test_objects_are_parsed_only_when_used() -> None:
+    """Printing or counting documents must not pay for YAML parsing (performance.md:
+    "One render")."""
+    result = helm_output("---\n# Source: c/a.yaml\n- not an object\n---\n# only a comment\n")
     assert result.documents == ("# Source: c/a.yaml\n- not an object\n",)
     from scs_templates._core.errors import ToolError
 

@@ -48,11 +48,13 @@ def run_render_fleet(args: argparse.Namespace) -> int:
             keys.append(key)
             yield loaded.settings
 
-    # --stdout: helm's bytes only, no need to parse the documents
-    render = render_fleet_manifests if args.stdout else render_fleet
+    count = len(args.settings)
     try:
-        results: list[Any] | None = render(
-            fleet_settings(), jobs=args.jobs, expected=len(args.settings)
+        results: list[Any] | None = (
+            # --stdout: helm's bytes only, no need to parse the documents
+            render_fleet_manifests(fleet_settings(), jobs=args.jobs, expected=count)
+            if args.stdout
+            else render_fleet(fleet_settings(), jobs=args.jobs, expected=count, named=True)
         )
     except ScsTemplatesError:
         if not (problems or duplicates):
