@@ -94,11 +94,10 @@ def config_text(keys: list[Key], resources: list[str]) -> str:
 
 def _keys(text: str) -> list[Key]:
     """The keys of a stored EncryptionConfiguration, in order; ToolError when unreadable."""
-    from ruamel.yaml import YAML  # deferred: ruamel
-    from ruamel.yaml.error import YAMLError  # deferred: ruamel
+    from scs_templates._core.yaml_text import YAMLError, load  # deferred: ruamel
 
     try:
-        document = YAML(typ="safe", pure=True).load(text)
+        document = load(text, pure=True)
         providers = document["resources"][0]["providers"]
         found = next(p[PROVIDER]["keys"] for p in providers if PROVIDER in p)
         keys = [(str(k["name"]), str(k["secret"])) for k in found]

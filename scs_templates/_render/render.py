@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ruamel.yaml import YAML
-
-from scs_templates._core import atomic
+from scs_templates._core import atomic, yaml_text
 from scs_templates._core.errors import ToolError
 from scs_templates._core.records import record
 from scs_templates._render.charts import chart_for
@@ -41,7 +38,6 @@ if TYPE_CHECKING:
 
 _DOCUMENT_SEPARATOR = re.compile(r"^---[ \t]*(?:#.*)?$", re.MULTILINE)
 _UNSAFE_NAME = re.compile(r"[^a-z0-9._-]+")
-_loaders = threading.local()
 
 
 @record
@@ -152,23 +148,11 @@ def split_texts(manifests: str) -> list[str]:
     return texts
 
 
-def _loader() -> YAML:
-    """This thread's safe loader: a ``YAML()`` costs a quarter of loading one object
-    (0.91 -> 0.69 ms an object of the examples), and one instance must not load in two
-    threads at once."""
-    loader: YAML | None = getattr(_loaders, "yaml", None)
-    if loader is None:
-        loader = _loaders.yaml = YAML(typ="safe")
-    return loader
-
-
 def _parse(text: str) -> dict[str, Any]:
     """One object of helm's output; helm printing anything else is helm's failure (exit 1)."""
-    from ruamel.yaml.error import YAMLError  # deferred: ruamel.yaml.error
-
     try:
-        data = _loader().load(text)
-    except YAMLError as error:
+        data = yaml_text.load(text)
+    except yaml_text.YAMLError as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else "invalid YAML"
         raise ToolError(f"helm printed output that is not a YAML manifest: {first}") from None
     if not isinstance(data, dict):

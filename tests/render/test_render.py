@@ -16,7 +16,7 @@ import pytest
 
 from scs_templates import api
 from scs_templates._cli.main import main
-from scs_templates._core.errors import InputError, ToolNotFoundError
+from scs_templates._core.errors import InputError, ToolError, ToolNotFoundError
 from scs_templates._render.charts import ChartRef
 from scs_templates._render.render import RenderResult, object_file_names, split_documents
 from scs_templates._tools.toolchain.resolve import clear_version_cache, find_helm, hermetic_env
@@ -306,20 +306,10 @@ def test_file_names_let_the_parsed_objects_go() -> None:
     assert object_file_names(result.objects) == result.file_names()
 
 
-def test_each_thread_parses_with_its_own_loader() -> None:
-    """One ruamel YAML instance per thread (reused: a new one costs a quarter of a load);
-    an instance must never load in two threads at once."""
-    import threading
-
-    from scs_templates._render.render import _loader
-
-    here = _loader()
-    assert _loader() is here
-    there: list[object] = []
-    thread = threading.Thread(target=lambda: there.append(_loader()))
-    thread.start()
-    thread.join()
-    assert there and there[0] is not here
+@pytest.mark.parametrize("text", ["a: !!int x\n", "a: !!float x\n", "a: !!bool maybe\n"])
+def test_a_tag_ruamel_cannot_read_is_helms_failure_not_a_traceback(text: str) -> None:
+    with pytest.raises(ToolError, match="not a YAML manifest"):
+        _ = helm_output(text).objects
 
 
 def test_objects_are_parsed_only_when_used() -> None:
@@ -327,7 +317,5 @@ def test_objects_are_parsed_only_when_used() -> None:
     "One render")."""
     result = helm_output("---\n# Source: c/a.yaml\n- not an object\n---\n# only a comment\n")
     assert result.documents == ("# Source: c/a.yaml\n- not an object\n",)
-    from scs_templates._core.errors import ToolError
-
     with pytest.raises(ToolError, match="not an object"):
         _ = result.objects

@@ -6,12 +6,9 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
 from scs_templates._clikit.common import load_args
 from scs_templates._clikit.output import data_text
-from scs_templates._core import atomic, secrets
+from scs_templates._core import atomic, secrets, yaml_text
 from scs_templates._core.errors import ToolError
 from scs_templates._core.naming import kubeconfig_secret
 from scs_templates._lifecycle.target import target_of
@@ -49,8 +46,8 @@ def register_kubeconfig(text: str) -> None:
     """Register the credentials of a kubeconfig (keys, tokens) as secrets: from here on no
     message or log line shows them, whatever goes wrong."""
     try:
-        data = YAML(typ="safe").load(text)
-    except YAMLError:
+        data = yaml_text.load(text)
+    except yaml_text.YAMLError:
         return
     users = data.get("users") if isinstance(data, dict) else None
     for entry in users if isinstance(users, list) else []:

@@ -117,11 +117,12 @@ def _document(path: str, source: str) -> dict[str, Any] | None:
 
 
 def _load(text: str, path: str) -> object:
-    from ruamel.yaml import YAML  # deferred: ruamel
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError  # deferred: ruamel
+    from ruamel.yaml.error import MarkedYAMLError  # deferred: ruamel
+
+    from scs_templates._core.yaml_text import YAMLError, load  # deferred: ruamel
 
     try:
-        return YAML(typ="safe", pure=True).load(text)
+        return load(text, pure=True)
     except MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f" (line {mark.line + 1})" if mark is not None else ""
@@ -129,5 +130,5 @@ def _load(text: str, path: str) -> object:
         if "alias" in problem:  # an alias name may be a credential someone mistyped
             problem = "an undefined alias"
         raise InputError(f"kubeconfig {path}: not valid YAML{where}: {problem}") from None
-    except (YAMLError, RecursionError, ValueError):
+    except (YAMLError, RecursionError):
         raise InputError(f"kubeconfig {path}: not valid YAML") from None

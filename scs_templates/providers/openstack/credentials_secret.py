@@ -128,11 +128,10 @@ def single_cloud_clouds_yaml(text: str, cloud_name: str) -> str | None:
     needs one entry, and the Secret (and helm's release history) must not carry the others.
     The secrets of the entry are registered for redaction (:mod:`scs_templates._core.secrets`).
     """
-    from ruamel.yaml import YAML  # deferred: ruamel
-    from ruamel.yaml.error import YAMLError  # deferred: ruamel
+    from scs_templates._core.yaml_text import YAMLError, load  # deferred: ruamel
 
     try:
-        document = YAML(typ="safe").load(text)
+        document = load(text)
         entry = document["clouds"][cloud_name]
     except (YAMLError, KeyError, TypeError, AttributeError, RecursionError):
         return None
@@ -159,11 +158,10 @@ def cloud_conf_from_clouds_yaml(
 ) -> Secret | None:
     """cloud.conf for the same credential as a clouds.yaml entry (application credential or
     password), for users who bring their own clouds.yaml; None when the entry is unusable."""
-    from ruamel.yaml import YAML  # deferred: ruamel
-    from ruamel.yaml.error import YAMLError  # deferred: ruamel
+    from scs_templates._core.yaml_text import YAMLError, load  # deferred: ruamel
 
     try:
-        document = YAML(typ="safe").load(text)
+        document = load(text)
         entry = document["clouds"][cloud_name]
         auth_section = entry.get("auth") or {}
     except (YAMLError, KeyError, TypeError, AttributeError):
@@ -288,11 +286,10 @@ def parse_credentials_secret(
 
 
 def _from_clouds_yaml(text: str, cloud_name: str) -> StoredCredential | None:
-    from ruamel.yaml import YAML  # deferred: ruamel
-    from ruamel.yaml.error import YAMLError  # deferred: ruamel
+    from scs_templates._core.yaml_text import YAMLError, load  # deferred: ruamel
 
     try:
-        document = YAML(typ="safe").load(text)
+        document = load(text)
     except YAMLError:
         return None
     try:
@@ -367,12 +364,11 @@ def read_secret_manifest(path: Path) -> dict[str, str]:
     :func:`write_secret_manifest` wrote: the ``existing`` credentials of
     :func:`scs_templates.providers.openstack.appcred.ensure_cluster_credentials`."""
 
-    from ruamel.yaml import YAML  # deferred: ruamel
-    from ruamel.yaml.error import YAMLError  # deferred: ruamel
+    from scs_templates._core.yaml_text import YAMLError, load  # deferred: ruamel
 
     text = read_credentials_file(path, kind="a Kubernetes Secret manifest")
     try:
-        document = YAML(typ="safe").load(text)
+        document = load(text)
     except YAMLError:
         raise InputError(f"{path}: not a YAML Kubernetes Secret manifest") from None
     if not isinstance(document, dict) or document.get("kind") != "Secret":
