@@ -460,6 +460,9 @@ def _scalar(node: Any, path: Path, out: _Collector) -> Any:
     if tag == "tag:yaml.org,2002:null":
         return None
     if tag == "tag:yaml.org,2002:bool":
+        if text.lower() not in ("true", "false"):  # ``!!bool maybe``
+            out.add(node, path, f"cannot read {text!r} as true or false")
+            return text
         return text.lower() == "true"
     if tag == "tag:yaml.org,2002:int":
         try:
@@ -472,7 +475,11 @@ def _scalar(node: Any, path: Path, out: _Collector) -> Any:
         if lowered in {".inf", "-.inf", ".nan"}:
             out.add(node, path, f"{text!r}: infinity and NaN are not allowed")
             return text
-        value = float(text.replace("_", ""))
+        try:
+            value = float(text.replace("_", ""))
+        except ValueError:  # ``!!float x``
+            out.add(node, path, f"cannot read {text!r} as a number")
+            return text
         return value if math.isfinite(value) else text
     if tag == "tag:yaml.org,2002:timestamp":
         return text

@@ -102,6 +102,16 @@ CASES: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
+        "tagged-float-that-is-no-number",
+        spec("etcd:\n  quotaGiB: !!float x"),
+        ["s.yaml:8:15: spec.etcd.quotaGiB: cannot read 'x' as a number"],
+    ),
+    (
+        "tagged-bool-that-is-no-bool",
+        spec("etcd:\n  unsafeFS: !!bool maybe"),
+        ["s.yaml:8:15: spec.etcd.unsafeFS: cannot read 'maybe' as true or false"],
+    ),
+    (
         "quoted-bool-is-not-bool",
         spec("etcd:\n  unsafeFS: 'true'"),
         ["s.yaml:8:5: spec.etcd.unsafeFS: expected true or false, found str 'true'"],
