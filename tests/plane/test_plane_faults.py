@@ -274,7 +274,11 @@ def test_install_ends_at_the_wall_clock_when_the_api_server_stops_answering_mid_
     finally:
         apiserver.resume()
     assert_clean_failure(run)
-    assert f"helm upgrade --install stalled did not finish within {KNOB:g} s" in run.stderr
+    # the whole of stderr on failure: once (CI run beside other work, 2026-12-07) helm ended on
+    # its own after the stop (its new connection's TLS handshake timeout) and the cut repr
+    # hid which helm step had failed first
+    expected = f"helm upgrade --install stalled did not finish within {KNOB:g} s"
+    assert expected in run.stderr, run.stderr
     assert after_stop <= KNOB + SLACK, f"{after_stop:.0f} s after the stop (wall clock {KNOB})"
     assert any("upgrade" in argv for _, argv in run.helms.values()), run.helms
 
