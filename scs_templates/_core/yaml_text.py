@@ -12,12 +12,17 @@ EncryptionConfiguration) and may hold a password in exactly that place: a caller
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-__all__ = ["UnreadableValue", "YAMLError", "load"]
+from scs_templates._core.errors import InputError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["UnreadableValue", "YAMLError", "load", "load_file"]
 
 _loaders = threading.local()
 
@@ -48,3 +53,15 @@ def load(text: str, *, pure: bool = False) -> Any:
         return _loader(pure).load(text)
     except (ValueError, KeyError):
         raise UnreadableValue() from None
+
+
+def load_file(path: Path, *, advice: str) -> Any:
+    """The one document of the YAML file ``path``; :class:`InputError` when it cannot be
+    read: one line naming the file (and the line ruamel marked), ending with ``advice``."""
+    try:
+        return load(path.read_text(encoding="utf-8"))
+    except YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = str(getattr(error, "problem", None) or error).strip().splitlines()[0]
+        raise InputError(f"{path}{where}: not valid YAML ({problem}); {advice}") from None

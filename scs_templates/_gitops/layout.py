@@ -400,13 +400,14 @@ def _check_release_change(folder: Path, objects: ClusterObjects, key: str, *, re
     this repository holds (what Flux reconciles): a switch between the clusterclass and a
     classic template, and a move onto another ClusterClass without ``rebase``. Raises
     :class:`InputError` before anything is written."""
-    from ruamel.yaml import YAML  # deferred: ruamel
+    from scs_templates._core.yaml_text import load_file  # deferred: ruamel
 
     stem = f"helmrelease-{objects.name}"
     path = folder / f"{stem}.yaml"
     if not _replaceable(path):
         return
-    written = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    advice = "gitops reads the release it wrote before rewriting it: fix or remove the file"
+    written = load_file(path, advice=advice)
     installed = ((written or {}).get("spec") or {}).get("values") or {}
     values = objects.objects[stem]["spec"]["values"]
     check_template_change(installed, values["cluster"]["template"], key)

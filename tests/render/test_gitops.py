@@ -495,6 +495,37 @@ def test_a_class_inside_an_old_cluster_release_is_refused(tmp_path: Path) -> Non
     assert _tree(tmp_path) == before
 
 
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (lambda text: text + "bad: [\n", r":\d+: not valid YAML \(did not find expected node"),
+        (
+            lambda text: re.sub(r"(?m)^  interval: .*$", "  interval: !!int x", text, count=1),
+            r": not valid YAML \(a value cannot be read as the type its explicit tag",
+        ),
+    ],
+    ids=["syntax", "tag"],
+)
+def test_an_unreadable_edit_of_a_written_release_is_one_line_naming_the_file(
+    tmp_path: Path, edit: Any, problem: str
+) -> None:
+    """gitops reads the cluster's HelmRelease it wrote before rewriting it; a hand edit that
+    left it unreadable (ours by its first line still) was an internal error (exit 1)."""
+    settings = _fleet()[0]
+    write_gitops(tmp_path, [settings], OCI)
+    path = tmp_path / _release_path(settings)
+    edited = edit(path.read_text())
+    assert edited != path.read_text()
+    path.write_text(edited)
+    before = _tree(tmp_path)
+    with pytest.raises(InputError) as refused:
+        write_gitops(tmp_path, [settings], OCI)
+    message = str(refused.value)
+    assert re.match(re.escape(str(path)) + problem, message), message
+    assert "\n" not in message and message.endswith("fix or remove the file")
+    assert _tree(tmp_path) == before
+
+
 def test_a_failed_cluster_upgrade_is_retried_never_rolled_back(tmp_path: Path) -> None:
     write_gitops(tmp_path, _fleet()[:1], OCI)
     settings = _fleet()[0]
