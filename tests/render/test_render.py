@@ -307,7 +307,7 @@ def test_file_names_let_the_parsed_objects_go() -> None:
 
 
 @pytest.mark.parametrize("text", ["a: !!int x\n", "a: !!float x\n", "a: !!bool maybe\n"])
-def test_a_tag_ruamel_cannot_read_is_helms_failure_not_a_traceback(text: str) -> None:
+def test_a_tag_ruamel_cannot_read_is_helms_failure_not_an_internal_error(text: str) -> None:
     with pytest.raises(ToolError, match="not a YAML manifest"):
         _ = helm_output(text).objects
 
