@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.support import REPO, helm_tool
+from tests.support import REPO, admission_gate, helm_tool
 
 if TYPE_CHECKING:
     from testenv import Plane
@@ -237,46 +237,40 @@ def test_install_ends_at_the_wall_clock_when_the_api_server_stops_answering_mid_
     webhook_plane: Plane, apiserver: Daemon, ns: str, tmp_path: Path
 ) -> None:
     """``scs-templates --timeout 20s install``: the API server stops answering (SIGSTOP)
-    once helm upgrade --install has its connection open. The command ends at the user's
-    20 s with helm's group gone and one line naming helm and the limit. Before, the wall
-    clock of ``helm upgrade --install`` was max(--timeout, helm's 300 s + 60 s): 6 minutes
-    whatever the user had set. helm's record of the release stays ``pending-install`` (it
-    was stored before the stop): the next install refuses with one line naming the state
-    and the way out (``scs-templates delete``), after which the install completes."""
+    while it holds helm upgrade --install's write of the Cluster (an admission webhook of
+    the test holds it: tests/support/admission_gate.py; polling for helm's release record
+    raced helm, which had sometimes applied everything before the stop). The command ends
+    at the user's 20 s with helm's group gone and one line naming helm and the limit.
+    Before, the wall clock of ``helm upgrade --install`` was max(--timeout, helm's 300 s +
+    60 s): 6 minutes whatever the user had set. helm's record of the release stays
+    ``pending-install`` (it was stored before the stop): the next install refuses with one
+    line naming the state and the way out (``scs-templates delete``), after which the
+    install completes."""
     settings = settings_file(tmp_path, ns, "stalled")
     kubeconfig = webhook_plane.kubeconfig
     clouds = tmp_path / "clouds.yaml"
     clouds.write_text(CLOUDS)
     clouds.chmod(0o600)
     argv = ("install", str(settings), "--kubeconfig", str(kubeconfig), "--skip-openstack")
-    run, watcher = start_cli(tmp_path, *argv, "--clouds-yaml", str(clouds))
-
-    def helm_is_writing() -> bool:
-        """helm has stored its release record: it is past its first requests (a new
-        connection would end in helm's own TLS handshake timeout) and sends the rest over
-        the connection it holds."""
-        if run.process.poll() is not None:
-            return True
-        found = webhook_plane.api.request(
-            "GET",
-            f"/api/v1/namespaces/{ns}/secrets",
-            params={"labelSelector": "owner=helm,name=stalled"},
+    gate = admission_gate.holding(webhook_plane, ns, tmp_path, group="cluster.x-k8s.io",
+                                  resource="clusters", kind="Cluster", name="stalled")  # fmt: skip
+    with gate as held:
+        run, watcher = start_cli(tmp_path, *argv, "--clouds-yaml", str(clouds))
+        # helm's write of the Cluster is at admission: helm is past its first requests (a new
+        # connection would end in helm's own TLS handshake timeout) and waits on the one it holds
+        wait_until(
+            "helm writing the Cluster",
+            lambda: held.arrived.is_set() or run.process.poll() is not None,
         )
-        return bool(found.get("items"))
-
-    try:
-        wait_until("helm upgrade --install writing its release", helm_is_writing)
-        assert run.process.poll() is None, "install ended before helm could be caught"
-        apiserver.pause()
-        stopped_at = time.monotonic()
-        finish(run, watcher, limit=KNOB + 600)
-        after_stop = time.monotonic() - stopped_at
-    finally:
-        apiserver.resume()
+        assert run.process.poll() is None, f"install ended before helm was held: {run.stderr}"
+        try:
+            apiserver.pause()
+            stopped_at = time.monotonic()
+            finish(run, watcher, limit=KNOB + 600)
+            after_stop = time.monotonic() - stopped_at
+        finally:
+            apiserver.resume()
     assert_clean_failure(run)
-    # the whole of stderr on failure: once (CI run beside other work, 2026-12-07) helm ended on
-    # its own after the stop (its new connection's TLS handshake timeout) and the cut repr
-    # hid which helm step had failed first
     expected = f"helm upgrade --install stalled did not finish within {KNOB:g} s"
     assert expected in run.stderr, run.stderr
     assert after_stop <= KNOB + SLACK, f"{after_stop:.0f} s after the stop (wall clock {KNOB})"
