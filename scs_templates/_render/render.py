@@ -91,7 +91,7 @@ class RenderResult:
 
     @functools.cached_property
     def objects(self) -> tuple[dict[str, Any], ...]:
-        return tuple(_parse(text) for text in self.documents)
+        return tuple(parse_object(text) for text in self.documents)
 
     def file_names(self) -> list[str]:
         """Deterministic file names, one per object: ``NN-kind-name.yaml`` in helm's order.
@@ -108,7 +108,7 @@ class RenderResult:
     def _file_names(self) -> tuple[str, ...]:
         if "objects" in self.__dict__:
             return tuple(object_file_names(self.objects))
-        return tuple(object_file_names([_parse(text) for text in self.documents]))
+        return tuple(object_file_names([parse_object(text) for text in self.documents]))
 
 
 def object_file_names(objects: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -148,8 +148,9 @@ def split_texts(manifests: str) -> list[str]:
     return texts
 
 
-def _parse(text: str) -> dict[str, Any]:
-    """One object of helm's output; helm printing anything else is helm's failure (exit 1)."""
+def parse_object(text: str) -> dict[str, Any]:
+    """One object of helm's (or helmfile's) output; helm printing anything else is helm's
+    failure (exit 1), never an internal error (:mod:`scs_templates._core.yaml_text`)."""
     try:
         data = yaml_text.load(text)
     except yaml_text.YAMLError as error:
@@ -163,7 +164,7 @@ def _parse(text: str) -> dict[str, Any]:
 def split_documents(manifests: str) -> tuple[list[str], list[dict[str, Any]]]:
     """Split helm output into per-object texts and parsed objects (empty documents dropped)."""
     texts = split_texts(manifests)
-    return texts, [_parse(text) for text in texts]
+    return texts, [parse_object(text) for text in texts]
 
 
 @record

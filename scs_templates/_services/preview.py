@@ -30,6 +30,7 @@ from scs_templates._render.render import (
     _is_manifest_file,
     kube_version_of,
     object_file_names,
+    parse_object,
     split_texts,
 )
 from scs_templates._services.releases import (
@@ -69,8 +70,7 @@ class ServicesRender:
 
     @functools.cached_property
     def objects(self) -> tuple[dict[str, Any], ...]:
-        yaml = YAML(typ="safe")
-        return tuple(yaml.load(text) for text in self.documents)
+        return tuple(parse_object(text) for text in self.documents)
 
     def file_names(self) -> list[str]:
         """``NN-kind-name.yaml`` per object, in helmfile's order (as ``render -o``)."""

@@ -43,14 +43,15 @@ def rendered_objects(
     settings: ClusterSettings, release: ServiceRelease, runner: ServicesHelmfile
 ) -> list[dict[str, Any]]:
     """The objects of ``release`` as ``services render`` renders them (same state values)."""
-    from ruamel.yaml import YAML  # deferred: ruamel
-
-    from scs_templates._render.render import kube_version_of, split_texts  # deferred: ruamel
+    from scs_templates._render.render import (  # deferred: ruamel
+        kube_version_of,
+        parse_object,
+        split_texts,
+    )
 
     text = runner.render({STATE_KEY: state_of([release])}, kube_version=kube_version_of(settings))
-    yaml = YAML(typ="safe")
-    objects = [yaml.load(doc) for doc in split_texts(text)]
-    return [obj for obj in objects if isinstance(obj, dict) and obj.get("kind")]
+    objects = [parse_object(doc) for doc in split_texts(text)]
+    return [obj for obj in objects if obj.get("kind")]
 
 
 def _managers(obj: Mapping[str, Any]) -> set[str]:

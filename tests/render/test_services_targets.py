@@ -104,6 +104,25 @@ def test_target_filters_every_output(
     assert file.read_text().startswith("# target: management\n# Source: cluster-autoscaler/")
 
 
+def test_a_tag_ruamel_cannot_read_in_helmfiles_output_is_one_line_exit_1(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """helmfile's output goes through the loader ``render`` uses (_core/yaml_text): a value
+    ruamel cannot read as its explicit tag's type was ``internal error: ValueError`` quoting
+    the value; now it is helm's failure, one line, and the value is not shown."""
+    import scs_templates._services.preview
+
+    class Tagged(CannedHelmfile):
+        def render(self, state: Any, *, kube_version: str) -> str:
+            return super().render(state, kube_version=kube_version) + "data:\n  a: !!int S3CR3T\n"
+
+    monkeypatch.setattr(scs_templates._services.preview, "ServicesHelmfile", Tagged)
+    code, out, err = run(capsys, "services", "render", str(PRODUCTION), "-o", "name")
+    assert (code, out) == (1, "")
+    assert err.startswith("scs-templates: error: helm printed output that is not a YAML manifest")
+    assert len(err.splitlines()) == 1 and "S3CR3T" not in err, err
+
+
 def test_the_real_services_of_the_production_example_are_marked() -> None:
     """With the real charts: only the cluster-autoscaler's objects go to the management
     cluster, every document is marked, and the two targets together are the whole output."""
