@@ -135,7 +135,9 @@ def folder_made(path: Path) -> Iterator[Path]:
     """``mkdir -p path`` for the body; if the body fails, the folders made here are removed.
 
     Only folders that did not exist before and are empty again are removed, so a failed
-    write (a full disk, a signal) leaves no empty folder skeleton behind.
+    write (a full disk, a signal) leaves no empty folder skeleton behind. Once the body
+    succeeded, each folder made here is synced into its parent (deepest first), so the path
+    to what the body wrote survives a power loss too.
     """
     missing: list[Path] = []
     for folder in (path, *path.parents):
@@ -153,6 +155,8 @@ def folder_made(path: Path) -> Iterator[Path]:
             with contextlib.suppress(OSError):
                 folder.rmdir()
         raise
+    for folder in reversed(made):
+        _fsync_dir(folder.parent)
 
 
 def _write_error(target: Path, error: OSError) -> InputError:
@@ -331,11 +335,14 @@ def _fill(staging: Path, target: Path, files: Mapping[str, str | bytes], *, priv
         folder_mode = _PRIVATE_DIR_MODE if private else _DIR_MODE
         staging.chmod(folder_mode)
         mode = _PRIVATE_FILE_MODE if private else _FILE_MODE
+        folders = {staging}
         for name, data in files.items():
             path = staging / name
             _make_inside(staging, path.parent, folder_mode)
             _write_new(path, _as_bytes(data), mode)
-        _fsync_dir(staging)
+            folders.update(staging / folder for folder in Path(name).parents[:-1])
+        for folder in sorted(folders, key=lambda f: (-len(f.parts), f)):
+            _fsync_dir(folder)  # deepest first: each folder's entries, then its own in its parent
         old: Path | None = None
         if target.exists():
             # deferred: tempfile

@@ -213,6 +213,36 @@ def test_write_directory_is_all_or_nothing(tmp_path: Path, monkeypatch: pytest.M
         atomic.write_directory(target, {"x.yaml": "x"})  # holds files, none replaceable
 
 
+def test_write_directory_syncs_every_folder_before_it_takes_the_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder's entries survive a power loss only once the folder is fsynced: with
+    ``render-fleet -o`` (NS/NAME/ folders) only the top folder was, so the renamed output
+    could come back with empty cluster folders. Deepest first, then the rename's parent,
+    then the folders made above it."""
+    from scs_templates._core import atomic
+
+    synced: list[Path] = []
+    real = atomic._fsync_dir
+
+    def recording(path: Path) -> None:
+        synced.append(path)
+        real(path)
+
+    monkeypatch.setattr(atomic, "_fsync_dir", recording)
+    files = {"ns/b/2.yaml": "2", "ns/a/1.yaml": "1", "top.yaml": "t", "other/c/3.yaml": "3"}
+    atomic.write_directory(tmp_path / "out", files)
+    *inside, parent = synced
+    staging = inside[-1]
+    assert parent == tmp_path and staging.parent == tmp_path
+    assert [str(path.relative_to(staging)) for path in inside] == [
+        "ns/a", "ns/b", "other/c", "ns", "other", "."
+    ]  # fmt: skip
+    synced.clear()  # folders made above the output: each synced into its parent
+    atomic.write_directory(tmp_path / "x" / "y" / "out", {"f.yaml": "f"})
+    assert synced[1:] == [tmp_path / "x" / "y", tmp_path / "x", tmp_path]
+
+
 def test_write_file_private(tmp_path: Path) -> None:
     from scs_templates._core import atomic
 
