@@ -3,7 +3,7 @@
 No network, no compiler: helm/helmfile are replaced by tiny shell-script TEST DOUBLES that
 only print a version, and ``go`` by a Python TEST DOUBLE that records how it was called and
 writes such a double where ``go build -o`` asks. Only the tests marked ``helm`` look at the
-real binaries in the tools cache; the real cross-build is tests/test_toolchain_cross.py.
+real binaries in the tools cache; the real cross-build is tests/plane/test_toolchain_cross.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The documentation's relative links point at files that exist (anchors: at headings)."""
+"""The documentation's relative links point at files that exist (anchors: at headings), and
+the tests it names as proof exist."""
 
 from __future__ import annotations
 
@@ -11,6 +12,12 @@ from tests.support import REPO
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
+#: ``tests/TIER/MODULE.py``, ``test_module.py`` (found in any tier), either with
+#: ``::test_name`` (``*``: any ending).
+TEST_REFERENCE = re.compile(
+    r"(?<![\w/.-])(?:tests/[a-z_/0-9]+\.py|test_[a-z_0-9]+\.py)(?:::[A-Za-z_0-9]+\*?)?"
+)
+TEST_MODULES = {path.name: path for path in (REPO / "tests").rglob("test_*.py")}
 
 
 def _anchors(path: Path) -> set[str]:
@@ -35,3 +42,22 @@ def test_relative_links_resolve(doc: Path) -> None:
         if not path.exists() or (anchor and path.suffix == ".md" and anchor not in _anchors(path)):
             broken.append(target)
     assert broken == [], f"{doc.name}: broken links {broken}"
+
+
+def _missing(reference: str) -> bool:
+    module, _, name = reference.partition("::")
+    path = REPO / module if "/" in module else TEST_MODULES.get(module)
+    if path is None or not path.is_file():
+        return True
+    if not name:
+        return False
+    pattern = re.escape(name.rstrip("*")) + (r"\w*" if name.endswith("*") else r"\b")
+    return re.search(rf"^\s*(?:async )?(?:def|class) {pattern}", path.read_text(), re.M) is None
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=[p.name for p in DOCS])
+def test_named_tests_exist(doc: Path) -> None:
+    """A test named as the proof of something was moved or renamed: the docs follow (one
+    proof was named in tests/render/ after its move to tests/plane/)."""
+    missing = sorted({ref for ref in TEST_REFERENCE.findall(doc.read_text()) if _missing(ref)})
+    assert missing == [], f"{doc.name}: tests that do not exist: {missing}"
