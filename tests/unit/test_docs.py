@@ -1,8 +1,9 @@
-"""The documentation's relative links point at files that exist (anchors: at headings), and
-the tests it names as proof exist."""
+"""The documentation's relative links point at files that exist (anchors: at headings), the
+tests it names as proof exist, and so do the modules and names of ours it names."""
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
@@ -61,3 +62,42 @@ def test_named_tests_exist(doc: Path) -> None:
     proof was named in tests/render/ after its move to tests/plane/)."""
     missing = sorted({ref for ref in TEST_REFERENCE.findall(doc.read_text()) if _missing(ref)})
     assert missing == [], f"{doc.name}: tests that do not exist: {missing}"
+
+
+#: ``scs_templates.MODULE.NAME`` as the docs name a module, a class or a function of ours.
+CODE_REFERENCE = re.compile(r"scs_templates(?:\.[A-Za-z_][A-Za-z_0-9]*)+")
+
+
+def _entry_point_groups() -> set[str]:
+    from scs_templates._cli.main import COMMANDS_GROUP
+    from scs_templates._clikit.arguments import CLOUD_OPTIONS_GROUP
+    from scs_templates._contract.migration import GROUP as MIGRATIONS
+    from scs_templates._settings.plugins import GROUP as PROVIDERS
+
+    return {COMMANDS_GROUP, CLOUD_OPTIONS_GROUP, MIGRATIONS, PROVIDERS}
+
+
+def _resolves(reference: str) -> bool:
+    """The longest importable module of ``reference``, then its attributes."""
+    parts = reference.split(".")
+    for end in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:end]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[end:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=[p.name for p in DOCS])
+def test_named_code_exists(doc: Path) -> None:
+    """A module, class or function moved or renamed: the docs follow (three named names
+    that had moved into modules of their provider's package)."""
+    groups = _entry_point_groups()
+    references = set(CODE_REFERENCE.findall(doc.read_text())) - groups
+    missing = sorted(ref for ref in references if not _resolves(ref))
+    assert missing == [], f"{doc.name}: names of ours that do not exist: {missing}"
