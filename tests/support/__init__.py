@@ -8,6 +8,7 @@ machine, but must never skip in CI: there, a missing prerequisite is a failure.
 from __future__ import annotations
 
 import os
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -355,6 +356,22 @@ def serving_in_thread(server: Any, name: str) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+@contextmanager
+def serving_tls_in_thread(server: Any, name: str, directory: Path) -> Iterator[tuple[str, bytes]]:
+    """:func:`serving_in_thread` over HTTPS: a CA of its own in ``directory`` signs the
+    server's certificate for 127.0.0.1. Yields ``https://127.0.0.1:PORT`` and the CA's PEM
+    (what a client trusts)."""
+    from testenv.certs import CertificateAuthority  # cryptography: only where TLS is served
+
+    authority = CertificateAuthority(directory)
+    pair = authority.issue(name, name, hosts=("127.0.0.1",), server=True)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(pair.cert), str(pair.key))
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    with serving_in_thread(server, name) as url:
+        yield "https" + url.removeprefix("http"), authority.pem
 
 
 def answer_json(

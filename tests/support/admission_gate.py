@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import json
-import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -28,8 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from testenv.certs import CertificateAuthority
-from tests.support import answer_json
+from tests.support import answer_json, serving_tls_in_thread
 
 if TYPE_CHECKING:
     from testenv import Plane
@@ -73,10 +71,7 @@ class Gate:
             self.released.wait(HOLD_LIMIT)
 
 
-def _server(gate: Gate, directory: Path) -> tuple[ThreadingHTTPServer, bytes]:
-    authority = CertificateAuthority(directory / "gate-ca")
-    pair = authority.issue("gate", "admission-gate", hosts=("127.0.0.1",), server=True)
-
+def _handler(gate: Gate) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
@@ -92,12 +87,7 @@ def _server(gate: Gate, directory: Path) -> tuple[ThreadingHTTPServer, bytes]:
         def log_message(self, format: str, *args: Any) -> None:
             del format, args
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(str(pair.cert), str(pair.key))
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    return server, authority.pem
+    return Handler
 
 
 def _configuration(
@@ -153,22 +143,16 @@ def holding(
     """A gate that holds the first CREATE/UPDATE of ``kind`` ``name`` (API group ``group``,
     plural ``resource``) in ``namespace`` until released; removed when the block ends."""
     gate = Gate(kind, name)
-    server, ca = _server(gate, directory)
-    thread = threading.Thread(target=server.serve_forever, name="admission-gate", daemon=True)
-    thread.start()
-    config_name = f"gate-{namespace}"
-    url = f"https://127.0.0.1:{server.server_address[1]}/gate"
-    path = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
-    plane.api.request(
-        "POST", path, _configuration(config_name, namespace, url, ca, group, resource)
-    )
-    try:
-        _wait_until_called(plane, gate, namespace)
-        yield gate
-    finally:
-        gate.release()
-        with suppress(Exception):  # the API server may be gone: the test reports that
-            plane.api.request("DELETE", f"{path}/{config_name}")
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(gate))
+    with serving_tls_in_thread(server, "admission-gate", directory / "gate-ca") as (base, ca):
+        config_name = f"gate-{namespace}"
+        configuration = _configuration(config_name, namespace, f"{base}/gate", ca, group, resource)
+        path = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+        plane.api.request("POST", path, configuration)
+        try:
+            _wait_until_called(plane, gate, namespace)
+            yield gate
+        finally:
+            gate.release()  # before the server shuts down: it waits for the held request
+            with suppress(Exception):  # the API server may be gone: the test reports that
+                plane.api.request("DELETE", f"{path}/{config_name}")

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import base64
 import json
-import ssl
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +24,7 @@ from typing import Any
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from testenv.certs import CertificateAuthority
+from tests.support import serving_tls_in_thread
 
 
 def _b64(data: bytes) -> str:
@@ -61,8 +59,6 @@ class Issuers:
 @contextmanager
 def serving(directory: Path) -> Iterator[Issuers]:
     """Issuers under ``https://127.0.0.1:<port>/<any path>`` until the block ends."""
-    authority = CertificateAuthority(directory / "issuer-ca")
-    pair = authority.issue("issuer", "oidc-issuer", hosts=("127.0.0.1",), server=True)
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     numbers = key.public_key().public_numbers()
     jwks = {
@@ -107,15 +103,6 @@ def serving(directory: Path) -> Iterator[Issuers]:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(str(pair.cert), str(pair.key))
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    base.append(f"https://127.0.0.1:{server.server_address[1]}")
-    thread = threading.Thread(target=server.serve_forever, name="oidc-issuer", daemon=True)
-    thread.start()
-    try:
-        yield Issuers(authority.pem.decode(), base[0], key)
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serving_tls_in_thread(server, "oidc-issuer", directory / "issuer-ca") as (url, ca):
+        base.append(url)
+        yield Issuers(ca.decode(), url, key)
