@@ -106,9 +106,10 @@ class RenderResult:
 
     @functools.cached_property
     def _file_names(self) -> tuple[str, ...]:
-        if "objects" in self.__dict__:
-            return tuple(object_file_names(self.objects))
-        return tuple(object_file_names([parse_object(text) for text in self.documents]))
+        objects = self.__dict__.get("objects")
+        if objects is None:  # parsed only to be named, then let go
+            objects = [parse_object(text) for text in self.documents]
+        return tuple(object_file_names(objects))
 
 
 def object_file_names(objects: Sequence[Mapping[str, Any]]) -> list[str]:
