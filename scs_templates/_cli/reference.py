@@ -14,6 +14,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from scs_templates._cli.main import build_parser
+from scs_templates._core import atomic
+
 BEGIN = "<!-- BEGIN GENERATED: python -m scs_templates._cli.reference --write -->"
 END = "<!-- END GENERATED -->"
 WIDTH = 100
@@ -68,7 +71,6 @@ def _rows(parser: argparse.ArgumentParser) -> list[str]:
 
 def text() -> str:
     """The generated reference (between the markers)."""
-    from scs_templates._cli.main import build_parser  # deferred: scs_templates._cli.main
 
     parts = []
     for parser, help_line in _commands(build_parser()):
@@ -106,8 +108,6 @@ def main(argv: list[str]) -> int:
     wanted = document(current)
     if "--write" in argv:
         if wanted != current:
-            from scs_templates._core import atomic  # deferred: scs_templates._core.atomic
-
             atomic.write_file(DOC, wanted)
         return 0
     if wanted != current:

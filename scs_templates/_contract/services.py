@@ -1,5 +1,5 @@
 """The record of one standard service release: what the services layer installs, and what a
-provider adds to it (:meth:`scs_templates.providers.interface.Provider.services`).
+provider adds to it (:meth:`scs_templates.providers.operations.Operations.services`).
 
 It sits below the providers so that a provider can describe its own releases (OpenStack:
 the cloud controller manager and Cinder CSI) without importing the services layer; the
@@ -52,7 +52,7 @@ class ServiceInfo:
     cluster) or ``management`` (installed next to the Cluster on the management cluster,
     in the cluster's namespace, as ``<cluster>-<release>``; ``namespace`` is empty then).
     ``workload_credentials``: it reads the credentials the provider copies into the workload
-    cluster (:meth:`~scs_templates.providers.interface.Provider.prepare_workload`; under GitOps a
+    cluster (:meth:`~scs_templates.providers.operations.Operations.prepare_workload`; under GitOps a
     ClusterResourceSet does it). ``follows_kubernetes_minor``: the chart's release line
     follows the Kubernetes minor (chart 2.M.x is for Kubernetes 1.M), which
     ``update-versions`` keeps. ``enabled_by``: for a release without a ``spec.services``

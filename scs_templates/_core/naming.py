@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from itertools import groupby
 
+from scs_templates._core.digest import sha256
+
 MAX_NAME = 63
 # Cluster API appends "-xxxxx" to a MachineDeployment for its MachineSets and another
 # "-xxxxx" for Machines, and the Machine name becomes the server and node host name.
@@ -23,10 +25,7 @@ def fit(name: str, limit: int = MAX_NAME) -> str:
     """Return ``name`` if it fits, else a prefix of it plus '-' and a 7-hex hash."""
     if len(name) <= limit:
         return name
-    # deferred: hashlib
-    import hashlib  # only a name that does not fit (validate and render never load it)
-
-    digest = hashlib.sha256(name.encode()).hexdigest()[:7]
+    digest = sha256(name.encode()).hexdigest()[:7]
     head = name[: limit - len(digest) - 1].rstrip("-")
     return f"{head}-{digest}"
 

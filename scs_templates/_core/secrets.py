@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sys
 import threading
 import urllib.parse
@@ -59,8 +60,6 @@ def encodings(secret: str) -> set[str]:
     """``secret`` as it may appear in a message: raw, JSON-escaped (both ASCII modes),
     shell-quoted, URL-encoded, and each of its lines (multi-line values are echoed line by
     line)."""
-    # deferred: shlex
-    import shlex  # here: reading settings (validate, render) registers no secret
 
     forms = {secret}
     forms.add(json.dumps(secret)[1:-1])
@@ -80,9 +79,7 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     userinfo password replaced by ``<redacted>``, longest first.
 
     An empty text (helm's stderr after nearly every successful run) is returned at once:
-    there is nothing to replace, and the encodings of the secrets (shlex, urllib's quoting,
-    JSON) are not worked out, so ``render`` does not import shlex
-    (``tests/render/test_cli.py::test_render_path_imports_none_of_the_trimmed_modules``)."""
+    there is nothing to replace, so the encodings of the secrets are not worked out."""
     if not text:
         return text
     forms: set[str] = set()

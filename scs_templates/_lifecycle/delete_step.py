@@ -38,6 +38,7 @@ from scs_templates._tools.kube.wait import (
 )
 from scs_templates._tools.kube.workload_kubeconfig import private_kubeconfig
 from scs_templates.providers.interface import CloudOptions
+from scs_templates.providers.operations import operations_of
 from scs_templates.providers.registry import provider_of
 
 if TYPE_CHECKING:
@@ -295,7 +296,7 @@ def _release_cloud(
     with what was deleted (:class:`DeleteIncomplete`)."""
     options = replace(cloud, dry_run=step.dry_run, keep_volumes=step.keep_volumes)
     try:
-        provider.release(
+        operations_of(provider).release(
             settings,
             options,
             progress=cloud_progress or step.progress or quiet,

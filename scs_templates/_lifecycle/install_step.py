@@ -35,6 +35,7 @@ from scs_templates._tools.kube.wait import (
 )
 from scs_templates.providers.credentials import store_credentials
 from scs_templates.providers.interface import CloudOptions, Management
+from scs_templates.providers.operations import operations_of
 from scs_templates.providers.registry import provider_of
 
 if TYPE_CHECKING:
@@ -396,7 +397,7 @@ def _prepare(
     progress: Progress | None,
 ) -> dict[str, str] | None:
     """The provider's preparation before install: the content of the values' secrets."""
-    result: dict[str, str] | None = provider_of(settings).prepare(
+    result: dict[str, str] | None = operations_of(provider_of(settings)).prepare(
         settings,
         cloud if cloud is not None else CloudOptions(),
         Management(kubeconfig, context, kube),

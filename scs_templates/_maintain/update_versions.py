@@ -62,6 +62,7 @@ from scs_templates._versions.upstream import (
     release_minor,
 )
 from scs_templates.providers.interface import Provider
+from scs_templates.providers.operations import operations_of
 from scs_templates.providers.registry import shipped_providers
 
 HERE = Path(__file__).resolve().parents[1] / "_versions"  # the table and its inputs
@@ -538,11 +539,11 @@ def _service_entry(
 def provider_versions(
     upstream: Upstream, providers: Iterable[Provider]
 ) -> dict[str, ProviderVersions]:
-    """What each provider reads of its upstream sources (``Provider.read_versions``), by
+    """What each provider reads of its upstream sources (``Operations.read_versions``), by
     name, read in name order; a provider without versions of its own contributes nothing."""
     found: dict[str, ProviderVersions] = {}
     for provider in sorted(providers, key=lambda p: p.name):
-        contribution = provider.read_versions(upstream)
+        contribution = operations_of(provider).read_versions(upstream)
         if contribution is not None:
             found[provider.name] = contribution
     return found

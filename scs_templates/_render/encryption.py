@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import datetime
 import json
+import os
 from typing import TYPE_CHECKING, Literal
 
 from scs_templates._core import naming
@@ -62,10 +63,9 @@ def secret_name(settings: ClusterSettings) -> str:
 def new_key(now: datetime.datetime | None = None) -> Key:
     """A fresh random key named after its UTC creation time (names are not secret)."""
     moment = now or datetime.datetime.now(datetime.UTC)
-    # deferred: secrets
-    import secrets as random  # only when a key is made, not for every render
-
-    secret = base64.b64encode(random.token_bytes(KEY_BYTES)).decode()
+    # os.urandom is what secrets.token_bytes returns (the OS's CSPRNG); the secrets module
+    # would load hashlib and hmac for it
+    secret = base64.b64encode(os.urandom(KEY_BYTES)).decode()
     return f"key-{moment:%Y%m%dT%H%M%SZ}", secret
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from scs_templates._contract.services import ServiceInfo, default_chart_version
 from scs_templates._services import values as builders
 from scs_templates._versions import table
+from scs_templates.providers.operations import operations_of
 from scs_templates.providers.registry import providers
 
 __all__ = [
@@ -191,10 +192,11 @@ _COMMON: tuple[ServiceInfo, ...] = (
 
 
 #: Every release ``apply`` knows, in install order: the CNI, each provider's own releases
-#: (:meth:`scs_templates.providers.interface.Provider.services`, in the providers' order), the rest.
+#: (:meth:`scs_templates.providers.operations.Operations.services`, in the providers'
+#: order), the rest.
 CATALOGUE: tuple[ServiceInfo, ...] = (
     *_NETWORK,
-    *(info for provider in providers() for info in provider.services()),
+    *(info for provider in providers() for info in operations_of(provider).services()),
     *_COMMON,
 )
 

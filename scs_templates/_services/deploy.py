@@ -60,6 +60,7 @@ from scs_templates._tools.kube.workload_kubeconfig import (
 from scs_templates._tools.toolchain.resolve import (
     find_helm,
 )
+from scs_templates.providers.operations import operations_of
 from scs_templates.providers.registry import provider_of
 
 if TYPE_CHECKING:
@@ -429,7 +430,7 @@ def _sync(
     if workload_selected:
         for name, labels in namespace_labels(settings, releases).items():
             workload.put_namespace_labels(name, labels)
-        note = provider_of(settings).prepare_workload(settings, client, workload)
+        note = operations_of(provider_of(settings)).prepare_workload(settings, client, workload)
         if note:
             run.notes.append(note)
         runner.kubeconfig = path

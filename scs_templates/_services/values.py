@@ -32,7 +32,7 @@ Decisions worth knowing (see ``docs/services.md``):
   nginx waiting for a PROXY header that never comes would break every connection).
 * A provider's own releases (OpenStack: the cloud controller manager, Cinder CSI and the
   snapshot controller) have their builders in the provider's package
-  (:meth:`scs_templates.providers.interface.Provider.services`).
+  (:meth:`scs_templates.providers.operations.Operations.services`).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 from scs_templates._core import naming
 from scs_templates._versions import table
 from scs_templates._versions.kubernetes import resolve_version
+from scs_templates.providers.operations import operations_of
 from scs_templates.providers.registry import provider_of
 
 if TYPE_CHECKING:
@@ -288,7 +289,7 @@ def ingress_nginx_values(settings: ClusterSettings) -> Values:
     service: Values = {"type": "LoadBalancer" if provider.load_balancer_services else "NodePort"}
     controller: Values = {"ingressClassResource": {"default": True}, "service": service}
     if proxy_protocol_active(settings):
-        service["annotations"] = provider.proxy_protocol_annotations()
+        service["annotations"] = operations_of(provider).proxy_protocol_annotations()
         controller["config"] = {"use-proxy-protocol": "true"}
     return {"controller": controller}
 

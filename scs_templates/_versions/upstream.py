@@ -1,6 +1,6 @@
 """Reading the versions table's upstream sources: the toolkit the maintainer script
 (:mod:`scs_templates._maintain.update_versions`) and each provider's version source
-(``Provider.read_versions``) share.
+(``Operations.read_versions``) share.
 
 What is here is neutral: the Go module proxy (``go list``/``go mod download`` in a throwaway
 module), choosing a served release (the newest listed one, or probing the next tags of a
@@ -184,7 +184,7 @@ def matching_crd_set(shared_crds: Path, prefix: str, module_crds: Mapping[str, s
 
 @record
 class Upstream:
-    """What a provider's version source (``Provider.read_versions``) reads from: the proxy,
+    """What a provider's version source (``Operations.read_versions``) reads from: the proxy,
     the Cluster API release the table targets, the current table and ``inputs.json`` (the
     releases known already, to probe from), the reference CRD sets and the read date."""
 

@@ -14,15 +14,13 @@ The members, in the order a cluster meets them:
   ``worker_values``, ``network_values``, ``kubelet_extra_args``, ``api_cert_sans``,
   ``remountable_root`` and its own top-level sections from ``values``) and of their
   contract (``values_model``: typed models, generated into the chart's ``values.schema.json``);
-* ``prepare(settings)`` before install (credentials, server groups: the content of the
-  values' secrets) and ``release(settings)`` after delete (what ``prepare`` created);
-* its services: its own catalogue releases (``services``: rows that name the provider),
-  which of them every later service waits for (``node_initializers``), what the services
-  may assume (``load_balancer_services``, ``node_cidr``, ``proxy_protocol`` with
-  ``proxy_protocol_annotations``) and what it copies into the workload cluster before they
-  are installed (``prepare_workload``);
-* its part of the versions table, read from its upstream sources by the maintainer script
-  (``read_versions``).
+* what the standard services may assume of it (``load_balancer_services``, ``node_cidr``,
+  ``proxy_protocol``) and which of its releases every later service waits for
+  (``node_initializers``);
+* ``operations``: its second object (:mod:`scs_templates.providers.operations`), what it
+  does to a cloud and a workload cluster: ``prepare`` before install and ``release`` after
+  delete, its own service releases, what it copies into the workload cluster, its part of
+  the versions table. ``validate`` and ``render`` never load it.
 
 The defaults describe a provider with no cloud behind it (nothing to prepare or release,
 no load balancers); a provider overrides what differs. A provider added for tests only is
@@ -32,37 +30,29 @@ registered with :func:`scs_templates.providers.registered_provider`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scs_templates._contract.contract import ValuesModel
 from scs_templates._core import naming
 from scs_templates._core.records import record
 from scs_templates._settings.problems import Path as FieldPath
 from scs_templates._settings.rules import Finding
 
 if TYPE_CHECKING:
-    import argparse
     from typing import Any, ClassVar
 
     from pydantic import BaseModel
 
-    from scs_templates._contract.contract import ValuesModel
-    from scs_templates._contract.services import ServiceInfo
     from scs_templates._settings.model import ClusterSettings, WorkerGroup
     from scs_templates._tools.kube import KubeClient
     from scs_templates._versions import Provider as ProviderRelease
     from scs_templates._versions import VersionTable
     from scs_templates._versions.kubernetes import ResolvedVersion
-    from scs_templates._versions.upstream import ProviderVersions, Upstream
 
 __all__ = ["CloudOptions", "Finding", "Management", "Progress", "Provider"]
 
 Progress = Callable[[str], None]
-
-
-def _quiet(_: str) -> None:
-    return None
 
 
 @record
@@ -94,23 +84,17 @@ class Management:
     context: str | None = None
     kube: KubeClient | None = None
 
-    @contextmanager
-    def client(self) -> Iterator[KubeClient]:
-        """``kube``, or a client of ``kubeconfig``/``context`` closed afterwards."""
-        if self.kube is not None:
-            yield self.kube
-            return
-        from scs_templates._tools.kube import KubeClient  # deferred: scs_templates._tools.kube
-
-        with KubeClient(self.kubeconfig, self.context) as client:
-            yield client
-
 
 class Provider:
     """An infrastructure provider: the defaults are those of a provider without a cloud."""
 
     #: The ``spec.provider`` value.
     name: ClassVar[str]
+    #: Its :class:`~scs_templates.providers.operations.Operations` (what it does to a cloud
+    #: and a workload cluster), as ``module:attribute``; loaded only by the commands that
+    #: touch one (:func:`~scs_templates.providers.operations.operations_of`). None: the
+    #: defaults of a provider without a cloud.
+    operations: ClassVar[str | None] = None
     #: One line for ``scs-templates templates``.
     description: ClassVar[str]
     #: Where it is listed among the providers of its distribution (the first shipped one is
@@ -256,13 +240,6 @@ class Provider:
     #: refuses to go on without it): the end of that one-line error.
     credentials_hint: ClassVar[str] = "create it first"
 
-    def cloud_options(self, args: argparse.Namespace) -> CloudOptions:
-        """What the provider's options of install, apply and delete ask for (the options
-        its module in the entry-point group ``scs_templates.cloud_options`` added to those
-        parsers). The default: no options, touch the cloud."""
-        del args
-        return CloudOptions()
-
     def with_recorded(
         self, settings: ClusterSettings, installed_values: Mapping[str, Any]
     ) -> ClusterSettings:
@@ -308,41 +285,10 @@ class Provider:
         part the chart's ``values.schema.json`` is generated
         (:mod:`scs_templates._render.values.schema`).
         The default adds nothing."""
-        # deferred: scs_templates._contract.contract
-        from scs_templates._contract.contract import ValuesModel
 
         return ValuesModel()
 
     # ----------------------------------------------------------------------- lifecycle
-
-    def prepare(
-        self,
-        settings: ClusterSettings,
-        options: CloudOptions,
-        management: Management,
-        progress: Progress = _quiet,
-    ) -> dict[str, str] | None:
-        """Before install: create what the cluster needs in the cloud; return the content of
-        the cluster's credentials Secret (:meth:`credentials_secret_name`), which install
-        writes through the Kubernetes API, never as helm values (None: the provider has no
-        credentials Secret, or the existing one is kept)."""
-        del settings, options, management, progress
-        return None
-
-    def release(
-        self,
-        settings: ClusterSettings,
-        options: CloudOptions,
-        *,
-        progress: Progress = _quiet,
-        credentials: Mapping[str, str] | None = None,
-    ) -> None:
-        """After delete (the cluster is gone): remove what :meth:`prepare` created and what
-        the cluster left behind. Idempotent; ToolError when something remains.
-        ``credentials``: the content of the credentials Secret (:meth:`credentials_secret_name`)
-        as delete read it before removing it (None: there was none), so the provider still
-        knows which cloud credentials the cluster used. A secret: never print or log it."""
-        del settings, options, progress, credentials
 
     def gitops_secrets(self, settings: ClusterSettings) -> list[str]:
         """The Secrets the cluster needs next to it that no GitOps output holds (the user
@@ -351,12 +297,6 @@ class Provider:
         return []
 
     # ----------------------------------------------------------------------- services
-
-    def services(self) -> tuple[ServiceInfo, ...]:
-        """Its own releases of the service catalogue (the cloud integrations), installed
-        after the CNI and before the common services; each row names the provider in
-        ``providers``."""
-        return ()
 
     def node_cidr(self, settings: ClusterSettings) -> str | None:
         """The CIDR that every node address lies in, if the provider guarantees one."""
@@ -367,27 +307,3 @@ class Provider:
         """The provider's load balancers can speak the PROXY protocol to ingress-nginx."""
         del settings
         return False
-
-    def proxy_protocol_annotations(self) -> dict[str, str]:
-        """The annotations of a Service of type LoadBalancer that make its load balancer
-        send the PROXY protocol (when :meth:`proxy_protocol` holds)."""
-        return {}
-
-    def prepare_workload(
-        self, settings: ClusterSettings, management: KubeClient, workload: KubeClient
-    ) -> str:
-        """Before the services are installed: what they need in the workload cluster.
-        Returns a note for the user ("" when done or nothing is needed)."""
-        del settings, management, workload
-        return ""
-
-    # ----------------------------------------------------------------------- versions table
-
-    def read_versions(self, upstream: Upstream) -> ProviderVersions | None:
-        """Its part of the versions table, read from its upstream sources (the Go module
-        proxy: network) when the maintainer script regenerates the table
-        (``python -m scs_templates._maintain.update_versions``): its ``providers`` entry and
-        ``sources`` rows, the kind node images it adds to the Kubernetes minors and the CRDs
-        it adds to the Cluster API set. None: the table holds nothing of its own."""
-        del upstream
-        return None

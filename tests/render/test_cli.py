@@ -89,13 +89,12 @@ def test_version_and_help_import_only_what_they_print() -> None:
     none of the commands' imports (typing, pathlib) is loaded (issue #19: start-up)."""
     assert not _modules_after(["--version"]) & {"argparse", "typing", "signal"}
     assert not _modules_after(["--help"]) & {"typing", "pathlib", "signal"}
-    # validate of a valid file: no suggestion words (difflib), no name shortening
-    # (hashlib), no secret registered (shlex)
-    # nor shutil (with bz2, lzma, zlib, fnmatch): the commands' parsers get help_width too
+    # validate of a valid file: no suggestion words (difflib), no hashlib (a name is
+    # shortened with _core/digest's sha256), nor shutil (with bz2, lzma, zlib, fnmatch):
+    # the commands' parsers get help_width too
     assert not _modules_after(["validate", str(EXAMPLES[0])]) & {
         "difflib",
         "hashlib",
-        "shlex",
         "shutil",
     }
 
@@ -456,16 +455,3 @@ def test_console_script_reports_output_it_could_not_write() -> None:
         )
     assert done.returncode == 2
     assert b"cannot write to standard output" in done.stderr
-
-
-#: What a successful ``render`` does not need (issue #19, docs/performance.md "One render"):
-#: shlex only quotes a secret for redaction, and helm's stderr of a successful run is empty,
-#: so secrets.redact returns at once (and --debug's command line imports it itself).
-RENDER_NEVER_IMPORTS = {"shlex"}
-
-
-@pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
-def test_render_path_imports_none_of_the_trimmed_modules(example: Path) -> None:
-    loaded = _modules_after(["render", str(example)])
-    assert {"scs_templates", "ruamel"} <= loaded
-    assert not loaded & RENDER_NEVER_IMPORTS, sorted(loaded & RENDER_NEVER_IMPORTS)

@@ -14,6 +14,7 @@ from scs_templates.providers import registry as catalogue
 from scs_templates.providers.docker import DOCKER
 from scs_templates.providers.interface import Provider
 from scs_templates.providers.openstack.provider import OPENSTACK
+from scs_templates.providers.operations import operations_of
 from tests.support import REPO, SHIPPED_PROVIDERS
 
 PACKAGE = REPO / "scs_templates"
@@ -138,7 +139,7 @@ def test_the_sdk_import_finder_finds_both_spellings() -> None:
 def test_the_service_catalogue_is_the_network_then_each_providers_own_then_the_common() -> None:
     from scs_templates._services import catalogue as services
 
-    own = [info for provider in catalogue.providers() for info in provider.services()]
+    own = [info for p in catalogue.providers() for info in operations_of(p).services()]
     assert [info.release for info in own] == [
         "openstack-cloud-controller-manager",
         "metadata-policy",
@@ -148,9 +149,10 @@ def test_the_service_catalogue_is_the_network_then_each_providers_own_then_the_c
     assert (*services._NETWORK, *own, *services._COMMON) == services.CATALOGUE
     # each provider's rows are for that provider only
     for provider in catalogue.providers():
-        assert all(info.providers == (provider.name,) for info in provider.services())
+        rows = operations_of(provider).services()
+        assert all(info.providers == (provider.name,) for info in rows)
     # a provider without a cloud adds none
-    assert DOCKER.services() == ()
+    assert operations_of(DOCKER).services() == ()
 
 
 def test_cloud_options_come_from_the_clusters_provider_only() -> None:

@@ -14,6 +14,7 @@ from scs_templates._maintain import update_versions as maintainer
 from scs_templates._versions import KindImage
 from scs_templates._versions.upstream import Go, ProviderVersions, UpdateError, Upstream
 from scs_templates.providers.interface import Provider
+from scs_templates.providers.operations import Operations, operations_of
 
 VERSIONS_MD = """\
 ### Core provider
@@ -28,24 +29,31 @@ IMAGE = "kindest/node:v1.36.4@sha256:" + "0" * 64
 
 
 class Plain(Provider):
-    """A provider without versions of its own (the hook's default)."""
+    """A provider without operations (so without versions of its own: the defaults)."""
 
     name: ClassVar[str] = "plain"
     description: ClassVar[str] = "no versions of its own"
 
 
+class ReadingOperations(Operations):
+    """Operations whose hook returns a fixed part of the table (set by the test)."""
+
+    part: ProviderVersions | None = None
+
+    def read_versions(self, upstream: Upstream) -> ProviderVersions | None:
+        assert upstream.cluster_api_release == "v1.14.2"
+        return self.part
+
+
+READING = ReadingOperations()
+
+
 class Reading(Provider):
-    """A provider whose hook returns a fixed part of the table."""
+    """A provider whose operations read a part of the table."""
 
     name: ClassVar[str] = "reading"
     description: ClassVar[str] = "reads its versions"
-
-    def __init__(self, part: ProviderVersions) -> None:
-        self.part = part
-
-    def read_versions(self, upstream: Upstream) -> ProviderVersions:
-        assert upstream.cluster_api_release == "v1.14.2"
-        return self.part
+    operations: ClassVar[str | None] = f"{__name__}:READING"
 
 
 def _upstream(tmp_path: Path) -> Upstream:
@@ -79,11 +87,14 @@ def _part(name: str, **extra: Any) -> ProviderVersions:
     )
 
 
-def test_a_provider_without_the_hook_contributes_nothing(tmp_path: Path) -> None:
+def test_a_provider_without_the_hook_contributes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     part = _part("reading")
-    found = maintainer.provider_versions(_upstream(tmp_path), [Reading(part), Plain()])
+    monkeypatch.setattr(READING, "part", part)
+    found = maintainer.provider_versions(_upstream(tmp_path), [Reading(), Plain()])
     assert found == {"reading": part}
-    assert Plain().read_versions(_upstream(tmp_path)) is None
+    assert operations_of(Plain()).read_versions(_upstream(tmp_path)) is None
 
 
 def test_the_tables_provider_entries_and_sources_come_from_the_hooks_in_name_order(

@@ -15,6 +15,7 @@ from scs_templates._lifecycle.target import helm_of
 from scs_templates._tools.kube.config import check_kubeconfig
 from scs_templates.providers import registry
 from scs_templates.providers.interface import CloudOptions
+from scs_templates.providers.operations import operations_of
 
 if TYPE_CHECKING:
     import argparse
@@ -24,9 +25,9 @@ if TYPE_CHECKING:
 
 
 def cloud_options(args: argparse.Namespace, provider: str) -> CloudOptions:
-    """The options of the cluster's ``provider`` (:meth:`Provider.cloud_options
-    <scs_templates.providers.interface.Provider.cloud_options>`)."""
-    return registry.provider(provider).cloud_options(args)
+    """The options of the cluster's ``provider`` (:meth:`Operations.cloud_options
+    <scs_templates.providers.operations.Operations.cloud_options>`)."""
+    return operations_of(registry.provider(provider)).cloud_options(args)
 
 
 def to_stderr(line: str) -> None:

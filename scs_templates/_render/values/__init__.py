@@ -33,6 +33,7 @@ from scs_templates._core.labels import CLUSTER_LABEL as CLUSTER_LABEL
 from scs_templates._core.labels import CLUSTERCTL_MOVE_LABEL as CLUSTERCTL_MOVE_LABEL
 from scs_templates._core.labels import MANAGED_BY_LABEL, synced_by_capi
 from scs_templates._render import encryption, etcd_backup
+from scs_templates._render.charts import provider_chart_version
 from scs_templates._versions.kubernetes import resolve_version
 from scs_templates.providers.api_access import api_access_plan
 from scs_templates.providers.proxy import proxy_values
@@ -445,8 +446,6 @@ def cluster_class_name(provider: str | Provider) -> str:
     so a release that changes them bumps the chart version and ships a class of a new name;
     clusters move onto it only when their settings are installed with that release.
     """
-    # deferred: scs_templates._render.charts
-    from scs_templates._render.charts import provider_chart_version
 
     version = provider_chart_version(provider)
     name = provider if isinstance(provider, str) else provider.name

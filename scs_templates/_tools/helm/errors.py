@@ -12,6 +12,7 @@ helm's documentation explains. Two adjustments make it fit for logs, tests and C
 from __future__ import annotations
 
 import re
+import shlex
 from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import ToolError
@@ -45,8 +46,6 @@ class HelmError(ToolError):
     @property
     def command_line(self) -> str:
         """The command as a shell-quoted line, for ``--debug`` output."""
-        # deferred: shlex
-        import shlex  # here: only an error's --debug line needs it
 
         return shlex.join(self.command)
 

@@ -22,6 +22,7 @@ import atexit
 import json
 import os
 import re
+import shlex
 import shutil
 import sys
 import threading
@@ -219,9 +220,6 @@ class Helm:
         limit = self.timeout if timeout is None else timeout
         log = _debug_logger()
         if log is not None:
-            # deferred: shlex
-            import shlex  # only --debug quotes the command line
-
             log.debug("running %s", shlex.join(argv))
         try:
             env = self._command_environment(args, extra_env)

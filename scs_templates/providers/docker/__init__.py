@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from scs_templates._versions import Provider as ProviderRelease
     from scs_templates._versions import VersionTable
     from scs_templates._versions.kubernetes import ResolvedVersion
-    from scs_templates._versions.upstream import ProviderVersions, Upstream
     from scs_templates.providers.docker.settings import Docker
 
 __all__ = ["DOCKER", "DockerProvider"]
@@ -33,6 +32,7 @@ _API_CERT_SANS = ["localhost", "127.0.0.1", "0.0.0.0", "host.docker.internal"]  
 
 class DockerProvider(Provider):
     name: ClassVar[str] = "docker"
+    operations: ClassVar[str | None] = "scs_templates.providers.docker.operations:OPERATIONS"
     description: ClassVar[str] = (
         "Docker via the Cluster API Docker provider (CAPD): local development "
         "and tests only, no cloud needed."
@@ -122,13 +122,6 @@ class DockerProvider(Provider):
             f"`../shared/crds/{capi.crds}`",
             f"kind images from `{release.module}@{versions.kind_mapper_from}`",
         )
-
-    def read_versions(self, upstream: Upstream) -> ProviderVersions:
-        """CAPD's kind node images, entry and CRDs (:mod:`.versions_source`)."""
-        # deferred: scs_templates.providers.docker.versions_source
-        from scs_templates.providers.docker import versions_source
-
-        return versions_source.read_versions(upstream)
 
 
 DOCKER = DockerProvider()

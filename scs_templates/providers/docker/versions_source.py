@@ -6,7 +6,7 @@ digest) that CAPD maps Kubernetes versions to; the newest patch release of the t
 Cluster API minor is read for it (the images keep being added in patches). CAPD is part of
 the Cluster API release: the table's provider entry names that release, and its
 ``infrastructure/docker/config/crd/bases`` CRDs at that release belong to the Cluster API
-CRD set. Only the maintainer script imports this module (``DockerProvider.read_versions``).
+CRD set. Only the maintainer script imports this module (``DockerOperations.read_versions``).
 """
 
 from __future__ import annotations

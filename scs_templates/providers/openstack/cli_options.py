@@ -4,7 +4,7 @@ the cluster's credentials come from and whether the cloud may be touched.
 Found through the entry-point group ``scs_templates.cloud_options`` (the entry point's name
 is the provider's), so the lifecycle commands never name a provider. It only declares the
 options (every parser of those commands adds them, ``--help`` too); what they ask for,
-:meth:`~scs_templates.providers.openstack.provider.OpenStackProvider.cloud_options`
+:meth:`~scs_templates.providers.openstack.operations.OpenStackOperations.cloud_options`
 reads.
 """
 

@@ -12,35 +12,26 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from scs_templates._core.errors import ToolError
 from scs_templates.providers.api_access import DEFAULT_API_PORT, OVN_RESTRICTED_API_PORT
 from scs_templates.providers.interface import (
-    CloudOptions,
     Finding,
-    Management,
-    Progress,
     Provider,
-    _quiet,
 )
 from scs_templates.providers.openstack import rules as os_rules
 from scs_templates.providers.openstack import values as os_values
 from scs_templates.providers.openstack.section import section
 
 if TYPE_CHECKING:
-    import argparse
     from typing import Any, ClassVar
 
     from pydantic import BaseModel
 
     from scs_templates._contract.contract import ValuesModel
-    from scs_templates._contract.services import ServiceInfo
     from scs_templates._settings.model import ClusterSettings, WorkerGroup
     from scs_templates._settings.problems import Path as FieldPath
-    from scs_templates._tools.kube import KubeClient
     from scs_templates._versions import Provider as ProviderRelease
     from scs_templates._versions import VersionTable
     from scs_templates._versions.kubernetes import ResolvedVersion
-    from scs_templates._versions.upstream import ProviderVersions, Upstream
     from scs_templates.providers.openstack.values_model import (
         OpenStackControlPlaneKeys,
         OpenStackNetworkKeys,
@@ -55,6 +46,7 @@ _FLAVOR_REQUIRED = "required for provider 'openstack' (a flavor name)"
 
 class OpenStackProvider(Provider):
     name: ClassVar[str] = "openstack"
+    operations: ClassVar[str | None] = "scs_templates.providers.openstack.operations:OPERATIONS"
     description: ClassVar[str] = "OpenStack via Cluster API Provider OpenStack (CAPO): SCS clouds."
     catalogue_order: ClassVar[int] = 0  # the default provider
     machine_template_kinds: ClassVar[tuple[tuple[str, str], ...]] = (
@@ -162,30 +154,6 @@ class OpenStackProvider(Provider):
     def credentials_secret_name(self, settings: ClusterSettings) -> str | None:
         return os_values.credentials_secret_name(settings)
 
-    def cloud_options(self, args: argparse.Namespace) -> CloudOptions:
-        """``--os-cloud``, ``--skip-openstack`` and (install, apply) ``--clouds-yaml`` with
-        ``--cacert`` (:mod:`.cli_options`); the files' content is read here and never
-        printed."""
-        # deferred: scs_templates.providers.openstack.credentials_secret
-        from scs_templates.providers.openstack.credentials_secret import read_credentials_file
-
-        credentials: dict[str, str] | None = None
-        if getattr(args, "clouds_yaml", None) is not None:
-            cacert = None
-            if args.cacert is not None:
-                cacert = read_credentials_file(
-                    args.cacert, kind="a CA bundle", named=f"--cacert {args.cacert}"
-                )
-            clouds_yaml = read_credentials_file(
-                args.clouds_yaml, kind="a clouds.yaml", named=f"--clouds-yaml {args.clouds_yaml}"
-            )
-            credentials = {os_values.CLOUDS_YAML_KEY: clouds_yaml}
-            if cacert is not None:
-                credentials[os_values.CACERT_KEY] = cacert
-        return CloudOptions(
-            touch=not args.skip_openstack, account=args.os_cloud, credentials=credentials
-        )
-
     def with_recorded(
         self, settings: ClusterSettings, installed_values: Mapping[str, Any]
     ) -> ClusterSettings:
@@ -214,67 +182,6 @@ class OpenStackProvider(Provider):
         return VALUES_MODEL
 
     # ----------------------------------------------------------------------- lifecycle
-
-    def prepare(
-        self,
-        settings: ClusterSettings,
-        options: CloudOptions,
-        management: Management,
-        progress: Progress = _quiet,
-    ) -> dict[str, str] | None:
-        """The credentials Secret content: from the user's clouds.yaml (``credentials``),
-        or a per-cluster application credential ensured now (reused when it still works,
-        after the preflight checks, with the server groups), or None."""
-        # deferred: scs_templates.providers.openstack.provision
-        from scs_templates.providers.openstack import provision
-
-        if options.credentials is not None:
-            return provision.secrets_from_files(
-                settings,
-                options.credentials[os_values.CLOUDS_YAML_KEY],
-                options.credentials.get(os_values.CACERT_KEY),
-            )
-        if not options.touch or not provision.manages_credentials(settings):
-            return None
-        with management.client() as kube:
-            return provision.cluster_secrets(
-                settings, kube=kube, os_cloud=options.account, progress=progress
-            )
-
-    def release(
-        self,
-        settings: ClusterSettings,
-        options: CloudOptions,
-        *,
-        progress: Progress = _quiet,
-        credentials: Mapping[str, str] | None = None,
-    ) -> None:
-        """Step (c) of delete: the cluster's load balancers, floating IPs, security groups,
-        volumes, leftover ports and network, server groups and per-cluster credentials
-        (those named as the cluster's, and a legacy-named one ``credentials``, the removed
-        credentials Secret, held)."""
-        if not options.touch:
-            return
-        # deferred: scs_templates.providers.openstack.provision
-        from scs_templates.providers.openstack import provision
-
-        # deferred: scs_templates.providers.openstack.credentials_secret
-        from scs_templates.providers.openstack.credentials_secret import parse_credentials_secret
-
-        stored = parse_credentials_secret(credentials or {}, section(settings).cloud)
-        problems = provision.release_cluster_resources(
-            settings,
-            os_cloud=options.account,
-            progress=progress,
-            dry_run=options.dry_run,
-            keep_volumes=options.keep_volumes,
-            held=frozenset(credential.id for credential in stored.values()),
-        )
-        if problems:
-            raise ToolError(
-                f"OpenStack leftovers of {settings.name} remain ({len(problems)}): "
-                f"{problems[0]}; see `scs-templates openstack cleanup`"
-            )
 
     def gitops_secrets(self, settings: ClusterSettings) -> list[str]:
         return [f"{os_values.credentials_secret_name(settings)} (cloud credentials for CAPO)"]
@@ -306,34 +213,6 @@ class OpenStackProvider(Provider):
             f"`../shared/crds/{release.crds}`",
             f"needs Cluster API {release.note}",
         )
-
-    def proxy_protocol_annotations(self) -> dict[str, str]:
-        # deferred: scs_templates.providers.openstack.services
-        from scs_templates.providers.openstack.services import PROXY_PROTOCOL_ANNOTATION
-
-        return {PROXY_PROTOCOL_ANNOTATION: "true"}
-
-    def services(self) -> tuple[ServiceInfo, ...]:
-        # the services path only (render and validate never ask for it)
-        # deferred: scs_templates.providers.openstack.services
-        from scs_templates.providers.openstack.services import SERVICES
-
-        return SERVICES
-
-    def prepare_workload(
-        self, settings: ClusterSettings, management: KubeClient, workload: KubeClient
-    ) -> str:
-        # deferred: scs_templates.providers.openstack.workload
-        from scs_templates.providers.openstack.workload import sync_cloud_config
-
-        return sync_cloud_config(settings, management, workload)
-
-    def read_versions(self, upstream: Upstream) -> ProviderVersions:
-        """CAPO's probed release, contract, compatibility and CRDs (:mod:`.versions_source`)."""
-        # deferred: scs_templates.providers.openstack.versions_source
-        from scs_templates.providers.openstack import versions_source
-
-        return versions_source.read_versions(upstream, self.name)
 
 
 OPENSTACK = OpenStackProvider()

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import InputError, ToolError
+from scs_templates._tools.kube import KubeClient
 from scs_templates.providers.openstack.appcred import (
     cluster_credentials_in_keystone,
     delete_cluster_credentials,
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from openstack.connection import Connection
 
     from scs_templates._settings.model import ClusterSettings
-    from scs_templates._tools.kube import KubeClient
+    from scs_templates.providers.interface import Management
 
 Progress = Callable[[str], None]
 
@@ -60,6 +61,21 @@ def manages_credentials(settings: ClusterSettings) -> bool:
     """True when scs-templates creates the cluster's credentials (and must delete them)."""
     os_settings = section(settings)
     return os_settings.application_credential.per_cluster and os_settings.credentials_secret is None
+
+
+def cluster_secrets_via(
+    settings: ClusterSettings,
+    management: Management,
+    *,
+    os_cloud: str | None = None,
+    progress: Progress = _quiet,
+) -> dict[str, str]:
+    """:func:`cluster_secrets` with the management cluster's client of ``management``
+    (its own, or one of its kubeconfig and context, closed afterwards)."""
+    if management.kube is not None:
+        return cluster_secrets(settings, kube=management.kube, os_cloud=os_cloud, progress=progress)
+    with KubeClient(management.kubeconfig, management.context) as kube:
+        return cluster_secrets(settings, kube=kube, os_cloud=os_cloud, progress=progress)
 
 
 def cluster_secrets(

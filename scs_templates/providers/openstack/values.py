@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from scs_templates._core import naming
 from scs_templates._core.errors import InputError
 from scs_templates.providers.api_access import api_access_plan
+from scs_templates.providers.openstack.capo_names import capo_network_name
 from scs_templates.providers.openstack.section import section
 
 if TYPE_CHECKING:
@@ -259,9 +260,6 @@ def internal_network_name(settings: ClusterSettings) -> str | None:
         return None
     existing = section(settings).existing_network
     if existing is None:
-        # deferred: scs_templates.providers.openstack.capo_names
-        from scs_templates.providers.openstack.capo_names import capo_network_name
-
         return capo_network_name(settings)
     return None if _UUID.match(existing.network) else existing.network
 

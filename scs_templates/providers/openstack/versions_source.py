@@ -7,7 +7,7 @@ and minors one by one (:func:`scs_templates._versions.upstream.probe_newer`). Of
 release found the table records the contract (``metadata.yaml``), the Cluster API versions
 its README's compatibility table requires, and the folder of ``../shared/crds`` holding
 exactly its CRDs. Only the maintainer script imports this module
-(``OpenStackProvider.read_versions``).
+(``OpenStackOperations.read_versions``).
 """
 
 from __future__ import annotations
