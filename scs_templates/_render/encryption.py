@@ -1,4 +1,4 @@
-"""Encryption at rest of the workload cluster's Secrets: the key Secret and its rotation.
+"""Encryption at rest of the workload cluster's Secrets: the key Secret and its keys.
 
 The key never passes through helm: the chart only names the Secret
 (``$PREFIX-$CLUSTER-encryption``, key :data:`SECRET_KEY`) in a ``files[].contentFrom`` of the
@@ -7,7 +7,8 @@ node as a 0600 file. :func:`ensure_secret` creates the Secret (a fresh random ke
 the first install and never touches an existing one. So the key is in no helm value, no
 release history, no rendered output and no log.
 
-Rotation (docs/cluster-features.md): ``add`` a new key as a read-only second key, roll the
+Rotation (docs/cluster-features.md; :mod:`scs_templates._lifecycle.key_rotation` does a
+step): ``add`` a new key as a read-only second key, roll the
 control plane; ``promote`` it to the write key, roll; rewrite every Secret of the workload
 cluster; ``remove`` the old key, roll. Each step rewrites the Secret and sets the
 KubeadmControlPlane's ``spec.rollout.after`` so that every control-plane machine is
@@ -25,7 +26,6 @@ from typing import TYPE_CHECKING, Literal
 from scs_templates._core import naming
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._core.labels import CLUSTER_LABEL, CLUSTERCTL_MOVE_LABEL
-from scs_templates._core.records import record
 
 if TYPE_CHECKING:
     from typing import Any
@@ -40,7 +40,8 @@ __all__ = [
     "ensure_secret",
     "key_names",
     "next_keys",
-    "rotate",
+    "parse_keys",
+    "secret_labels",
     "secret_name",
 ]
 
@@ -92,7 +93,7 @@ def config_text(keys: list[Key], resources: list[str]) -> str:
     return json.dumps(config_document(keys, resources), indent=2, sort_keys=True) + "\n"
 
 
-def _keys(text: str) -> list[Key]:
+def parse_keys(text: str) -> list[Key]:
     """The keys of a stored EncryptionConfiguration, in order; ToolError when unreadable."""
     from scs_templates._core.yaml_text import YAMLError, load  # deferred: ruamel
 
@@ -114,7 +115,7 @@ def _keys(text: str) -> list[Key]:
 
 def key_names(text: str) -> list[str]:
     """The key names of a stored configuration (safe to print), write key first."""
-    return [name for name, _ in _keys(text)]
+    return [name for name, _ in parse_keys(text)]
 
 
 def next_keys(keys: list[Key], step: RotationStep, new: Key | None = None) -> list[Key]:
@@ -141,7 +142,7 @@ def next_keys(keys: list[Key], step: RotationStep, new: Key | None = None) -> li
     return [keys[0]]
 
 
-def _labels(settings: ClusterSettings) -> dict[str, str]:
+def secret_labels(settings: ClusterSettings) -> dict[str, str]:
     # the cluster label lets `delete` find and remove it once the Cluster is gone;
     # clusterctl move takes it along with the cluster.
     return {CLUSTER_LABEL: settings.name, CLUSTERCTL_MOVE_LABEL: "true"}
@@ -158,61 +159,14 @@ def ensure_secret(kube: KubeClient, settings: ClusterSettings) -> bool:
     if current is not None:
         if SECRET_KEY not in current:
             raise ToolError(f"Secret {namespace}/{name} exists but has no {SECRET_KEY}")
-        _keys(current[SECRET_KEY])
+        parse_keys(current[SECRET_KEY])
         return False
     resources = list(settings.spec.security.encryption_at_rest.resources)
     kube.ensure_namespace(namespace)
     kube.put_secret(
-        namespace, name, {SECRET_KEY: config_text([new_key()], resources)}, labels=_labels(settings)
+        namespace,
+        name,
+        {SECRET_KEY: config_text([new_key()], resources)},
+        labels=secret_labels(settings),
     )
     return True
-
-
-@record
-class RotationResult:
-    """What one rotation step did: the keys now in the Secret and the rollout it asked for."""
-
-    step: RotationStep
-    keys: list[str]  # names only, write key first
-    rollout_after: str
-
-
-def rotate(
-    kube: KubeClient,
-    settings: ClusterSettings,
-    step: RotationStep,
-    *,
-    now: datetime.datetime | None = None,
-) -> RotationResult:
-    """One rotation step: rewrite the Secret, then roll the control plane.
-
-    The rollout is requested with ``spec.rollout.after`` on the KubeadmControlPlane (the
-    field ``clusterctl alpha rollout restart`` sets); the chart does not render it, so helm
-    upgrades leave it alone. Wait until the rollout finished (every control-plane machine
-    replaced) before the next step.
-    """
-    from scs_templates._tools.kube import ObjectRef  # deferred: scs_templates._tools.kube
-
-    namespace = settings.metadata.namespace
-    name = secret_name(settings)
-    current = kube.secret_data(namespace, name)
-    if current is None or SECRET_KEY not in current:
-        raise InputError(
-            f"no encryption Secret {namespace}/{name}: install the cluster first "
-            "(with spec.security.encryptionAtRest.enabled)"
-        )
-    moment = now or datetime.datetime.now(datetime.UTC)
-    keys = next_keys(_keys(current[SECRET_KEY]), step, new_key(moment))
-    resources = list(settings.spec.security.encryption_at_rest.resources)
-    kube.put_secret(
-        namespace, name, {SECRET_KEY: config_text(keys, resources)}, labels=_labels(settings)
-    )
-    kcp = ObjectRef(
-        "controlplane.cluster.x-k8s.io/v1beta2",
-        "KubeadmControlPlane",
-        namespace,
-        naming.resource_name(settings.spec.prefix, settings.name, naming.CONTROL_PLANE),
-    )
-    after = f"{moment:%Y-%m-%dT%H:%M:%SZ}"
-    kube.merge_patch(kcp, {"spec": {"rollout": {"after": after}}})
-    return RotationResult(step, [n for n, _ in keys], after)

@@ -25,6 +25,7 @@ import pytest
 from scs_templates import _lifecycle as lifecycle
 from scs_templates._cli.main import main
 from scs_templates._core.errors import InputError
+from scs_templates._lifecycle import key_rotation
 from scs_templates._render import encryption
 from scs_templates._settings.model import ClusterSettings
 from scs_templates._tools.helm import Helm
@@ -128,10 +129,10 @@ def test_rotation_steps_in_order(mgmt: Mgmt, kube: KubeClient, tmp_path: Path) -
     kcp = ObjectRef(KCP_API, "KubeadmControlPlane", mgmt.namespace, "capi-dev-control-plane")
     (original,) = keys(mgmt)
     with pytest.raises(InputError, match="needs two keys"):
-        encryption.rotate(kube, settings(mgmt), "promote")
+        key_rotation.rotate(kube, settings(mgmt), "promote")
 
     moment = datetime.datetime(2026, 12, 1, 8, 30, tzinfo=datetime.UTC)
-    result = encryption.rotate(kube, settings(mgmt), "add", now=moment)
+    result = key_rotation.rotate(kube, settings(mgmt), "add", now=moment)
     old, new = keys(mgmt)
     assert old == original and new["name"] == "key-20261201T083000Z"
     assert result.keys == [original["name"], new["name"]]
@@ -139,11 +140,11 @@ def test_rotation_steps_in_order(mgmt: Mgmt, kube: KubeClient, tmp_path: Path) -
     assert obj is not None and obj["spec"]["rollout"]["after"] == "2026-12-01T08:30:00Z"
     assert obj["spec"]["replicas"] == 1, "a merge patch keeps the rest"
     with pytest.raises(InputError, match="finish the running rotation"):
-        encryption.rotate(kube, settings(mgmt), "add")
+        key_rotation.rotate(kube, settings(mgmt), "add")
 
-    encryption.rotate(kube, settings(mgmt), "promote", now=moment)
+    key_rotation.rotate(kube, settings(mgmt), "promote", now=moment)
     assert keys(mgmt) == [new, original]
-    encryption.rotate(kube, settings(mgmt), "remove", now=moment)
+    key_rotation.rotate(kube, settings(mgmt), "remove", now=moment)
     assert keys(mgmt) == [new]
 
 
@@ -151,7 +152,7 @@ def test_rotate_without_a_secret_is_an_input_error(mgmt: Mgmt, kube: KubeClient)
     with pytest.raises(
         InputError, match=f"no encryption Secret {mgmt.namespace}/capi-dev-encryption"
     ):
-        encryption.rotate(kube, settings(mgmt), "add")
+        key_rotation.rotate(kube, settings(mgmt), "add")
 
 
 def test_install_creates_the_key_outside_helm(mgmt: Mgmt, kubeconfig: str, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from scs_templates._clikit.common import load_args
 from scs_templates._core.errors import InputError
+from scs_templates._lifecycle import key_rotation
 from scs_templates._render import encryption
 from scs_templates._tools.kube import KubeClient
 
@@ -41,7 +42,7 @@ def run_status(args: argparse.Namespace) -> int:
 def run_rotate(args: argparse.Namespace) -> int:
     settings = load_args(args).settings
     with _client(args) as kube:
-        result = encryption.rotate(kube, settings, args.step)
+        result = key_rotation.rotate(kube, settings, args.step)
     print(
         f"step {result.step}: keys {', '.join(result.keys)} (write key first); control plane "
         f"rolls out (rollout.after {result.rollout_after}); wait until it is done"
