@@ -24,6 +24,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from scs_templates._core import signals
 from scs_templates._core.records import record
 
 if TYPE_CHECKING:
@@ -84,6 +85,9 @@ def resume() -> None:
     global _stopping
     with _live_lock:
         _stopping = False
+
+
+signals.on_signal(stop_all, resume)
 
 
 def _signal_group(running: subprocess.Popen[bytes], sig: int) -> None:

@@ -7,8 +7,8 @@ so the signal does not reach it) kept running, re-parented to init (a ``helm upg
 
 :func:`handled` turns each of the three signals into an exception in the main thread
 (:class:`KeyboardInterrupt` for SIGINT, :class:`Terminated` for the others) after ending every
-running tool group (:func:`scs_templates._core.process.stop_all`), which also reaches the
-helm processes of worker threads. The exception unwinds through every ``finally`` and
+running tool group (:func:`scs_templates._core.process.stop_all`, registered with
+:func:`on_signal`), which also reaches the helm processes of worker threads. The exception unwinds through every ``finally`` and
 context manager, so temporary directories are removed, and the CLI exits ``128 + signal``
 (130, 143, 129) with one line.
 """
@@ -21,9 +21,24 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from types import FrameType
     from typing import Any
+
+#: What a handled signal runs before it raises, and what runs when the block it interrupted
+#: has ended: (stop, resume) pairs, registered with :func:`on_signal`.
+#: :mod:`scs_templates._core.process` registers ending every running tool group (and
+#: refusing new ones meanwhile) when it is imported; a command that never imported it has
+#: started no tool, so there is nothing to end. (This module does not import it: ``validate``
+#: handles signals too and starts no process.)
+_ON_SIGNAL: list[tuple[Callable[[], None], Callable[[], None]]] = []
+
+
+def on_signal(stop: Callable[[], None], resume: Callable[[], None]) -> None:
+    """Run ``stop`` when a handled signal arrives (inside the signal handler: it must only
+    send signals and start threads) and ``resume`` once the interrupted block has ended."""
+    _ON_SIGNAL.append((stop, resume))
+
 
 #: The signals that end a command, and their names in the message.
 HANDLED: dict[int, str] = {
@@ -60,12 +75,11 @@ def handled() -> Iterator[None]:
     fired: list[int] = []
 
     def handler(signum: int, _frame: FrameType | None) -> None:
-        from scs_templates._core import process  # deferred: scs_templates._core.process
-
         if fired:
             return
         fired.append(signum)
-        process.stop_all()
+        for stop, _ in tuple(_ON_SIGNAL):
+            stop()
         if signum == signal.SIGINT:
             raise KeyboardInterrupt
         raise Terminated(signum)
@@ -79,6 +93,5 @@ def handled() -> Iterator[None]:
         for signum, old in previous.items():
             signal.signal(signum, old)
         if fired:
-            from scs_templates._core import process  # deferred: scs_templates._core.process
-
-            process.resume()
+            for _, resume in tuple(_ON_SIGNAL):
+                resume()
