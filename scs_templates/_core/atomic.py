@@ -28,6 +28,7 @@ import errno
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -173,8 +174,6 @@ def _write_error(target: Path, error: OSError) -> InputError:
 
 def _temp_sibling(target: Path) -> Path:
     """A free temporary name next to ``target`` (stale siblings removed first)."""
-    # deferred: tempfile
-    import tempfile  # tempfile only when writing files: `render` to stdout needs none
 
     remove_stale_siblings(target)
     try:
@@ -275,8 +274,6 @@ def write_directory(
 
 def _staging_sibling(target: Path) -> Path:
     """A new empty folder (0700) beside ``target``; stale siblings of dead runs go first."""
-    # deferred: tempfile
-    import tempfile  # as in _temp_sibling
 
     remove_stale_siblings(target)
     return Path(tempfile.mkdtemp(prefix=_prefix(target), suffix=".tmp", dir=target.parent))
@@ -345,9 +342,6 @@ def _fill(staging: Path, target: Path, files: Mapping[str, str | bytes], *, priv
             _fsync_dir(folder)  # deepest first: each folder's entries, then its own in its parent
         old: Path | None = None
         if target.exists():
-            # deferred: tempfile
-            import tempfile  # as in _temp_sibling
-
             old = Path(tempfile.mkdtemp(prefix=_prefix(target), suffix=".old", dir=parent))
             target.replace(old / "content")
         try:

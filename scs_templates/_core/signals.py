@@ -8,9 +8,9 @@ so the signal does not reach it) kept running, re-parented to init (a ``helm upg
 :func:`handled` turns each of the three signals into an exception in the main thread
 (:class:`KeyboardInterrupt` for SIGINT, :class:`Terminated` for the others) after ending every
 running tool group (:func:`scs_templates._core.process.stop_all`, registered with
-:func:`on_signal`), which also reaches the helm processes of worker threads. The exception unwinds through every ``finally`` and
-context manager, so temporary directories are removed, and the CLI exits ``128 + signal``
-(130, 143, 129) with one line.
+:func:`on_signal`), which also reaches the helm processes of worker threads. The exception
+unwinds through every ``finally`` and context manager, so temporary directories are
+removed, and the CLI exits ``128 + signal`` (130, 143, 129) with one line.
 """
 
 from __future__ import annotations

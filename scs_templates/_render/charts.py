@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -173,9 +174,6 @@ def _assemble(name: str, sources: list[Path]) -> ChartRef:
     digest = _digest(sources)
     target = cache_root() / "charts" / digest / name
     if not (target / "Chart.yaml").is_file():
-        # deferred: tempfile
-        import tempfile  # only when the cache misses: not on every start
-
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
         staging.chmod(0o755)  # mkdtemp makes it private; the cache may be shared

@@ -25,6 +25,7 @@ import re
 import shlex
 import shutil
 import sys
+import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -33,7 +34,6 @@ from typing import TYPE_CHECKING
 from scs_templates._core import process
 from scs_templates._core.errors import ToolError, ToolNotFoundError
 from scs_templates._core.records import record
-from scs_templates._core.tempdirs import private_dir
 from scs_templates._core.timeouts import explicit as explicit_timeout
 from scs_templates._core.timeouts import tool_timeout
 from scs_templates._tools.helm.errors import HelmError, HelmTimeout, error_text, redact
@@ -92,7 +92,7 @@ def _default_home() -> Path:
     global _process_home
     with _home_lock:
         if _process_home is None or _process_home[0] != os.getpid():
-            path = private_dir("scs-templates-helm-")
+            path = Path(tempfile.mkdtemp(prefix="scs-templates-helm-"))
             atexit.register(shutil.rmtree, path, True)
             _process_home = (os.getpid(), path)
         return _process_home[1]

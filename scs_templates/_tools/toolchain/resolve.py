@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 from scs_templates._core import process, version_numbers
@@ -177,7 +178,6 @@ def _disk_versions() -> dict[str, object]:
 
 
 def _remember_version(key: str, version: str) -> None:
-    import tempfile  # deferred: tempfile
 
     known = dict(_disk_versions())
     known.pop(key, None)
@@ -214,8 +214,6 @@ def _cached_version(path: str, mtime_ns: int, size: int, kind: str) -> str:
         raise ValueError(f"unknown tool {kind!r}")
 
     limit = tool_timeout(VERSION_TIMEOUT_SECONDS)
-    # deferred: tempfile
-    import tempfile  # only when a tool's version is not cached: not on every start
 
     with tempfile.TemporaryDirectory(prefix="scs-templates-helm-") as helm_home:
         try:  # process.run: a timeout ends the tool's whole process group
