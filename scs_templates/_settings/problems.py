@@ -7,7 +7,7 @@ with ALL problems so users fix a file in one go; the CLI prints one line per pro
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import field
 
 from scs_templates._core.errors import InputError
@@ -60,17 +60,3 @@ class SettingsError(InputError):
 
 def _sort_key(problem: Problem) -> tuple[str, int, int, str, str]:
     return (problem.file, problem.line, problem.column, format_path(problem.path), problem.message)
-
-
-def did_you_mean(word: str, candidates: Sequence[str]) -> str:
-    """A ``did you mean 'x'?`` suffix for near misses, or an empty string."""
-    lowered = {c.lower(): c for c in candidates}
-    if word.lower() in lowered:
-        return f"; did you mean {lowered[word.lower()]!r}?"
-    # deferred: difflib
-    import difflib  # only a document with an error gets here
-
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    if not close:
-        close = [lowered[c] for c in difflib.get_close_matches(word.lower(), list(lowered), n=1)]
-    return f"; did you mean {close[0]!r}?" if close else ""

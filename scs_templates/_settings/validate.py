@@ -15,17 +15,14 @@ from pathlib import Path as FsPath
 from typing import TYPE_CHECKING
 
 from scs_templates._core.records import record
-from scs_templates._core.secrets import redact
 from scs_templates._core.textinput import STDIN_NAME, display_name
 from scs_templates._settings import plain, plugins, rules
 from scs_templates._settings.keys import API_VERSION, KIND
 from scs_templates._settings.loader import Positions, parse_yaml_marked, read_text
-from scs_templates._settings.problems import Path, Problem, SettingsError, did_you_mean
+from scs_templates._settings.problems import Path, Problem, SettingsError
 
 if TYPE_CHECKING:  # pydantic and the model classes: only where a file is not plainly valid
     from typing import Any
-
-    from pydantic import ValidationError
 
     from scs_templates._settings.model import ClusterSettings
 
@@ -172,6 +169,7 @@ def _validated(
     from pydantic import ValidationError  # deferred: pydantic
 
     from scs_templates._settings.model import settings_model  # deferred: pydantic
+    from scs_templates._settings.pydantic_errors import translate  # deferred: pydantic
 
     reported = {p.path for p in earlier}
     try:
@@ -183,7 +181,7 @@ def _validated(
                 *earlier,
                 *(
                     problem(path, message)
-                    for path, message in _translate(error)
+                    for path, message in translate(error)
                     if path not in reported
                 ),
             ]
@@ -272,158 +270,3 @@ def _anchor(positions: Positions, path: Path) -> Path | None:
         if path[:end] in positions:
             return path[:end]
     return None
-
-
-def _pattern_help() -> dict[str, str]:
-    from scs_templates._settings.model import (  # deferred: pydantic
-        COMPACTION_RETENTION,
-        DNS_LABEL,
-        DNS_SUBDOMAIN,
-        LABEL_KEY,
-        LABEL_VALUE,
-        NO_PROXY_ENTRY,
-        ON_CALENDAR,
-        REGISTRY_HOST,
-    )
-
-    return {
-        DNS_SUBDOMAIN: (
-            "must be a DNS-1123 subdomain: DNS labels (lower-case letters, digits and '-', "
-            "at most 63 characters each) joined by '.'"
-        ),
-        LABEL_KEY: (
-            "is not a label key: an optional DNS subdomain and '/', then at most 63 letters, "
-            "digits, '-', '_' or '.', starting and ending with a letter or digit"
-        ),
-        LABEL_VALUE: (
-            "is not a label value: empty or at most 63 letters, digits, '-', '_' or '.', "
-            "starting and ending with a letter or digit"
-        ),
-        NO_PROXY_ENTRY: (
-            "is not one NO_PROXY entry: one host, domain or CIDR per list item, without ',', "
-            "blanks or quotes"
-        ),
-        COMPACTION_RETENTION: (
-            "is not an etcd compaction retention: whole hours (8) or a Go duration such as "
-            "8h, 90m or 1h30m"
-        ),
-        ON_CALENDAR: (
-            "is not a systemd OnCalendar expression such as '*-*-* 02:30:00' (one line of "
-            "ASCII letters, digits, blanks and * , . / : ~ -)"
-        ),
-        DNS_LABEL: (
-            "must be a DNS-1123 label: lower-case letters, digits and '-', starting and "
-            "ending with a letter or digit"
-        ),
-        REGISTRY_HOST: (
-            "is not a registry host such as docker.io, registry.k8s.io or harbor.example:5000 "
-            "(no scheme, path or '..')"
-        ),
-    }
-
-
-def _unechoed_pattern_help() -> dict[str, str]:
-    """Patterns whose wrong values are never echoed: they may carry credentials."""
-    from scs_templates._settings.model import PROXY_URL  # deferred: pydantic
-
-    return {
-        PROXY_URL: (
-            "must be an http:// or https:// URL without user information, e.g. "
-            "http://proxy.example:3128 (credentials would be copied onto every node; the "
-            "value is not shown)"
-        ),
-    }
-
-
-def _translate(error: ValidationError) -> list[tuple[Path, str]]:
-    """pydantic's errors as (path, message); every message redacted (URL userinfo,
-    registered secrets) because messages quote the values."""
-
-    return [(path, redact(message)) for path, message in _translate_raw(error)]
-
-
-def _translate_raw(error: ValidationError) -> list[tuple[Path, str]]:
-    found: list[tuple[Path, str]] = []
-    pattern_help = _pattern_help()
-    unechoed = _unechoed_pattern_help()
-    for item in error.errors(include_url=False):
-        loc = tuple(part for part in item["loc"] if part != "[key]")
-        path: Path = tuple(p for p in loc if isinstance(p, str | int))
-        kind = item["type"]
-        value = item.get("input")
-        ctx = item.get("ctx") or {}
-        if kind == "extra_forbidden":
-            known = _known_keys(path[:-1])
-            key = str(path[-1])
-            found.append((path, f"unknown key {key!r}{did_you_mean(key, known)}"))
-            continue
-        if kind == "missing":
-            found.append((path, "required but missing"))
-            continue
-        if kind == "literal_error":
-            expected = ctx.get("expected", "")
-            hint = ""
-            if isinstance(value, str):
-                choices = [c.strip().strip("'") for c in expected.replace(" or ", ", ").split(",")]
-                hint = did_you_mean(value, choices)
-            found.append((path, f"{value!r} is not allowed; expected {expected}{hint}"))
-            continue
-        if kind == "string_pattern_mismatch" and str(ctx.get("pattern")) in unechoed:
-            found.append((path, unechoed[str(ctx.get("pattern"))]))
-            continue
-        if kind == "string_pattern_mismatch":
-            message = pattern_help.get(str(ctx.get("pattern")), "has the wrong format")
-            found.append((path, f"{value!r} {message}"))
-            continue
-        found.append((path, _message(kind, item["msg"], value)))
-    return found
-
-
-def _describe(value: Any) -> str:
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return f"{type(value).__name__} {value!r}"
-
-
-def _message(kind: str, msg: str, value: Any) -> str:
-    expected = {
-        "int_type": "a whole number",
-        "bool_type": "true or false",
-        "string_type": "a string",
-        "model_type": "a mapping",
-        "model_attributes_type": "a mapping",
-        "dict_type": "a mapping",
-        "list_type": "a list",
-    }.get(kind)
-    if expected:
-        return f"expected {expected}, found {_describe(value)}"
-    text = msg[0].lower() + msg[1:] if msg else kind
-    return text.replace("input should be", "must be").replace("Value error, ", "")
-
-
-def _known_keys(path: Path) -> list[str]:
-    """The YAML keys allowed at ``path`` (for did-you-mean)."""
-    from pydantic import BaseModel  # deferred: pydantic
-
-    from scs_templates._settings.model import ClusterSettings, nested_model  # deferred: pydantic
-
-    model: Any = ClusterSettings
-    for part in path:
-        if isinstance(part, int):
-            continue
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            return []
-        fields = {info.alias or name: info for name, info in model.model_fields.items()}
-        info = fields.get(part)
-        if info is None:
-            return []
-        model = nested_model(info.annotation)
-    if isinstance(model, type) and issubclass(model, BaseModel):
-        return sorted(info.alias or name for name, info in model.model_fields.items())
-    return []

@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import InputError
-from scs_templates._settings.problems import SettingsError, did_you_mean, format_path
+from scs_templates._settings.problems import SettingsError, format_path
+from scs_templates._settings.suggestions import did_you_mean
 from scs_templates._settings.validate import parse_settings_text
 from scs_templates.providers.openstack.migrate.emit import dump
 from scs_templates.providers.openstack.migrate.key_table import KEY_TABLE, KEYS
