@@ -6,25 +6,21 @@ underneath failed. Errors are one line on stderr; a traceback only with ``--debu
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import errno
 import gc
 import importlib
 import os
 import sys
+from collections.abc import Callable, Sequence
 from functools import cache
 
 from scs_templates import __version__
-from scs_templates._core.entry_points import entry_points, load
-from scs_templates._core.errors import ScsTemplatesError
-
-# Not ``typing.TYPE_CHECKING``: ``--version`` and ``--help`` must not pay for importing
-# typing or argparse (mypy treats any name TYPE_CHECKING as true).
-TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Callable, Sequence
-    from typing import Any, NoReturn
+from scs_templates._cli import PROG
+from scs_templates._cli.examples import epilog
+from scs_templates._clikit.arguments import parse_duration
+from scs_templates._core.entry_points import entry_points
 
 # Subcommand modules, in the order they appear in --help. Each exposes register(subparsers).
 # The providers' own commands (OpenStack's `openstack` and `migrate`) come from the
@@ -85,7 +81,6 @@ LAZY_COMMANDS: dict[str, str] = {
     "completion": "scs_templates._cli.cmd_completion",
 }
 
-PROG = "scs-templates"
 #: Container objects allocated (net) before the cyclic garbage collector looks at the
 #: youngest generation; CPython's default is 700. A command's start-up creates ~25,000 that
 #: all live on (modules, classes, functions, the settings), so at 700 a ``validate`` or
@@ -104,8 +99,6 @@ _OUTLINE_ARGV: tuple[list[str], ...] = ([], ["--help"], ["-h"])
 
 
 def _tool_timeout(text: str) -> float:
-    from scs_templates._clikit.arguments import parse_duration  # deferred: argparse
-
     return parse_duration(text)
 
 
@@ -147,29 +140,56 @@ def help_width() -> int:
     return columns - 2
 
 
-def _formatter_class() -> type[argparse.HelpFormatter]:
-    import argparse  # deferred: argparse
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's own, at :func:`help_width` unless a width is given; an example block
+    (:mod:`scs_templates._cli.examples`) keeps its lines."""
 
-    class HelpFormatter(argparse.HelpFormatter):
-        """argparse's own, at :func:`help_width` unless a width is given; an example block
-        (:mod:`scs_templates._cli.examples`) keeps its lines."""
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:\n"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
-        def _fill_text(self, text: str, width: int, indent: str) -> str:
-            if text.startswith("examples:\n"):
-                return "".join(indent + line for line in text.splitlines(keepends=True))
-            return super()._fill_text(text, width, indent)
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        width = help_width() if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width)
 
-        def __init__(
-            self,
-            prog: str,
-            indent_increment: int = 2,
-            max_help_position: int = 24,
-            width: int | None = None,
-        ) -> None:
-            width = help_width() if width is None else width
-            super().__init__(prog, indent_increment, max_help_position, width)
 
-    return HelpFormatter
+class CommandParser(argparse.ArgumentParser):
+    """A command's own parser (and its sub-commands', which take this class): the same
+    formatter as the top level unless the command names one. argparse's default would
+    import shutil for the width as soon as the first argument is added (it formats the
+    argument to check it), although no help is printed."""
+
+    def __init__(self, **options: object) -> None:
+        options.setdefault("formatter_class", HelpFormatter)
+        prog = options.get("prog")
+        if options.get("epilog") is None and isinstance(prog, str) and prog:
+            options["epilog"] = epilog(prog)
+        # add_parser passes ArgumentParser's own keywords through: their types are its own
+        super().__init__(**options)  # type: ignore[arg-type]
+        # --debug after the command too (`validate FILE --debug`); not in its help
+        self.add_argument(
+            "--debug",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help=argparse.SUPPRESS,
+        )
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace | None, list[str]]:
+        """An unknown option is reported with THIS command's usage (argparse's top level
+        would print its own, which says nothing about the command)."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
 
 
 def build_parser(
@@ -180,11 +200,10 @@ def build_parser(
     ``outline``: the commands' own parsers are :class:`_Outline` stand-ins; the result can
     only print the top-level help (or see that no command was given).
     """
-    import argparse  # deferred: argparse
 
     parser = argparse.ArgumentParser(
         prog=PROG,
-        formatter_class=_formatter_class(),
+        formatter_class=HelpFormatter,
         description=(
             "Turn one standardized cluster settings file into Cluster API clusters: "
             "validate it, render the manifests with helm, install them, and manage the "
@@ -207,48 +226,12 @@ def build_parser(
         "helmfile, 30s for version checks); the tool's whole process group is ended then. "
         "It also caps each Kubernetes API request (else 10s to connect, 60s to answer)",
     )
-    parser_class: Any = _Outline if outline else _command_parser_class(parser.formatter_class)
+    # an _Outline stands in for a parser: it accepts every call (see the class)
+    parser_class: type[argparse.ArgumentParser] = _Outline if outline else CommandParser  # type: ignore[assignment]
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     for name in command_modules() if modules is None else modules:
         importlib.import_module(name).register(subparsers)
     return parser
-
-
-def _command_parser_class(formatter: Any) -> type[argparse.ArgumentParser]:
-    """The class of the commands' own parsers, with the top level's ``formatter``."""
-    import argparse  # deferred: argparse
-
-    class CommandParser(argparse.ArgumentParser):
-        """A command's own parser (and its sub-commands', which take this class): the
-        same formatter as the top level unless the command names one. argparse's
-        default would import shutil for the width as soon as the first argument is
-        added (it formats the argument to check it), although no help is printed."""
-
-        def __init__(self, *args: Any, **options: Any) -> None:
-            options.setdefault("formatter_class", formatter)
-            if options.get("epilog") is None and options.get("prog"):
-                # deferred: scs_templates._cli.examples
-                from scs_templates._cli.examples import epilog
-
-                options["epilog"] = epilog(options["prog"])
-            super().__init__(*args, **options)
-            # --debug after the command too (`validate FILE --debug`); not in its help
-            self.add_argument(
-                "--debug",
-                action="store_true",
-                default=argparse.SUPPRESS,
-                help=argparse.SUPPRESS,
-            )
-
-        def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
-            """An unknown option is reported with THIS command's usage (argparse's
-            top level would print its own, which says nothing about the command)."""
-            namespace, extras = super().parse_known_args(args, namespace)
-            if extras:
-                self.error(f"unrecognized arguments: {' '.join(extras)}")
-            return namespace, extras
-
-    return CommandParser
 
 
 def modules_for(argv: Sequence[str]) -> tuple[str, ...]:
@@ -286,142 +269,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
-    from scs_templates._core import timeouts  # deferred: scs_templates._core.timeouts
-    from scs_templates._core.signals import handled  # deferred: scs_templates._core.signals
 
-    timeouts.set_override(args.tool_timeout)
-    from scs_templates._core import secrets  # deferred: scs_templates._core.secrets
+    # --help and --version print without anything a command runs inside (the log handler,
+    # the signal handling, the error lines): 30 ms targets (docs/performance.md)
+    from scs_templates._cli import harness  # deferred: scs_templates._cli.harness
 
-    original = sys.stdout
-    sys.stdout = _Stdout(original)
-    log_handler = secrets.install_log_filter(debug=args.debug, prefix=PROG)
-    try:
-        with handled():
-            return _run(args)
-    finally:
-        secrets.remove_log_filter(log_handler)
-        sys.stdout = original
-        timeouts.set_override(None)
-
-
-def _run(args: argparse.Namespace) -> int:
-    """Run the command; every way it can end is one exit code and (on failure) one line.
-
-    ``--debug`` prints the traceback first but never changes the code.
-    """
-    # deferred: scs_templates._core.signals
-    from scs_templates._core.signals import Terminated, exit_code
-
-    try:
-        func = args.func
-        if isinstance(func, str):  # "module:function", the command's implementation
-            func = load(func)
-        result = func(args)
-        sys.stdout.flush()  # a full or closed stdout must fail here, not at interpreter exit
-    except ScsTemplatesError as error:
-        _traceback(args)
-        problems = getattr(error, "problems", None)
-        if problems:  # a SettingsError: one line per problem, FILE:LINE:COL: field: message
-            for problem in problems:
-                print(str(problem), file=sys.stderr)
-        else:
-            _error_line(str(error))
-        return error.exit_code
-    except KeyboardInterrupt:
-        _traceback(args)
-        print(f"{PROG}: interrupted (SIGINT); running tools were stopped", file=sys.stderr)
-        return 130
-    except Terminated as stopped:
-        _traceback(args)
-        print(f"{PROG}: stopped by {stopped}; running tools were stopped", file=sys.stderr)
-        return exit_code(stopped.signum)
-    except BrokenPipeError:
-        # stdout closed by a pager or `head`: not an error of ours.
-        _silence_stdout()
-        return 0
-    except (ConnectionError, TimeoutError) as error:  # a server underneath: exit 1
-        _traceback(args)
-        _error_line(_os_error_text(error))
-        return 1
-    except OSError as error:  # paths, permissions, a full disk, a closed stdout: the user's
-        _traceback(args)
-        _silence_stdout()
-        _error_line(_os_error_text(error))
-        return 2
-    except UnicodeEncodeError as error:
-        _traceback(args)
-        _silence_stdout()
-        encoding = error.encoding or "?"
-        char = str(error.object[error.start : error.start + 1])
-        _error_line(
-            f"cannot write U+{ord(char or '?'):04X} in the output encoding {encoding}; "
-            "set PYTHONIOENCODING=utf-8 (or a UTF-8 locale)"
-        )
-        return 2
-    except Exception as error:  # an unexpected bug: one line unless --debug
-        _traceback(args)
-        _error_line(f"internal error: {type(error).__name__}: {error} (rerun with --debug)")
-        return 1
-    return int(result or 0)
-
-
-#: No error line is longer than this (a tool may print megabytes after its ``Error:``).
-MAX_MESSAGE_CHARS = 4000
-
-
-def _error_line(message: str) -> None:
-    from scs_templates._core.secrets import redact  # deferred: scs_templates._core.secrets
-
-    message = redact(message)  # the last line of defence: registered secrets, URL userinfo
-    if len(message) > MAX_MESSAGE_CHARS:
-        cut = len(message) - MAX_MESSAGE_CHARS
-        message = f"{message[:MAX_MESSAGE_CHARS]} ... ({cut} more characters not shown)"
-    print(f"{PROG}: error: {message}", file=sys.stderr)
-
-
-def _traceback(args: argparse.Namespace) -> None:
-    if getattr(args, "debug", False):
-        import traceback  # deferred: traceback
-
-        from scs_templates._core.secrets import redact  # deferred: scs_templates._core.secrets
-
-        print(redact(traceback.format_exc()).rstrip(), file=sys.stderr)
-
-
-def _os_error_text(error: OSError) -> str:
-    reason = error.strerror or str(error) or type(error).__name__
-    if error.filename is not None:
-        where = str(error.filename)
-        if error.filename2 is not None:
-            where += f" -> {error.filename2}"
-        return f"{where}: {reason}"
-    if getattr(error, "stdout", False):
-        return f"cannot write to standard output: {reason}"
-    return reason
-
-
-class _Stdout:
-    """``sys.stdout`` whose write errors say that they are about standard output."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        try:
-            return int(self._stream.write(text))
-        except OSError as error:
-            error.stdout = True  # type: ignore[attr-defined]
-            raise
-
-    def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except OSError as error:
-            error.stdout = True  # type: ignore[attr-defined]
-            raise
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
+    return harness.run_command(args)
 
 
 class _ClosedStdout:
@@ -441,20 +294,7 @@ def _guard_closed_stdout() -> None:
         sys.stdout = _ClosedStdout()
 
 
-def _silence_stdout() -> None:
-    """Point fd 1 at /dev/null so the interpreter's final flush cannot fail again."""
-    try:
-        fileno = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, fileno)
-    finally:
-        os.close(devnull)
-
-
-def run() -> NoReturn:
+def run() -> None:
     """The console script: :func:`main`, then flush and exit without the interpreter teardown.
 
     Tearing the interpreter down (freeing every module and object) costs ~25 ms that a
@@ -479,7 +319,8 @@ def run() -> NoReturn:
     except BrokenPipeError:
         pass
     except OSError as error:
-        _error_line(f"cannot write to standard output: {error.strerror or error}")
+        reason = error.strerror or error  # the OS's words: no secret in them
+        print(f"{PROG}: error: cannot write to standard output: {reason}", file=sys.stderr)
         code = code or 2
     # not contextlib.suppress: --version imports nothing it does not need
     try:  # noqa: SIM105

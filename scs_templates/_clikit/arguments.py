@@ -141,7 +141,8 @@ def parse_duration(text: str) -> float:
 
 #: The entry-point group of the providers' options of the lifecycle commands: the name is the
 #: provider, the value a module with ``add_arguments(parser, *, credentials)``; what they ask
-#: for, the provider's ``cloud_options(args)`` reads (docs/architecture.md, "Adding a provider").
+#: for, the provider's operations' ``cloud_options(args)`` read (docs/architecture.md,
+#: "Adding a provider").
 CLOUD_OPTIONS_GROUP = "scs_templates.cloud_options"
 
 
@@ -156,4 +157,9 @@ def provider_options(parser: argparse.ArgumentParser, *, credentials: bool) -> N
     """Each installed provider's options of install, apply (``credentials``: also where the
     cluster's credentials come from) and delete: how they may touch its cloud."""
     for module in _cloud_option_modules():
-        load(module).add_arguments(parser, credentials=credentials)
+        add_arguments = getattr(load(module), "add_arguments", None)
+        if not callable(add_arguments):
+            raise TypeError(
+                f"{module} (entry-point group {CLOUD_OPTIONS_GROUP}) has no add_arguments"
+            )
+        add_arguments(parser, credentials=credentials)

@@ -11,12 +11,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from importlib import import_module
-
-TYPE_CHECKING = False  # not typing's: --help imports no typing (docs/development.md)
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any
 
 
 def entry_points(group: str) -> Iterator[tuple[str, str, str]]:
@@ -53,10 +49,11 @@ def _group(text: str, group: str, distribution: str) -> Iterator[tuple[str, str,
             yield distribution, point.strip(), reference.strip()
 
 
-def load(reference: str) -> Any:
-    """The object ``module:attribute.path`` names (a module when there is no attribute)."""
+def load(reference: str) -> object:
+    """The object ``module:attribute.path`` names (a module when there is no attribute);
+    the caller checks what it got (a plug-in's reference is the plug-in's to get right)."""
     module, _, attributes = reference.partition(":")
-    found: Any = import_module(module.strip())
+    found: object = import_module(module.strip())
     for attribute in filter(None, attributes.strip().split(".")):
         found = getattr(found, attribute)
     return found

@@ -4,6 +4,8 @@ old tooling made; KaaS v1's is declared in this distribution's pyproject.toml)."
 
 from __future__ import annotations
 
+from typing import cast
+
 from scs_templates._contract.migration import (
     DEFAULT_NAME,
     DEFAULT_PREFIX,
@@ -19,8 +21,10 @@ def _migration(name: str) -> KaasV1Migration:
     """The migration an installed distribution declares as ``name`` (the first found)."""
     for _distribution, point, reference in entry_points(GROUP):
         if point == name:
-            found: KaasV1Migration = load(reference)
-            return found
+            found = load(reference)
+            if not callable(found):
+                raise TypeError(f"{reference} (entry point {name!r} of {GROUP}) is not callable")
+            return cast("KaasV1Migration", found)
     raise LookupError(f"no migration {name!r} is installed (entry-point group {GROUP})")
 
 

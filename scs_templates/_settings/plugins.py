@@ -47,8 +47,9 @@ def _provider_at(point: str, reference: str) -> Any:
     provider = _loaded.get(point)
     if provider is None:
         provider = load(reference)
-        if provider.name != point:
-            raise RuntimeError(f"entry point {point!r} of {GROUP} loads provider {provider.name!r}")
+        if getattr(provider, "name", None) != point:
+            name = getattr(provider, "name", None)
+            raise RuntimeError(f"entry point {point!r} of {GROUP} loads provider {name!r}")
         _loaded[point] = provider
     return provider
 

@@ -1,7 +1,7 @@
-"""The redacting log handler is installed when something first imports ``logging`` or shows
-a warning (secrets.install_log_filter defers it: importing logging costs every command a few
-ms), and redacts exactly as when it is installed at once. Each case runs in a fresh
-interpreter: pytest itself has imported logging long before."""
+"""The redacting log handler (scs_templates._core.logs): every record and Python warning goes
+through one stderr handler that redacts registered secrets and URL passwords, and removing
+it leaves nothing behind. Each case runs in a fresh interpreter: pytest itself has set up
+logging long before."""
 
 from __future__ import annotations
 
@@ -20,15 +20,13 @@ def _python(code: str) -> subprocess.CompletedProcess[str]:
 
 
 PRELUDE = f"""
-import sys
-from scs_templates._core import secrets
-installed = secrets.install_log_filter(prefix="t")
-assert "logging" not in sys.modules, "installing imported logging"
+from scs_templates._core import logs, secrets
+installed = logs.install_log_filter(prefix="t")
 secrets.register({SECRET!r})
 """
 
 
-def test_a_logger_imported_later_goes_through_the_redacting_handler() -> None:
+def test_a_logger_goes_through_the_redacting_handler() -> None:
     done = _python(
         PRELUDE
         + f"""
@@ -41,7 +39,24 @@ logging.getLogger("lib").info("not shown %s", {SECRET!r})
     assert done.stderr == "t: WARNING: lib: token <redacted>\n"
 
 
-def test_a_warning_before_logging_is_imported_is_redacted() -> None:
+def test_an_exception_text_in_a_record_is_redacted() -> None:
+    done = _python(
+        PRELUDE
+        + f"""
+import logging
+try:
+    raise ValueError("https://user:{SECRET}@example.org/")
+except ValueError:
+    logging.getLogger("lib").exception("failed")
+"""
+    )
+    assert done.returncode == 0, done.stderr
+    assert SECRET not in done.stderr
+    assert done.stderr.startswith("t: ERROR: lib: failed\n")
+    assert "ValueError: https://user:<redacted>@example.org/" in done.stderr
+
+
+def test_a_warning_is_redacted() -> None:
     done = _python(
         PRELUDE
         + f"""
@@ -55,66 +70,41 @@ warnings.warn("leaked " + {SECRET!r}, UserWarning, stacklevel=1)
     assert "UserWarning: leaked <redacted>" in done.stderr
 
 
-def test_removing_before_anything_logged_leaves_nothing_behind() -> None:
+def test_removing_leaves_nothing_behind() -> None:
     done = _python(
         """
-import sys, warnings
-before_path, before_show = list(sys.meta_path), warnings.showwarning
-from scs_templates._core import secrets
-installed = secrets.install_log_filter()
-secrets.remove_log_filter(installed)
-assert sys.meta_path == before_path and warnings.showwarning is before_show
-import logging
+import logging, warnings
+before = warnings.showwarning
+from scs_templates._core import logs
+installed = logs.install_log_filter()
+assert installed in logging.getLogger().handlers
+logs.remove_log_filter(installed)
+assert warnings.showwarning is before
 assert logging.getLogger().handlers == []
 """
     )
     assert done.returncode == 0, done.stderr
 
 
-def test_installed_at_once_with_debug_or_when_logging_is_there() -> None:
-    done = _python(
-        """
-import logging
-from scs_templates._core import secrets
-installed = secrets.install_log_filter()
-assert installed.handler in logging.getLogger().handlers
-secrets.remove_log_filter(installed)
-assert logging.getLogger().handlers == []
-"""
-    )
-    assert done.returncode == 0, done.stderr
-
-
-def test_render_and_validate_import_no_logging_and_debug_still_logs() -> None:
+def test_debug_logs_the_tool_command_lines_and_a_render_without_it_prints_nothing() -> None:
     example = str(REPO / "examples" / "openstack-minimal.yaml")
-    for command in ("render", "validate"):
-        done = _python(
-            f"""
-import sys
-sys.argv = ["scs-templates", {command!r}, {example!r}]
-from scs_templates._cli.main import main
-code = main()
-assert "logging" not in sys.modules, sys.modules["logging"]
-sys.exit(code)
-"""
+    cli = "import sys; from scs_templates._cli.main import main; sys.exit(main())"
+
+    def render(*options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", cli, *options, "render", example],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=REPO,
         )
-        assert done.returncode == 0, done.stderr
-    debug = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from scs_templates._cli.main import main; sys.exit(main())",
-            "--debug",
-            "render",
-            example,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=REPO,
-    )
+
+    debug = render("--debug")
     assert debug.returncode == 0, debug.stderr
     assert "scs-templates: DEBUG: scs_templates._tools.helm.runner: running " in debug.stderr
+    quiet = render()
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stderr == ""
 
 
 def test_urllib3_retry_warnings_only_with_debug() -> None:
@@ -123,8 +113,8 @@ def test_urllib3_retry_warnings_only_with_debug() -> None:
     (tests/plane/test_plane_faults.py, a killed kube-apiserver). Other urllib3 warnings are."""
     code = """
 import logging
-from scs_templates._core import secrets
-installed = secrets.install_log_filter(prefix="t", debug={debug})
+from scs_templates._core import logs
+installed = logs.install_log_filter(prefix="t", debug={debug})
 log = logging.getLogger("urllib3.connectionpool")
 log.warning("Retrying (%r) after connection broken by '%r': %s", "Retry(total=2)", "E", "/x")
 log.warning("Connection pool is full, discarding connection: %s", "h")

@@ -1,11 +1,13 @@
-"""An import inside a function defers something, and says what: ``# deferred: <name>``.
+"""An import inside a function defers a heavy third-party package, and says which:
+``# deferred: <name>``.
 
 A module's module-level imports load its *closure* (tests/support/imports.py reads it from the
-source). An import inside a function is there only to keep something out of that closure
-(openstacksdk, kubernetes, pydantic, or one command's implementation) until the function
+source). An import inside a function is there only to keep a third-party package
+(openstacksdk, kubernetes, pydantic, ruamel, ...) out of that closure until the function
 runs; the comment names one module or top-level package it defers. An import whose targets
-the closure has loaded already defers nothing and belongs at the top of the module
-(docs/development.md, "Where an import goes").
+the closure has loaded already defers nothing and belongs at the top of the module; one that
+defers only modules of ours or of the standard library belongs there too, but for the two
+in :data:`OWN_DEFERRALS` (docs/development.md, "Where an import goes").
 """
 
 from __future__ import annotations
@@ -13,7 +15,35 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support import REPO
-from tests.support.imports import Package, deferral_problems
+from tests.support.imports import STDLIB, Package, deferral_problems, deferrals
+
+#: The in-function imports that defer only modules of ours or of the standard library, by
+#: (file, the reason's name), with why: each keeps ``--help`` (or ``--version``) within its
+#: 30 ms target (docs/performance.md, "Tried and not landed", has what each would cost).
+OWN_DEFERRALS: dict[tuple[str, str], str] = {
+    ("scs_templates/_cli/main.py", "scs_templates._cli.harness"): (
+        "what a command runs inside (log handler, signal handling, error lines) is not "
+        "needed to print --help or --version"
+    ),
+    ("scs_templates/_clikit/arguments.py", "pathlib"): (
+        "path arguments become Paths when given; --help builds every parser and parses none"
+    ),
+}
+
+
+def _third_party(name: str) -> bool:
+    top = name.split(".")[0]
+    return top not in STDLIB and top != "scs_templates"
+
+
+def test_only_third_party_packages_are_deferred_but_the_named_two() -> None:
+    """#38: an import inside a function only to defer a heavy third-party package."""
+    own = {
+        (str(d.path), d.given)
+        for d in deferrals(Package(REPO))
+        if d.given is not None and not _third_party(d.given)
+    }
+    assert own == set(OWN_DEFERRALS)
 
 
 def test_every_in_function_import_defers_what_its_comment_names() -> None:

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import os
 import re
 import shlex
 import shutil
-import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -44,14 +44,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def _debug_logger() -> Any:
-    """This module's logger when it logs debug lines (``--debug``), else None. Without
-    ``logging`` imported nothing can have enabled them: it is not imported for that."""
-    logging = sys.modules.get("logging")
-    if logging is None:
-        return None
-    log = logging.getLogger(__name__)
-    return log if log.isEnabledFor(logging.DEBUG) else None
+#: Debug lines (``--debug``): each helm command line, how long it took, its stderr on success.
+log = logging.getLogger(__name__)
 
 
 #: Values under keys that match this are treated as secrets and scrubbed from error texts.
@@ -218,8 +212,8 @@ class Helm:
             secrets |= _secret_strings(values)
         label = what or f"helm {args[0] if args else ''}".strip()
         limit = self.timeout if timeout is None else timeout
-        log = _debug_logger()
-        if log is not None:
+        debug = log.isEnabledFor(logging.DEBUG)
+        if debug:
             log.debug("running %s", shlex.join(argv))
         try:
             env = self._command_environment(args, extra_env)
@@ -243,9 +237,9 @@ class Helm:
                 returncode=done.returncode,
                 stderr=stderr,
             )
-        if log is not None:
+        if debug:
             log.debug("%s finished in %.2f s", label, done.seconds)
-        if log is not None and stderr.strip():
+        if debug and stderr.strip():
             log.debug("%s wrote on stderr (exit 0):\n%s", label, stderr.rstrip())
         return done
 
