@@ -1,7 +1,6 @@
-"""Entry point of ``scs-templates``: argument parsing, error reporting, exit codes.
-
-Contract (other tools and CI rely on it): exit 0 on success, 2 for bad input, 1 when a tool
-underneath failed. Errors are one line on stderr; a traceback only with ``--debug``.
+"""Entry point of ``scs-templates``: the parsers, and the hand-over of a parsed command to
+:mod:`scs_templates._cli.harness`, which runs it and owns the exit-code contract (0 success,
+2 bad input, 1 a tool underneath failed; one error line, a traceback only with ``--debug``).
 """
 
 from __future__ import annotations
@@ -260,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code (:func:`run` is the console script)."""
     _guard_closed_stdout()
     arguments = sys.argv[1:] if argv is None else list(argv)
-    if arguments == ["--version"]:  # what argparse's version action prints, without argparse
+    if arguments == ["--version"]:  # what argparse's version action prints, without a parser
         sys.stdout.write(f"{PROG} {__version__}\n")
         raise SystemExit(0)
     outline = arguments in _OUTLINE_ARGV
@@ -269,7 +268,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
-
     # --help and --version print without anything a command runs inside (the log handler,
     # the signal handling, the error lines): 30 ms targets (docs/performance.md)
     from scs_templates._cli import harness  # deferred: scs_templates._cli.harness
