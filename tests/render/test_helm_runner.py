@@ -9,12 +9,15 @@ a cluster. Only the tests marked ``helm`` run the real pinned binary.
 from __future__ import annotations
 
 import json
+import os
+import stat
 import time
 from pathlib import Path
 
 import pytest
 
 from scs_templates._tools.helm import Helm, HelmError, HelmTimeout, ReleaseInfo
+from scs_templates._tools.helm import runner as helm_runner
 from scs_templates._tools.helm.errors import error_text, redact
 from scs_templates._tools.toolchain.resolve import Tool
 from tests.support import process_gone, skip_or_fail
@@ -138,12 +141,25 @@ def test_finding11_offline_helm_commands_never_get_kubeconfig(
     assert env_of(d)["KUBECONFIG"] == expected
 
 
-def test_default_home_is_a_private_temp_dir(tmp_path: Path) -> None:
+def test_default_home_is_a_private_temp_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only our user can enter it (0700, as tempfile.mkdtemp makes it), even with an open
+    umask: helm writes its repository and registry configuration there."""
+    monkeypatch.setattr(helm_runner, "_process_home", None)  # made anew, under this umask
     d = tmp_path / "h"
-    make_helm(fake_helm(d)).template("r", Path("/c"), namespace="n", values={}, kube_version="v1")
+    old = os.umask(0)
+    try:
+        make_helm(fake_helm(d)).template(
+            "r", Path("/c"), namespace="n", values={}, kube_version="v1"
+        )
+    finally:
+        os.umask(old)
     cache = Path(env_of(d)["HELM_CACHE_HOME"])
     assert cache.parent.name.startswith("scs-templates-helm-")
     assert not str(cache).startswith(str(Path.home()))
+    home = cache.parent.stat()
+    assert stat.S_IMODE(home.st_mode) == 0o700 and home.st_uid == os.getuid()
 
 
 # --- exit codes and messages -------------------------------------------------------------
