@@ -199,7 +199,6 @@ def build_parser(
     ``outline``: the commands' own parsers are :class:`_Outline` stand-ins; the result can
     only print the top-level help (or see that no command was given).
     """
-
     parser = argparse.ArgumentParser(
         prog=PROG,
         formatter_class=HelpFormatter,

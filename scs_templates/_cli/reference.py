@@ -71,7 +71,6 @@ def _rows(parser: argparse.ArgumentParser) -> list[str]:
 
 def text() -> str:
     """The generated reference (between the markers)."""
-
     parts = []
     for parser, help_line in _commands(build_parser()):
         usage = _formatter(parser.prog)

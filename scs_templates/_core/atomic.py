@@ -174,7 +174,6 @@ def _write_error(target: Path, error: OSError) -> InputError:
 
 def _temp_sibling(target: Path) -> Path:
     """A free temporary name next to ``target`` (stale siblings removed first)."""
-
     remove_stale_siblings(target)
     try:
         fd, temp_name = tempfile.mkstemp(prefix=_prefix(target), suffix=".tmp", dir=target.parent)
@@ -274,7 +273,6 @@ def write_directory(
 
 def _staging_sibling(target: Path) -> Path:
     """A new empty folder (0700) beside ``target``; stale siblings of dead runs go first."""
-
     remove_stale_siblings(target)
     return Path(tempfile.mkdtemp(prefix=_prefix(target), suffix=".tmp", dir=target.parent))
 

@@ -55,7 +55,6 @@ def encodings(secret: str) -> set[str]:
     """``secret`` as it may appear in a message: raw, JSON-escaped (both ASCII modes),
     shell-quoted, URL-encoded, and each of its lines (multi-line values are echoed line by
     line)."""
-
     forms = {secret}
     forms.add(json.dumps(secret)[1:-1])
     forms.add(json.dumps(secret, ensure_ascii=False)[1:-1])

@@ -82,7 +82,6 @@ def _unechoed_pattern_help() -> dict[str, str]:
 def translate(error: ValidationError) -> list[tuple[Path, str]]:
     """pydantic's errors as (path, message); every message redacted (URL userinfo,
     registered secrets) because messages quote the values."""
-
     return [(path, redact(message)) for path, message in _translate_raw(error)]
 
 

@@ -285,7 +285,6 @@ class Provider:
         part the chart's ``values.schema.json`` is generated
         (:mod:`scs_templates._render.values.schema`).
         The default adds nothing."""
-
         return ValuesModel()
 
     # ----------------------------------------------------------------------- lifecycle

@@ -446,7 +446,6 @@ def cluster_class_name(provider: str | Provider) -> str:
     so a release that changes them bumps the chart version and ships a class of a new name;
     clusters move onto it only when their settings are installed with that release.
     """
-
     version = provider_chart_version(provider)
     name = provider if isinstance(provider, str) else provider.name
     return naming.fit(f"scs-{name}-v{version.replace('.', '-').replace('+', '-')}", 63)

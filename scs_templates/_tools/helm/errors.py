@@ -46,7 +46,6 @@ class HelmError(ToolError):
     @property
     def command_line(self) -> str:
         """The command as a shell-quoted line, for ``--debug`` output."""
-
         return shlex.join(self.command)
 
 

@@ -178,7 +178,6 @@ def _disk_versions() -> dict[str, object]:
 
 
 def _remember_version(key: str, version: str) -> None:
-
     known = dict(_disk_versions())
     known.pop(key, None)
     known[key] = version  # the most recently used: last
