@@ -97,10 +97,6 @@ _LAZY_OPTIONS = frozenset({"--debug"})
 _OUTLINE_ARGV: tuple[list[str], ...] = ([], ["--help"], ["-h"])
 
 
-def _tool_timeout(text: str) -> float:
-    return parse_duration(text)
-
-
 class _Outline:
     """Stands in for a command's own parser where only the top-level help is printed.
 
@@ -217,7 +213,7 @@ def build_parser(
     parser.add_argument(
         "--timeout",
         dest="tool_timeout",
-        type=_tool_timeout,
+        type=parse_duration,
         metavar="DURATION",
         help="wall clock of each helm/helmfile call (e.g. 10m, 90s; default: "
         "$SCS_TEMPLATES_TIMEOUT, else 5m for helm, 15m for helmfile, 1h for the services' "

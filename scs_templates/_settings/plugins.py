@@ -47,8 +47,8 @@ def _provider_at(point: str, reference: str) -> Any:
     provider = _loaded.get(point)
     if provider is None:
         provider = load(reference)
-        if getattr(provider, "name", None) != point:
-            name = getattr(provider, "name", None)
+        name = getattr(provider, "name", None)
+        if name != point:
             raise RuntimeError(f"entry point {point!r} of {GROUP} loads provider {name!r}")
         _loaded[point] = provider
     return provider

@@ -31,52 +31,52 @@ from scs_templates._settings.suggestions import did_you_mean
 __all__ = ["translate"]
 
 
-def _pattern_help() -> dict[str, str]:
-    return {
-        DNS_SUBDOMAIN: (
-            "must be a DNS-1123 subdomain: DNS labels (lower-case letters, digits and '-', "
-            "at most 63 characters each) joined by '.'"
-        ),
-        LABEL_KEY: (
-            "is not a label key: an optional DNS subdomain and '/', then at most 63 letters, "
-            "digits, '-', '_' or '.', starting and ending with a letter or digit"
-        ),
-        LABEL_VALUE: (
-            "is not a label value: empty or at most 63 letters, digits, '-', '_' or '.', "
-            "starting and ending with a letter or digit"
-        ),
-        NO_PROXY_ENTRY: (
-            "is not one NO_PROXY entry: one host, domain or CIDR per list item, without ',', "
-            "blanks or quotes"
-        ),
-        COMPACTION_RETENTION: (
-            "is not an etcd compaction retention: whole hours (8) or a Go duration such as "
-            "8h, 90m or 1h30m"
-        ),
-        ON_CALENDAR: (
-            "is not a systemd OnCalendar expression such as '*-*-* 02:30:00' (one line of "
-            "ASCII letters, digits, blanks and * , . / : ~ -)"
-        ),
-        DNS_LABEL: (
-            "must be a DNS-1123 label: lower-case letters, digits and '-', starting and "
-            "ending with a letter or digit"
-        ),
-        REGISTRY_HOST: (
-            "is not a registry host such as docker.io, registry.k8s.io or harbor.example:5000 "
-            "(no scheme, path or '..')"
-        ),
-    }
+#: What a value that does not match a pattern of the model is told, by pattern.
+_PATTERN_HELP: dict[str, str] = {
+    DNS_SUBDOMAIN: (
+        "must be a DNS-1123 subdomain: DNS labels (lower-case letters, digits and '-', "
+        "at most 63 characters each) joined by '.'"
+    ),
+    LABEL_KEY: (
+        "is not a label key: an optional DNS subdomain and '/', then at most 63 letters, "
+        "digits, '-', '_' or '.', starting and ending with a letter or digit"
+    ),
+    LABEL_VALUE: (
+        "is not a label value: empty or at most 63 letters, digits, '-', '_' or '.', "
+        "starting and ending with a letter or digit"
+    ),
+    NO_PROXY_ENTRY: (
+        "is not one NO_PROXY entry: one host, domain or CIDR per list item, without ',', "
+        "blanks or quotes"
+    ),
+    COMPACTION_RETENTION: (
+        "is not an etcd compaction retention: whole hours (8) or a Go duration such as "
+        "8h, 90m or 1h30m"
+    ),
+    ON_CALENDAR: (
+        "is not a systemd OnCalendar expression such as '*-*-* 02:30:00' (one line of "
+        "ASCII letters, digits, blanks and * , . / : ~ -)"
+    ),
+    DNS_LABEL: (
+        "must be a DNS-1123 label: lower-case letters, digits and '-', starting and "
+        "ending with a letter or digit"
+    ),
+    REGISTRY_HOST: (
+        "is not a registry host such as docker.io, registry.k8s.io or harbor.example:5000 "
+        "(no scheme, path or '..')"
+    ),
+}
 
 
-def _unechoed_pattern_help() -> dict[str, str]:
-    """Patterns whose wrong values are never echoed: they may carry credentials."""
-    return {
-        PROXY_URL: (
-            "must be an http:// or https:// URL without user information, e.g. "
-            "http://proxy.example:3128 (credentials would be copied onto every node; the "
-            "value is not shown)"
-        ),
-    }
+#: Patterns whose wrong values are never echoed (they may carry credentials), and what such a
+#: value is told instead.
+_UNECHOED_PATTERN_HELP: dict[str, str] = {
+    PROXY_URL: (
+        "must be an http:// or https:// URL without user information, e.g. "
+        "http://proxy.example:3128 (credentials would be copied onto every node; the "
+        "value is not shown)"
+    ),
+}
 
 
 def translate(error: ValidationError) -> list[tuple[Path, str]]:
@@ -87,8 +87,6 @@ def translate(error: ValidationError) -> list[tuple[Path, str]]:
 
 def _translate_raw(error: ValidationError) -> list[tuple[Path, str]]:
     found: list[tuple[Path, str]] = []
-    pattern_help = _pattern_help()
-    unechoed = _unechoed_pattern_help()
     for item in error.errors(include_url=False):
         loc = tuple(part for part in item["loc"] if part != "[key]")
         path: Path = tuple(p for p in loc if isinstance(p, str | int))
@@ -111,11 +109,11 @@ def _translate_raw(error: ValidationError) -> list[tuple[Path, str]]:
                 hint = did_you_mean(value, choices)
             found.append((path, f"{value!r} is not allowed; expected {expected}{hint}"))
             continue
-        if kind == "string_pattern_mismatch" and str(ctx.get("pattern")) in unechoed:
-            found.append((path, unechoed[str(ctx.get("pattern"))]))
+        if kind == "string_pattern_mismatch" and str(ctx.get("pattern")) in _UNECHOED_PATTERN_HELP:
+            found.append((path, _UNECHOED_PATTERN_HELP[str(ctx.get("pattern"))]))
             continue
         if kind == "string_pattern_mismatch":
-            message = pattern_help.get(str(ctx.get("pattern")), "has the wrong format")
+            message = _PATTERN_HELP.get(str(ctx.get("pattern")), "has the wrong format")
             found.append((path, f"{value!r} {message}"))
             continue
         found.append((path, _message(kind, item["msg"], value)))
