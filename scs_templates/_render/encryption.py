@@ -8,11 +8,11 @@ the first install and never touches an existing one. So the key is in no helm va
 release history, no rendered output and no log.
 
 Rotation (docs/cluster-features.md; :mod:`scs_templates._lifecycle.key_rotation` does a
-step): ``add`` a new key as a read-only second key, roll the
-control plane; ``promote`` it to the write key, roll; rewrite every Secret of the workload
-cluster; ``remove`` the old key, roll. Each step rewrites the Secret and sets the
-KubeadmControlPlane's ``spec.rollout.after`` so that every control-plane machine is
-replaced and boots with the new file.
+step): ``add`` a new key as a read-only second key, roll the control plane; ``promote`` it to
+the write key, roll; rewrite every Secret of the workload cluster; ``remove`` the old key,
+roll. Each step rewrites the Secret and sets the KubeadmControlPlane's
+``spec.rollout.after`` so that every control-plane machine is replaced and boots with the
+new file.
 """
 
 from __future__ import annotations
