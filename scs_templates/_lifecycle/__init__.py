@@ -26,6 +26,7 @@ lives (``target``).
 
 from __future__ import annotations
 
+from scs_templates._core.progress import Progress
 from scs_templates._lifecycle.class_step import (
     CLASS_LABEL,
     class_users,
@@ -59,7 +60,6 @@ from scs_templates._lifecycle.version_guard import (
 from scs_templates._tools.kube.wait import (
     DEFAULT_POLL_INTERVAL,
     DEFAULT_WAIT_TIMEOUT,
-    Progress,
     wait_for_cluster,
 )
 from scs_templates.providers.credentials import store_credentials

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._core.labels import CLASS_LABEL as CLASS_LABEL
+from scs_templates._core.progress import Progress
 from scs_templates._lifecycle.target import KEEP_ANNOTATION
 from scs_templates._tools.kube import ObjectRef
-from scs_templates._tools.kube.wait import DEFAULT_POLL_INTERVAL, Progress, elapsed, poll
+from scs_templates._tools.kube.wait import DEFAULT_POLL_INTERVAL, elapsed, poll
 
 if TYPE_CHECKING:
     from scs_templates._render.charts import ChartRef

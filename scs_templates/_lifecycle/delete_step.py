@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._core.naming import kubeconfig_secret
+from scs_templates._core.progress import Progress, quiet
 from scs_templates._lifecycle.class_step import remove_class_if_unused
 from scs_templates._lifecycle.target import (
     CLUSTER_LABEL,
@@ -32,8 +33,6 @@ from scs_templates._tools.kube import KubeClient, ObjectRef
 from scs_templates._tools.kube.wait import (
     DEFAULT_POLL_INTERVAL,
     DEFAULT_WAIT_TIMEOUT,
-    Progress,
-    quiet,
     wait_until_gone,
 )
 from scs_templates._tools.kube.workload_kubeconfig import private_kubeconfig

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import InputError, ToolError
+from scs_templates._core.progress import Progress, quiet
 from scs_templates._lifecycle.class_step import install_class, remove_class_if_unused
 from scs_templates._lifecycle.prune_step import prune_superseded_templates
 from scs_templates._lifecycle.target import Target, helm_of, kube_of, target_of
@@ -29,8 +30,6 @@ from scs_templates._tools.kube.client import CLUSTER_API_VERSION
 from scs_templates._tools.kube.wait import (
     DEFAULT_POLL_INTERVAL,
     DEFAULT_WAIT_TIMEOUT,
-    Progress,
-    quiet,
     wait_for_cluster,
 )
 from scs_templates.providers.credentials import store_credentials

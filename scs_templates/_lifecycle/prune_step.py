@@ -12,11 +12,11 @@ from scs_templates._tools.kube import ObjectRef
 from scs_templates.providers.registry import provider_of
 
 if TYPE_CHECKING:
+    from scs_templates._core.progress import Progress
     from scs_templates._lifecycle.template_prune import PruneResult
     from scs_templates._settings.model import ClusterSettings
     from scs_templates._tools.helm import Helm
     from scs_templates._tools.kube import KubeClient
-    from scs_templates._tools.kube.wait import Progress
 
 __all__ = ["prune_superseded_templates"]
 

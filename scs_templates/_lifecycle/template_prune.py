@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from scs_templates._core.progress import Progress
 from scs_templates._tools.kube import ObjectRef
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def prune_templates(
     template_kinds: Iterable[tuple[str, str]],
     current: Iterable[ObjectRef],
     kept: Callable[[Mapping[str, Any]], bool],
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> PruneResult:
     """Delete the superseded templates of one cluster (see the module docstring).
 

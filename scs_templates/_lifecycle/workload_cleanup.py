@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import ToolError
+from scs_templates._core.progress import Progress
 from scs_templates._tools.kube import ObjectRef
 from scs_templates._tools.removal import remove_all
 
 if TYPE_CHECKING:
     from scs_templates._tools.kube import KubeClient
 
-Progress = Callable[[str], None]
 
 #: Set by the service controller on a LoadBalancer Service; removed after the cloud's load
 #: balancer is deleted (k8s.io/cloud-provider, used by OCCM).

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from scs_templates import _lifecycle as lifecycle
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._core.naming import kubeconfig_secret
+from scs_templates._core.progress import Progress
 from scs_templates._lifecycle.target import target_of
 from scs_templates._services import serverside
 from scs_templates._services.catalogue import CATALOGUE
@@ -81,7 +82,6 @@ __all__ = [
 ]
 
 Action = Literal["install", "upgrade", "unchanged", "keep", "remove"]
-Progress = Callable[[str], None]
 
 #: CNI release of each ``cni.type``.
 CNI_RELEASES: dict[str, str] = {"cilium": "cilium", "calico": "tigera-operator"}

@@ -29,12 +29,13 @@ registered with :func:`scs_templates.providers.registered_provider`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scs_templates._contract.contract import ValuesModel
 from scs_templates._core import naming
+from scs_templates._core.progress import Progress
 from scs_templates._core.records import record
 from scs_templates._settings.problems import Path as FieldPath
 from scs_templates._settings.rules import Finding
@@ -51,8 +52,6 @@ if TYPE_CHECKING:
     from scs_templates._versions.kubernetes import ResolvedVersion
 
 __all__ = ["CloudOptions", "Finding", "Management", "Progress", "Provider"]
-
-Progress = Callable[[str], None]
 
 
 @record

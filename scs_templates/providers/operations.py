@@ -17,7 +17,8 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from scs_templates._core.entry_points import load
-from scs_templates.providers.interface import CloudOptions, Management, Progress, Provider
+from scs_templates._core.progress import Progress, quiet
+from scs_templates.providers.interface import CloudOptions, Management, Provider
 
 if TYPE_CHECKING:
     import argparse
@@ -29,10 +30,6 @@ if TYPE_CHECKING:
     from scs_templates._versions.upstream import ProviderVersions, Upstream
 
 __all__ = ["Operations", "operations_of"]
-
-
-def _quiet(_: str) -> None:
-    return None
 
 
 class Operations:
@@ -53,7 +50,7 @@ class Operations:
         settings: ClusterSettings,
         options: CloudOptions,
         management: Management,
-        progress: Progress = _quiet,
+        progress: Progress = quiet,
     ) -> dict[str, str] | None:
         """Before install: create what the cluster needs in the cloud; return the content of
         the cluster's credentials Secret (:meth:`Provider.credentials_secret_name`), which install
@@ -67,7 +64,7 @@ class Operations:
         settings: ClusterSettings,
         options: CloudOptions,
         *,
-        progress: Progress = _quiet,
+        progress: Progress = quiet,
         credentials: Mapping[str, str] | None = None,
     ) -> None:
         """After delete (the cluster is gone): remove what :meth:`prepare` created and what

@@ -59,10 +59,10 @@ from scs_templates._tools.toolchain.resolve import Tool
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from scs_templates._core.progress import Progress
     from scs_templates._lifecycle import DeleteResult
     from scs_templates._render.charts import ChartRef
     from scs_templates._settings.model import ClusterSettings
-    from scs_templates._tools.kube.wait import Progress
     from scs_templates.providers.interface import CloudOptions
 
 log = logging.getLogger(__name__)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from scs_templates._core.errors import ToolError
+from scs_templates._core.progress import Progress
 
 if TYPE_CHECKING:
     from scs_templates._tools.kube import ClusterState, KubeClient, ObjectRef
@@ -15,10 +16,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_POLL_INTERVAL",
     "DEFAULT_WAIT_TIMEOUT",
-    "Progress",
     "elapsed",
     "poll",
-    "quiet",
     "wait_for_cluster",
     "wait_until_gone",
 ]
@@ -26,13 +25,7 @@ __all__ = [
 DEFAULT_WAIT_TIMEOUT = 1800.0
 DEFAULT_POLL_INTERVAL = 5.0
 
-Progress = Callable[[str], None]
 T = TypeVar("T")
-
-
-def quiet(_: str) -> None:
-    """A progress callback that says nothing."""
-    return None
 
 
 def elapsed(seconds: float) -> str:

@@ -14,12 +14,13 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import ToolError
 from scs_templates._core.naming import kubeconfig_secret
+from scs_templates._core.progress import Progress
 from scs_templates._tools.kube.wait import poll
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def wait_for_workload_kubeconfig(
     *,
     timeout: float,
     poll_interval: float = 5.0,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> str:
     """Poll until the Secret ``<cluster>-kubeconfig`` exists; ToolError after ``timeout``."""
 

@@ -31,11 +31,12 @@ import resource
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from scs_templates._core import process
 from scs_templates._core.errors import ToolError, ToolNotFoundError
+from scs_templates._core.progress import Progress
 from scs_templates._tools.toolchain import go_build, pins
 from scs_templates._tools.toolchain.resolve import (
     ENV_VARS,
@@ -53,8 +54,6 @@ GO_BUILD_TIMEOUT_SECONDS = 3600.0
 _STAGING_PREFIX = ".tmp-"
 _TRASH_PREFIX = ".trash-"
 _LOCK_NAME = ".lock"
-
-Progress = Callable[[str], None]
 
 
 def go_binary() -> str | None:

@@ -22,11 +22,12 @@ fence in place until the timeout; the condition then tells the user what is goin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import ToolError
+from scs_templates._core.progress import Progress
 from scs_templates._tools.kube import ObjectRef
 from scs_templates._tools.kube.wait import elapsed, poll
 
@@ -121,7 +122,7 @@ def wait_for_capo(
     *,
     timeout: float,
     poll_interval: float,
-    progress: Callable[[str], None],
+    progress: Progress,
 ) -> None:
     """Wait until CAPO has reconciled every fenced OpenStackCluster (:func:`reconciled`);
     ToolError naming CAPO's last word on each one that it did not reconcile in time."""

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import ToolError
+from scs_templates._core.progress import Progress, quiet
 from scs_templates.providers.interface import CloudOptions, Management
 from scs_templates.providers.openstack import provision, versions_source
 from scs_templates.providers.openstack import values as os_values
@@ -24,7 +25,7 @@ from scs_templates.providers.openstack.provider import OPENSTACK
 from scs_templates.providers.openstack.section import section
 from scs_templates.providers.openstack.services import PROXY_PROTOCOL_ANNOTATION, SERVICES
 from scs_templates.providers.openstack.workload import sync_cloud_config
-from scs_templates.providers.operations import Operations, _quiet
+from scs_templates.providers.operations import Operations
 
 if TYPE_CHECKING:
     import argparse
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings
     from scs_templates._tools.kube import KubeClient
     from scs_templates._versions.upstream import ProviderVersions, Upstream
-    from scs_templates.providers.interface import Progress
 
 __all__ = ["OPERATIONS", "OpenStackOperations"]
 
@@ -67,7 +67,7 @@ class OpenStackOperations(Operations):
         settings: ClusterSettings,
         options: CloudOptions,
         management: Management,
-        progress: Progress = _quiet,
+        progress: Progress = quiet,
     ) -> dict[str, str] | None:
         """The credentials Secret content: from the user's clouds.yaml (``credentials``),
         or a per-cluster application credential ensured now (reused when it still works,
@@ -89,7 +89,7 @@ class OpenStackOperations(Operations):
         settings: ClusterSettings,
         options: CloudOptions,
         *,
-        progress: Progress = _quiet,
+        progress: Progress = quiet,
         credentials: Mapping[str, str] | None = None,
     ) -> None:
         """Step (c) of delete: the cluster's load balancers, floating IPs, security groups,

@@ -12,10 +12,10 @@ Every value returned here may be a credential: never print or log it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from scs_templates._core.errors import InputError, ToolError
+from scs_templates._core.progress import Progress, quiet
 from scs_templates._tools.kube import KubeClient
 from scs_templates.providers.openstack.appcred import (
     cluster_credentials_in_keystone,
@@ -50,12 +50,6 @@ if TYPE_CHECKING:
     from scs_templates._settings.model import ClusterSettings
     from scs_templates.providers.interface import Management
 
-Progress = Callable[[str], None]
-
-
-def _quiet(_: str) -> None:
-    return None
-
 
 def manages_credentials(settings: ClusterSettings) -> bool:
     """True when scs-templates creates the cluster's credentials (and must delete them)."""
@@ -68,7 +62,7 @@ def cluster_secrets_via(
     management: Management,
     *,
     os_cloud: str | None = None,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
 ) -> dict[str, str]:
     """:func:`cluster_secrets` with the management cluster's client of ``management``
     (its own, or one of its kubeconfig and context, closed afterwards)."""
@@ -83,7 +77,7 @@ def cluster_secrets(
     *,
     kube: KubeClient,
     os_cloud: str | None = None,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
 ) -> dict[str, str]:
     """Preflight, then the per-cluster credential(s) and server groups; return the Secret's
     content.
@@ -153,7 +147,7 @@ def release_cluster_resources(
     settings: ClusterSettings,
     *,
     os_cloud: str | None = None,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
     dry_run: bool = False,
     keep_volumes: bool = False,
     conn: Connection | None = None,

@@ -41,13 +41,14 @@ reports every step. Secrets are never printed, logged or put into an error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._core.labels import CREDENTIAL_ID_ANNOTATION
+from scs_templates._core.progress import Progress, quiet
 from scs_templates._tools.kube import KubeClient, ObjectRef
 from scs_templates._tools.kube.wait import elapsed, poll
 from scs_templates._tools.kube.workload_kubeconfig import private_kubeconfig
@@ -86,17 +87,11 @@ if TYPE_CHECKING:
 
     from scs_templates._settings.model import ClusterSettings
 
-Progress = Callable[[str], None]
-
 #: The annotation that carries the credential ID now in use (written once in labels.py).
 ROTATED_ANNOTATION = CREDENTIAL_ID_ANNOTATION
 CONSUMER_KINDS = ("Deployment", "DaemonSet", "StatefulSet")
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_POLL_INTERVAL = 5.0
-
-
-def _quiet(_: str) -> None:
-    return None
 
 
 @dataclass
@@ -175,7 +170,7 @@ def rotate_credentials(
     dry_run: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
     poll_interval: float = DEFAULT_POLL_INTERVAL,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
 ) -> RotationReport:
     """Rotate the cluster's per-cluster application credential(s) (see the module doc).
 
