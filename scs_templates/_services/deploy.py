@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from scs_templates import _lifecycle as lifecycle
 from scs_templates._core.errors import InputError, ToolError
 from scs_templates._core.naming import kubeconfig_secret
-from scs_templates._core.progress import Progress
+from scs_templates._core.progress import Progress, quiet
 from scs_templates._lifecycle.target import target_of
 from scs_templates._services import serverside
 from scs_templates._services.catalogue import CATALOGUE
@@ -263,7 +263,7 @@ def apply(
     local mirror that lacks charts, ToolError/HelmError/HelmfileError (exit 1) otherwise.
     """
 
-    say = progress or (lambda text: None)
+    say = progress or quiet
     if kube is None:  # a missing kubeconfig fails here, before anything is said or done
         check_kubeconfig(kubeconfig, context)
     options = (force_remove, allow_cni_switch, dry_run, wait, api_timeout, poll_interval)

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from scs_templates._core import process
 from scs_templates._core.errors import ToolError, ToolNotFoundError
-from scs_templates._core.progress import Progress
+from scs_templates._core.progress import Progress, quiet
 from scs_templates._tools.toolchain import go_build, pins
 from scs_templates._tools.toolchain.resolve import (
     ENV_VARS,
@@ -94,7 +94,7 @@ def ensure_tool(
     An explicit choice (``SCS_TEMPLATES_HELM``/``SCS_TEMPLATES_HELMFILE``) that is wrong is an
     error, never silently replaced by a build. Without Go: one line on what to install.
     """
-    report = progress or (lambda _line: None)
+    report = progress or quiet
     find = find_helm if name == "helm" else find_helmfile
     if not force:
         try:
@@ -170,7 +170,7 @@ def build(
     slower program; the marker says so.
     """
     tool = pins.go_tool(name)
-    report = progress or (lambda _line: None)
+    report = progress or quiet
     host = pins.host_platform()
     target = (goos or host[0], goarch or host[1])
     directory.mkdir(parents=True)
