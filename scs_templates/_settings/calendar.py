@@ -18,7 +18,7 @@ The grammar accepted::
     date      = [year "-"] month ("-" | "~") day     (``~``: days from the end, 1..28)
     time      = hour ":" minute [":" second]
     component = "*" | item ("," item)*  item = N | N..M | N/R | N..M/R  (N <= M, R >= 1,
-    N + R <= the maximum for N/R)
+    N + R <= the maximum for N/R; in the seconds N < M for N..M)
 
 with years 1970..2199 (four digits), months 1..12, days 1..31, hours 0..23, minutes and
 seconds 0..59.
@@ -65,8 +65,12 @@ def _weekdays_ok(text: str) -> bool:
     return True
 
 
-def _component_ok(text: str, low: int, high: int, *, year: bool = False) -> bool:
-    """``*`` or a comma list of N, N..M, N/R, N..M/R inside [low, high]."""
+def _component_ok(
+    text: str, low: int, high: int, *, year: bool = False, seconds: bool = False
+) -> bool:
+    """``*`` or a comma list of N, N..M, N/R, N..M/R inside [low, high]. In the seconds
+    (``seconds``), which may carry a fraction, systemd refuses an empty range N..N without
+    a repetition (``*:*:3..3``; systemd 252)."""
     if text == "*":
         return True
     for part in text.split(","):
@@ -79,6 +83,8 @@ def _component_ok(text: str, low: int, high: int, *, year: bool = False) -> bool
         first = int(start)
         last = first if end is None else int(end)
         if not low <= first <= last <= high:
+            return False
+        if seconds and end is not None and first == last and repeat is None:
             return False
         if repeat is not None and int(repeat) < 1:
             return False
@@ -109,8 +115,12 @@ def _time_ok(text: str) -> bool:
     fields = text.split(":")
     if len(fields) not in (2, 3):
         return False
-    bounds = ((0, 23), (0, 59), (0, 59))
-    return all(_component_ok(field, *bound) for field, bound in zip(fields, bounds, strict=False))
+    hour, minute, *second = fields
+    return (
+        _component_ok(hour, 0, 23)
+        and _component_ok(minute, 0, 59)
+        and all(_component_ok(field, 0, 59, seconds=True) for field in second)
+    )
 
 
 def problem(expression: str) -> str | None:

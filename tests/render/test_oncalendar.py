@@ -148,6 +148,7 @@ def expressions(draw: st.DrawFn) -> str:
 @given(expression=expressions())
 @example(expression="01~31")
 @example(expression="*-*~1/2")
+@example(expression="*:*:0..0 UTC")
 def test_whatever_the_check_accepts_systemd_accepts(systemd_analyze: str, expression: str) -> None:
     if problem(expression) is None:
         assert systemd_accepts(systemd_analyze, expression), expression
