@@ -47,7 +47,8 @@ from pathlib import Path
 
 from scs_templates._tools.toolchain import go_build
 from testenv import build
-from testenv.plane import Plane, _die_with_parent, _probe_http, free_port
+from testenv.plane import Plane, _die_with_parent, _probe_http
+from testenv.ports import free_port
 from testenv.process import Daemon, PlaneError, run, wait_for
 
 FLUX_DIR = Path(__file__).resolve().parent / "flux"

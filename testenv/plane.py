@@ -19,7 +19,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +30,7 @@ from scs_templates._core.atomic import process_alive, write_file
 from testenv import build, manifests
 from testenv.certs import CertificateAuthority, service_account_keys
 from testenv.kubeapi import APIError, KubeAPI
+from testenv.ports import free_port
 from testenv.process import Daemon, PlaneError, wait_for
 
 #: Seconds for each start-up phase (generous: 2 cores shared with the test suite).
@@ -93,12 +93,6 @@ KCM_CONTROLLERS = (
     "serviceaccount-controller",
     "serviceaccount-token-controller",
 )
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _die_with_parent() -> None:
@@ -185,9 +179,12 @@ class Plane:
         raise KeyError(name)
 
     def check(self) -> None:
-        """Raise if a component has died."""
+        """Raise if a component has died, or the owner of an attached plane has ended
+        (:data:`PLANE_ENDED`)."""
         for daemon in self.daemons:
             daemon.check()
+        if self.watched:
+            _raise_if_ended(self.directory)
         for name, pid in self.watched.items():
             if not process_alive(pid):
                 raise PlaneError(f"{name} (pid {pid}) of the shared plane {self.directory} ended")
@@ -512,6 +509,23 @@ def start(
 
 #: The file :func:`start` writes into the plane's directory once every component is ready.
 PLANE_JSON = "plane.json"
+#: The file the parent of a shared plane's process writes into the plane's directory once it
+#: has seen that process end (tests/support/run_tiers.py): its exit status. A process id alone
+#: cannot tell the attached test processes: the process stays a zombie until its parent reaps
+#: it, which then frees the id for the next process (``pid_max`` is 32768 on the CI machine).
+PLANE_ENDED = "ended"
+
+
+def mark_ended(directory: Path, reason: str) -> None:
+    """Say that the process running the shared plane in ``directory`` has ended, and the
+    plane with it (``reason``: one line): :func:`attach` and :meth:`Plane.check` raise."""
+    write_file(directory / PLANE_ENDED, f"{reason}\n")
+
+
+def _raise_if_ended(directory: Path) -> None:
+    marker = directory / PLANE_ENDED
+    if marker.is_file():
+        raise PlaneError(f"the shared plane in {directory} has ended: {marker.read_text().strip()}")
 
 
 def attach(
@@ -525,17 +539,20 @@ def attach(
     ``directory``, once it is ready: one plane shared by several test processes (the plane
     groups of tests/support/run_tiers.py). Waits as long as ``owner`` lives (it may wait for
     the plane's build or for CAPD's machine-wide port lock); raises :class:`PlaneError` when
-    it ends first. The returned plane neither owns nor stops the components; ``check()``
-    raises once the owner or a component has ended."""
+    it ends first, or its parent has said so (:data:`PLANE_ENDED`). The returned plane
+    neither owns nor stops the components; ``check()`` raises once the owner or a component
+    has ended."""
     ready = directory / PLANE_JSON
     said = False
     while not ready.is_file():
+        _raise_if_ended(directory)
         if not process_alive(owner):
             raise PlaneError(f"the shared plane's process {owner} ended before {ready} existed")
         if not said:
             log(f"testenv: waiting for the shared plane in {directory} (process {owner})")
             said = True
         time.sleep(poll)
+    _raise_if_ended(directory)
     state = json.loads(ready.read_text())
     pki = directory / "pki"
     ports = {str(k): int(v) for k, v in state["ports"].items()}

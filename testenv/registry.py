@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from testenv import build, flux
-from testenv.plane import _die_with_parent, _probe_http, free_port
+from testenv.plane import _die_with_parent, _probe_http
+from testenv.ports import free_port
 from testenv.process import Daemon, PlaneError, wait_for
 
 MODULE_DIR = Path(__file__).resolve().parent / "registry"

@@ -496,7 +496,7 @@ def test_delete_needs_yes_without_a_terminal(
 ) -> None:
     """Refused before any API call: with an API server nobody answers at, a call would be
     exit 1 (unreachable), not the exit 2 of the refusal."""
-    from testenv.plane import free_port
+    from testenv.ports import free_port
 
     nowhere = f"https://127.0.0.1:{free_port()}"
     config = inmemory.write_kubeconfig(plane, tmp_path / "kc", server=nowhere)
@@ -580,7 +580,7 @@ def test_failed_first_install_is_removed(
 def test_unreachable_api_and_bad_kubeconfig(
     plane: Plane, tmp_path: Path, capsys: pytest.CaptureFixture[str], helm_as_env: Tool
 ) -> None:
-    from testenv.plane import free_port
+    from testenv.ports import free_port
 
     settings_file = write(tmp_path, docker_text("default"))
     nowhere = f"https://127.0.0.1:{free_port()}"  # nothing listens there

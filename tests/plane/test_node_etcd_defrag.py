@@ -118,7 +118,7 @@ def etcd_cluster(etcd: Path, etcdctl: Path, directory: Path) -> Iterator[EtcdClu
     """Three real etcd members on loopback: clients over TLS with client certificates (the
     certificate files where kubeadm puts them, ``pki/``), peers over plain HTTP."""
     from testenv.certs import CertificateAuthority
-    from testenv.plane import free_port
+    from testenv.ports import free_port
     from testenv.process import Daemon, PlaneError, wait_for
 
     pki = directory / "pki"

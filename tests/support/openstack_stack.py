@@ -59,7 +59,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -73,6 +72,7 @@ from typing import Any
 from uv import find_uv_bin
 
 from scs_templates._tools.toolchain.resolve import cache_root
+from testenv.ports import free_port
 from tests.support import REPO
 
 REQUIREMENTS = REPO / ".ci" / "openstack-stack-requirements.txt"
@@ -167,12 +167,6 @@ def _run(
         tail = (result.stderr or result.stdout).strip().splitlines()[-15:]
         raise StackError(f"{what} failed (exit {result.returncode}):\n" + "\n".join(tail))
     return result.stdout
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def spawn_service(

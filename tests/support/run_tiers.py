@@ -133,12 +133,27 @@ class SharedPlane:
         assert self.process is not None, "start() first"
         return {SHARED_PLANE: f"{self.process.pid}:{self.directory}"}
 
+    def reap(self) -> int | None:
+        """The plane's exit status once its process has ended (reaped, never a zombie), else
+        None. The first time it is seen ended, the plane groups are told
+        (:func:`testenv.plane.mark_ended`): their waiting attach and every later check fail
+        at once, instead of waiting on a process id that a zombie, or the next process to
+        get it, keeps alive."""
+        from testenv.plane import PLANE_ENDED, mark_ended
+
+        if self.process is None:
+            return None
+        status = self.process.poll()
+        if status is not None and not (self.directory / PLANE_ENDED).exists():
+            mark_ended(self.directory, f"its process exited with {status}; its log: {self.log}")
+        return status
+
     def stop(self) -> int | None:
         """End the plane (SIGTERM: it stops its components; SIGKILL after 60 s); the exit
         status it had when it ended by itself before, else None."""
         if self.process is None:
             return None
-        early = self.process.poll()
+        early = self.reap()
         if early is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGTERM)
@@ -279,19 +294,21 @@ def main(argv: list[str] | None = None) -> int:
         env = shared.environment() if group.shared_plane else {}
         env |= full_suite_budget(os.environ)
         _start(group, reports, options.pytest_args, env, live=index == 0)
-    code = _wait(run)
+    code = _wait(run, shared)
     early = shared.stop()
     if early is not None:
         print(f"the shared plane ended by itself (exit {early}); its log: {shared.log}")
     return code
 
 
-def _wait(groups: list[Group]) -> int:
+def _wait(groups: list[Group], shared: SharedPlane) -> int:
     """Wait for every group, show the others' logs once the live one has ended, then the
-    report; the exit status of the run."""
+    report; the exit status of the run. A shared plane that ends before the groups is
+    reaped and marked ended at once (:meth:`SharedPlane.reap`)."""
     reports = groups[0].log.parent
     waiting, to_show = list(groups), list(groups[1:])
     while waiting or to_show:
+        shared.reap()
         for group in list(waiting):
             assert group.process is not None
             status = group.process.poll()

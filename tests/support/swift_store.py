@@ -189,7 +189,8 @@ def _ring(python: Path, state: Path, kind: str, port: int) -> None:
 def swift_store(state: Path, region: str = "us-east-1") -> Iterator[SwiftStore]:
     """Swift with S3 on 127.0.0.1 (state, configuration and logs under ``state``)."""
     from testenv.certs import CertificateAuthority
-    from testenv.plane import _die_with_parent, free_port
+    from testenv.plane import _die_with_parent
+    from testenv.ports import free_port
     from testenv.process import Daemon, wait_for
 
     python = swift_venv() / "bin" / "python"

@@ -123,3 +123,38 @@ def test_no_two_test_modules_share_a_name() -> None:
         if "plugins" not in path.relative_to(REPO).parts:
             seen.setdefault(path.name, []).append(path.relative_to(REPO).as_posix())
     assert not {name: paths for name, paths in seen.items() if len(paths) > 1}
+
+
+def test_a_shared_plane_that_ends_first_is_reaped_and_said_ended_once(tmp_path: Path) -> None:
+    """Its process id alone would keep the plane groups waiting: a zombie until reaped, and
+    then free for the next process (pid_max 32768 on the CI machine)."""
+    from testenv.plane import PLANE_ENDED
+
+    class Process:
+        pid = 4242
+        status: int | None = None
+
+        def poll(self) -> int | None:
+            return self.status
+
+    shared = SharedPlane(tmp_path / "shared-plane")
+    shared.directory.mkdir()
+    process = Process()
+    shared.process = process  # type: ignore[assignment]
+    marker = shared.directory / PLANE_ENDED
+    assert shared.reap() is None
+    assert not marker.exists()
+    process.status = 1
+    assert shared.reap() == 1
+    said = f"its process exited with 1; its log: {shared.log}\n"
+    assert marker.read_text() == said
+    process.status = 0  # never said twice, nor changed
+    shared.reap()
+    assert marker.read_text() == said
+    assert shared.stop() == 0
+
+
+def test_the_runner_reaps_the_shared_plane_while_it_waits_for_the_groups() -> None:
+    import inspect
+
+    assert "shared.reap()" in inspect.getsource(run_tiers._wait)

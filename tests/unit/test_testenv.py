@@ -241,3 +241,30 @@ def test_attaching_fails_when_the_planes_process_ends_before_it_is_ready(tmp_pat
     said: list[str] = []
     with pytest.raises(PlaneError, match=r"ended before .*plane\.json existed"):
         attach(tmp_path, _no_such_pid(), log=said.append, poll=0.01)
+
+
+def test_attaching_fails_at_once_when_the_planes_parent_says_it_ended(tmp_path: Path) -> None:
+    """The owner's process id still answers (a zombie not yet reaped, or the next process
+    given the id): the marker its parent writes ends the wait, and an attached plane's
+    check() fails on it, with the reason."""
+    import json
+
+    from testenv.plane import PLANE_JSON, attach, mark_ended
+    from testenv.process import PlaneError
+
+    def waited(line: str) -> None:
+        raise AssertionError(f"attach waited on a plane said to have ended: {line}")
+
+    mark_ended(tmp_path, "its process exited with 1; its log: shared-plane.log")
+    with pytest.raises(PlaneError, match=r"has ended: its process exited with 1; its log: "):
+        attach(tmp_path, os.getpid(), log=waited, poll=0.01)
+
+    (tmp_path / "ended").unlink()
+    CertificateAuthority(tmp_path / "pki").issue("admin", "testenv-admin", client=True)
+    state = {"server": "https://127.0.0.1:6443", "ports": {"apiserver": 6443}, "pids": {}}
+    (tmp_path / PLANE_JSON).write_text(json.dumps(state))
+    plane = attach(tmp_path, os.getpid(), log=waited)
+    plane.check()
+    mark_ended(tmp_path, "its process exited with -9; its log: shared-plane.log")
+    with pytest.raises(PlaneError, match=r"has ended: its process exited with -9"):
+        plane.check()
