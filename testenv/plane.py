@@ -510,9 +510,10 @@ def start(
 #: The file :func:`start` writes into the plane's directory once every component is ready.
 PLANE_JSON = "plane.json"
 #: The file the parent of a shared plane's process writes into the plane's directory once it
-#: has seen that process end (tests/support/run_tiers.py): its exit status. A process id alone
-#: cannot tell the attached test processes: the process stays a zombie until its parent reaps
-#: it, which then frees the id for the next process (``pid_max`` is 32768 on the CI machine).
+#: has seen that process end (tests/support/run_tiers.py): one line, its exit status and log.
+#: A process id alone cannot tell the attached test processes: the process stays a zombie
+#: until its parent reaps it, which frees the id for the next process (``pid_max`` is 32768
+#: on this 2-core machine).
 PLANE_ENDED = "ended"
 
 
