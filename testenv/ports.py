@@ -12,17 +12,17 @@ So each port :func:`free_port` gives stays bound by a socket of this process, wi
 no outgoing connection and to no other ``bind`` to port 0, of this process or another. A
 server that binds with ``SO_REUSEADDR`` binds and listens on it: every Go server does (etcd,
 the API servers, the Cluster API managers, Flux, the registry), and so do Swift's servers
-(eventlet). A server without ``SO_REUSEADDR`` cannot, so it must not be given one of these
-ports. The sockets are not inheritable (PEP 446): no child process holds them.
+(eventlet) and the OpenStack services (wsgiref, tests/support/openstack_wsgi.py). A server
+without ``SO_REUSEADDR`` cannot, so it must not be given one of these ports. The sockets are
+not inheritable (PEP 446): no child process holds them.
 """
 
 from __future__ import annotations
 
 import socket
-import threading
 
+#: The sockets that hold the ports given (appending to a list is atomic: threads may call).
 _HELD: list[socket.socket] = []
-_LOCK = threading.Lock()
 
 
 def free_port() -> int:
@@ -34,6 +34,5 @@ def free_port() -> int:
     except OSError:
         sock.close()
         raise
-    with _LOCK:
-        _HELD.append(sock)
+    _HELD.append(sock)
     return int(sock.getsockname()[1])

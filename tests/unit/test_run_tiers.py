@@ -154,7 +154,34 @@ def test_a_shared_plane_that_ends_first_is_reaped_and_said_ended_once(tmp_path: 
     assert shared.stop() == 0
 
 
-def test_the_runner_reaps_the_shared_plane_while_it_waits_for_the_groups() -> None:
-    import inspect
+def test_the_runner_reaps_the_shared_plane_while_it_waits_for_the_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The plane ends while a group still runs: the group's tests see it said before the
+    group ends (stand-ins for the two processes: the unit tier starts none)."""
+    from testenv.plane import PLANE_ENDED
 
-    assert "shared.reap()" in inspect.getsource(run_tiers._wait)
+    shared = SharedPlane(tmp_path / "shared-plane")
+    shared.directory.mkdir()
+    marker = shared.directory / PLANE_ENDED
+    seen: list[bool] = []
+
+    class Plane:
+        pid = 4242
+
+        def poll(self) -> int:
+            return 1
+
+    class Pytest:
+        def poll(self) -> int | None:
+            seen.append(marker.exists())
+            return 0 if len(seen) == 3 else None
+
+    shared.process = Plane()  # type: ignore[assignment]
+    group = Group("plane", ("plane",), shared_plane=True, log=tmp_path / "plane.log")
+    group.process = Pytest()  # type: ignore[assignment]
+    monkeypatch.setattr(run_tiers.time, "sleep", lambda seconds: None)
+    assert run_tiers._wait([group], shared) == 0
+    assert seen == [True, True, True]
+    assert "its process exited with 1" in marker.read_text()
+    assert "total: 0 passed" in capsys.readouterr().out
